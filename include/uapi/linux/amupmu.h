@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * amupmu: user-space ABI of /dev/amupmu, the arm64 AMU / PMUv3 / SPE driver.
+ *
+ * Conventions (iommufd style):
+ *  - Every command is _IO(AMUPMU_TYPE, AMUPMU_CMD_BASE + n) and takes a
+ *    pointer to a struct that starts with __u32 size (set by user space to
+ *    sizeof the struct it was compiled with) and __u32 flags.
+ *  - 64-bit values are __aligned_u64; reserved fields must be zero.
+ *  - The struct may grow at its end. The kernel accepts a larger struct as
+ *    long as the bytes it does not know are zero, and a smaller one as long
+ *    as it covers the first version of the struct. Output is written back
+ *    for min(size, kernel's size) bytes.
+ *
+ * Errno contract, for every command:
+ *  ENOTTY      unknown command
+ *  EFAULT      a user pointer could not be read or written
+ *  EINVAL      size below the command's first version, unknown flags,
+ *              non-zero reserved fields, values out of range
+ *  E2BIG       size larger than the kernel knows with non-zero bytes in
+ *              the part it does not know
+ *  EOPNOTSUPP  the hardware lacks the unit or feature asked for
+ *  EBUSY       counters exhausted, or the unit is owned by someone else
+ *              (for example the kernel's arm_pmu owns the PMU)
+ *  EACCES      the caller lacks the privilege (CAP_PERFMON) for the request
+ *  ENODEV      the CPU is offline / not possible, or the unit is absent
+ * A command that fails changes no driver state.
+ */
+#ifndef _UAPI_LINUX_AMUPMU_H
+#define _UAPI_LINUX_AMUPMU_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+/* ABI version: the major changes only on incompatible changes (never, so far). */
+#define AMUPMU_ABI_MAJOR	1
+#define AMUPMU_ABI_MINOR	0
+
+/* 0xB7 is not registered in ioctl-number.rst; the driver is out of tree. */
+#define AMUPMU_TYPE		0xB7
+#define AMUPMU_CMD_BASE		0x80
+
+enum {
+	AMUPMU_CMD_INFO = AMUPMU_CMD_BASE,
+	AMUPMU_CMD_LAST,	/* not a command: one past the last */
+};
+
+/**
+ * enum amupmu_features - amupmu_info.features
+ * @AMUPMU_FEAT_PMU: at least one discovered CPU implements PMUv3
+ * @AMUPMU_FEAT_PMU_EXCLUSIVE: the devicetree handed the PMU to amupmu
+ * @AMUPMU_FEAT_AMU: at least one discovered CPU implements FEAT_AMUv1
+ * @AMUPMU_FEAT_SPE: at least one discovered CPU implements FEAT_SPE
+ * @AMUPMU_FEAT_MOCK: test build: AMU and SPE registers come from the mock
+ *	register model, not from hardware (never set in production builds)
+ */
+enum amupmu_features {
+	AMUPMU_FEAT_PMU			= 1 << 0,
+	AMUPMU_FEAT_PMU_EXCLUSIVE	= 1 << 1,
+	AMUPMU_FEAT_AMU			= 1 << 2,
+	AMUPMU_FEAT_SPE			= 1 << 3,
+	AMUPMU_FEAT_MOCK		= 1 << 4,
+};
+
+/**
+ * enum amupmu_pmu_owner - amupmu_info.pmu_owner
+ * @AMUPMU_PMU_OWNER_NONE: no CPU implements PMUv3
+ * @AMUPMU_PMU_OWNER_KERNEL: the kernel's arm_pmu (perf) owns the PMU; amupmu
+ *	writes no PMU register and refuses PMU requests with EBUSY
+ * @AMUPMU_PMU_OWNER_AMUPMU: the devicetree node "amupmu,pmuv3" bound to
+ *	amupmu, which owns the PMU registers and the overflow interrupt
+ */
+enum amupmu_pmu_owner {
+	AMUPMU_PMU_OWNER_NONE	= 0,
+	AMUPMU_PMU_OWNER_KERNEL	= 1,
+	AMUPMU_PMU_OWNER_AMUPMU	= 2,
+};
+
+/**
+ * enum amupmu_cpu_flags - amupmu_cpu_info.flags
+ * @AMUPMU_CPU_POSSIBLE: the CPU number exists (cpu_possible_mask)
+ * @AMUPMU_CPU_ONLINE: the CPU is online now
+ * @AMUPMU_CPU_DISCOVERED: the registers below were read on this CPU (it has
+ *	been online at least once since the module was loaded); all register
+ *	fields are zero otherwise
+ * @AMUPMU_CPU_PMU: PMUv3 implemented (ID_AA64DFR0_EL1.PMUVer not 0 nor 0xF)
+ * @AMUPMU_CPU_PMCEID_EXT: pmceid0/1 bits [63:32] are valid (PMUv3p1 or later;
+ *	they describe events 0x4000-0x403F)
+ * @AMUPMU_CPU_PMMIR: pmmir is valid (PMUv3p4 or later)
+ * @AMUPMU_CPU_AMU: FEAT_AMUv1 implemented; amcfgr/amcgcr are valid
+ * @AMUPMU_CPU_SPE: FEAT_SPE implemented; pmsidr is valid
+ * @AMUPMU_CPU_MOCK: AMU/SPE registers of this CPU come from the mock model
+ */
+enum amupmu_cpu_flags {
+	AMUPMU_CPU_POSSIBLE	= 1 << 0,
+	AMUPMU_CPU_ONLINE	= 1 << 1,
+	AMUPMU_CPU_DISCOVERED	= 1 << 2,
+	AMUPMU_CPU_PMU		= 1 << 3,
+	AMUPMU_CPU_PMCEID_EXT	= 1 << 4,
+	AMUPMU_CPU_PMMIR	= 1 << 5,
+	AMUPMU_CPU_AMU		= 1 << 6,
+	AMUPMU_CPU_SPE		= 1 << 7,
+	AMUPMU_CPU_MOCK		= 1 << 8,
+};
+
+/**
+ * struct amupmu_cpu_info - what one CPU reported, read on that CPU
+ * @cpu: CPU number
+ * @flags: enum amupmu_cpu_flags
+ * @midr: MIDR_EL1
+ * @revidr: REVIDR_EL1
+ * @id_aa64dfr0: ID_AA64DFR0_EL1 (raw, not sanitised)
+ * @id_aa64pfr0: ID_AA64PFR0_EL1 (raw, not sanitised)
+ * @pmcr: PMCR_EL0 as read at discovery (N is bits [15:11])
+ * @pmceid0: PMCEID0_EL0 (events 0x00-0x1F, and 0x4000-0x401F in [63:32])
+ * @pmceid1: PMCEID1_EL0 (events 0x20-0x3F, and 0x4020-0x403F in [63:32])
+ * @pmmir: PMMIR_EL1
+ * @amcfgr: AMCFGR_EL0
+ * @amcgcr: AMCGCR_EL0
+ * @pmsidr: PMSIDR_EL1
+ * @pmu_version: ID_AA64DFR0_EL1.PMUVer (1 = PMUv3, 4 = v3p1, ... 6 = v3p5)
+ * @pmu_num_counters: PMCR_EL0.N, event counters besides the cycle counter
+ * @amu_version: ID_AA64PFR0_EL1.AMU (1 = AMUv1, 2 = AMUv1p1)
+ * @spe_version: ID_AA64DFR0_EL1.PMSVer (1 = SPE, 2 = SPEv1p1, ...)
+ */
+struct amupmu_cpu_info {
+	__u32 cpu;
+	__u32 flags;
+	__aligned_u64 midr;
+	__aligned_u64 revidr;
+	__aligned_u64 id_aa64dfr0;
+	__aligned_u64 id_aa64pfr0;
+	__aligned_u64 pmcr;
+	__aligned_u64 pmceid0;
+	__aligned_u64 pmceid1;
+	__aligned_u64 pmmir;
+	__aligned_u64 amcfgr;
+	__aligned_u64 amcgcr;
+	__aligned_u64 pmsidr;
+	__u32 pmu_version;
+	__u32 pmu_num_counters;
+	__u32 amu_version;
+	__u32 spe_version;
+};
+
+#define AMUPMU_CPU_INFO_SIZE_VER0	112	/* first published size */
+
+/**
+ * struct amupmu_info - AMUPMU_INFO: handshake and discovery
+ * @size: sizeof(struct amupmu_info)
+ * @flags: must be 0
+ * @abi_major: out: AMUPMU_ABI_MAJOR of the running driver
+ * @abi_minor: out: AMUPMU_ABI_MINOR of the running driver
+ * @features: out: enum amupmu_features
+ * @supported_ioctls: out: bit n set when command AMUPMU_CMD_BASE + n exists
+ * @pmu_owner: out: enum amupmu_pmu_owner
+ * @nr_cpus: in: entries available at @cpus_uptr (0 to ask only);
+ *	out: number of possible CPU numbers (nr_cpu_ids)
+ * @cpu_entry_size: in: sizeof(struct amupmu_cpu_info) as user space knows it,
+ *	at least AMUPMU_CPU_INFO_SIZE_VER0 when @nr_cpus is not 0; out: the
+ *	kernel's size. Each entry is written for min(in, kernel) bytes and
+ *	zero-filled beyond that.
+ * @__reserved: must be 0
+ * @cpus_uptr: in: user pointer to an array of @nr_cpus entries of
+ *	@cpu_entry_size bytes; entry i describes CPU i. May be 0 if @nr_cpus is 0.
+ *
+ * Entries are filled for CPUs 0 .. min(@nr_cpus, nr_cpu_ids) - 1.
+ */
+struct amupmu_info {
+	__u32 size;
+	__u32 flags;
+	__u32 abi_major;
+	__u32 abi_minor;
+	__aligned_u64 features;
+	__aligned_u64 supported_ioctls;
+	__u32 pmu_owner;
+	__u32 nr_cpus;
+	__u32 cpu_entry_size;
+	__u32 __reserved;
+	__aligned_u64 cpus_uptr;
+};
+
+#define AMUPMU_INFO_SIZE_VER0	56	/* first published size */
+
+#define AMUPMU_INFO		_IO(AMUPMU_TYPE, AMUPMU_CMD_INFO)
+
+#endif /* _UAPI_LINUX_AMUPMU_H */

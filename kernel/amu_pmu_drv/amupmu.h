@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * amupmu: private definitions shared by the driver's files.
+ */
+#ifndef AMUPMU_H
+#define AMUPMU_H
+
+#include <linux/cpuhotplug.h>
+#include <linux/kobject.h>
+#include <linux/miscdevice.h>
+#include <linux/mutex.h>
+#include <linux/types.h>
+#include <linux/amupmu.h>
+
+/**
+ * enum amupmu_reg - the registers discovery reads, one backend call each
+ */
+enum amupmu_reg {
+	AMUPMU_REG_MIDR,
+	AMUPMU_REG_REVIDR,
+	AMUPMU_REG_ID_AA64DFR0,
+	AMUPMU_REG_ID_AA64PFR0,
+	AMUPMU_REG_PMCR,
+	AMUPMU_REG_PMCEID0,
+	AMUPMU_REG_PMCEID1,
+	AMUPMU_REG_PMMIR,
+	AMUPMU_REG_AMCFGR,
+	AMUPMU_REG_AMCGCR,
+	AMUPMU_REG_PMSIDR,
+};
+
+/**
+ * struct amupmu_backend - where register values come from
+ * @name: "hardware" or "mock", shown in sysfs
+ * @mock_flags: AMUPMU_CPU_MOCK when AMU/SPE registers come from the model
+ * @read: read @reg on the calling CPU; called with preemption disabled,
+ *	only for registers whose unit the ID registers report as present
+ */
+struct amupmu_backend {
+	const char *name;
+	u32 mock_flags;
+	u64 (*read)(enum amupmu_reg reg);
+};
+
+extern const struct amupmu_backend amupmu_hw_backend;
+#ifdef CONFIG_AMUPMU_MOCK
+extern const struct amupmu_backend amupmu_mock_backend;
+#endif
+
+/**
+ * struct amupmu_cpu - one possible CPU
+ * @info: what discovery read on the CPU, and its online state
+ * @kobj: sysfs directory cpuN under the misc device (possible CPUs only)
+ */
+struct amupmu_cpu {
+	struct amupmu_cpu_info info;
+	struct kobject *kobj;
+};
+
+/**
+ * struct amupmu_device - the driver instance (there is one)
+ * @lock: guards @cpus[].info, @exclusive and @pmu_irq; taken in process
+ *	context only (ioctl, sysfs, hotplug callbacks, probe/remove)
+ * @cpus: nr_cpu_ids entries, indexed by CPU number; allocated at load,
+ *	freed at unload
+ * @hp_state: dynamic CPU hotplug state of the discovery callbacks
+ * @misc: /dev/amupmu
+ * @backend: register backend, fixed at build time
+ * @exclusive: the "amupmu,pmuv3" devicetree node bound: amupmu owns the PMU
+ * @pmu_irq: Linux IRQ number of the PMU PPI when @exclusive, else 0
+ */
+struct amupmu_device {
+	struct mutex lock;
+	struct amupmu_cpu *cpus;
+	enum cpuhp_state hp_state;
+	struct miscdevice misc;
+	const struct amupmu_backend *backend;
+	bool exclusive;
+	int pmu_irq;
+};
+
+extern struct amupmu_device amupmu_dev;
+
+/* amupmu_discovery.c */
+int amupmu_cpus_alloc(void);
+void amupmu_cpus_free(void);
+int amupmu_discovery_start(void);
+void amupmu_discovery_stop(void);
+u64 amupmu_features(void);
+u32 amupmu_pmu_owner(void);
+void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
+
+/* amupmu_sysfs.c */
+extern const struct attribute_group *amupmu_dev_groups[];
+int amupmu_sysfs_add_cpus(void);
+void amupmu_sysfs_del_cpus(void);
+void amupmu_sysfs_update_cpu(unsigned int cpu);
+const char *amupmu_owner_name(u32 owner);
+
+#endif /* AMUPMU_H */

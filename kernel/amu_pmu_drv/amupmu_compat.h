@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * amupmu: every difference between the kernels amupmu builds for (Debian's
+ * 6.1 and 6.12 and the versions in between) lives here.
+ */
+#ifndef AMUPMU_COMPAT_H
+#define AMUPMU_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/bits.h>
+#include <linux/platform_device.h>
+
+/* PMCR_EL0.N: asm/perf_event.h (mask + shift) before 6.6, linux/perf/arm_pmuv3.h after. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+#include <linux/perf/arm_pmuv3.h>
+#else
+#include <asm/perf_event.h>
+#define ARMV8_PMU_PMCR_N	(ARMV8_PMU_PMCR_N_MASK << ARMV8_PMU_PMCR_N_SHIFT)
+#endif
+
+/*
+ * platform_driver.remove returns void from 6.11 (int before):
+ * AMUPMU_DEFINE_PLATFORM_REMOVE(name, fn) defines name() with the signature
+ * this kernel wants, calling void fn(struct platform_device *).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define AMUPMU_DEFINE_PLATFORM_REMOVE(name, fn)				\
+static void name(struct platform_device *pdev)				\
+{									\
+	fn(pdev);							\
+}
+#else
+#define AMUPMU_DEFINE_PLATFORM_REMOVE(name, fn)				\
+static int name(struct platform_device *pdev)				\
+{									\
+	fn(pdev);							\
+	return 0;							\
+}
+#endif
+
+#endif /* AMUPMU_COMPAT_H */

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: per-CPU hardware discovery.
+ *
+ * Each CPU's ID and capability registers are read on that CPU, from a CPU
+ * hotplug callback, when it first comes online after the module is loaded
+ * (for the CPUs online at load time: during load). A CPU that is offline at
+ * load is discovered when it comes online. What was read stays valid while
+ * the CPU is offline; only its online flag changes.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitfield.h>
+#include <linux/cpu.h>
+#include <linux/cpuhotplug.h>
+#include <linux/slab.h>
+#include <asm/cputype.h>
+#include <asm/sysreg.h>
+
+#include "amupmu.h"
+#include "amupmu_compat.h"
+
+static u64 amupmu_hw_read(enum amupmu_reg reg)
+{
+	switch (reg) {
+	case AMUPMU_REG_MIDR:
+		return read_cpuid_id();
+	case AMUPMU_REG_REVIDR:
+		return read_sysreg_s(SYS_REVIDR_EL1);
+	case AMUPMU_REG_ID_AA64DFR0:
+		return read_sysreg_s(SYS_ID_AA64DFR0_EL1);
+	case AMUPMU_REG_ID_AA64PFR0:
+		return read_sysreg_s(SYS_ID_AA64PFR0_EL1);
+	case AMUPMU_REG_PMCR:
+		return read_sysreg_s(SYS_PMCR_EL0);
+	case AMUPMU_REG_PMCEID0:
+		return read_sysreg_s(SYS_PMCEID0_EL0);
+	case AMUPMU_REG_PMCEID1:
+		return read_sysreg_s(SYS_PMCEID1_EL0);
+	case AMUPMU_REG_PMMIR:
+		return read_sysreg_s(SYS_PMMIR_EL1);
+	case AMUPMU_REG_AMCFGR:
+		return read_sysreg_s(SYS_AMCFGR_EL0);
+	case AMUPMU_REG_AMCGCR:
+		return read_sysreg_s(SYS_AMCGCR_EL0);
+	case AMUPMU_REG_PMSIDR:
+		return read_sysreg_s(SYS_PMSIDR_EL1);
+	}
+	return 0;
+}
+
+const struct amupmu_backend amupmu_hw_backend = {
+	.name = "hardware",
+	.read = amupmu_hw_read,
+};
+
+/* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
+static bool amupmu_pmuver_is_v3(unsigned int pmuver)
+{
+	return pmuver != ID_AA64DFR0_EL1_PMUVer_NI &&
+	       pmuver != ID_AA64DFR0_EL1_PMUVer_IMP_DEF;
+}
+
+/* Read this CPU's registers; runs on the CPU being discovered. */
+static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
+{
+	const struct amupmu_backend *be = amupmu_dev.backend;
+	u64 (*rd)(enum amupmu_reg reg) = be->read;
+
+	preempt_disable();
+	ci->midr = rd(AMUPMU_REG_MIDR);
+	ci->revidr = rd(AMUPMU_REG_REVIDR);
+	ci->id_aa64dfr0 = rd(AMUPMU_REG_ID_AA64DFR0);
+	ci->id_aa64pfr0 = rd(AMUPMU_REG_ID_AA64PFR0);
+
+	ci->pmu_version = FIELD_GET(ID_AA64DFR0_EL1_PMUVer, ci->id_aa64dfr0);
+	ci->spe_version = FIELD_GET(ID_AA64DFR0_EL1_PMSVer, ci->id_aa64dfr0);
+	ci->amu_version = FIELD_GET(ID_AA64PFR0_EL1_AMU, ci->id_aa64pfr0);
+
+	if (amupmu_pmuver_is_v3(ci->pmu_version)) {
+		ci->flags |= AMUPMU_CPU_PMU;
+		ci->pmcr = rd(AMUPMU_REG_PMCR);
+		ci->pmu_num_counters = FIELD_GET(ARMV8_PMU_PMCR_N, ci->pmcr);
+		ci->pmceid0 = rd(AMUPMU_REG_PMCEID0);
+		ci->pmceid1 = rd(AMUPMU_REG_PMCEID1);
+		/* PMCEID<n>[63:32] (events 0x4000-) exist from PMUv3p1 */
+		if (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P1) {
+			ci->flags |= AMUPMU_CPU_PMCEID_EXT;
+		} else {
+			ci->pmceid0 = lower_32_bits(ci->pmceid0);
+			ci->pmceid1 = lower_32_bits(ci->pmceid1);
+		}
+		if (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P4) {
+			ci->flags |= AMUPMU_CPU_PMMIR;
+			ci->pmmir = rd(AMUPMU_REG_PMMIR);
+		}
+	}
+	if (ci->amu_version) {
+		ci->flags |= AMUPMU_CPU_AMU;
+		ci->amcfgr = rd(AMUPMU_REG_AMCFGR);
+		ci->amcgcr = rd(AMUPMU_REG_AMCGCR);
+	}
+	if (ci->spe_version) {
+		ci->flags |= AMUPMU_CPU_SPE;
+		ci->pmsidr = rd(AMUPMU_REG_PMSIDR);
+	}
+	if (ci->flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_SPE))
+		ci->flags |= be->mock_flags;
+	preempt_enable();
+}
+
+static int amupmu_cpu_online(unsigned int cpu)
+{
+	struct amupmu_cpu *c = &amupmu_dev.cpus[cpu];
+	struct amupmu_cpu_info ci = {
+		.cpu = cpu,
+		.flags = AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED,
+	};
+	bool first;
+
+	/* The ID registers do not change while the CPU is off: read them once. */
+	mutex_lock(&amupmu_dev.lock);
+	first = !(c->info.flags & AMUPMU_CPU_DISCOVERED);
+	if (first) {
+		amupmu_read_this_cpu(&ci);
+		c->info = ci;
+	} else {
+		c->info.flags |= AMUPMU_CPU_ONLINE;
+	}
+	mutex_unlock(&amupmu_dev.lock);
+
+	if (first) {
+		amupmu_sysfs_update_cpu(cpu);
+		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
+			 cpu, ci.midr, ci.pmu_version, ci.pmu_num_counters,
+			 ci.amu_version, ci.spe_version);
+	}
+	return 0;
+}
+
+static int amupmu_cpu_offline(unsigned int cpu)
+{
+	mutex_lock(&amupmu_dev.lock);
+	amupmu_dev.cpus[cpu].info.flags &= ~AMUPMU_CPU_ONLINE;
+	mutex_unlock(&amupmu_dev.lock);
+	return 0;
+}
+
+/**
+ * amupmu_cpu_snapshot() - copy one CPU's entry
+ * @cpu: CPU number below nr_cpu_ids
+ * @out: filled with the entry as the ioctl reports it
+ */
+void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out)
+{
+	mutex_lock(&amupmu_dev.lock);
+	*out = amupmu_dev.cpus[cpu].info;
+	mutex_unlock(&amupmu_dev.lock);
+}
+
+/* Feature bits: a unit is reported when at least one discovered CPU has it. */
+u64 amupmu_features(void)
+{
+	u64 feat = 0;
+	unsigned int cpu;
+	u32 fl;
+
+	mutex_lock(&amupmu_dev.lock);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		fl = amupmu_dev.cpus[cpu].info.flags;
+		if (fl & AMUPMU_CPU_PMU)
+			feat |= AMUPMU_FEAT_PMU;
+		if (fl & AMUPMU_CPU_AMU)
+			feat |= AMUPMU_FEAT_AMU;
+		if (fl & AMUPMU_CPU_SPE)
+			feat |= AMUPMU_FEAT_SPE;
+	}
+	if (amupmu_dev.exclusive)
+		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
+	mutex_unlock(&amupmu_dev.lock);
+	if (amupmu_dev.backend->mock_flags)
+		feat |= AMUPMU_FEAT_MOCK;
+	return feat;
+}
+
+u32 amupmu_pmu_owner(void)
+{
+	u64 feat = amupmu_features();
+
+	if (feat & AMUPMU_FEAT_PMU_EXCLUSIVE)
+		return AMUPMU_PMU_OWNER_AMUPMU;
+	if (feat & AMUPMU_FEAT_PMU)
+		return AMUPMU_PMU_OWNER_KERNEL;
+	return AMUPMU_PMU_OWNER_NONE;
+}
+
+/* Allocate the per-CPU table; before anything can read it. */
+int amupmu_cpus_alloc(void)
+{
+	unsigned int cpu;
+
+	amupmu_dev.cpus = kcalloc(nr_cpu_ids, sizeof(*amupmu_dev.cpus), GFP_KERNEL);
+	if (!amupmu_dev.cpus)
+		return -ENOMEM;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		amupmu_dev.cpus[cpu].info.cpu = cpu;
+		if (cpu_possible(cpu))
+			amupmu_dev.cpus[cpu].info.flags = AMUPMU_CPU_POSSIBLE;
+	}
+	return 0;
+}
+
+void amupmu_cpus_free(void)
+{
+	kfree(amupmu_dev.cpus);
+	amupmu_dev.cpus = NULL;
+}
+
+/* Discover the online CPUs now and every CPU that comes online later. */
+int amupmu_discovery_start(void)
+{
+	int ret;
+
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perf/amupmu:online",
+				amupmu_cpu_online, amupmu_cpu_offline);
+	if (ret < 0)
+		return ret;
+	amupmu_dev.hp_state = ret;
+	return 0;
+}
+
+void amupmu_discovery_stop(void)
+{
+	cpuhp_remove_state(amupmu_dev.hp_state);
+}

@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: arm64 Activity Monitors, PMUv3 and SPE driver.
+ *
+ * Module entry, the /dev/amupmu character device with its ioctl dispatch,
+ * and the platform driver for the "amupmu,pmuv3" devicetree node that hands
+ * the PMU to amupmu (exclusive mode). Without that node the kernel's arm_pmu
+ * owns the PMU and amupmu writes no PMU register.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/compat.h>
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/interrupt.h>
+#include <linux/irqdesc.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/mod_devicetable.h>
+#include <linux/of.h>
+#include <linux/platform_device.h>
+#include <linux/uaccess.h>
+
+#include "amupmu.h"
+#include "amupmu_compat.h"
+
+struct amupmu_device amupmu_dev = {
+	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
+};
+
+/* ------------------------------------------------------------ ioctl */
+
+/* Largest cpu_entry_size accepted: room for growth, bounded copy work. */
+#define AMUPMU_CPU_ENTRY_MAX	PAGE_SIZE
+
+/**
+ * struct amupmu_ucmd - one ioctl call
+ * @ubuffer: the user's struct
+ * @user_size: its size as the user stated it (the struct's first field)
+ * @cmd: kernel copy, zero-extended or tail-checked by copy_struct_from_user()
+ */
+struct amupmu_ucmd {
+	void __user *ubuffer;
+	u32 user_size;
+	void *cmd;
+};
+
+/* Write the kernel copy back, for as many bytes as both sides know. */
+static int amupmu_ucmd_respond(struct amupmu_ucmd *ucmd, size_t cmd_len)
+{
+	if (copy_to_user(ucmd->ubuffer, ucmd->cmd, min_t(size_t, ucmd->user_size, cmd_len)))
+		return -EFAULT;
+	return 0;
+}
+
+static int amupmu_copy_cpu_entries(const struct amupmu_info *info)
+{
+	u8 __user *dst = u64_to_user_ptr(info->cpus_uptr);
+	u32 n = min_t(u32, info->nr_cpus, nr_cpu_ids);
+	size_t esize = info->cpu_entry_size;
+	size_t klen = min_t(size_t, esize, sizeof(struct amupmu_cpu_info));
+	struct amupmu_cpu_info ci;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < n; cpu++, dst += esize) {
+		amupmu_cpu_snapshot(cpu, &ci);
+		if (copy_to_user(dst, &ci, klen))
+			return -EFAULT;
+		if (esize > klen && clear_user(dst + klen, esize - klen))
+			return -EFAULT;
+	}
+	return 0;
+}
+
+static u64 amupmu_supported_ioctls(void);
+
+static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
+{
+	struct amupmu_info *info = ucmd->cmd;
+	size_t total;
+	int ret;
+
+	if (info->flags || info->__reserved)
+		return -EINVAL;
+	if (info->nr_cpus) {
+		if (info->cpu_entry_size < AMUPMU_CPU_INFO_SIZE_VER0 ||
+		    info->cpu_entry_size > AMUPMU_CPU_ENTRY_MAX)
+			return -EINVAL;
+		if (check_mul_overflow((size_t)min_t(u32, info->nr_cpus, nr_cpu_ids),
+				       (size_t)info->cpu_entry_size, &total))
+			return -EINVAL;
+		if (!info->cpus_uptr)
+			return -EFAULT;
+		ret = amupmu_copy_cpu_entries(info);
+		if (ret)
+			return ret;
+	}
+
+	info->abi_major = AMUPMU_ABI_MAJOR;
+	info->abi_minor = AMUPMU_ABI_MINOR;
+	info->features = amupmu_features();
+	info->supported_ioctls = amupmu_supported_ioctls();
+	info->pmu_owner = amupmu_pmu_owner();
+	info->nr_cpus = nr_cpu_ids;
+	info->cpu_entry_size = sizeof(struct amupmu_cpu_info);
+	return amupmu_ucmd_respond(ucmd, sizeof(*info));
+}
+
+/* Every command's struct, so the dispatcher can copy any of them. */
+union amupmu_ucmd_buffer {
+	struct amupmu_info info;
+};
+
+/**
+ * struct amupmu_ioctl_op - a command in the dispatch table
+ * @size: sizeof the struct this kernel knows
+ * @min_size: the struct's first published size (smaller -> EINVAL)
+ * @execute: the handler; returns 0 or -errno, changes no state on error
+ */
+struct amupmu_ioctl_op {
+	size_t size;
+	size_t min_size;
+	int (*execute)(struct amupmu_ucmd *ucmd);
+};
+
+#define AMUPMU_IOCTL_OP(_nr, _fn, _struct, _min)			\
+	[_nr - AMUPMU_CMD_BASE] = {					\
+		.size = sizeof(_struct) +				\
+			BUILD_BUG_ON_ZERO(sizeof(union amupmu_ucmd_buffer) <	\
+					  sizeof(_struct)),		\
+		.min_size = (_min),					\
+		.execute = (_fn),					\
+	}
+
+static const struct amupmu_ioctl_op amupmu_ioctl_ops[] = {
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_INFO, amupmu_ioctl_info, struct amupmu_info,
+			AMUPMU_INFO_SIZE_VER0),
+};
+
+static u64 amupmu_supported_ioctls(void)
+{
+	u64 mask = 0;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(amupmu_ioctl_ops); i++)
+		if (amupmu_ioctl_ops[i].execute)
+			mask |= BIT_ULL(i);
+	return mask;
+}
+
+static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
+{
+	const struct amupmu_ioctl_op *op;
+	union amupmu_ucmd_buffer buf;
+	struct amupmu_ucmd ucmd = {
+		.ubuffer = (void __user *)arg,
+		.cmd = &buf,
+	};
+	unsigned int nr = _IOC_NR(cmd);
+	int ret;
+
+	/* only _IO(AMUPMU_TYPE, nr) commands: no direction or size bits */
+	if (cmd != _IO(AMUPMU_TYPE, nr) || nr < AMUPMU_CMD_BASE ||
+	    nr - AMUPMU_CMD_BASE >= ARRAY_SIZE(amupmu_ioctl_ops))
+		return -ENOTTY;
+	op = &amupmu_ioctl_ops[nr - AMUPMU_CMD_BASE];
+	if (!op->execute)
+		return -ENOTTY;
+
+	if (get_user(ucmd.user_size, (u32 __user *)ucmd.ubuffer))
+		return -EFAULT;
+	if (ucmd.user_size < op->min_size)
+		return -EINVAL;
+	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
+	if (ret)
+		return ret;
+	return op->execute(&ucmd);
+}
+
+static const struct file_operations amupmu_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = amupmu_fops_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.llseek = noop_llseek,
+};
+
+/* ------------------------------------------------------------ platform driver */
+
+static int amupmu_probe(struct platform_device *pdev)
+{
+	int irq;
+
+	irq = platform_get_irq(pdev, 0);
+	if (irq < 0)
+		return irq;
+	if (!irq_is_percpu_devid(irq)) {
+		dev_err(&pdev->dev, "interrupt %d is not a per-CPU PPI\n", irq);
+		return -EINVAL;
+	}
+
+	mutex_lock(&amupmu_dev.lock);
+	if (amupmu_dev.exclusive) {
+		mutex_unlock(&amupmu_dev.lock);
+		dev_err(&pdev->dev, "a second amupmu,pmuv3 node is not supported\n");
+		return -EBUSY;
+	}
+	amupmu_dev.exclusive = true;
+	amupmu_dev.pmu_irq = irq;
+	mutex_unlock(&amupmu_dev.lock);
+
+	dev_info(&pdev->dev, "owns the PMU (PPI, irq %d)\n", irq);
+	return 0;
+}
+
+static void amupmu_remove_device(struct platform_device *pdev)
+{
+	mutex_lock(&amupmu_dev.lock);
+	amupmu_dev.exclusive = false;
+	amupmu_dev.pmu_irq = 0;
+	mutex_unlock(&amupmu_dev.lock);
+}
+
+AMUPMU_DEFINE_PLATFORM_REMOVE(amupmu_remove, amupmu_remove_device)
+
+static const struct of_device_id amupmu_of_match[] = {
+	{ .compatible = "amupmu,pmuv3" },
+	{ }
+};
+MODULE_DEVICE_TABLE(of, amupmu_of_match);
+
+static struct platform_driver amupmu_platform_driver = {
+	.probe = amupmu_probe,
+	.remove = amupmu_remove,
+	.driver = {
+		.name = "amupmu",
+		.of_match_table = amupmu_of_match,
+		.suppress_bind_attrs = true,
+	},
+};
+
+/* ------------------------------------------------------------ module */
+
+static int __init amupmu_init(void)
+{
+	int ret;
+
+#ifdef CONFIG_AMUPMU_MOCK
+	amupmu_dev.backend = &amupmu_mock_backend;
+	pr_warn("test build: AMU and SPE registers come from the mock model\n");
+#else
+	amupmu_dev.backend = &amupmu_hw_backend;
+#endif
+	amupmu_dev.misc = (struct miscdevice) {
+		.minor = MISC_DYNAMIC_MINOR,
+		.name = "amupmu",
+		.fops = &amupmu_fops,
+		.groups = amupmu_dev_groups,
+		.mode = 0666,
+	};
+	ret = amupmu_cpus_alloc();
+	if (ret)
+		return ret;
+
+	ret = misc_register(&amupmu_dev.misc);
+	if (ret)
+		goto out_cpus;
+
+	ret = amupmu_sysfs_add_cpus();
+	if (ret)
+		goto out_misc;
+
+	ret = amupmu_discovery_start();
+	if (ret)
+		goto out_sysfs;
+
+	ret = platform_driver_register(&amupmu_platform_driver);
+	if (ret)
+		goto out_discovery;
+
+	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
+		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
+		amupmu_owner_name(amupmu_pmu_owner()));
+	return 0;
+
+out_discovery:
+	amupmu_discovery_stop();
+out_sysfs:
+	amupmu_sysfs_del_cpus();
+out_misc:
+	misc_deregister(&amupmu_dev.misc);
+out_cpus:
+	amupmu_cpus_free();
+	return ret;
+}
+
+static void __exit amupmu_exit(void)
+{
+	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_discovery_stop();
+	amupmu_sysfs_del_cpus();
+	misc_deregister(&amupmu_dev.misc);
+	amupmu_cpus_free();
+}
+
+module_init(amupmu_init);
+module_exit(amupmu_exit);
+
+MODULE_AUTHOR("The amupmu authors");
+MODULE_DESCRIPTION("arm64 Activity Monitors, PMUv3 and SPE driver");
+MODULE_LICENSE("GPL");
