@@ -1,0 +1,71 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# amupmu: top-level targets. The README's two commands are `make demo` and
+# `make check`; both install what is missing (as root) first.
+
+TOP := $(CURDIR)
+BUILD := $(TOP)/build
+KERNELS := 6.1 6.12
+CMAKE_HOST := $(BUILD)/host
+CMAKE_AARCH64 := $(BUILD)/aarch64
+SELFTESTS_OUT := $(BUILD)/selftests/aarch64
+JOBS ?= $(shell nproc)
+
+# board defaults: make board K=6.12 DT=stock V=prod PAYLOAD=check
+K ?= 6.1
+DT ?= amupmu
+V ?= prod
+PAYLOAD ?= check
+
+.PHONY: all deps module host-build host-test cross-build cross-test selftests \
+	dtcheck board check demo clean help
+
+all: module host-build cross-build selftests
+
+help:
+	@echo "make demo     boot the emulated board, load amupmu, print what it sees"
+	@echo "make check    every test: host, both kernels' modules, dt, the boards"
+	@echo "make deps     install Debian packages, fetch the 6.1 and 6.12 kernels (root)"
+	@echo "make module   amupmu.ko for $(KERNELS) (prod and mock test builds)"
+	@echo "make board K=6.1|6.12 DT=stock|amupmu V=prod|mock PAYLOAD=check [ICOUNT=1]"
+
+deps:
+	./tools/deps.sh
+
+module:
+	@for k in $(KERNELS); do for v in prod mock; do \
+		./tools/build-module.sh $$k $$v || exit 1; done; done
+
+host-build:
+	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(CMAKE_HOST) -j$(JOBS)
+
+host-test: host-build
+	$(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests -r tap
+
+cross-build:
+	cmake -S . -B $(CMAKE_AARCH64) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DCMAKE_TOOLCHAIN_FILE=$(TOP)/cmake/aarch64-linux-gnu.cmake >/dev/null
+	cmake --build $(CMAKE_AARCH64) -j$(JOBS)
+
+cross-test: cross-build
+	qemu-aarch64-static $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests -r tap
+
+selftests:
+	$(MAKE) -C selftests/amupmu CC=aarch64-linux-gnu-gcc OUTPUT=$(SELFTESTS_OUT)
+
+dtcheck:
+	./dts/check.sh
+
+board: module cross-build selftests
+	./tools/board/run.sh -k $(K) -d $(DT) -v $(V) $(if $(ICOUNT),-i) $(PAYLOAD)
+
+check:
+	./tools/check.sh
+
+demo:
+	./tools/demo.sh
+
+clean:
+	rm -rf $(BUILD)/host $(BUILD)/aarch64 $(BUILD)/selftests $(BUILD)/module \
+		$(BUILD)/board $(BUILD)/check

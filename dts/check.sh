@@ -1,0 +1,373 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# dts/check.sh: every devicetree check of the amupmu project.
+#
+# Usage: dts/check.sh [-o DIR] [DTB...]
+#
+#   Checks the binding (dt-doc-validate), builds its example and validates
+#   it against the binding (dt-extract-example, cpp, dtc, dt-mk-schema,
+#   dt-validate), makes sure the validator does reject a bad node, compiles
+#   the overlay dts/amupmu-virt.dtso, and checks overlaid DTBs:
+#    - with no DTB argument: QEMU virt DTBs dumped for gic-version=2 and 3
+#      (skipped without qemu-system-aarch64), overlaid with amupmu-virt.dtbo;
+#    - each DTB argument: a DTB that already has an "amupmu,pmuv3" node is
+#      checked as it is, any other DTB gets amupmu-virt.dtbo applied first.
+#   An overlaid DTB must have exactly one enabled "amupmu,pmuv3" node that
+#   passes dt-validate against the binding, with an interrupts property and
+#   an interrupt parent (its own or inherited), and no enabled arm_pmu node
+#   (arm,armv8-pmuv3, arm,cortex-*-pmu, arm,neoverse-*-pmu); with a single
+#   arm_pmu node in the tree, the PPI number and trigger must match it (the
+#   GICv2 CPU mask, cell 2 bits [15:8], is ignored by the GIC drivers).
+#
+#   -o DIR  keep the products (amupmu-virt.dtbo, virt-gicv*.dtb,
+#           virt-gicv*-amupmu.dtb, *-amupmu.dtb) in DIR.
+#
+# Output: one "ok - <what>" or "not ok - <what>" line per check (TAP-like,
+# "# SKIP <why>" on skipped checks, "# ..." diagnostics), a "1..N" plan
+# at the end; exit status 1 if any check failed, 2 on usage errors.
+#
+# Environment: DTC, FDTOVERLAY, FDTGET, CPP, QEMU (tool overrides);
+# DT_INCLUDE: a directory holding dt-bindings/ (default: the Debian kernel
+# headers under build/cache, else /usr/src/linux-headers-*, else a
+# generated stand-in with the two constants the example uses);
+# DT_CHECK_STRICT=1: a missing dt-schema or QEMU is a failure, not a skip.
+
+set -u
+
+HERE=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$HERE/.." && pwd)
+BINDINGS=$HERE/bindings
+BINDING=$BINDINGS/perf/amupmu,pmuv3.yaml
+OVERLAY=$HERE/amupmu-virt.dtso
+
+DTC=${DTC:-dtc}
+FDTOVERLAY=${FDTOVERLAY:-fdtoverlay}
+FDTGET=${FDTGET:-fdtget}
+CPP=${CPP:-cpp}
+QEMU=${QEMU:-qemu-system-aarch64}
+STRICT=${DT_CHECK_STRICT:-0}
+
+OUT=
+while getopts "o:h" opt; do
+	case $opt in
+	o) OUT=$OPTARG ;;
+	h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	*) echo "usage: $0 [-o DIR] [DTB...]" >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/amupmu-dt.XXXXXX") || exit 2
+trap 'rm -rf "$TMP"' EXIT
+if [ -n "$OUT" ]; then
+	mkdir -p "$OUT" || exit 2
+	OUT=$(cd "$OUT" && pwd)
+else
+	OUT=$TMP
+fi
+
+N=0
+FAILED=0
+pass() { N=$((N + 1)); echo "ok - $*"; }
+fail() { N=$((N + 1)); FAILED=$((FAILED + 1)); echo "not ok - $*"; }
+skip() { # skip <what> <why>
+	if [ "$STRICT" = 1 ]; then
+		fail "$1 (DT_CHECK_STRICT: $2)"
+	else
+		N=$((N + 1)); echo "ok - $1 # SKIP $2"
+	fi
+}
+diag() { sed 's/^/# /' "$@"; }
+have() { command -v "$1" >/dev/null 2>&1; }
+
+# run <what> <logfile> <cmd...>: ok when the command succeeds and prints
+# nothing on stderr (the dt-schema tools report errors with exit status 0).
+run() {
+	local what=$1 log=$2
+	shift 2
+	if "$@" 2>"$log" && [ ! -s "$log" ]; then
+		pass "$what"
+		return 0
+	fi
+	fail "$what"
+	diag "$log"
+	return 1
+}
+
+# ------------------------------------------------------------- binding
+HAVE_SCHEMA=1
+for t in dt-doc-validate dt-extract-example dt-mk-schema dt-validate; do
+	have "$t" || HAVE_SCHEMA=0
+done
+
+find_dt_include() {
+	local d
+	if [ -n "${DT_INCLUDE:-}" ]; then
+		echo "$DT_INCLUDE"
+		return
+	fi
+	for d in "$TOP"/build/cache/kernels/*/root/usr/src/linux-headers-*-common/include \
+		 /usr/src/linux-headers-*/include; do
+		if [ -f "$d/dt-bindings/interrupt-controller/arm-gic.h" ]; then
+			echo "$d"
+			return
+		fi
+	done
+	# Stand-in: the values the binding's example uses (devicetree ABI).
+	d=$TMP/include
+	mkdir -p "$d/dt-bindings/interrupt-controller"
+	cat >"$d/dt-bindings/interrupt-controller/arm-gic.h" <<-'EOF'
+		#define GIC_SPI 0
+		#define GIC_PPI 1
+		#define IRQ_TYPE_LEVEL_HIGH 4
+	EOF
+	echo "$d"
+}
+
+SCHEMA=$OUT/processed-schema.json
+if [ "$HAVE_SCHEMA" = 1 ]; then
+	run "dt-doc-validate bindings/perf/amupmu,pmuv3.yaml" "$TMP/doc.log" \
+		dt-doc-validate -u "$BINDINGS" "$BINDING"
+
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	if run "dt-mk-schema processed schema" "$TMP/mk.log" \
+		sh -c 'dt-mk-schema -j "$1" >"$2"' sh "$BINDINGS" "$SCHEMA"; then
+		HAVE_JSON=1
+	else
+		HAVE_JSON=0
+	fi
+
+	INC=$(find_dt_include)
+	echo "# dt-bindings headers from $INC"
+	EX=$TMP/amupmu,pmuv3.example
+	# shellcheck disable=SC2016 # expanded by the inner sh
+	if run "binding example builds (dt-extract-example, cpp, dtc)" "$TMP/ex.log" \
+		sh -c 'dt-extract-example "$1" >"$2.dts" &&
+		       "$3" -nostdinc -I "$4" -undef -D__DTS__ -x assembler-with-cpp -P \
+			    "$2.dts" -o "$2.pp.dts" &&
+		       "$5" -q -I dts -O dtb -o "$2.dtb" "$2.pp.dts"' \
+		sh "$BINDING" "$EX" "$CPP" "$INC" "$DTC" &&
+	   [ "$HAVE_JSON" = 1 ]; then
+		run "dt-validate binding example" "$TMP/exv.log" \
+			dt-validate -s "$SCHEMA" "$EX.dtb"
+		if dt-validate -M -s "$SCHEMA" "$EX.dtb" 2>&1 |
+		   grep -q 'schemas/perf/amupmu,pmuv3.yaml#'; then
+			pass "binding example node matched by amupmu,pmuv3.yaml"
+		else
+			fail "binding example node matched by amupmu,pmuv3.yaml"
+		fi
+
+		# The validator reports errors with exit status 0: make sure it
+		# does complain about a broken node, so a silent pass means something.
+		cat >"$TMP/bad.dts" <<-'EOF'
+			/dts-v1/;
+			/ {
+				compatible = "foo"; model = "foo";
+				#address-cells = <1>; #size-cells = <1>;
+				gic: interrupt-controller {
+					interrupt-controller;
+					#interrupt-cells = <3>;
+				};
+				pmu {
+					compatible = "amupmu,pmuv3";
+					interrupt-parent = <&gic>;
+					interrupts = <1 7 4>, <1 8 4>;
+					amupmu,unknown = <1>;
+				};
+			};
+		EOF
+		if "$DTC" -q -I dts -O dtb -o "$TMP/bad.dtb" "$TMP/bad.dts" &&
+		   dt-validate -l amupmu -s "$SCHEMA" "$TMP/bad.dtb" 2>&1 |
+		   grep -q 'too long' &&
+		   dt-validate -l amupmu -s "$SCHEMA" "$TMP/bad.dtb" 2>&1 |
+		   grep -q "'amupmu,unknown' does not match"; then
+			pass "dt-validate rejects a bad amupmu,pmuv3 node"
+		else
+			fail "dt-validate rejects a bad amupmu,pmuv3 node"
+		fi
+	fi
+else
+	skip "dt-schema checks of bindings/perf/amupmu,pmuv3.yaml" \
+		"dt-schema not installed (make deps)"
+	HAVE_JSON=0
+fi
+
+# ------------------------------------------------------------- overlay
+DTBO=$OUT/amupmu-virt.dtbo
+# /amupmu inherits the root node's interrupt-parent, which dtc cannot see
+# while compiling a fragment: that one warning is expected.
+if run "dtc compiles amupmu-virt.dtso" "$TMP/dtbo.log" \
+	"$DTC" -@ -Wno-interrupts_property -I dts -O dtb -o "$DTBO" "$OVERLAY"; then
+	HAVE_DTBO=1
+else
+	HAVE_DTBO=0
+fi
+
+# nodes <dts>: "path<TAB>compatible-list" for every node with a compatible,
+# from dtc's canonical decompiled output.
+nodes() {
+	awk '
+	/^[ \t]*[^ \t=]+ \{$/ {
+		name = $1; sub(/^.*: */, "", name)
+		d++; p[d] = (d == 1) ? "" : p[d - 1] "/" name
+		next
+	}
+	/^[ \t]*\};$/ { d--; next }
+	/^[ \t]*compatible = / {
+		c = $0; sub(/^[ \t]*compatible = /, "", c); sub(/;$/, "", c)
+		gsub(/\\0/, "\" \"", c)
+		print ((p[d] == "") ? "/" : p[d]) "\t" c
+	}' "$1"
+}
+
+enabled() { # enabled <dtb> <path>
+	local st
+	st=$("$FDTGET" -t s "$1" "$2" status 2>/dev/null) || return 0
+	[ "$st" = okay ] || [ "$st" = ok ]
+}
+
+# has_irq_parent <dtb> <path>: the node or an ancestor names the parent
+has_irq_parent() {
+	local p=$2
+	"$FDTGET" "$1" "$p" interrupts-extended >/dev/null 2>&1 && return 0
+	while :; do
+		"$FDTGET" "$1" "$p" interrupt-parent >/dev/null 2>&1 && return 0
+		[ "$p" = / ] && return 1
+		p=${p%/*}
+		[ -n "$p" ] || p=/
+	done
+}
+
+# check_dtb <name> <overlaid dtb>
+check_dtb() {
+	local name=$1 dtb=$2 dts=$TMP/$1.dts
+	local amu=() armoff=() armon=() armall=() path compat p ok why
+	if ! "$DTC" -q -I dtb -O dts -o "$dts" "$dtb" 2>"$TMP/$name.dtc.log"; then
+		fail "$name: dtc decompiles"
+		diag "$TMP/$name.dtc.log"
+		return
+	fi
+	pass "$name: dtc decompiles"
+
+	while IFS=$'\t' read -r path compat; do
+		case " $compat " in
+		*' "amupmu,pmuv3" '*)
+			enabled "$dtb" "$path" && amu+=("$path")
+			;;
+		*' "arm,armv8-pmuv3" '* | *' "arm,cortex-'[ax]*'-pmu" '* | \
+		*' "arm,neoverse-'*'-pmu" '*)
+			armall+=("$path")
+			if enabled "$dtb" "$path"; then
+				armon+=("$path")
+			else
+				armoff+=("$path")
+			fi
+			;;
+		esac
+	done < <(nodes "$dts")
+
+	if [ ${#amu[@]} -eq 1 ]; then
+		pass "$name: one enabled amupmu,pmuv3 node (${amu[0]})"
+	else
+		fail "$name: one enabled amupmu,pmuv3 node (found ${#amu[@]}: ${amu[*]:-none})"
+		return
+	fi
+	p=${amu[0]}
+
+	if [ ${#armon[@]} -eq 0 ]; then
+		pass "$name: no enabled arm_pmu node (disabled: ${armoff[*]:-none})"
+	else
+		fail "$name: no enabled arm_pmu node (enabled: ${armon[*]})"
+	fi
+
+	local irq ref
+	if irq=$("$FDTGET" -t u "$dtb" "$p" interrupts 2>/dev/null) ||
+	   irq=$("$FDTGET" -t u "$dtb" "$p" interrupts-extended 2>/dev/null); then
+		if has_irq_parent "$dtb" "$p"; then
+			pass "$name: $p interrupts <$irq> with an interrupt parent"
+		else
+			fail "$name: $p interrupts <$irq> with an interrupt parent (none)"
+		fi
+	else
+		fail "$name: $p has interrupts"
+		irq=
+	fi
+
+	if [ -n "$irq" ] && [ ${#armall[@]} -eq 1 ] &&
+	   ref=$("$FDTGET" -t u "$dtb" "${armall[0]}" interrupts 2>/dev/null); then
+		local a b
+		read -r -a a <<<"$irq"
+		read -r -a b <<<"$ref"
+		ok=1
+		if [ "${a[0]:-}" != "${b[0]:-}" ] || [ "${a[1]:-}" != "${b[1]:-}" ] ||
+		   [ $((${a[2]:-0} & 0xf)) -ne $((${b[2]:-0} & 0xf)) ]; then
+			ok=0
+		fi
+		why="<$irq> vs ${armall[0]} <$ref>"
+		if [ $ok = 1 ]; then
+			pass "$name: same PPI and trigger as ${armall[0]} ($why)"
+		else
+			fail "$name: same PPI and trigger as ${armall[0]} ($why)"
+		fi
+	fi
+
+	if [ "$HAVE_JSON" = 1 ]; then
+		run "$name: dt-validate against amupmu,pmuv3.yaml" "$TMP/$name.val.log" \
+			dt-validate -l amupmu -s "$SCHEMA" "$dtb"
+	else
+		skip "$name: dt-validate against amupmu,pmuv3.yaml" "no processed schema"
+	fi
+}
+
+# overlay_and_check <name> <base dtb>
+overlay_and_check() {
+	local name=$1 base=$2 out
+	if "$FDTGET" "$base" / compatible >/dev/null 2>&1 &&
+	   "$DTC" -q -I dtb -O dts "$base" 2>/dev/null | grep -q '"amupmu,pmuv3"'; then
+		check_dtb "$name" "$base"
+		return
+	fi
+	if [ "$HAVE_DTBO" != 1 ]; then
+		fail "$name: fdtoverlay amupmu-virt.dtbo (no overlay)"
+		return
+	fi
+	out=$OUT/$name-amupmu.dtb
+	if run "$name: fdtoverlay amupmu-virt.dtbo" "$TMP/$name.ovl.log" \
+		"$FDTOVERLAY" -i "$base" -o "$out" "$DTBO"; then
+		check_dtb "$name" "$out"
+	fi
+}
+
+if [ $# -eq 0 ]; then
+	for g in 2 3; do
+		what="QEMU virt gic-version=$g DTB"
+		if ! have "$QEMU"; then
+			skip "$what" "$QEMU not installed"
+			continue
+		fi
+		base=$OUT/virt-gicv$g.dtb
+		if "$QEMU" -M "virt,gic-version=$g,dumpdtb=$base" \
+			-cpu max,pauth-impdef=on -smp 2 -m 1024 \
+			-display none -nic none >"$TMP/qemu$g.log" 2>&1 &&
+		   [ -s "$base" ]; then
+			pass "$what dumped"
+			overlay_and_check "virt-gicv$g" "$base"
+		else
+			fail "$what dumped"
+			diag "$TMP/qemu$g.log"
+		fi
+	done
+else
+	for f in "$@"; do
+		name=$(basename "$f" .dtb)
+		if [ -r "$f" ]; then
+			overlay_and_check "$name" "$f"
+		else
+			fail "$name: $f readable"
+		fi
+	done
+fi
+
+echo "1..$N"
+[ "$FAILED" -eq 0 ]

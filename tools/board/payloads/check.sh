@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: GPL-2.0
+# Board payload of make check: load the module, run the kselftests, the
+# Catch2 board tests and the amupmu tool, unload.
+. /lib.sh
+
+tap_check insmod insmod "$AMUPMU_KO"
+board_backend
+
+for t in amupmu_info_test amupmu_caps_test; do
+	if [ -x "/selftests/$t" ]; then
+		run_test "$t" "/selftests/$t"
+	else
+		tap_check "$t-present" false
+	fi
+done
+
+if [ -x /tests/amupmu_board_tests ]; then
+	run_test amupmu_board_tests /tests/amupmu_board_tests -r tap
+else
+	tap_check amupmu_board_tests-present false
+fi
+
+tap_check "amupmu-info" sh -c 'amupmu info && amupmu info --json >/tmp/info.json && grep -q "\"pmu_owner\"" /tmp/info.json'
+
+# the hotplug test reloads the module itself and leaves it loaded
+if [ -f /selftests/amupmu_hotplug.sh ]; then
+	run_test amupmu_hotplug sh /selftests/amupmu_hotplug.sh
+fi
+
+tap_check rmmod rmmod amupmu

@@ -1,0 +1,135 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The emulated arm64 board: build an initramfs (busybox, amupmu.ko, the
+# selftests, the aarch64 test binaries and the amupmu tool), boot Debian's
+# kernel on qemu-system-aarch64 -M virt, run a payload, collect its KTAP/TAP
+# results from the serial console and check the kernel log.
+#
+# run.sh -k 6.1|6.12 -d stock|amupmu [-v prod|mock] [-i] [-t SECS] [-q] PAYLOAD
+#   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
+#   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
+#       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
+#   -v  module build: prod, or mock (AMU/SPE from the mock register model)
+#   -i  add -icount shift=0 (exact, deterministic INST_RETIRED)
+#   -t  timeout in seconds (default 300)
+#   -q  print only the summary, not the payload's console output
+#   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
+#
+# Prints "board NAME: P passed, F failed, S skipped" and writes the same
+# counts to build/board/NAME/summary; exits 1 when anything failed.
+set -euo pipefail
+
+TOP=$(cd "$(dirname "$0")/../.." && pwd)
+CACHE=${CACHE:-$TOP/build/cache}
+K=6.1 DT=stock VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0
+while getopts "k:d:v:it:q" o; do
+	case $o in
+	k) K=$OPTARG ;; d) DT=$OPTARG ;; v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;;
+	t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;; *) sed -n '4,20p' "$0"; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+PAYLOAD=${1:?payload name missing (see tools/board/payloads/)}
+PSCRIPT=$TOP/tools/board/payloads/$PAYLOAD.sh
+case $PAYLOAD in */*) PSCRIPT=$(realpath "$PAYLOAD"); PAYLOAD=$(basename "$PAYLOAD" .sh) ;; esac
+[ -f "$PSCRIPT" ] || { echo "board: no payload $PSCRIPT" >&2; exit 2; }
+case $DT in stock|amupmu) ;; *) echo "board: -d stock|amupmu" >&2; exit 2 ;; esac
+
+NAME=$K-$DT-$VARIANT
+[ "$ICOUNT" = 1 ] && NAME=$NAME-icount
+NAME=$NAME-$PAYLOAD
+W=$TOP/build/board/$NAME
+KC=$CACHE/kernels/$K
+KO=$TOP/build/module/$K/$VARIANT/amupmu.ko
+AARCH64=$TOP/build/aarch64
+SELFTESTS=$TOP/build/selftests/aarch64
+BUSYBOX=$CACHE/kernels/6.1/root/bin/busybox
+for f in "$KC/Image" "$KO" "$BUSYBOX"; do
+	[ -e "$f" ] || { echo "board: missing $f (make deps / make module)" >&2; exit 2; }
+done
+rm -rf "$W"; mkdir -p "$W"
+
+MACHINE=virt
+CPU=max,pauth-impdef=on
+QEMU=(qemu-system-aarch64 -M "$MACHINE" -cpu "$CPU" -smp 2 -m 1024 -display none -nic none)
+
+# ---------------------------------------------------------------- devicetree
+dtb_args=()
+if [ "$DT" = amupmu ]; then
+	base=$TOP/build/board/dtb/$MACHINE.dtb
+	mkdir -p "${base%/*}"
+	# the dumped DTB must come from the same -M/-cpu/-smp/-m as the boot
+	[ -s "$base" ] || "${QEMU[@]}" -machine dumpdtb="$base" >/dev/null 2>&1
+	dtc -q -@ -I dts -O dtb -o "$W/amupmu-virt.dtbo" "$TOP/dts/amupmu-virt.dtso"
+	fdtoverlay -i "$base" -o "$W/board.dtb" "$W/amupmu-virt.dtbo"
+	dtb_args=(-dtb "$W/board.dtb")
+fi
+
+# ---------------------------------------------------------------- initramfs
+I=$W/initramfs
+mkdir -p "$I"/{bin,sbin,proc,sys,dev,tmp,etc,selftests,tests}
+cp "$BUSYBOX" "$I/bin/busybox"
+cp "$KO" "$I/amupmu.ko"
+cp "$TOP/tools/board/init.sh" "$I/init"
+cp "$PSCRIPT" "$I/payload.sh"
+cp "$TOP/tools/board/lib.sh" "$I/lib.sh"
+echo "root:x:0:0:root:/:/bin/sh" >"$I/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$I/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$I/etc/group"
+[ -d "$SELFTESTS" ] && cp -r "$SELFTESTS"/. "$I/selftests/"
+for b in tools/amupmu/amupmu lib/libamupmu/tests/amupmu_board_tests lib/libamupmu/tests/amupmu_host_tests; do
+	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"
+done
+[ -x "$I/tests/amupmu" ] && mv "$I/tests/amupmu" "$I/bin/amupmu"
+chmod +x "$I/init"
+(cd "$I" && find . -print0 | cpio --null -o -H newc --owner 0:0 --quiet) | gzip -1 >"$W/initramfs.cpio.gz"
+
+# ---------------------------------------------------------------- boot
+extra=()
+[ "$ICOUNT" = 1 ] && extra+=(-icount shift=0)
+LOG=$W/console.log
+BOARD="kernel=$K dt=$DT module=$VARIANT icount=$ICOUNT"
+set +e
+timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
+	-serial stdio -monitor none -no-reboot \
+	-kernel "$KC/Image" -initrd "$W/initramfs.cpio.gz" \
+	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$DT/$VARIANT/icount$ICOUNT" \
+	</dev/null >"$LOG" 2>&1
+qrc=$?
+set -e
+tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
+[ "$QUIET" = 1 ] || grep -v '^DMESG: ' "$LOG" || true
+
+# ---------------------------------------------------------------- results
+# Sections "AMUPMU-BEGIN name" .. "AMUPMU-END name rc=N" hold one test
+# program's TAP; every top-level "ok"/"not ok" line is a result.
+awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" '
+	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
+	/^AMUPMU-BEGIN / { sec = $2; sfail = 0; sres = 0; insec = 1; next }
+	/^AMUPMU-END / {
+		rc = $3; sub(/^rc=/, "", rc)
+		if (rc != 0 && sfail == 0) fail(sec " exited with status " rc)
+		if (rc == 0 && sres == 0) fail(sec " reported no results")
+		insec = 0; next
+	}
+	insec && /^(not )?ok [0-9]+/ {
+		sres++
+		if ($0 ~ /^not ok/ && $0 !~ /# *(TODO)/) { sfail++; fail(sec ": " $0) }
+		else if ($0 ~ /# *SKIP/) { skipped++; printf "skip - %s: %s: %s\n", board, sec, $0 }
+		else passed++
+		next
+	}
+	/^AMUPMU-BOARD: done/ { done = 1 }
+	/(Oops|BUG:|WARNING:|Unable to handle kernel|Kernel panic|soft lockup|hard LOCKUP|rcu_sched self-detected|detected stalls|Call trace:)/ {
+		if (!(seen[$0]++)) fail("kernel log: " $0)
+	}
+	END {
+		if (insec) fail(sec " did not finish")
+		if (qrc == 124) fail("timeout after " timeout " s")
+		else if (!done) fail("board did not reach the end of the payload (qemu status " qrc ")")
+		printf "board %s: %d passed, %d failed, %d skipped\n", board, passed, failed, skipped
+		printf "passed=%d failed=%d skipped=%d\n", passed, failed, skipped > "/dev/stderr"
+		exit (failed > 0 ? 1 : 0)
+	}' "$LOG" 2>"$W/summary" | tee "$W/results.txt" | { if [ "$QUIET" = 1 ]; then grep -v '^skip -' || true; else cat; fi; }
+exit "${PIPESTATUS[0]}"

@@ -1,0 +1,97 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check: everything, in order; one result line per check, logs under
+# build/check/, and a last line "check: N passed, N failed[, N skipped]".
+# Exits non-zero when anything failed.
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+LOGS=$TOP/build/check
+rm -rf "$LOGS"; mkdir -p "$LOGS"
+PASSED=0 FAILED=0 SKIPPED=0
+T0=$(date +%s)
+
+note() { printf '%s\n' "$*" | tee -a "$LOGS/results.txt"; }
+
+# step NAME CMD...: one result, pass when CMD succeeds
+step() {
+	local name=$1 log t0 rc
+	shift
+	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-\n' '_').log
+	t0=$(date +%s)
+	"$@" >"$log" 2>&1
+	rc=$?
+	if [ $rc = 0 ]; then
+		PASSED=$((PASSED + 1)); note "ok - $name ($(($(date +%s) - t0)) s)"
+	else
+		FAILED=$((FAILED + 1)); note "not ok - $name (status $rc, log $log)"
+		tail -15 "$log" | sed 's/^/#   /'
+	fi
+	return $rc
+}
+
+# tap NAME CMD...: CMD prints TAP/KTAP; every "ok"/"not ok" line is a result
+tap() {
+	local name=$1 log rc p f s
+	shift
+	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-\n' '_').log
+	"$@" >"$log" 2>&1
+	rc=$?
+	p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
+	s=$(grep -E '^ok [0-9]+' "$log" | grep -cE '# *SKIP')
+	f=$(grep -cE '^not ok [0-9]+' "$log")
+	p=$((p - s))
+	if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
+	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
+	note "$([ "$f" = 0 ] && echo ok || echo 'not ok') - $name: $p passed, $f failed, $s skipped"
+	[ "$f" = 0 ] || grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
+}
+
+# board K DT VARIANT [flags]: one boot; its results count one by one
+board() {
+	local k=$1 dt=$2 v=$3 log sum
+	shift 3
+	log=$LOGS/board-$k-$dt-$v.log
+	./tools/board/run.sh -q -k "$k" -d "$dt" -v "$v" "$@" check >"$log" 2>&1
+	sum=$(ls -t build/board/"$k-$dt-$v"*-check/summary 2>/dev/null | head -1)
+	if [ -z "$sum" ] || ! grep -q '^passed=' "$sum"; then
+		FAILED=$((FAILED + 1)); note "not ok - board $k/$dt/$v: no summary (log $log)"
+		tail -15 "$log" | sed 's/^/#   /'
+		return
+	fi
+	# shellcheck disable=SC1090
+	. "$sum"
+	PASSED=$((PASSED + passed)); FAILED=$((FAILED + failed)); SKIPPED=$((SKIPPED + skipped))
+	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - board $k/$dt/$v: $passed passed, $failed failed, $skipped skipped"
+	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
+}
+
+step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can run"; exit 1; }
+
+step "host build (cmake, -Wall -Wextra -Werror)" make -s host-build
+tap "host tests (Catch2, x86-64)" make -s host-test
+
+for k in 6.1 6.12; do
+	for v in prod mock; do
+		step "module $k/$v (W=1, 0 warnings)" ./tools/build-module.sh "$k" "$v"
+	done
+done
+
+step "aarch64 build (cmake toolchain, static)" make -s cross-build
+tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test
+step "selftests build (kselftest lib.mk, aarch64)" make -s selftests
+tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
+
+for k in 6.1 6.12; do
+	board "$k" stock prod
+	board "$k" amupmu prod
+	board "$k" amupmu mock
+done
+
+line="check: $PASSED passed, $FAILED failed"
+[ "$SKIPPED" = 0 ] || line="$line, $SKIPPED skipped"
+note "# check took $(($(date +%s) - T0)) s"
+note "$line"
+[ "$FAILED" = 0 ]
