@@ -39,9 +39,9 @@ tap() {
 	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-\n' '_').log
 	"$@" >"$log" 2>&1
 	rc=$?
-	p=$(grep -cE '^ok [0-9]+' "$log" | head -1)
-	s=$(grep -E '^ok [0-9]+' "$log" | grep -cE '# *SKIP')
-	f=$(grep -cE '^not ok [0-9]+' "$log")
+	p=$(grep -cE '^ok( |$)' "$log")
+	s=$(grep -E '^ok( |$)' "$log" | grep -cE '# *SKIP')
+	f=$(grep -cE '^not ok( |$)' "$log")
 	p=$((p - s))
 	if [ $rc != 0 ] && [ "$f" = 0 ]; then f=1; fi
 	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))

@@ -70,7 +70,7 @@ struct amupmu_cpu {
  * @pmu_irq: Linux IRQ number of the PMU PPI when @exclusive, else 0
  */
 struct amupmu_device {
-	struct mutex lock;
+	struct mutex lock; /* see @lock above */
 	struct amupmu_cpu *cpus;
 	enum cpuhp_state hp_state;
 	struct miscdevice misc;

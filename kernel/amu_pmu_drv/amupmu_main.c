@@ -124,7 +124,7 @@ struct amupmu_ioctl_op {
 };
 
 #define AMUPMU_IOCTL_OP(_nr, _fn, _struct, _min)			\
-	[_nr - AMUPMU_CMD_BASE] = {					\
+	[(_nr) - AMUPMU_CMD_BASE] = {					\
 		.size = sizeof(_struct) +				\
 			BUILD_BUG_ON_ZERO(sizeof(union amupmu_ucmd_buffer) <	\
 					  sizeof(_struct)),		\

@@ -113,7 +113,7 @@ awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" '
 		if (rc == 0 && sres == 0) fail(sec " reported no results")
 		insec = 0; next
 	}
-	insec && /^(not )?ok [0-9]+/ {
+	insec && /^(not )?ok( |$)/ {
 		sres++
 		if ($0 ~ /^not ok/ && $0 !~ /# *(TODO)/) { sfail++; fail(sec ": " $0) }
 		else if ($0 ~ /# *SKIP/) { skipped++; printf "skip - %s: %s: %s\n", board, sec, $0 }
