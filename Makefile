@@ -52,7 +52,8 @@ cross-test: cross-build
 	qemu-aarch64-static $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests -r tap
 
 selftests:
-	$(MAKE) -C selftests/amupmu CC=aarch64-linux-gnu-gcc OUTPUT=$(SELFTESTS_OUT)
+	$(MAKE) -C selftests/amupmu CC=aarch64-linux-gnu-gcc OUTPUT=$(BUILD)/selftests/obj \
+		INSTALL_PATH=$(SELFTESTS_OUT) install
 
 dtcheck:
 	./dts/check.sh

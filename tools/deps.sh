@@ -24,7 +24,7 @@ HOST_PKGS=(
 	device-tree-compiler dt-schema sparse mmdebstrap
 	catch2 libnl-3-dev libnl-genl-3-dev
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
-	linux-source-6.1 clang-tidy cppcheck
+	linux-source-6.1 clang-tidy cppcheck rsync
 )
 
 # ---------------------------------------------------------------- host

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// libamupmu: C++20 access to /dev/amupmu, the arm64 AMU / PMUv3 / SPE driver.
+#ifndef AMUPMU_AMUPMU_HPP
+#define AMUPMU_AMUPMU_HPP
+
+#include <amupmu/bits.hpp>
+#include <amupmu/cpu.hpp>
+#include <amupmu/decode.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/error.hpp>
+#include <amupmu/format.hpp>
+#include <amupmu/info.hpp>
+#include <amupmu/json.hpp>
+#include <amupmu/version.hpp>
+
+#endif

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// Exceptions thrown by libamupmu: one type per failure mode of the driver's
+// errno contract (include/uapi/linux/amupmu.h), each carrying the errno and
+// the operation that failed.
+#ifndef AMUPMU_ERROR_HPP
+#define AMUPMU_ERROR_HPP
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace amupmu {
+
+/// Symbolic name of an errno value ("EINVAL"), or "errno <n>" when unknown.
+[[nodiscard]] std::string errno_name(int err);
+
+/// "<strerror> (<ENAME>)", e.g. "Invalid argument (EINVAL)".
+[[nodiscard]] std::string errno_text(int err);
+
+/// Base of every libamupmu exception. what() is "<operation>: <errno_text>",
+/// e.g. "AMUPMU_INFO: Invalid argument (EINVAL)".
+class Error : public std::runtime_error {
+public:
+	Error(std::string operation, int err);
+	[[nodiscard]] int errnum() const noexcept { return errnum_; }
+	[[nodiscard]] const std::string& operation() const noexcept { return operation_; }
+
+protected:
+	/// For subclasses that word their own message.
+	Error(std::string operation, int err, const std::string& what);
+
+private:
+	std::string operation_;
+	int errnum_;
+};
+
+/// ENOENT / ENODEV when opening: the device node (the module) is not there.
+class DeviceMissing : public Error { using Error::Error; };
+/// EACCES / EPERM: the caller lacks the privilege (CAP_PERFMON) or file access.
+class PermissionDenied : public Error { using Error::Error; };
+/// EOPNOTSUPP: the hardware lacks the unit or feature asked for.
+class Unsupported : public Error { using Error::Error; };
+/// EBUSY: counters exhausted, or the unit is owned by someone else.
+class Busy : public Error { using Error::Error; };
+/// EINVAL: bad size, flags or values.
+class InvalidArgument : public Error { using Error::Error; };
+/// ENODEV on a command: the CPU is offline / not possible, or the unit is absent.
+class Unavailable : public Error { using Error::Error; };
+
+/// The driver's ABI major differs from the one this library was built for.
+/// errnum() is EPROTO.
+class AbiMismatch : public Error {
+public:
+	AbiMismatch(const std::string& operation, std::uint32_t driver_major, std::uint32_t driver_minor);
+	[[nodiscard]] std::uint32_t driver_major() const noexcept { return driver_major_; }
+	[[nodiscard]] std::uint32_t driver_minor() const noexcept { return driver_minor_; }
+
+private:
+	std::uint32_t driver_major_;
+	std::uint32_t driver_minor_;
+};
+
+/// Where an errno came from: the same value means different things on open(2)
+/// (ENODEV: no driver behind the node) and on an ioctl (ENODEV: CPU offline).
+enum class ErrorContext { open, command };
+
+/// Throws the Error subclass that matches err in that context.
+[[noreturn]] void throw_error(std::string operation, int err,
+			      ErrorContext context = ErrorContext::command);
+
+} // namespace amupmu
+
+#endif

@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// Value types for what AMUPMU_INFO reports. They mirror struct amupmu_info
+// and struct amupmu_cpu_info of include/uapi/linux/amupmu.h without
+// depending on the kernel header (the library checks at compile time that
+// the constants agree).
+#ifndef AMUPMU_INFO_HPP
+#define AMUPMU_INFO_HPP
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace amupmu {
+
+/// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
+inline constexpr std::uint32_t abi_major = 1;
+inline constexpr std::uint32_t abi_minor = 0;
+
+inline constexpr std::string_view default_device_path = "/dev/amupmu";
+
+/// Command numbers: ioctl nr = command_base + index; bit index of
+/// Info::supported_ioctls.
+inline constexpr unsigned command_base = 0x80;
+enum class Ioctl : unsigned { info = 0 };
+
+/// Info::features bits (enum amupmu_features).
+enum class Feature : std::uint64_t {
+	pmu = 1u << 0,
+	pmu_exclusive = 1u << 1,
+	amu = 1u << 2,
+	spe = 1u << 3,
+	mock = 1u << 4,
+};
+
+/// Who owns the PMUv3 registers (enum amupmu_pmu_owner). A newer driver may
+/// report a value not listed here.
+enum class PmuOwner : std::uint32_t {
+	none = 0,
+	kernel = 1,
+	amupmu = 2,
+};
+
+/// CpuInfo::flags bits (enum amupmu_cpu_flags).
+enum class CpuFlag : std::uint32_t {
+	possible = 1u << 0,
+	online = 1u << 1,
+	discovered = 1u << 2,
+	pmu = 1u << 3,
+	pmceid_ext = 1u << 4,
+	pmmir = 1u << 5,
+	amu = 1u << 6,
+	spe = 1u << 7,
+	mock = 1u << 8,
+};
+
+/// One CPU as the driver read it on that CPU. Register fields are zero
+/// unless discovered().
+struct CpuInfo {
+	std::uint32_t cpu = 0;
+	std::uint32_t flags = 0;
+	std::uint64_t midr = 0;
+	std::uint64_t revidr = 0;
+	std::uint64_t id_aa64dfr0 = 0;
+	std::uint64_t id_aa64pfr0 = 0;
+	std::uint64_t pmcr = 0;
+	std::uint64_t pmceid0 = 0;
+	std::uint64_t pmceid1 = 0;
+	std::uint64_t pmmir = 0;
+	std::uint64_t amcfgr = 0;
+	std::uint64_t amcgcr = 0;
+	std::uint64_t pmsidr = 0;
+	std::uint32_t pmu_version = 0;
+	std::uint32_t pmu_num_counters = 0;
+	std::uint32_t amu_version = 0;
+	std::uint32_t spe_version = 0;
+
+	[[nodiscard]] constexpr bool has(CpuFlag f) const noexcept
+	{
+		return (flags & static_cast<std::uint32_t>(f)) != 0;
+	}
+	[[nodiscard]] constexpr bool possible() const noexcept { return has(CpuFlag::possible); }
+	[[nodiscard]] constexpr bool online() const noexcept { return has(CpuFlag::online); }
+	[[nodiscard]] constexpr bool discovered() const noexcept { return has(CpuFlag::discovered); }
+	[[nodiscard]] constexpr bool has_pmu() const noexcept { return has(CpuFlag::pmu); }
+	[[nodiscard]] constexpr bool pmceid_ext() const noexcept { return has(CpuFlag::pmceid_ext); }
+	[[nodiscard]] constexpr bool has_pmmir() const noexcept { return has(CpuFlag::pmmir); }
+	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(CpuFlag::amu); }
+	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(CpuFlag::spe); }
+	[[nodiscard]] constexpr bool mock() const noexcept { return has(CpuFlag::mock); }
+
+	friend bool operator==(const CpuInfo&, const CpuInfo&) = default;
+};
+
+/// The AMUPMU_INFO handshake: driver ABI, features, and one entry per
+/// possible CPU number (cpus[i].cpu == i).
+struct Info {
+	std::uint32_t abi_major = 0;
+	std::uint32_t abi_minor = 0;
+	std::uint64_t features = 0;
+	std::uint64_t supported_ioctls = 0;
+	PmuOwner pmu_owner = PmuOwner::none;
+	std::vector<CpuInfo> cpus;
+
+	[[nodiscard]] constexpr bool has(Feature f) const noexcept
+	{
+		return (features & static_cast<std::uint64_t>(f)) != 0;
+	}
+	[[nodiscard]] constexpr bool has_pmu() const noexcept { return has(Feature::pmu); }
+	[[nodiscard]] constexpr bool pmu_exclusive() const noexcept { return has(Feature::pmu_exclusive); }
+	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(Feature::amu); }
+	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(Feature::spe); }
+	[[nodiscard]] constexpr bool mock() const noexcept { return has(Feature::mock); }
+	[[nodiscard]] constexpr bool supports(Ioctl c) const noexcept
+	{
+		return ((supported_ioctls >> static_cast<unsigned>(c)) & 1) != 0;
+	}
+
+	friend bool operator==(const Info&, const Info&) = default;
+};
+
+/// Names as in sysfs "features": "pmu pmu_exclusive amu spe mock"; unknown
+/// bits are named "bit<n>".
+[[nodiscard]] std::vector<std::string> feature_names(std::uint64_t features);
+/// feature_names() joined by single spaces (the sysfs "features" line).
+[[nodiscard]] std::string feature_string(std::uint64_t features);
+
+/// Command names of the set bits ("AMUPMU_INFO"; unknown: "cmd 0x81").
+[[nodiscard]] std::vector<std::string> ioctl_names(std::uint64_t supported_ioctls);
+
+/// "none" | "kernel" | "amupmu" (as in sysfs pmu_owner), "unknown" otherwise.
+[[nodiscard]] std::string_view to_string(PmuOwner owner) noexcept;
+/// What the ownership means for users of amupmu, one sentence.
+[[nodiscard]] std::string_view describe(PmuOwner owner) noexcept;
+
+/// "mock" when the AMU/SPE registers come from the mock model, else
+/// "hardware" (as in sysfs backend).
+[[nodiscard]] std::string_view backend_name(const Info& info) noexcept;
+/// What the numbers come from, e.g. "QEMU PMU + hardware ID registers".
+[[nodiscard]] std::string backend_description(const Info& info);
+
+} // namespace amupmu
+
+#endif

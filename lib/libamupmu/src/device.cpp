@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/device.hpp>
+#include <amupmu/error.hpp>
+
+#include <linux/amupmu.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+namespace amupmu {
+
+// The C++ mirror of the UAPI must agree with the kernel header.
+static_assert(abi_major == AMUPMU_ABI_MAJOR && abi_minor == AMUPMU_ABI_MINOR);
+static_assert(command_base == AMUPMU_CMD_BASE);
+static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER0);
+static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
+static_assert(static_cast<std::uint64_t>(Feature::pmu) == AMUPMU_FEAT_PMU);
+static_assert(static_cast<std::uint64_t>(Feature::pmu_exclusive) == AMUPMU_FEAT_PMU_EXCLUSIVE);
+static_assert(static_cast<std::uint64_t>(Feature::amu) == AMUPMU_FEAT_AMU);
+static_assert(static_cast<std::uint64_t>(Feature::spe) == AMUPMU_FEAT_SPE);
+static_assert(static_cast<std::uint64_t>(Feature::mock) == AMUPMU_FEAT_MOCK);
+static_assert(static_cast<std::uint32_t>(PmuOwner::none) == AMUPMU_PMU_OWNER_NONE);
+static_assert(static_cast<std::uint32_t>(PmuOwner::kernel) == AMUPMU_PMU_OWNER_KERNEL);
+static_assert(static_cast<std::uint32_t>(PmuOwner::amupmu) == AMUPMU_PMU_OWNER_AMUPMU);
+static_assert(static_cast<std::uint32_t>(CpuFlag::possible) == AMUPMU_CPU_POSSIBLE);
+static_assert(static_cast<std::uint32_t>(CpuFlag::online) == AMUPMU_CPU_ONLINE);
+static_assert(static_cast<std::uint32_t>(CpuFlag::discovered) == AMUPMU_CPU_DISCOVERED);
+static_assert(static_cast<std::uint32_t>(CpuFlag::pmu) == AMUPMU_CPU_PMU);
+static_assert(static_cast<std::uint32_t>(CpuFlag::pmceid_ext) == AMUPMU_CPU_PMCEID_EXT);
+static_assert(static_cast<std::uint32_t>(CpuFlag::pmmir) == AMUPMU_CPU_PMMIR);
+static_assert(static_cast<std::uint32_t>(CpuFlag::amu) == AMUPMU_CPU_AMU);
+static_assert(static_cast<std::uint32_t>(CpuFlag::spe) == AMUPMU_CPU_SPE);
+static_assert(static_cast<std::uint32_t>(CpuFlag::mock) == AMUPMU_CPU_MOCK);
+
+namespace {
+
+constexpr std::string_view info_op = "AMUPMU_INFO";
+
+CpuInfo to_cpu_info(const amupmu_cpu_info& c) noexcept
+{
+	return CpuInfo{
+		.cpu = c.cpu,
+		.flags = c.flags,
+		.midr = c.midr,
+		.revidr = c.revidr,
+		.id_aa64dfr0 = c.id_aa64dfr0,
+		.id_aa64pfr0 = c.id_aa64pfr0,
+		.pmcr = c.pmcr,
+		.pmceid0 = c.pmceid0,
+		.pmceid1 = c.pmceid1,
+		.pmmir = c.pmmir,
+		.amcfgr = c.amcfgr,
+		.amcgcr = c.amcgcr,
+		.pmsidr = c.pmsidr,
+		.pmu_version = c.pmu_version,
+		.pmu_num_counters = c.pmu_num_counters,
+		.amu_version = c.amu_version,
+		.spe_version = c.spe_version,
+	};
+}
+
+// One AMUPMU_INFO call; nr_cpus entries are written to cpus.
+amupmu_info query_info(int fd, std::vector<amupmu_cpu_info>& cpus)
+{
+	amupmu_info req{};
+	req.size = sizeof(req);
+	req.nr_cpus = static_cast<std::uint32_t>(cpus.size());
+	if (!cpus.empty()) {
+		req.cpu_entry_size = sizeof(amupmu_cpu_info);
+		req.cpus_uptr = reinterpret_cast<std::uintptr_t>(cpus.data());
+	}
+	int ret;
+	do
+		ret = ::ioctl(fd, AMUPMU_INFO, &req);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		throw_error(std::string{info_op}, errno);
+	if (req.abi_major != abi_major)
+		throw AbiMismatch{std::string{info_op}, req.abi_major, req.abi_minor};
+	return req;
+}
+
+} // namespace
+
+Device Device::open(std::string_view path)
+{
+	int err = 0;
+	if (auto dev = try_open(path, &err))
+		return std::move(*dev);
+	throw_error(std::string{path}, err, ErrorContext::open);
+}
+
+std::optional<Device> Device::try_open(std::string_view path, int* err)
+{
+	const std::string p{path};
+	const int fd = ::open(p.c_str(), O_RDWR | O_CLOEXEC);
+	if (fd < 0) {
+		if (err)
+			*err = errno;
+		return std::nullopt;
+	}
+	return Device{fd};
+}
+
+Device::Device(Device&& other) noexcept : fd_{std::exchange(other.fd_, -1)} {}
+
+Device& Device::operator=(Device&& other) noexcept
+{
+	if (this != &other) {
+		close();
+		fd_ = std::exchange(other.fd_, -1);
+	}
+	return *this;
+}
+
+Device::~Device()
+{
+	close();
+}
+
+int Device::release() noexcept
+{
+	return std::exchange(fd_, -1);
+}
+
+void Device::close() noexcept
+{
+	if (fd_ >= 0)
+		::close(std::exchange(fd_, -1));
+}
+
+Info Device::info() const
+{
+	std::vector<amupmu_cpu_info> raw;
+	amupmu_info req = query_info(fd_, raw);
+	if (req.nr_cpus != 0) {
+		raw.resize(req.nr_cpus);
+		req = query_info(fd_, raw);
+		raw.resize(std::min<std::size_t>(raw.size(), req.nr_cpus));
+	}
+
+	Info info{
+		.abi_major = req.abi_major,
+		.abi_minor = req.abi_minor,
+		.features = req.features,
+		.supported_ioctls = req.supported_ioctls,
+		.pmu_owner = static_cast<PmuOwner>(req.pmu_owner),
+		.cpus = {},
+	};
+	info.cpus.reserve(raw.size());
+	for (const amupmu_cpu_info& c : raw)
+		info.cpus.push_back(to_cpu_info(c));
+	return info;
+}
+
+} // namespace amupmu

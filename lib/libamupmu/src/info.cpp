@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/cpu.hpp>
+#include <amupmu/format.hpp>
+#include <amupmu/info.hpp>
+
+#include <algorithm>
+#include <array>
+
+namespace amupmu {
+
+namespace {
+
+// Bit n of features; the names of sysfs "features".
+constexpr std::array<std::string_view, 5> feature_bits = {
+	"pmu", "pmu_exclusive", "amu", "spe", "mock",
+};
+
+// Bit n of supported_ioctls: command command_base + n.
+constexpr std::array<std::string_view, 1> command_names = {
+	"AMUPMU_INFO",
+};
+
+template <std::size_t N, typename Unknown>
+std::vector<std::string> bit_names(std::uint64_t mask, const std::array<std::string_view, N>& names,
+				   Unknown unknown)
+{
+	std::vector<std::string> out;
+	for (unsigned n = 0; n < 64; ++n)
+		if ((mask >> n) & 1)
+			out.push_back(n < N ? std::string{names[n]} : unknown(n));
+	return out;
+}
+
+} // namespace
+
+std::vector<std::string> feature_names(std::uint64_t features)
+{
+	return bit_names(features, feature_bits,
+			 [](unsigned n) { return "bit" + std::to_string(n); });
+}
+
+std::string feature_string(std::uint64_t features)
+{
+	std::string s;
+	for (const std::string& name : feature_names(features))
+		s += (s.empty() ? "" : " ") + name;
+	return s;
+}
+
+std::vector<std::string> ioctl_names(std::uint64_t supported_ioctls)
+{
+	return bit_names(supported_ioctls, command_names,
+			 [](unsigned n) { return "cmd " + hex(command_base + n, 2); });
+}
+
+std::string_view to_string(PmuOwner owner) noexcept
+{
+	switch (owner) {
+	case PmuOwner::none: return "none";
+	case PmuOwner::kernel: return "kernel";
+	case PmuOwner::amupmu: return "amupmu";
+	}
+	return "unknown";
+}
+
+std::string_view describe(PmuOwner owner) noexcept
+{
+	switch (owner) {
+	case PmuOwner::none:
+		return "no CPU implements PMUv3";
+	case PmuOwner::kernel:
+		return "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with EBUSY";
+	case PmuOwner::amupmu:
+		return "the devicetree node \"amupmu,pmuv3\" gave amupmu the PMU registers "
+		       "and the overflow interrupt";
+	}
+	return "owner value unknown to this libamupmu version";
+}
+
+std::string_view backend_name(const Info& info) noexcept
+{
+	return info.mock() ? "mock" : "hardware";
+}
+
+std::string backend_description(const Info& info)
+{
+	const auto pmu_cpu = [](const CpuInfo& c) { return c.discovered() && c.has_pmu(); };
+	const auto emulated = [&](const CpuInfo& c) {
+		return pmu_cpu(c) && decode_midr(c.midr).implementer == 0x00;
+	};
+	std::string s;
+	if (std::ranges::any_of(info.cpus, emulated))
+		s = "QEMU PMU";
+	else if (std::ranges::any_of(info.cpus, pmu_cpu))
+		s = "hardware PMU";
+	else
+		s = "no PMU";
+	s += " + hardware ID registers";
+	if (info.mock())
+		s += " + mock AMU/SPE register model";
+	return s;
+}
+
+} // namespace amupmu

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/json.hpp>
+
+#include <stdexcept>
+
+namespace amupmu {
+
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], 0 if it is not one.
+std::size_t utf8_length(std::string_view s, std::size_t i) noexcept
+{
+	const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+	const unsigned char c = byte(i);
+	std::size_t len;
+	unsigned char lo = 0x80;
+	unsigned char hi = 0xBF;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;	// overlong
+		if (c == 0xED)
+			hi = 0x9F;	// surrogates
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;	// overlong
+		if (c == 0xF4)
+			hi = 0x8F;	// above U+10FFFF
+	} else {
+		return 0;
+	}
+	if (i + len > s.size())
+		return 0;
+	if (byte(i + 1) < lo || byte(i + 1) > hi)
+		return 0;
+	for (std::size_t k = 2; k < len; ++k)
+		if (byte(i + k) < 0x80 || byte(i + k) > 0xBF)
+			return 0;
+	return len;
+}
+
+} // namespace
+
+std::string json_quote(std::string_view s)
+{
+	static constexpr char digits[] = "0123456789abcdef";
+	std::string out;
+	out.reserve(s.size() + 2);
+	out += '"';
+	for (std::size_t i = 0; i < s.size();) {
+		const auto c = static_cast<unsigned char>(s[i]);
+		switch (c) {
+		case '"': out += "\\\""; break;
+		case '\\': out += "\\\\"; break;
+		case '\b': out += "\\b"; break;
+		case '\f': out += "\\f"; break;
+		case '\n': out += "\\n"; break;
+		case '\r': out += "\\r"; break;
+		case '\t': out += "\\t"; break;
+		default:
+			if (c < 0x20) {
+				out += "\\u00";
+				out += digits[c >> 4];
+				out += digits[c & 0xF];
+			} else if (const std::size_t len = utf8_length(s, i); len != 0) {
+				out.append(s.substr(i, len));
+				i += len;
+				continue;
+			} else {
+				out += "\\ufffd";
+			}
+		}
+		++i;
+	}
+	out += '"';
+	return out;
+}
+
+void JsonWriter::newline(std::size_t depth)
+{
+	if (indent_ == 0)
+		return;
+	out_ += '\n';
+	out_.append(depth * indent_, ' ');
+}
+
+void JsonWriter::before_value()
+{
+	if (done_)
+		throw std::logic_error{"JsonWriter: value after the end of the document"};
+	if (stack_.empty())
+		return;
+	Level& top = stack_.back();
+	if (top.object) {
+		if (!have_key_)
+			throw std::logic_error{"JsonWriter: object member without key()"};
+		have_key_ = false;
+		return;
+	}
+	if (top.count++ != 0)
+		out_ += ',';
+	newline(stack_.size());
+}
+
+JsonWriter& JsonWriter::raw(std::string_view token)
+{
+	before_value();
+	out_ += token;
+	done_ = stack_.empty();
+	return *this;
+}
+
+JsonWriter& JsonWriter::value(std::string_view s)
+{
+	return raw(json_quote(s));
+}
+
+JsonWriter& JsonWriter::key(std::string_view name)
+{
+	if (stack_.empty() || !stack_.back().object || have_key_)
+		throw std::logic_error{"JsonWriter: key() outside an object or twice"};
+	if (stack_.back().count++ != 0)
+		out_ += ',';
+	newline(stack_.size());
+	out_ += json_quote(name);
+	out_ += indent_ == 0 ? ":" : ": ";
+	have_key_ = true;
+	return *this;
+}
+
+JsonWriter& JsonWriter::open(char bracket, bool object)
+{
+	before_value();
+	out_ += bracket;
+	stack_.push_back(Level{object, 0});
+	return *this;
+}
+
+JsonWriter& JsonWriter::close(char bracket, bool object)
+{
+	if (stack_.empty() || stack_.back().object != object || have_key_)
+		throw std::logic_error{"JsonWriter: unbalanced end_object()/end_array()"};
+	const bool empty = stack_.back().count == 0;
+	stack_.pop_back();
+	if (!empty)
+		newline(stack_.size());
+	out_ += bracket;
+	done_ = stack_.empty();
+	return *this;
+}
+
+JsonWriter& JsonWriter::begin_object() { return open('{', true); }
+JsonWriter& JsonWriter::end_object() { return close('}', true); }
+JsonWriter& JsonWriter::begin_array() { return open('[', false); }
+JsonWriter& JsonWriter::end_array() { return close(']', false); }
+
+const std::string& JsonWriter::str() const
+{
+	if (!done_)
+		throw std::logic_error{"JsonWriter: document incomplete"};
+	return out_;
+}
+
+} // namespace amupmu

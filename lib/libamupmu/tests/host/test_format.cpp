@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu info rendering of synthetic reports.
+#include "fixtures.hpp"
+#include "json_check.hpp"
+
+#include <amupmu/format.hpp>
+#include <amupmu/info.hpp>
+
+#include <catch2/catch.hpp>
+
+using namespace amupmu;
+using Catch::Matchers::Contains;
+
+TEST_CASE("hex()", "[host][format]")
+{
+	CHECK(hex(0x41, 2) == "0x41");
+	CHECK(hex(0x51, 3) == "0x051");
+	CHECK(hex(1) == "0x0000000000000001");
+	CHECK(hex(0x1f, 0) == "0x1f");
+	CHECK(hex(~std::uint64_t{0}) == "0xffffffffffffffff");
+}
+
+TEST_CASE("feature, ioctl and owner names", "[host][format]")
+{
+	CHECK(feature_string(0x1F) == "pmu pmu_exclusive amu spe mock");
+	CHECK(feature_string(0x01) == "pmu");
+	CHECK(feature_string(0).empty());
+	CHECK(feature_names(std::uint64_t{1} << 7) == std::vector<std::string>{"bit7"});
+	CHECK(ioctl_names(1) == std::vector<std::string>{"AMUPMU_INFO"});
+	CHECK(ioctl_names(2) == std::vector<std::string>{"cmd 0x81"});
+	CHECK(to_string(PmuOwner::none) == "none");
+	CHECK(to_string(PmuOwner::kernel) == "kernel");
+	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
+	CHECK(to_string(static_cast<PmuOwner>(7)) == "unknown");
+	CHECK(describe(PmuOwner::kernel) ==
+	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with EBUSY");
+}
+
+TEST_CASE("Info flag helpers", "[host][format]")
+{
+	const Info q = test::qemu_info();
+	CHECK(q.has_pmu());
+	CHECK_FALSE(q.pmu_exclusive());
+	CHECK_FALSE(q.mock());
+	CHECK(q.supports(Ioctl::info));
+	const Info m = test::mock_info();
+	CHECK(m.has_amu());
+	CHECK(m.has_spe());
+	CHECK(m.pmu_exclusive());
+	CHECK(m.cpus[0].has_amu());
+	CHECK(m.cpus[0].mock());
+	CHECK_FALSE(m.cpus[2].discovered());
+}
+
+TEST_CASE("backend names", "[host][format]")
+{
+	CHECK(backend_name(test::qemu_info()) == "hardware");
+	CHECK(backend_description(test::qemu_info()) == "QEMU PMU + hardware ID registers");
+	CHECK(backend_name(test::mock_info()) == "mock");
+	CHECK(backend_description(test::mock_info()) ==
+	      "hardware PMU + hardware ID registers + mock AMU/SPE register model");
+	Info none;
+	none.cpus = {test::offline_cpu(0)};
+	CHECK(backend_description(none) == "no PMU + hardware ID registers");
+}
+
+TEST_CASE("text report", "[host][format]")
+{
+	SECTION("QEMU virt, kernel owns the PMU")
+	{
+		const std::string text = format_info_text(test::qemu_info());
+		CHECK_THAT(text, Contains("amupmu driver ABI 1.0"));
+		CHECK_THAT(text, Contains("features:       pmu\n"));
+		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
+		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
+					  "requests are refused with EBUSY)\n"));
+		CHECK_THAT(text, Contains("backend:        hardware (QEMU PMU + hardware ID registers)\n"));
+		CHECK_THAT(text, Contains("cpus:           2 possible (0-1), 1 online (0), 1 discovered (0)\n"));
+		CHECK_THAT(text, Contains("cpu0: online, discovered\n"));
+		CHECK_THAT(text, Contains("  cpu:          implementer 0x00 part 0x051 r0p0\n"));
+		CHECK_THAT(text, Contains("  implementer:  0x00 (reserved for software use (e.g. QEMU -cpu max))\n"));
+		CHECK_THAT(text, Contains("  midr_el1:     0x00000000000f0510\n"));
+		CHECK_THAT(text, Contains("  pmu:          PMUv3p5, 6 event counters + cycle counter\n"));
+		CHECK_THAT(text, Contains("  events:       6 common events implemented (5 in 0x00-0x3f, 1 in 0x4000-0x403f)\n"));
+		CHECK_THAT(text, Contains("  pmmir slots:  0 (not reported)\n"));
+		CHECK_THAT(text, Contains("  spe:          not implemented\n"));
+		CHECK_THAT(text, Contains("  amu:          not implemented\n"));
+		CHECK_THAT(text, Contains("cpu1: offline, not discovered (no register data)\n"));
+		CHECK_FALSE(text.find("CPU_CYCLES") != std::string::npos);
+	}
+	SECTION("verbose lists registers and events")
+	{
+		const std::string text = format_info_text(test::qemu_info(), {.verbose = true});
+		CHECK_THAT(text, Contains("  pmcr_el0:     0x0000000041003000\n"));
+		CHECK_THAT(text, Contains("                0x0011 CPU_CYCLES\n"));
+		CHECK_THAT(text, Contains("                0x4004 CNT_CYCLES\n"));
+	}
+	SECTION("mock AMU/SPE on a Cortex-X2")
+	{
+		const std::string text = format_info_text(test::mock_info());
+		CHECK_THAT(text, Contains("features:       pmu pmu_exclusive amu spe mock\n"));
+		CHECK_THAT(text, Contains("pmu owner:      amupmu ("));
+		CHECK_THAT(text, Contains("cpu0: online, discovered, mock AMU/SPE registers\n"));
+		CHECK_THAT(text, Contains("  cpu:          Arm Cortex-X2 r2p1\n"));
+		CHECK_THAT(text, Contains("  implementer:  0x41 (Arm)\n"));
+		CHECK_THAT(text, Contains("  events:       64 common events implemented (64 in 0x00-0x3f, 0 in 0x4000-0x403f)\n"));
+		CHECK_THAT(text, Contains("  pmmir slots:  8\n"));
+		CHECK_THAT(text, Contains("  spe:          SPEv1p2 (pmsidr_el1 0x0000000000026417)\n"));
+		CHECK_THAT(text, Contains("  spe sampling: min interval 1024, max record 64 bytes, 12-bit counters, record format 0\n"));
+		CHECK_THAT(text, Contains("  spe filters:  event, type, latency\n"));
+		CHECK_THAT(text, Contains("  spe options:  data-source\n"));
+		CHECK_THAT(text, Contains("  amu:          AMUv1p1, 2 counter groups (4 architected + 3 auxiliary counters), 64-bit\n"));
+		CHECK_THAT(text, Contains("cpu2: offline, not discovered (no register data)\n"));
+	}
+	SECTION("no PMCEID extension before PMUv3p1")
+	{
+		Info info = test::qemu_info();
+		info.cpus[0].flags &= ~static_cast<std::uint32_t>(CpuFlag::pmceid_ext);
+		CHECK_THAT(format_info_text(info),
+			   Contains("5 common events implemented (5 in 0x00-0x3f; 0x4000-0x403f not reported before PMUv3p1)"));
+	}
+	SECTION("nothing known")
+	{
+		const std::string text = format_info_text(Info{});
+		CHECK_THAT(text, Contains("features:       (none)\n"));
+		CHECK_THAT(text, Contains("cpus:           0 possible, 0 online, 0 discovered\n"));
+	}
+}
+
+TEST_CASE("JSON report is well-formed", "[host][format][json]")
+{
+	Info odd = test::qemu_info();
+	odd.pmu_owner = static_cast<PmuOwner>(7);
+	odd.features = ~std::uint64_t{0};
+	odd.supported_ioctls = ~std::uint64_t{0};
+	odd.cpus[0].midr = 0x7A0F1232;
+	odd.cpus[0].flags = ~std::uint32_t{0};
+
+	const auto [name, info] = GENERATE_COPY(table<std::string, Info>({
+		{"qemu", test::qemu_info()},
+		{"mock", test::mock_info()},
+		{"empty", Info{}},
+		{"odd values", odd},
+	}));
+	CAPTURE(name);
+	const std::string json = format_info_json(info);
+	INFO(json);
+	CHECK(test::json_error(json).empty());
+	CHECK(json.back() == '\n');
+}
+
+TEST_CASE("JSON report content", "[host][format][json]")
+{
+	const std::string json = format_info_json(test::mock_info());
+	CHECK_THAT(json, Contains(R"("pmu_owner": "amupmu")"));
+	CHECK_THAT(json, Contains(R"("backend": "mock")"));
+	CHECK_THAT(json, Contains(R"("features": [)"));
+	CHECK_THAT(json, Contains(R"("description": "Arm Cortex-X2 r2p1")"));
+	CHECK_THAT(json, Contains(R"("midr": "0x00000000412fd481")"));
+	CHECK_THAT(json, Contains(R"("part": 3400)"));
+	CHECK_THAT(json, Contains(R"("name": "STALL_SLOT")"));
+	CHECK_THAT(json, Contains(R"("min_interval": 1024)"));
+	CHECK_THAT(json, Contains(R"("group1_counters": 3)"));
+
+	const std::string qemu = format_info_json(test::qemu_info());
+	CHECK_THAT(qemu, Contains(R"j("implementer_name": "reserved for software use (e.g. QEMU -cpu max)")j"));
+	CHECK_THAT(qemu, Contains(R"("part_name": null)"));
+	CHECK_THAT(qemu, Contains(R"("spe": null)"));
+	CHECK_THAT(qemu, Contains(R"("amu": null)"));
+}

@@ -1,0 +1,553 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * AMUPMU_INFO: the handshake ioctl of /dev/amupmu against the ABI contract
+ * of include/uapi/linux/amupmu.h -- size and flag handling (iommufd style),
+ * unknown commands, the per-CPU entry array, and "a refused request changes
+ * nothing". Backend independent: it needs only the loaded module.
+ */
+#include <pthread.h>
+#include <sys/mman.h>
+
+#include "amupmu_test.h"
+
+#define INFO_SZ		sizeof(struct amupmu_info)
+#define ENTRY_SZ	sizeof(struct amupmu_cpu_info)
+/* Room for struct amupmu_info followed by an unknown, larger tail. */
+#define BIG_SZ		4096
+
+#define CONCURRENT_THREADS	4
+#define CONCURRENT_CALLS	2000
+
+union info_buf {
+	struct amupmu_info info;
+	unsigned char raw[BIG_SZ];
+};
+
+FIXTURE(info) {
+	int fd;
+	unsigned int nr_cpu_ids;
+	struct amupmu_info ref;		/* exact-size answer */
+	struct amupmu_cpu_info *ref_cpus;	/* nr_cpu_ids entries */
+};
+
+FIXTURE_SETUP(info)
+{
+	static struct amupmu_cpumask possible;
+
+	self->fd = -1;
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	ASSERT_LT(0U, possible.nr);
+	self->nr_cpu_ids = possible.nr;
+
+	AMUPMU_OPEN_DEVICE(self->fd);
+
+	self->ref_cpus = calloc(self->nr_cpu_ids, ENTRY_SZ);
+	ASSERT_NE(NULL, self->ref_cpus);
+	ASSERT_EQ(0, amupmu_query(self->fd, &self->ref, self->ref_cpus,
+				  self->nr_cpu_ids));
+}
+
+FIXTURE_TEARDOWN(info)
+{
+	free(self->ref_cpus);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* The output fields of @got equal the reference answer. */
+static void expect_same_answer(struct __test_metadata *_metadata,
+			       const struct amupmu_info *ref,
+			       const struct amupmu_info *got)
+{
+	EXPECT_EQ(0U, got->flags);
+	EXPECT_EQ(ref->abi_major, got->abi_major);
+	EXPECT_EQ(ref->abi_minor, got->abi_minor);
+	EXPECT_EQ(ref->features, got->features);
+	EXPECT_EQ(ref->supported_ioctls, got->supported_ioctls);
+	EXPECT_EQ(ref->pmu_owner, got->pmu_owner);
+	EXPECT_EQ(ref->nr_cpus, got->nr_cpus);
+	EXPECT_EQ(ref->cpu_entry_size, got->cpu_entry_size);
+	EXPECT_EQ(0U, got->__reserved);
+}
+
+/* @len bytes at @p all equal @byte. */
+static bool all_bytes(const void *p, size_t len, unsigned char byte)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != byte)
+			return false;
+	return true;
+}
+
+/*
+ * Issue @cmd on @arg (@arg_len bytes, plus @cpus_len bytes at @cpus if not
+ * NULL), expect it to fail with @err and to have written nothing.
+ */
+static void expect_refused(struct __test_metadata *_metadata, int fd,
+			   unsigned long cmd, void *arg, size_t arg_len,
+			   void *cpus, size_t cpus_len, int err,
+			   const char *what)
+{
+	unsigned char *before = malloc(arg_len + cpus_len);
+	int ret;
+
+	ASSERT_NE(NULL, before);
+	memcpy(before, arg, arg_len);
+	if (cpus)
+		memcpy(before + arg_len, cpus, cpus_len);
+
+	ret = amupmu_ioctl(fd, cmd, arg);
+	EXPECT_EQ(-err, ret) {
+		TH_LOG("%s: expected %s, got %s", what, strerror(err),
+		       ret ? strerror(-ret) : "success");
+	}
+	EXPECT_EQ(0, memcmp(before, arg, arg_len)) {
+		TH_LOG("%s: refused request wrote its argument", what);
+	}
+	if (cpus) {
+		EXPECT_EQ(0, memcmp(before + arg_len, cpus, cpus_len)) {
+			TH_LOG("%s: refused request wrote the CPU array", what);
+		}
+	}
+	free(before);
+}
+
+/* Entries buffer of @n entries of @entry_size bytes, all AMUPMU_FILL_BYTE. */
+static unsigned char *alloc_entries(struct __test_metadata *_metadata,
+				    size_t n, size_t entry_size)
+{
+	unsigned char *p = malloc(n * entry_size);
+
+	ASSERT_NE(NULL, p);
+	memset(p, AMUPMU_FILL_BYTE, n * entry_size);
+	return p;
+}
+
+/*
+ * Check an entry array written with @entry_size for @written entries out of
+ * @total: the first @written match the reference (tail beyond the kernel's
+ * entry zero), the rest are untouched.
+ */
+static void expect_entries(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(info) *self, const unsigned char *buf,
+			   size_t entry_size, size_t written, size_t total)
+{
+	size_t i, cmp = entry_size < ENTRY_SZ ? entry_size : ENTRY_SZ;
+
+	for (i = 0; i < total; i++) {
+		const unsigned char *e = buf + i * entry_size;
+
+		if (i >= written) {
+			EXPECT_TRUE(all_bytes(e, entry_size, AMUPMU_FILL_BYTE)) {
+				TH_LOG("entry %zu (beyond nr_cpus %zu) written",
+				       i, written);
+			}
+			continue;
+		}
+		EXPECT_EQ(0, memcmp(e, &self->ref_cpus[i], cmp)) {
+			TH_LOG("entry %zu (entry size %zu) differs from the reference",
+			       i, entry_size);
+		}
+		if (entry_size > ENTRY_SZ) {
+			EXPECT_TRUE(all_bytes(e + ENTRY_SZ, entry_size - ENTRY_SZ, 0)) {
+				TH_LOG("entry %zu: bytes beyond %zu not zero-filled",
+				       i, ENTRY_SZ);
+			}
+		}
+	}
+}
+
+TEST_F(info, device_opens)
+{
+	struct stat st;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, fstat(self->fd, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+}
+
+TEST_F(info, exact_size)
+{
+	const struct amupmu_info *info = &self->ref;
+	__u64 known_cmds = (1ULL << (AMUPMU_CMD_LAST - AMUPMU_CMD_BASE)) - 1;
+	unsigned int i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	EXPECT_EQ(INFO_SZ, info->size);
+	EXPECT_EQ(0U, info->flags);
+	EXPECT_EQ((__u32)AMUPMU_ABI_MAJOR, info->abi_major);
+	EXPECT_NE(AMUPMU_SENTINEL32, info->abi_minor);
+	EXPECT_TRUE(!!(info->supported_ioctls & 1));
+	EXPECT_EQ(0ULL, info->supported_ioctls & ~known_cmds) {
+		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_CMD_LAST",
+		       (unsigned long long)info->supported_ioctls);
+	}
+	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_MOCK * 2 - 1)) {
+		TH_LOG("unknown feature bits in 0x%llx",
+		       (unsigned long long)info->features);
+	}
+	EXPECT_GE((__u32)AMUPMU_PMU_OWNER_AMUPMU, info->pmu_owner);
+	EXPECT_EQ(self->nr_cpu_ids, info->nr_cpus);
+	EXPECT_EQ(ENTRY_SZ, info->cpu_entry_size);
+	EXPECT_EQ(0U, info->__reserved);
+	EXPECT_EQ((__u64)(uintptr_t)self->ref_cpus, info->cpus_uptr);
+	for (i = 0; i < self->nr_cpu_ids; i++) {
+		EXPECT_EQ(i, self->ref_cpus[i].cpu);
+	}
+
+	TH_LOG("ABI %u.%u features 0x%llx pmu_owner %u nr_cpus %u",
+	       info->abi_major, info->abi_minor,
+	       (unsigned long long)info->features, info->pmu_owner,
+	       info->nr_cpus);
+}
+
+/* nr_cpus 0 asks only: no array needed, nr_cpus and entry size reported. */
+TEST_F(info, ask_only)
+{
+	struct amupmu_info info;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	amupmu_info_init(&info, NULL, 0, 0);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	EXPECT_EQ(0ULL, info.cpus_uptr);
+}
+
+/* A request with an array pointer but nr_cpus 0 writes no entry. */
+TEST_F(info, nr_cpus_zero_writes_nothing)
+{
+	unsigned char *buf;
+	struct amupmu_info info;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	buf = alloc_entries(_metadata, 1, ENTRY_SZ);
+	amupmu_info_init(&info, buf, 0, ENTRY_SZ);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	expect_entries(_metadata, self, buf, ENTRY_SZ, 0, 1);
+	free(buf);
+}
+
+TEST_F(info, size_below_ver0)
+{
+	union info_buf b;
+	char what[64];
+	__u32 size;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (size = 0; size < AMUPMU_INFO_SIZE_VER0; size++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_info_init(&b.info, NULL, 0, 0);
+		b.info.size = size;
+		snprintf(what, sizeof(what), "size %u", size);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &b, INFO_SZ,
+			       NULL, 0, EINVAL, what);
+	}
+}
+
+TEST_F(info, size_nonzero_tail_e2big)
+{
+	union info_buf b;
+	char what[64];
+	size_t pos;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (pos = INFO_SZ; pos < INFO_SZ + 8; pos++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_info_init(&b.info, NULL, 0, 0);
+		b.info.size = INFO_SZ + 8;
+		b.raw[pos] = 0x01;
+		snprintf(what, sizeof(what), "size %zu, tail byte %zu set",
+			 INFO_SZ + 8, pos);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &b, INFO_SZ + 8,
+			       NULL, 0, E2BIG, what);
+	}
+}
+
+TEST_F(info, size_larger_zero_tail)
+{
+	static const size_t sizes[] = { INFO_SZ + 1, INFO_SZ + 8, INFO_SZ + 64, BIG_SZ };
+	union info_buf b;
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_info_init(&b.info, NULL, 0, 0);
+		b.info.size = sizes[i];
+		ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &b)) {
+			TH_LOG("size %zu with a zero tail refused", sizes[i]);
+		}
+		expect_same_answer(_metadata, &self->ref, &b.info);
+		EXPECT_TRUE(all_bytes(b.raw + INFO_SZ, sizes[i] - INFO_SZ, 0)) {
+			TH_LOG("size %zu: the unknown tail was written", sizes[i]);
+		}
+		EXPECT_TRUE(all_bytes(b.raw + sizes[i], BIG_SZ - sizes[i], 0));
+	}
+}
+
+TEST_F(info, flags_each_bit)
+{
+	struct amupmu_info info;
+	char what[64];
+	unsigned int bit;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (bit = 0; bit < 32; bit++) {
+		amupmu_info_init(&info, NULL, 0, 0);
+		info.flags = 1U << bit;
+		snprintf(what, sizeof(what), "flags bit %u", bit);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+			       NULL, 0, EINVAL, what);
+	}
+}
+
+TEST_F(info, reserved_nonzero)
+{
+	struct amupmu_info info;
+	char what[64];
+	unsigned int bit;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (bit = 0; bit < 32; bit++) {
+		amupmu_info_init(&info, NULL, 0, 0);
+		info.__reserved = 1U << bit;
+		snprintf(what, sizeof(what), "__reserved bit %u", bit);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+			       NULL, 0, EINVAL, what);
+	}
+}
+
+TEST_F(info, unknown_commands)
+{
+	static const struct {
+		const char *name;
+		unsigned long cmd;
+	} cmds[] = {
+		{ "AMUPMU_CMD_LAST", _IO(AMUPMU_TYPE, AMUPMU_CMD_LAST) },
+		{ "AMUPMU_CMD_BASE - 1", _IO(AMUPMU_TYPE, AMUPMU_CMD_BASE - 1) },
+		{ "nr 0", _IO(AMUPMU_TYPE, 0) },
+		{ "nr 0xff", _IO(AMUPMU_TYPE, 0xff) },
+		{ "type + 1", _IO(AMUPMU_TYPE + 1, AMUPMU_CMD_INFO) },
+		{ "type - 1", _IO(AMUPMU_TYPE - 1, AMUPMU_CMD_INFO) },
+		{ "type 0", _IO(0, AMUPMU_CMD_INFO) },
+		{ "_IOR info", _IOR(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
+		{ "_IOW info", _IOW(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
+		{ "_IOWR info", _IOWR(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
+	};
+	struct amupmu_info info;
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (i = 0; i < ARRAY_SIZE(cmds); i++) {
+		amupmu_info_init(&info, NULL, 0, 0);
+		expect_refused(_metadata, self->fd, cmds[i].cmd, &info, INFO_SZ,
+			       NULL, 0, ENOTTY, cmds[i].name);
+	}
+}
+
+TEST_F(info, entry_size_too_small)
+{
+	struct amupmu_info info;
+	unsigned char *buf;
+	char what[64];
+	__u32 size;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	buf = alloc_entries(_metadata, self->nr_cpu_ids, ENTRY_SZ);
+	for (size = 0; size < AMUPMU_CPU_INFO_SIZE_VER0; size++) {
+		amupmu_info_init(&info, buf, self->nr_cpu_ids, size);
+		snprintf(what, sizeof(what), "cpu_entry_size %u", size);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+			       buf, self->nr_cpu_ids * ENTRY_SZ, EINVAL, what);
+	}
+	free(buf);
+}
+
+TEST_F(info, cpus_uptr_null)
+{
+	struct amupmu_info info;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	amupmu_info_init(&info, NULL, self->nr_cpu_ids, ENTRY_SZ);
+	expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+		       NULL, 0, EFAULT, "nr_cpus > 0, cpus_uptr 0");
+}
+
+TEST_F(info, cpus_uptr_bad)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t array = self->nr_cpu_ids * ENTRY_SZ;
+	size_t len = ((array + page - 1) / page) * page + page;
+	struct amupmu_info info;
+	unsigned char *map, *guard;
+	struct {
+		const char *what;
+		__u64 uptr;
+	} bad[3];
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	guard = map + len - page;
+	ASSERT_EQ(0, mprotect(guard, page, PROT_NONE));
+
+	bad[0].what = "PROT_NONE page";
+	bad[0].uptr = (uintptr_t)guard;
+	bad[1].what = "address 1";
+	bad[1].uptr = 1;
+	bad[2].what = "kernel address";
+	bad[2].uptr = 0xffff800000000000ULL;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		amupmu_info_init(&info, NULL, self->nr_cpu_ids, ENTRY_SZ);
+		info.cpus_uptr = bad[i].uptr;
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+			       NULL, 0, EFAULT, bad[i].what);
+	}
+
+	/*
+	 * The last entry straddles into the guard page: the first entries may
+	 * have been written before the fault, the header must not be.
+	 */
+	amupmu_info_init(&info, guard - array + ENTRY_SZ / 2, self->nr_cpu_ids,
+			 ENTRY_SZ);
+	expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+		       NULL, 0, EFAULT, "array running into a PROT_NONE page");
+	munmap(map, len);
+}
+
+TEST_F(info, entry_size_larger_zero_filled)
+{
+	const size_t sizes[] = { ENTRY_SZ + 1, ENTRY_SZ + 8, ENTRY_SZ + 64, 2 * ENTRY_SZ };
+	unsigned int n = self->nr_cpu_ids;
+	struct amupmu_info info;
+	unsigned char *buf;
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		/* one spare entry after the array must stay untouched */
+		buf = alloc_entries(_metadata, n + 1, sizes[i]);
+		amupmu_info_init(&info, buf, n, sizes[i]);
+		ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info)) {
+			TH_LOG("cpu_entry_size %zu refused", sizes[i]);
+		}
+		expect_same_answer(_metadata, &self->ref, &info);
+		EXPECT_EQ(ENTRY_SZ, info.cpu_entry_size);
+		expect_entries(_metadata, self, buf, sizes[i], n, n + 1);
+		free(buf);
+	}
+}
+
+TEST_F(info, nr_cpus_smaller_and_larger)
+{
+	unsigned int n = self->nr_cpu_ids, k;
+	struct amupmu_info info;
+	unsigned char *buf;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	/* entries 0 .. min(k, nr_cpu_ids) - 1 written, the rest untouched */
+	for (k = 0; k <= n + 2; k++) {
+		buf = alloc_entries(_metadata, n + 3, ENTRY_SZ);
+		amupmu_info_init(&info, buf, k, ENTRY_SZ);
+		ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info)) {
+			TH_LOG("nr_cpus %u refused", k);
+		}
+		expect_same_answer(_metadata, &self->ref, &info);
+		expect_entries(_metadata, self, buf, ENTRY_SZ, k < n ? k : n, n + 3);
+		free(buf);
+	}
+}
+
+TEST_F(info, nr_cpus_is_possible)
+{
+	static struct amupmu_cpumask possible;
+	unsigned int cpu, count = 0;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	for (cpu = 0; cpu < possible.nr; cpu++)
+		count += possible.cpu[cpu];
+	/* nr_cpu_ids: highest possible CPU + 1 (== count unless holes) */
+	EXPECT_EQ(possible.nr, self->ref.nr_cpus);
+	TH_LOG("possible CPUs: %u, nr_cpu_ids %u", count, possible.nr);
+}
+
+struct concurrent_arg {
+	int fd;
+	unsigned int nr;
+	const struct amupmu_info *ref;
+	const struct amupmu_cpu_info *ref_cpus;
+	pthread_barrier_t *start;
+	unsigned int failures;
+	int first_err;
+};
+
+static void *concurrent_worker(void *p)
+{
+	struct concurrent_arg *a = p;
+	struct amupmu_cpu_info *cpus = calloc(a->nr, ENTRY_SZ);
+	struct amupmu_info info;
+	unsigned int i;
+	int ret;
+
+	if (!cpus) {
+		a->failures = CONCURRENT_CALLS;
+		a->first_err = -ENOMEM;
+		return NULL;
+	}
+	pthread_barrier_wait(a->start);
+	for (i = 0; i < CONCURRENT_CALLS; i++) {
+		ret = amupmu_query(a->fd, &info, cpus, a->nr);
+		/* identical answers: same request, same array contents */
+		info.cpus_uptr = a->ref->cpus_uptr;
+		if (ret || memcmp(&info, a->ref, INFO_SZ) ||
+		    memcmp(cpus, a->ref_cpus, a->nr * ENTRY_SZ)) {
+			if (!a->failures++)
+				a->first_err = ret;
+		}
+	}
+	free(cpus);
+	return NULL;
+}
+
+TEST_F(info, concurrent_calls)
+{
+	struct concurrent_arg args[CONCURRENT_THREADS];
+	pthread_t threads[CONCURRENT_THREADS];
+	pthread_barrier_t start;
+	unsigned int i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, pthread_barrier_init(&start, NULL, CONCURRENT_THREADS));
+	for (i = 0; i < CONCURRENT_THREADS; i++) {
+		args[i] = (struct concurrent_arg) {
+			.fd = self->fd,
+			.nr = self->nr_cpu_ids,
+			.ref = &self->ref,
+			.ref_cpus = self->ref_cpus,
+			.start = &start,
+		};
+		ASSERT_EQ(0, pthread_create(&threads[i], NULL, concurrent_worker,
+					    &args[i]));
+	}
+	for (i = 0; i < CONCURRENT_THREADS; i++) {
+		ASSERT_EQ(0, pthread_join(threads[i], NULL));
+	}
+	pthread_barrier_destroy(&start);
+
+	for (i = 0; i < CONCURRENT_THREADS; i++) {
+		EXPECT_EQ(0U, args[i].failures) {
+			TH_LOG("thread %u: %u of %u calls failed or differed (first: %s)",
+			       i, args[i].failures, CONCURRENT_CALLS,
+			       args[i].first_err ? strerror(-args[i].first_err) :
+			       "different answer");
+		}
+	}
+}
+
+TEST_HARNESS_MAIN

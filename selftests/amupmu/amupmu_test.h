@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the amupmu selftests: the kselftest harness, sysfs and
+ * procfs readers, CPU list parsing, the AMUPMU_INFO request and the
+ * architectural register fields (Arm ARM, DDI 0487) the tests decode.
+ */
+#ifndef AMUPMU_SELFTEST_H
+#define AMUPMU_SELFTEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
+#include <linux/amupmu.h>
+
+/*
+ * The 6.1 harness defines a signal handler with an unused parameter, which
+ * -Wextra -Werror rejects; the tests themselves stay fully warning-checked.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "kselftest_harness.h"
+#pragma GCC diagnostic pop
+
+/*
+ * Note: the harness's EXPECT_* / ASSERT_* expand to two statements (the check
+ * and its optional { handler }), so they are always braced under if / for.
+ */
+
+#define AMUPMU_DEV		"/dev/amupmu"
+#define AMUPMU_SYSFS		"/sys/class/misc/amupmu"
+#define AMUPMU_CPU_SYSFS	"/sys/devices/system/cpu"
+/* Largest CPU number the tests handle (arm64 NR_CPUS is 256 in Debian). */
+#define AMUPMU_TEST_MAX_CPUS	4096
+
+_Static_assert(sizeof(struct amupmu_info) >= AMUPMU_INFO_SIZE_VER0,
+	       "struct amupmu_info shrank below its first version");
+_Static_assert(sizeof(struct amupmu_cpu_info) >= AMUPMU_CPU_INFO_SIZE_VER0,
+	       "struct amupmu_cpu_info shrank below its first version");
+
+/* ---------------------------------------------------------------- fields */
+
+static inline __u64 amupmu_field(__u64 reg, unsigned int shift, unsigned int width)
+{
+	return (reg >> shift) & ((width >= 64) ? ~0ULL : ((1ULL << width) - 1));
+}
+
+/* MIDR_EL1 */
+#define MIDR_REVISION(m)	amupmu_field(m, 0, 4)
+#define MIDR_PARTNUM(m)		amupmu_field(m, 4, 12)
+#define MIDR_ARCHITECTURE(m)	amupmu_field(m, 16, 4)
+#define MIDR_VARIANT(m)		amupmu_field(m, 20, 4)
+#define MIDR_IMPLEMENTER(m)	amupmu_field(m, 24, 8)
+#define MIDR_ARCH_BY_ID_REGS	0xF	/* features described by the ID registers */
+
+/* ID_AA64PFR0_EL1 */
+#define PFR0_FP_SHIFT		16
+#define PFR0_ADVSIMD_SHIFT	20
+#define PFR0_SVE_SHIFT		32
+#define PFR0_AMU_SHIFT		44
+#define PFR0_DIT_SHIFT		48
+#define PFR0_FP(r)		amupmu_field(r, PFR0_FP_SHIFT, 4)
+#define PFR0_ADVSIMD(r)		amupmu_field(r, PFR0_ADVSIMD_SHIFT, 4)
+#define PFR0_SVE(r)		amupmu_field(r, PFR0_SVE_SHIFT, 4)
+#define PFR0_AMU(r)		amupmu_field(r, PFR0_AMU_SHIFT, 4)
+#define PFR0_DIT(r)		amupmu_field(r, PFR0_DIT_SHIFT, 4)
+#define PFR0_NI			0xF	/* FP / AdvSIMD: not implemented */
+
+/* ID_AA64DFR0_EL1 */
+#define DFR0_PMUVER(r)		amupmu_field(r, 8, 4)
+#define DFR0_PMSVER(r)		amupmu_field(r, 32, 4)
+#define PMUVER_NI		0x0
+#define PMUVER_V3P1		0x4
+#define PMUVER_V3P4		0x5
+#define PMUVER_IMPDEF		0xF
+
+/* PMCR_EL0 */
+#define PMCR_N(r)		amupmu_field(r, 11, 5)
+#define PMCR_N_MAX		31
+
+/* AMCFGR_EL0 / AMCGCR_EL0 */
+#define AMCFGR_N(r)		amupmu_field(r, 0, 8)
+#define AMCFGR_NCG(r)		amupmu_field(r, 28, 4)
+#define AMCGCR_CG0NC(r)		amupmu_field(r, 0, 8)
+#define AMCGCR_CG1NC(r)		amupmu_field(r, 8, 8)
+#define AMU_CG0_ARCH_COUNTERS	4	/* AMUv1 / AMUv1p1 group 0 */
+
+/* PMSIDR_EL1 */
+#define PMSIDR_INTERVAL(r)	amupmu_field(r, 8, 4)
+
+/* PMUv3 capability as the driver must derive it from DFR0.PMUVer. */
+static inline bool amupmu_pmuver_has_pmu(__u64 ver)
+{
+	return ver != PMUVER_NI && ver != PMUVER_IMPDEF;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/*
+ * Read a whole (small) file into @buf, NUL-terminated. Returns the number of
+ * bytes read or -errno.
+ */
+static inline ssize_t amupmu_read_file(const char *path, char *buf, size_t size)
+{
+	ssize_t n, len = 0;
+	int fd;
+
+	if (!size)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while ((size_t)len < size - 1) {
+		n = read(fd, buf + len, size - 1 - len);
+		if (n < 0) {
+			n = -errno;
+			close(fd);
+			return n;
+		}
+		if (!n)
+			break;
+		len += n;
+	}
+	buf[len] = '\0';
+	close(fd);
+	return len;
+}
+
+/* Read a one-line text file and strip the trailing newline. */
+static inline int amupmu_read_line(const char *path, char *buf, size_t size)
+{
+	ssize_t len = amupmu_read_file(path, buf, size);
+
+	if (len < 0)
+		return (int)len;
+	if (len && buf[len - 1] == '\n')
+		buf[--len] = '\0';
+	return 0;
+}
+
+/* Parse an unsigned number ("0x..." hex or decimal) that fills @s. */
+static inline int amupmu_parse_u64(const char *s, __u64 *val)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!*s || *s == '-' || *s == ' ')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 0);
+	if (errno || *end)
+		return -EINVAL;
+	*val = v;
+	return 0;
+}
+
+/* Read a sysfs file holding one hex or decimal number. */
+static inline int amupmu_read_u64(const char *path, __u64 *val)
+{
+	char buf[64];
+	int ret = amupmu_read_line(path, buf, sizeof(buf));
+
+	return ret ? ret : amupmu_parse_u64(buf, val);
+}
+
+static inline bool amupmu_path_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+/* ---------------------------------------------------------------- CPUs */
+
+struct amupmu_cpumask {
+	unsigned int nr;	/* highest CPU in the list + 1 */
+	bool cpu[AMUPMU_TEST_MAX_CPUS];
+};
+
+/* Parse a kernel CPU list ("0-3,5,7-8"). Returns 0 or -EINVAL. */
+static inline int amupmu_cpulist_parse(const char *s, struct amupmu_cpumask *mask)
+{
+	unsigned long first, last, c;
+	char *end;
+
+	memset(mask, 0, sizeof(*mask));
+	while (*s && *s != '\n') {
+		first = strtoul(s, &end, 10);
+		if (end == s)
+			return -EINVAL;
+		last = first;
+		s = end;
+		if (*s == '-') {
+			last = strtoul(s + 1, &end, 10);
+			if (end == s + 1)
+				return -EINVAL;
+			s = end;
+		}
+		if (last < first || last >= AMUPMU_TEST_MAX_CPUS)
+			return -EINVAL;
+		for (c = first; c <= last; c++)
+			mask->cpu[c] = true;
+		if (last + 1 > mask->nr)
+			mask->nr = last + 1;
+		if (*s == ',')
+			s++;
+		else if (*s && *s != '\n')
+			return -EINVAL;
+	}
+	return 0;
+}
+
+static inline int amupmu_read_cpulist(const char *path, struct amupmu_cpumask *mask)
+{
+	char buf[4096];
+	int ret = amupmu_read_line(path, buf, sizeof(buf));
+
+	return ret ? ret : amupmu_cpulist_parse(buf, mask);
+}
+
+/* cpu_possible_mask; mask->nr is then nr_cpu_ids. */
+static inline int amupmu_possible_cpus(struct amupmu_cpumask *mask)
+{
+	return amupmu_read_cpulist(AMUPMU_CPU_SYSFS "/possible", mask);
+}
+
+/*
+ * Is @cpu online? cpuN/online is absent for CPUs that cannot be offlined
+ * (often cpu0); fall back to the global online list for those.
+ * Returns 1, 0 or -errno.
+ */
+static inline int amupmu_cpu_online(unsigned int cpu)
+{
+	static struct amupmu_cpumask online;
+	char path[128];
+	__u64 v;
+	int ret;
+
+	snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
+	ret = amupmu_read_u64(path, &v);
+	if (!ret)
+		return v != 0;
+	if (ret != -ENOENT)
+		return ret;
+	ret = amupmu_read_cpulist(AMUPMU_CPU_SYSFS "/online", &online);
+	if (ret)
+		return ret;
+	return cpu < AMUPMU_TEST_MAX_CPUS && online.cpu[cpu];
+}
+
+/* ---------------------------------------------------------------- ioctl */
+
+/* Set by the output fields before a call, to see what the driver wrote. */
+#define AMUPMU_SENTINEL32	0xA5A5A5A5U
+#define AMUPMU_SENTINEL64	0xA5A5A5A5A5A5A5A5ULL
+#define AMUPMU_FILL_BYTE	0xAA
+
+/* Build an AMUPMU_INFO request with every output field set to a sentinel. */
+static inline void amupmu_info_init(struct amupmu_info *info, void *cpus,
+				    __u32 nr_cpus, __u32 entry_size)
+{
+	memset(info, 0, sizeof(*info));
+	info->size = sizeof(*info);
+	info->abi_major = AMUPMU_SENTINEL32;
+	info->abi_minor = AMUPMU_SENTINEL32;
+	info->features = AMUPMU_SENTINEL64;
+	info->supported_ioctls = AMUPMU_SENTINEL64;
+	info->pmu_owner = AMUPMU_SENTINEL32;
+	info->nr_cpus = nr_cpus;
+	info->cpu_entry_size = entry_size;
+	info->cpus_uptr = (__u64)(uintptr_t)cpus;
+}
+
+/* ioctl() returning 0 or -errno. */
+static inline int amupmu_ioctl(int fd, unsigned long cmd, void *arg)
+{
+	return ioctl(fd, cmd, arg) ? -errno : 0;
+}
+
+/*
+ * One AMUPMU_INFO call filling @nr entries of the current layout at @cpus
+ * (may be NULL with @nr 0). Returns 0 or -errno.
+ */
+static inline int amupmu_query(int fd, struct amupmu_info *info,
+			       struct amupmu_cpu_info *cpus, __u32 nr)
+{
+	amupmu_info_init(info, cpus, nr, sizeof(*cpus));
+	return amupmu_ioctl(fd, AMUPMU_INFO, info);
+}
+
+/* AMUPMU_ALLOW_SKIP=1: a missing device is a skip, not a failure. */
+static inline bool amupmu_allow_skip(void)
+{
+	const char *s = getenv("AMUPMU_ALLOW_SKIP");
+
+	return s && !strcmp(s, "1");
+}
+
+/*
+ * Open /dev/amupmu in a FIXTURE_SETUP. A missing device fails the test
+ * unless AMUPMU_ALLOW_SKIP=1; then it skips and leaves @fd at -1.
+ */
+#define AMUPMU_OPEN_DEVICE(_fd) do {						\
+	_fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);				\
+	if (_fd < 0 && (errno == ENOENT || errno == ENODEV ||			\
+			errno == ENXIO) && amupmu_allow_skip())			\
+		SKIP(return, "%s: %s (module not loaded?)", AMUPMU_DEV,	\
+		     strerror(errno));						\
+	ASSERT_LE(0, _fd) {							\
+		TH_LOG("open %s: %s (load amupmu.ko, or set "			\
+		       "AMUPMU_ALLOW_SKIP=1)", AMUPMU_DEV, strerror(errno));	\
+	}									\
+} while (0)
+
+/*
+ * First statement of every TEST_F: the 6.1 harness still runs the test body
+ * after FIXTURE_SETUP called SKIP(); the skip is reported as such anyway.
+ */
+#define AMUPMU_SKIPPED_IN_SETUP(_fd) do {					\
+	if ((_fd) < 0)								\
+		return;								\
+} while (0)
+
+#endif /* AMUPMU_SELFTEST_H */

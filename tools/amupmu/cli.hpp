@@ -1,0 +1,44 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The amupmu command's subcommand interface. A subcommand is one Command
+// object (in its own cmd_*.cpp) listed in main.cpp's table.
+#ifndef AMUPMU_TOOL_CLI_HPP
+#define AMUPMU_TOOL_CLI_HPP
+
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace amupmu::cli {
+
+inline constexpr int exit_ok = 0;
+inline constexpr int exit_error = 1;	///< any error, usage errors included
+inline constexpr int exit_no_device = 2;	///< the device node is missing
+
+/// The arguments after the subcommand name.
+using Args = std::span<const std::string_view>;
+
+struct Command {
+	std::string_view name;
+	std::string_view summary;	///< one line for "amupmu --help"
+	std::string_view usage;		///< "amupmu <name> --help"
+	/// Runs the command; returns the exit code. Throws UsageError for bad
+	/// arguments and amupmu::Error for failures (main() reports both).
+	int (*run)(Args args);
+};
+
+/// Bad command line; main() prints it with a hint to --help.
+class UsageError : public std::runtime_error {
+	using std::runtime_error::runtime_error;
+};
+
+/// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value.
+std::optional<std::string_view> option_value(Args args, std::size_t& i, std::string_view name);
+
+extern const Command info_command;
+
+} // namespace amupmu::cli
+
+#endif

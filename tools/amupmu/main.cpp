@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu: command-line front end of libamupmu.
+//
+//   amupmu <command> [options]      see "amupmu --help"
+//
+// Exit status: 0 success, 1 error (usage errors included), 2 the device node
+// is missing (the amupmu module is not loaded).
+#include "cli.hpp"
+
+#include <amupmu/error.hpp>
+#include <amupmu/info.hpp>
+#include <amupmu/version.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <vector>
+
+namespace {
+
+using namespace amupmu::cli;
+
+// Subcommands, in "amupmu --help" order. stat, record, report, calibrate and
+// spe join here.
+const Command* const commands[] = {
+	&info_command,
+};
+
+const Command* find_command(std::string_view name)
+{
+	const auto* const it = std::ranges::find(commands, name, &Command::name);
+	return it == std::end(commands) ? nullptr : *it;
+}
+
+void print_help(std::ostream& out)
+{
+	out << "Usage: amupmu <command> [options]\n"
+	       "       amupmu --help | --version\n"
+	       "\n"
+	       "Arm AMU / PMUv3 / SPE tool for the amupmu driver ("
+	    << amupmu::default_device_path
+	    << ").\n"
+	       "\n"
+	       "Commands:\n";
+	for (const Command* c : commands) {
+		std::string name{c->name};
+		name.resize(std::max<std::size_t>(name.size() + 2, 12), ' ');
+		out << "  " << name << c->summary << "\n";
+	}
+	out << "\n"
+	       "Run 'amupmu <command> --help' for the options of a command.\n"
+	       "\n"
+	       "Exit status: 0 success, 1 error (usage errors included),\n"
+	       "2 the device node is missing (the amupmu module is not loaded).\n";
+}
+
+void print_version()
+{
+	std::cout << "amupmu " << amupmu::version_string << " (libamupmu ABI " << amupmu::abi_major
+		  << "." << amupmu::abi_minor << ")\n";
+}
+
+bool is_help(std::string_view arg)
+{
+	return arg == "-h" || arg == "--help";
+}
+
+int usage_error(std::string_view context, const std::string& message)
+{
+	std::cerr << context << ": " << message << "\nTry '" << context << " --help'.\n";
+	return exit_error;
+}
+
+int run(const Command& command, Args args)
+{
+	const std::string context = "amupmu " + std::string{command.name};
+	if (std::ranges::any_of(args, is_help)) {
+		std::cout << command.usage;
+		return exit_ok;
+	}
+	try {
+		return command.run(args);
+	} catch (const UsageError& e) {
+		return usage_error(context, e.what());
+	} catch (const amupmu::DeviceMissing& e) {
+		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
+		return exit_no_device;
+	} catch (const std::exception& e) {
+		std::cerr << "amupmu: " << e.what() << "\n";
+		return exit_error;
+	}
+}
+
+int dispatch(Args args)
+{
+	if (args.empty()) {
+		print_help(std::cerr);
+		return exit_error;
+	}
+	const std::string_view first = args.front();
+	if (first == "help" && args.size() > 1) {
+		const Command* c = find_command(args[1]);
+		if (!c)
+			return usage_error("amupmu", "unknown command '" + std::string{args[1]} + "'");
+		std::cout << c->usage;
+		return exit_ok;
+	}
+	if (is_help(first) || first == "help") {
+		print_help(std::cout);
+		return exit_ok;
+	}
+	if (first == "--version") {
+		print_version();
+		return exit_ok;
+	}
+	if (const Command* c = find_command(first))
+		return run(*c, args.subspan(1));
+	return usage_error("amupmu", "unknown command '" + std::string{first} + "'");
+}
+
+} // namespace
+
+int main(int argc, char** argv)
+{
+	const std::vector<std::string_view> args(argv + std::min(argc, 1), argv + argc);
+	const int status = dispatch(args);
+	if (!std::cout.flush()) {
+		std::cerr << "amupmu: cannot write the output\n";
+		return exit_error;
+	}
+	return status;
+}
