@@ -41,7 +41,7 @@ host-build:
 	cmake --build $(CMAKE_HOST) -j$(JOBS)
 
 host-test: host-build
-	$(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests -r tap
+	./tools/catch2-tap.sh -- $(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests
 
 cross-build:
 	cmake -S . -B $(CMAKE_AARCH64) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -49,7 +49,7 @@ cross-build:
 	cmake --build $(CMAKE_AARCH64) -j$(JOBS)
 
 cross-test: cross-build
-	qemu-aarch64-static $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests -r tap
+	./tools/catch2-tap.sh qemu-aarch64-static -- $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests
 
 selftests:
 	$(MAKE) -C selftests/amupmu CC=aarch64-linux-gnu-gcc OUTPUT=$(BUILD)/selftests/obj \

@@ -19,7 +19,7 @@ note() { printf '%s\n' "$*" | tee -a "$LOGS/results.txt"; }
 step() {
 	local name=$1 log t0 rc
 	shift
-	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-\n' '_').log
+	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._\n-' '_').log
 	t0=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
@@ -36,7 +36,7 @@ step() {
 tap() {
 	local name=$1 log rc p f s
 	shift
-	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._-\n' '_').log
+	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._\n-' '_').log
 	"$@" >"$log" 2>&1
 	rc=$?
 	p=$(grep -cE '^ok( |$)' "$log")

@@ -15,7 +15,7 @@ for t in amupmu_info_test amupmu_caps_test; do
 done
 
 if [ -x /tests/amupmu_board_tests ]; then
-	run_test amupmu_board_tests /tests/amupmu_board_tests -r tap
+	run_test amupmu_board_tests sh /catch2-tap.sh -- /tests/amupmu_board_tests
 else
 	tap_check amupmu_board_tests-present false
 fi
