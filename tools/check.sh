@@ -75,9 +75,11 @@ tap "host tests (Catch2, x86-64)" make -s host-test
 
 for k in 6.1 6.12; do
 	for v in prod mock; do
-		step "module $k/$v (W=1, 0 warnings)" ./tools/build-module.sh "$k" "$v"
+		step "module $k/$v (W=1 and sparse, 0 warnings)" env SPARSE=1 ./tools/build-module.sh "$k" "$v"
 	done
 done
+
+tap "checkpatch --strict" ./tools/checkpatch.sh
 
 step "aarch64 build (cmake toolchain, static)" make -s cross-build
 tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test
