@@ -86,6 +86,8 @@ tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test
 step "selftests build (kselftest lib.mk, aarch64)" make -s selftests
 tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
 
+tap "board harness self-test (WARN and timeout detection)" ./tools/board/selftest/run.sh
+
 for k in 6.1 6.12; do
 	board "$k" stock prod
 	board "$k" amupmu prod

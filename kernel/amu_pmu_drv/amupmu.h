@@ -6,7 +6,6 @@
 #define AMUPMU_H
 
 #include <linux/cpuhotplug.h>
-#include <linux/kobject.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -26,6 +25,7 @@ enum amupmu_reg {
 	AMUPMU_REG_PMMIR,
 	AMUPMU_REG_AMCFGR,
 	AMUPMU_REG_AMCGCR,
+	AMUPMU_REG_PMBIDR,
 	AMUPMU_REG_PMSIDR,
 };
 
@@ -48,32 +48,27 @@ extern const struct amupmu_backend amupmu_mock_backend;
 #endif
 
 /**
- * struct amupmu_cpu - one possible CPU
- * @info: what discovery read on the CPU, and its online state
- * @kobj: sysfs directory cpuN under the misc device (possible CPUs only)
- */
-struct amupmu_cpu {
-	struct amupmu_cpu_info info;
-	struct kobject *kobj;
-};
-
-/**
  * struct amupmu_device - the driver instance (there is one)
- * @lock: guards @cpus[].info, @exclusive and @pmu_irq; taken in process
+ * @lock: guards @cpus[], @exclusive and @pmu_irq; taken in process
  *	context only (ioctl, sysfs, hotplug callbacks, probe/remove)
- * @cpus: nr_cpu_ids entries, indexed by CPU number; allocated at load,
- *	freed at unload
+ * @cpus: nr_cpu_ids entries indexed by CPU number: what discovery read on
+ *	each CPU and its online state; allocated first at load, freed last
  * @hp_state: dynamic CPU hotplug state of the discovery callbacks
- * @misc: /dev/amupmu
+ * @misc: /dev/amupmu and its sysfs directory
+ * @sysfs_live: @misc is registered, so discovery adds the register files of
+ *	a newly discovered CPU itself. Written under cpus_read_lock(), read in
+ *	hotplug callbacks (which run under the hotplug write lock).
  * @backend: register backend, fixed at build time
- * @exclusive: the "amupmu,pmuv3" devicetree node bound: amupmu owns the PMU
+ * @exclusive: the "amupmu,pmuv3" devicetree node bound: amupmu owns the
+ *	PMU registers and the per-CPU overflow PPI @pmu_irq
  * @pmu_irq: Linux IRQ number of the PMU PPI when @exclusive, else 0
  */
 struct amupmu_device {
 	struct mutex lock; /* see @lock above */
-	struct amupmu_cpu *cpus;
+	struct amupmu_cpu_info *cpus;
 	enum cpuhp_state hp_state;
 	struct miscdevice misc;
+	bool sysfs_live;
 	const struct amupmu_backend *backend;
 	bool exclusive;
 	int pmu_irq;
@@ -87,14 +82,17 @@ void amupmu_cpus_free(void);
 int amupmu_discovery_start(void);
 void amupmu_discovery_stop(void);
 u64 amupmu_features(void);
-u32 amupmu_pmu_owner(void);
+u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
+/* amupmu_main.c: the PMU interrupt, when amupmu owns the PMU */
+void amupmu_pmu_irq_cpu_enable(void);
+void amupmu_pmu_irq_cpu_disable(void);
+
 /* amupmu_sysfs.c */
-extern const struct attribute_group *amupmu_dev_groups[];
-int amupmu_sysfs_add_cpus(void);
-void amupmu_sysfs_del_cpus(void);
-void amupmu_sysfs_update_cpu(unsigned int cpu);
+int amupmu_sysfs_init(void);
+void amupmu_sysfs_exit(void);
+void amupmu_sysfs_cpu_discovered(unsigned int cpu);
 const char *amupmu_owner_name(u32 owner);
 
 #endif /* AMUPMU_H */

@@ -9,13 +9,24 @@
 #include <linux/version.h>
 #include <linux/bits.h>
 #include <linux/platform_device.h>
+#include <asm/sysreg.h>
 
-/* PMCR_EL0.N: asm/perf_event.h (mask + shift) before 6.6, linux/perf/arm_pmuv3.h after. */
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+/*
+ * PMUv3 definitions: asm/perf_event.h until 6.3, linux/perf/arm_pmuv3.h
+ * from 6.4; PMCR_EL0.N as one mask only from 6.7.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
 #include <linux/perf/arm_pmuv3.h>
 #else
 #include <asm/perf_event.h>
-#define ARMV8_PMU_PMCR_N	(ARMV8_PMU_PMCR_N_MASK << ARMV8_PMU_PMCR_N_SHIFT)
+#endif
+#ifndef ARMV8_PMU_PMCR_N
+#define ARMV8_PMU_PMCR_N	GENMASK(15, 11)
+#endif
+
+/* PMBIDR_EL1.P (EL1 may not program SPE): generated name from 6.3 */
+#ifndef PMBIDR_EL1_P
+#define PMBIDR_EL1_P		BIT(SYS_PMBIDR_EL1_P_SHIFT)
 #endif
 
 /*

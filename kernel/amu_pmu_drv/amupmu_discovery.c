@@ -43,6 +43,8 @@ static u64 amupmu_hw_read(enum amupmu_reg reg)
 		return read_sysreg_s(SYS_AMCFGR_EL0);
 	case AMUPMU_REG_AMCGCR:
 		return read_sysreg_s(SYS_AMCGCR_EL0);
+	case AMUPMU_REG_PMBIDR:
+		return read_sysreg_s(SYS_PMBIDR_EL1);
 	case AMUPMU_REG_PMSIDR:
 		return read_sysreg_s(SYS_PMSIDR_EL1);
 	}
@@ -95,12 +97,22 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 			ci->pmmir = rd(AMUPMU_REG_PMMIR);
 		}
 	}
-	if (ci->amu_version) {
+	/*
+	 * AMU: firmware that leaves CPTR_EL3.TAM set makes every AMU access
+	 * trap to EL3; the kernel's only opt-out is CONFIG_ARM64_AMU_EXTN=n
+	 * (Documentation/arch/arm64/amu.rst), so honour it.
+	 */
+	if (ci->amu_version && (be->mock_flags || IS_ENABLED(CONFIG_ARM64_AMU_EXTN))) {
 		ci->flags |= AMUPMU_CPU_AMU;
 		ci->amcfgr = rd(AMUPMU_REG_AMCFGR);
 		ci->amcgcr = rd(AMUPMU_REG_AMCGCR);
 	}
-	if (ci->spe_version) {
+	/*
+	 * SPE: PMS* registers trap to EL3 when firmware keeps the profiling
+	 * buffer (PMBIDR_EL1.P set); only then is PMSIDR_EL1 safe, as in
+	 * the kernel's arm_spe_pmu.
+	 */
+	if (ci->spe_version && !(rd(AMUPMU_REG_PMBIDR) & PMBIDR_EL1_P)) {
 		ci->flags |= AMUPMU_CPU_SPE;
 		ci->pmsidr = rd(AMUPMU_REG_PMSIDR);
 	}
@@ -111,7 +123,7 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 
 static int amupmu_cpu_online(unsigned int cpu)
 {
-	struct amupmu_cpu *c = &amupmu_dev.cpus[cpu];
+	struct amupmu_cpu_info *c = &amupmu_dev.cpus[cpu];
 	struct amupmu_cpu_info ci = {
 		.cpu = cpu,
 		.flags = AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED,
@@ -120,17 +132,18 @@ static int amupmu_cpu_online(unsigned int cpu)
 
 	/* The ID registers do not change while the CPU is off: read them once. */
 	mutex_lock(&amupmu_dev.lock);
-	first = !(c->info.flags & AMUPMU_CPU_DISCOVERED);
+	first = !(c->flags & AMUPMU_CPU_DISCOVERED);
 	if (first) {
 		amupmu_read_this_cpu(&ci);
-		c->info = ci;
+		*c = ci;
 	} else {
-		c->info.flags |= AMUPMU_CPU_ONLINE;
+		c->flags |= AMUPMU_CPU_ONLINE;
 	}
 	mutex_unlock(&amupmu_dev.lock);
 
+	amupmu_pmu_irq_cpu_enable();
 	if (first) {
-		amupmu_sysfs_update_cpu(cpu);
+		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
 			 cpu, ci.midr, ci.pmu_version, ci.pmu_num_counters,
 			 ci.amu_version, ci.spe_version);
@@ -140,8 +153,9 @@ static int amupmu_cpu_online(unsigned int cpu)
 
 static int amupmu_cpu_offline(unsigned int cpu)
 {
+	amupmu_pmu_irq_cpu_disable();
 	mutex_lock(&amupmu_dev.lock);
-	amupmu_dev.cpus[cpu].info.flags &= ~AMUPMU_CPU_ONLINE;
+	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;
 	mutex_unlock(&amupmu_dev.lock);
 	return 0;
 }
@@ -154,7 +168,7 @@ static int amupmu_cpu_offline(unsigned int cpu)
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out)
 {
 	mutex_lock(&amupmu_dev.lock);
-	*out = amupmu_dev.cpus[cpu].info;
+	*out = amupmu_dev.cpus[cpu];
 	mutex_unlock(&amupmu_dev.lock);
 }
 
@@ -167,7 +181,7 @@ u64 amupmu_features(void)
 
 	mutex_lock(&amupmu_dev.lock);
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		fl = amupmu_dev.cpus[cpu].info.flags;
+		fl = amupmu_dev.cpus[cpu].flags;
 		if (fl & AMUPMU_CPU_PMU)
 			feat |= AMUPMU_FEAT_PMU;
 		if (fl & AMUPMU_CPU_AMU)
@@ -183,15 +197,17 @@ u64 amupmu_features(void)
 	return feat;
 }
 
-u32 amupmu_pmu_owner(void)
+/**
+ * amupmu_pmu_owner() - who owns the PMU
+ * @features: one amupmu_features() snapshot, so owner and features agree
+ */
+u32 amupmu_pmu_owner(u64 features)
 {
-	u64 feat = amupmu_features();
-
-	if (feat & AMUPMU_FEAT_PMU_EXCLUSIVE)
+	if (!(features & AMUPMU_FEAT_PMU))
+		return AMUPMU_PMU_OWNER_NONE;
+	if (features & AMUPMU_FEAT_PMU_EXCLUSIVE)
 		return AMUPMU_PMU_OWNER_AMUPMU;
-	if (feat & AMUPMU_FEAT_PMU)
-		return AMUPMU_PMU_OWNER_KERNEL;
-	return AMUPMU_PMU_OWNER_NONE;
+	return AMUPMU_PMU_OWNER_KERNEL;
 }
 
 /* Allocate the per-CPU table; before anything can read it. */
@@ -203,9 +219,9 @@ int amupmu_cpus_alloc(void)
 	if (!amupmu_dev.cpus)
 		return -ENOMEM;
 	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		amupmu_dev.cpus[cpu].info.cpu = cpu;
+		amupmu_dev.cpus[cpu].cpu = cpu;
 		if (cpu_possible(cpu))
-			amupmu_dev.cpus[cpu].info.flags = AMUPMU_CPU_POSSIBLE;
+			amupmu_dev.cpus[cpu].flags = AMUPMU_CPU_POSSIBLE;
 	}
 	return 0;
 }
@@ -229,7 +245,8 @@ int amupmu_discovery_start(void)
 	return 0;
 }
 
+/* No teardown calls: they would only mark every CPU offline on the way out. */
 void amupmu_discovery_stop(void)
 {
-	cpuhp_remove_state(amupmu_dev.hp_state);
+	cpuhp_remove_state_nocalls(amupmu_dev.hp_state);
 }

@@ -18,11 +18,16 @@
 #include <linux/module.h>
 #include <linux/mod_devicetable.h>
 #include <linux/of.h>
+#include <linux/percpu.h>
 #include <linux/platform_device.h>
 #include <linux/uaccess.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+
+/* the first published sizes are ABI */
+static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER0);
+static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
 
 struct amupmu_device amupmu_dev = {
 	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
@@ -30,8 +35,6 @@ struct amupmu_device amupmu_dev = {
 
 /* ------------------------------------------------------------ ioctl */
 
-/* Largest cpu_entry_size accepted: room for growth, bounded copy work. */
-#define AMUPMU_CPU_ENTRY_MAX	PAGE_SIZE
 
 /**
  * struct amupmu_ucmd - one ioctl call
@@ -83,13 +86,14 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	if (info->flags || info->__reserved)
 		return -EINVAL;
 	if (info->nr_cpus) {
+		/* entries keep their __aligned_u64 fields aligned: 8-byte stride */
 		if (info->cpu_entry_size < AMUPMU_CPU_INFO_SIZE_VER0 ||
-		    info->cpu_entry_size > AMUPMU_CPU_ENTRY_MAX)
+		    info->cpu_entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX ||
+		    !IS_ALIGNED(info->cpu_entry_size, sizeof(u64)))
 			return -EINVAL;
-		if (check_mul_overflow((size_t)min_t(u32, info->nr_cpus, nr_cpu_ids),
-				       (size_t)info->cpu_entry_size, &total))
-			return -EINVAL;
-		if (!info->cpus_uptr)
+		/* cannot overflow: both factors are bounded */
+		total = (size_t)min_t(u32, info->nr_cpus, nr_cpu_ids) * info->cpu_entry_size;
+		if (!info->cpus_uptr || !access_ok(u64_to_user_ptr(info->cpus_uptr), total))
 			return -EFAULT;
 		ret = amupmu_copy_cpu_entries(info);
 		if (ret)
@@ -100,7 +104,7 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	info->abi_minor = AMUPMU_ABI_MINOR;
 	info->features = amupmu_features();
 	info->supported_ioctls = amupmu_supported_ioctls();
-	info->pmu_owner = amupmu_pmu_owner();
+	info->pmu_owner = amupmu_pmu_owner(info->features);
 	info->nr_cpus = nr_cpu_ids;
 	info->cpu_entry_size = sizeof(struct amupmu_cpu_info);
 	return amupmu_ucmd_respond(ucmd, sizeof(*info));
@@ -171,6 +175,8 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 		return -EFAULT;
 	if (ucmd.user_size < op->min_size)
 		return -EINVAL;
+	if (ucmd.user_size > AMUPMU_SIZE_MAX)
+		return -E2BIG;
 	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
 	if (ret)
 		return ret;
@@ -184,11 +190,73 @@ static const struct file_operations amupmu_fops = {
 	.llseek = noop_llseek,
 };
 
+/* ------------------------------------------------------------ PMU interrupt */
+
+/* Every PMCR_EL0.N event counter and the cycle counter (bit 31). */
+#define AMUPMU_PMU_ALL_COUNTERS	U32_MAX
+
+/* request_percpu_irq() cookie; the handler's state is the CPU's PMU. */
+static DEFINE_PER_CPU(u8, amupmu_pmu_irq_cookie);
+
+/*
+ * No counter is programmed to interrupt yet, so an overflow interrupt is
+ * left over from whoever used the PMU before: clear and mask it.
+ */
+static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
+{
+	u64 ovs = read_sysreg(pmovsclr_el0);
+
+	if (!ovs)
+		return IRQ_NONE;
+	write_sysreg(ovs, pmintenclr_el1);
+	write_sysreg(ovs, pmovsclr_el0);
+	isb();
+	pr_warn_ratelimited("cpu%d: unexpected PMU overflow 0x%llx masked\n",
+			    smp_processor_id(), ovs);
+	return IRQ_HANDLED;
+}
+
+/**
+ * amupmu_pmu_irq_cpu_enable() - take the PMU interrupt on this CPU
+ *
+ * When amupmu owns the PMU: mask and clear every overflow first, then
+ * enable the PPI. Called on the CPU itself (hotplug callback or IPI).
+ */
+void amupmu_pmu_irq_cpu_enable(void)
+{
+	int irq = READ_ONCE(amupmu_dev.pmu_irq);
+
+	if (!irq)
+		return;
+	write_sysreg(AMUPMU_PMU_ALL_COUNTERS, pmintenclr_el1);
+	write_sysreg(AMUPMU_PMU_ALL_COUNTERS, pmovsclr_el0);
+	isb();
+	enable_percpu_irq(irq, IRQ_TYPE_NONE);
+}
+
+void amupmu_pmu_irq_cpu_disable(void)
+{
+	int irq = READ_ONCE(amupmu_dev.pmu_irq);
+
+	if (irq)
+		disable_percpu_irq(irq);
+}
+
+static void amupmu_pmu_irq_enable_ipi(void *unused)
+{
+	amupmu_pmu_irq_cpu_enable();
+}
+
+static void amupmu_pmu_irq_disable_ipi(void *unused)
+{
+	amupmu_pmu_irq_cpu_disable();
+}
+
 /* ------------------------------------------------------------ platform driver */
 
 static int amupmu_probe(struct platform_device *pdev)
 {
-	int irq;
+	int irq, ret;
 
 	irq = platform_get_irq(pdev, 0);
 	if (irq < 0)
@@ -197,27 +265,42 @@ static int amupmu_probe(struct platform_device *pdev)
 		dev_err(&pdev->dev, "interrupt %d is not a per-CPU PPI\n", irq);
 		return -EINVAL;
 	}
-
-	mutex_lock(&amupmu_dev.lock);
-	if (amupmu_dev.exclusive) {
-		mutex_unlock(&amupmu_dev.lock);
+	if (READ_ONCE(amupmu_dev.pmu_irq)) {
 		dev_err(&pdev->dev, "a second amupmu,pmuv3 node is not supported\n");
 		return -EBUSY;
 	}
-	amupmu_dev.exclusive = true;
-	amupmu_dev.pmu_irq = irq;
-	mutex_unlock(&amupmu_dev.lock);
+	/* a per-CPU IRQ cannot be shared: this fails if arm_pmu holds it */
+	ret = request_percpu_irq(irq, amupmu_pmu_irq_handler, "amupmu", &amupmu_pmu_irq_cookie);
+	if (ret) {
+		dev_err(&pdev->dev, "cannot take the PMU interrupt %d: %d\n", irq, ret);
+		return ret;
+	}
 
-	dev_info(&pdev->dev, "owns the PMU (PPI, irq %d)\n", irq);
+	/* under the hotplug lock: CPUs coming online see pmu_irq set */
+	cpus_read_lock();
+	mutex_lock(&amupmu_dev.lock);
+	amupmu_dev.exclusive = true;
+	WRITE_ONCE(amupmu_dev.pmu_irq, irq);
+	mutex_unlock(&amupmu_dev.lock);
+	on_each_cpu(amupmu_pmu_irq_enable_ipi, NULL, 1);
+	cpus_read_unlock();
+
+	dev_info(&pdev->dev, "owns the PMU (per-CPU interrupt %d)\n", irq);
 	return 0;
 }
 
 static void amupmu_remove_device(struct platform_device *pdev)
 {
+	int irq = amupmu_dev.pmu_irq;
+
+	cpus_read_lock();
+	on_each_cpu(amupmu_pmu_irq_disable_ipi, NULL, 1);
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.exclusive = false;
-	amupmu_dev.pmu_irq = 0;
+	WRITE_ONCE(amupmu_dev.pmu_irq, 0);
 	mutex_unlock(&amupmu_dev.lock);
+	cpus_read_unlock();
+	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
 }
 
 AMUPMU_DEFINE_PLATFORM_REMOVE(amupmu_remove, amupmu_remove_device)
@@ -240,6 +323,31 @@ static struct platform_driver amupmu_platform_driver = {
 
 /* ------------------------------------------------------------ module */
 
+/*
+ * Registering /dev/amupmu is the last step of load and the first of unload:
+ * nothing can open it while the module is half set up. Under
+ * cpus_read_lock() so that no CPU is discovered while its sysfs group is
+ * being created or removed (see amupmu_sysfs_cpu_discovered()).
+ */
+static int amupmu_misc_register(void)
+{
+	int ret;
+
+	cpus_read_lock();
+	ret = misc_register(&amupmu_dev.misc);
+	amupmu_dev.sysfs_live = !ret;
+	cpus_read_unlock();
+	return ret;
+}
+
+static void amupmu_misc_deregister(void)
+{
+	cpus_read_lock();
+	amupmu_dev.sysfs_live = false;
+	cpus_read_unlock();
+	misc_deregister(&amupmu_dev.misc);
+}
+
 static int __init amupmu_init(void)
 {
 	int ret;
@@ -254,40 +362,40 @@ static int __init amupmu_init(void)
 		.minor = MISC_DYNAMIC_MINOR,
 		.name = "amupmu",
 		.fops = &amupmu_fops,
-		.groups = amupmu_dev_groups,
 		.mode = 0666,
 	};
+
 	ret = amupmu_cpus_alloc();
 	if (ret)
 		return ret;
 
-	ret = misc_register(&amupmu_dev.misc);
+	ret = amupmu_sysfs_init();
 	if (ret)
 		goto out_cpus;
 
-	ret = amupmu_sysfs_add_cpus();
-	if (ret)
-		goto out_misc;
-
-	ret = amupmu_discovery_start();
+	ret = platform_driver_register(&amupmu_platform_driver);
 	if (ret)
 		goto out_sysfs;
 
-	ret = platform_driver_register(&amupmu_platform_driver);
+	ret = amupmu_discovery_start();
+	if (ret)
+		goto out_platform;
+
+	ret = amupmu_misc_register();
 	if (ret)
 		goto out_discovery;
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
 		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
-		amupmu_owner_name(amupmu_pmu_owner()));
+		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
 out_discovery:
 	amupmu_discovery_stop();
+out_platform:
+	platform_driver_unregister(&amupmu_platform_driver);
 out_sysfs:
-	amupmu_sysfs_del_cpus();
-out_misc:
-	misc_deregister(&amupmu_dev.misc);
+	amupmu_sysfs_exit();
 out_cpus:
 	amupmu_cpus_free();
 	return ret;
@@ -295,10 +403,10 @@ out_cpus:
 
 static void __exit amupmu_exit(void)
 {
-	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_misc_deregister();
 	amupmu_discovery_stop();
-	amupmu_sysfs_del_cpus();
-	misc_deregister(&amupmu_dev.misc);
+	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_sysfs_exit();
 	amupmu_cpus_free();
 }
 

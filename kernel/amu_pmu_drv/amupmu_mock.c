@@ -53,6 +53,8 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 	case AMUPMU_REG_AMCGCR:
 		return FIELD_PREP(AMUPMU_AMCGCR_CG0NC, AMUPMU_MOCK_CG0NC) |
 		       FIELD_PREP(AMUPMU_AMCGCR_CG1NC, AMUPMU_MOCK_CG1NC);
+	case AMUPMU_REG_PMBIDR:
+		return 0;	/* P = 0: EL1 may program the buffer */
 	case AMUPMU_REG_PMSIDR:
 		return AMUPMU_PMSIDR_FE | AMUPMU_PMSIDR_FT | AMUPMU_PMSIDR_FL |
 		       AMUPMU_PMSIDR_ARCHINST | AMUPMU_PMSIDR_LDS |

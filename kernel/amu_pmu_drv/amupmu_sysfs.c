@@ -6,13 +6,17 @@
  *   abi_version features pmu_owner backend
  *   cpuN/{online,discovered,midr_el1,...}
  *
- * A register file is visible only when the CPU has been discovered and has
- * the unit the register belongs to.
+ * cpuN/ are named attribute groups of the misc device, so they exist when
+ * its uevent goes out. online and discovered are always there; a register
+ * file appears when the CPU has been discovered and has the unit the
+ * register belongs to, and stays (files are only ever added, never removed
+ * or re-created, so open files keep working).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/device.h>
-#include <linux/kobject.h>
+#include <linux/cpu.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
 #include <linux/stddef.h>
 #include <linux/sysfs.h>
@@ -31,6 +35,8 @@ static DEVICE_ATTR_RO(abi_version);
 static const char * const amupmu_feature_names[] = {
 	"pmu", "pmu_exclusive", "amu", "spe", "mock",
 };
+
+static_assert(ARRAY_SIZE(amupmu_feature_names) == ilog2(AMUPMU_FEAT_MOCK) + 1);
 
 static ssize_t features_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)
@@ -65,7 +71,7 @@ const char *amupmu_owner_name(u32 owner)
 static ssize_t pmu_owner_show(struct device *dev, struct device_attribute *attr,
 			      char *buf)
 {
-	return sysfs_emit(buf, "%s\n", amupmu_owner_name(amupmu_pmu_owner()));
+	return sysfs_emit(buf, "%s\n", amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 }
 static DEVICE_ATTR_RO(pmu_owner);
 
@@ -88,205 +94,193 @@ static const struct attribute_group amupmu_dev_group = {
 	.attrs = amupmu_dev_attrs,
 };
 
-const struct attribute_group *amupmu_dev_groups[] = {
-	&amupmu_dev_group,
-	NULL,
-};
-
 /* ------------------------------------------------------------ cpuN/ */
 
 /**
- * struct amupmu_cpu_kobj - the cpuN directory
- * @kobj: the directory
- * @cpu: its CPU number
- */
-struct amupmu_cpu_kobj {
-	struct kobject kobj;
-	unsigned int cpu;
-};
-
-#define to_amupmu_cpu_kobj(k) container_of(k, struct amupmu_cpu_kobj, kobj)
-
-/**
- * struct amupmu_cpu_attr - one file of cpuN/: a field of amupmu_cpu_info
- * @attr: the sysfs attribute
+ * struct amupmu_cpu_field - one file of cpuN/: a field of amupmu_cpu_info
+ * @name: file name
  * @offset: offsetof() the field in struct amupmu_cpu_info
- * @is_u64: the field is a 64-bit register, shown as 0x%016llx; else decimal
- * @need: flags the CPU's entry must all have for the file to exist
+ * @is_u64: a 64-bit register, shown as 0x%016llx; else a u32 in decimal
+ * @is_flag: a flag of amupmu_cpu_info.flags shown as 0/1, always visible
+ * @need: flags the CPU must all have for the file to exist (for a flag
+ *	file: the flag it shows)
  */
-struct amupmu_cpu_attr {
-	struct attribute attr;
+struct amupmu_cpu_field {
+	const char *name;
 	size_t offset;
 	bool is_u64;
+	bool is_flag;
 	u32 need;
 };
 
-#define to_amupmu_cpu_attr(a) container_of(a, struct amupmu_cpu_attr, attr)
-
-#define AMUPMU_CPU_ATTR(_name, _field, _need)				\
-static struct amupmu_cpu_attr amupmu_cpu_attr_##_name = {		\
-	.attr = { .name = __stringify(_name), .mode = 0444 },		\
-	.offset = offsetof(struct amupmu_cpu_info, _field),		\
-	.is_u64 = sizeof_field(struct amupmu_cpu_info, _field) == 8,	\
-	.need = (_need),						\
+#define AMUPMU_FLAG_FIELD(_name, _flag) { .name = _name, .is_flag = true, .need = (_flag) }
+#define AMUPMU_REG_FIELD(_name, _member, _need) {				\
+	.name = _name,								\
+	.offset = offsetof(struct amupmu_cpu_info, _member),			\
+	.is_u64 = sizeof_field(struct amupmu_cpu_info, _member) == sizeof(u64),	\
+	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
 }
 
-#define DISC	AMUPMU_CPU_DISCOVERED
-AMUPMU_CPU_ATTR(midr_el1, midr, DISC);
-AMUPMU_CPU_ATTR(revidr_el1, revidr, DISC);
-AMUPMU_CPU_ATTR(id_aa64dfr0_el1, id_aa64dfr0, DISC);
-AMUPMU_CPU_ATTR(id_aa64pfr0_el1, id_aa64pfr0, DISC);
-AMUPMU_CPU_ATTR(pmu_version, pmu_version, DISC | AMUPMU_CPU_PMU);
-AMUPMU_CPU_ATTR(pmu_counters, pmu_num_counters, DISC | AMUPMU_CPU_PMU);
-AMUPMU_CPU_ATTR(pmcr_el0, pmcr, DISC | AMUPMU_CPU_PMU);
-AMUPMU_CPU_ATTR(pmceid0_el0, pmceid0, DISC | AMUPMU_CPU_PMU);
-AMUPMU_CPU_ATTR(pmceid1_el0, pmceid1, DISC | AMUPMU_CPU_PMU);
-AMUPMU_CPU_ATTR(pmmir_el1, pmmir, DISC | AMUPMU_CPU_PMMIR);
-AMUPMU_CPU_ATTR(amu_version, amu_version, DISC | AMUPMU_CPU_AMU);
-AMUPMU_CPU_ATTR(amcfgr_el0, amcfgr, DISC | AMUPMU_CPU_AMU);
-AMUPMU_CPU_ATTR(amcgcr_el0, amcgcr, DISC | AMUPMU_CPU_AMU);
-AMUPMU_CPU_ATTR(spe_version, spe_version, DISC | AMUPMU_CPU_SPE);
-AMUPMU_CPU_ATTR(pmsidr_el1, pmsidr, DISC | AMUPMU_CPU_SPE);
-#undef DISC
-
-/* online and discovered are flags, shown as 0/1 */
-static struct amupmu_cpu_attr amupmu_cpu_attr_online = {
-	.attr = { .name = "online", .mode = 0444 },
-	.need = AMUPMU_CPU_ONLINE,
+static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
+	AMUPMU_FLAG_FIELD("online", AMUPMU_CPU_ONLINE),
+	AMUPMU_FLAG_FIELD("discovered", AMUPMU_CPU_DISCOVERED),
+	AMUPMU_REG_FIELD("midr_el1", midr, 0),
+	AMUPMU_REG_FIELD("revidr_el1", revidr, 0),
+	AMUPMU_REG_FIELD("id_aa64dfr0_el1", id_aa64dfr0, 0),
+	AMUPMU_REG_FIELD("id_aa64pfr0_el1", id_aa64pfr0, 0),
+	AMUPMU_REG_FIELD("pmu_version", pmu_version, AMUPMU_CPU_PMU),
+	AMUPMU_REG_FIELD("pmu_counters", pmu_num_counters, AMUPMU_CPU_PMU),
+	AMUPMU_REG_FIELD("pmcr_el0", pmcr, AMUPMU_CPU_PMU),
+	AMUPMU_REG_FIELD("pmceid0_el0", pmceid0, AMUPMU_CPU_PMU),
+	AMUPMU_REG_FIELD("pmceid1_el0", pmceid1, AMUPMU_CPU_PMU),
+	AMUPMU_REG_FIELD("pmmir_el1", pmmir, AMUPMU_CPU_PMMIR),
+	AMUPMU_REG_FIELD("amu_version", amu_version, AMUPMU_CPU_AMU),
+	AMUPMU_REG_FIELD("amcfgr_el0", amcfgr, AMUPMU_CPU_AMU),
+	AMUPMU_REG_FIELD("amcgcr_el0", amcgcr, AMUPMU_CPU_AMU),
+	AMUPMU_REG_FIELD("spe_version", spe_version, AMUPMU_CPU_SPE),
+	AMUPMU_REG_FIELD("pmsidr_el1", pmsidr, AMUPMU_CPU_SPE),
 };
 
-static struct amupmu_cpu_attr amupmu_cpu_attr_discovered = {
-	.attr = { .name = "discovered", .mode = 0444 },
-	.need = AMUPMU_CPU_DISCOVERED,
+#define AMUPMU_NR_CPU_FIELDS	ARRAY_SIZE(amupmu_cpu_fields)
+
+/**
+ * struct amupmu_cpu_attr - a cpuN/ file: the field and its CPU
+ * @dattr: the device attribute
+ * @field: what it shows
+ * @cpu: of which CPU
+ */
+struct amupmu_cpu_attr {
+	struct device_attribute dattr;
+	const struct amupmu_cpu_field *field;
+	unsigned int cpu;
 };
 
-static bool amupmu_cpu_attr_is_flag(const struct amupmu_cpu_attr *ca)
-{
-	return ca == &amupmu_cpu_attr_online || ca == &amupmu_cpu_attr_discovered;
-}
+#define to_amupmu_cpu_attr(a) container_of(a, struct amupmu_cpu_attr, dattr)
 
-static struct attribute *amupmu_cpu_attrs[] = {
-	&amupmu_cpu_attr_online.attr,
-	&amupmu_cpu_attr_discovered.attr,
-	&amupmu_cpu_attr_midr_el1.attr,
-	&amupmu_cpu_attr_revidr_el1.attr,
-	&amupmu_cpu_attr_id_aa64dfr0_el1.attr,
-	&amupmu_cpu_attr_id_aa64pfr0_el1.attr,
-	&amupmu_cpu_attr_pmu_version.attr,
-	&amupmu_cpu_attr_pmu_counters.attr,
-	&amupmu_cpu_attr_pmcr_el0.attr,
-	&amupmu_cpu_attr_pmceid0_el0.attr,
-	&amupmu_cpu_attr_pmceid1_el0.attr,
-	&amupmu_cpu_attr_pmmir_el1.attr,
-	&amupmu_cpu_attr_amu_version.attr,
-	&amupmu_cpu_attr_amcfgr_el0.attr,
-	&amupmu_cpu_attr_amcgcr_el0.attr,
-	&amupmu_cpu_attr_spe_version.attr,
-	&amupmu_cpu_attr_pmsidr_el1.attr,
-	NULL,
+/**
+ * struct amupmu_cpu_sysfs - the cpuN/ group of one possible CPU
+ * @group: named attribute group of the misc device
+ * @name: "cpuN"
+ * @attrs: NULL-terminated pointers into @cattrs
+ * @cattrs: one per amupmu_cpu_fields entry
+ */
+struct amupmu_cpu_sysfs {
+	struct attribute_group group;
+	char name[16];
+	struct attribute *attrs[AMUPMU_NR_CPU_FIELDS + 1];
+	struct amupmu_cpu_attr cattrs[AMUPMU_NR_CPU_FIELDS];
 };
 
-static umode_t amupmu_cpu_attr_visible(struct kobject *kobj, struct attribute *attr,
-				       int n)
-{
-	struct amupmu_cpu_attr *ca = to_amupmu_cpu_attr(attr);
-	struct amupmu_cpu_info ci;
+/* Allocated by amupmu_sysfs_init(), freed by amupmu_sysfs_exit(). */
+static struct amupmu_cpu_sysfs *amupmu_cpu_sysfs;	/* nr_cpu_ids entries */
+static const struct attribute_group **amupmu_groups;	/* misc.groups */
 
-	if (amupmu_cpu_attr_is_flag(ca))
-		return attr->mode;
-	amupmu_cpu_snapshot(to_amupmu_cpu_kobj(kobj)->cpu, &ci);
-	return (ci.flags & ca->need) == ca->need ? attr->mode : 0;
-}
-
-static const struct attribute_group amupmu_cpu_group = {
-	.attrs = amupmu_cpu_attrs,
-	.is_visible = amupmu_cpu_attr_visible,
-};
-
-static ssize_t amupmu_cpu_attr_show(struct kobject *kobj, struct attribute *attr,
+static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute *attr,
 				    char *buf)
 {
 	struct amupmu_cpu_attr *ca = to_amupmu_cpu_attr(attr);
+	const struct amupmu_cpu_field *f = ca->field;
 	struct amupmu_cpu_info ci;
-	const void *field;
+	const void *val;
 
-	amupmu_cpu_snapshot(to_amupmu_cpu_kobj(kobj)->cpu, &ci);
-	if (amupmu_cpu_attr_is_flag(ca))
-		return sysfs_emit(buf, "%d\n", !!(ci.flags & ca->need));
-	/* the CPU state cannot regress: discovered stays set once set */
-	if ((ci.flags & ca->need) != ca->need)
+	amupmu_cpu_snapshot(ca->cpu, &ci);
+	if (f->is_flag)
+		return sysfs_emit(buf, "%d\n", !!(ci.flags & f->need));
+	if ((ci.flags & f->need) != f->need)	/* not reached: the file exists */
 		return -ENODEV;
-	field = (const u8 *)&ci + ca->offset;
-	if (ca->is_u64)
-		return sysfs_emit(buf, "0x%016llx\n", *(const u64 *)field);
-	return sysfs_emit(buf, "%u\n", *(const u32 *)field);
+	val = (const u8 *)&ci + f->offset;
+	if (f->is_u64)
+		return sysfs_emit(buf, "0x%016llx\n", *(const u64 *)val);
+	return sysfs_emit(buf, "%u\n", *(const u32 *)val);
 }
 
-static const struct sysfs_ops amupmu_cpu_sysfs_ops = {
-	.show = amupmu_cpu_attr_show,
-};
-
-static void amupmu_cpu_kobj_release(struct kobject *kobj)
+static bool amupmu_cpu_attr_shown(const struct amupmu_cpu_attr *ca)
 {
-	kfree(to_amupmu_cpu_kobj(kobj));
+	struct amupmu_cpu_info ci;
+
+	if (ca->field->is_flag)
+		return true;
+	amupmu_cpu_snapshot(ca->cpu, &ci);
+	return (ci.flags & ca->field->need) == ca->field->need;
 }
 
-static const struct kobj_type amupmu_cpu_ktype = {
-	.release = amupmu_cpu_kobj_release,
-	.sysfs_ops = &amupmu_cpu_sysfs_ops,
-};
+static umode_t amupmu_cpu_attr_visible(struct kobject *kobj, struct attribute *attr, int n)
+{
+	struct device_attribute *da = container_of(attr, struct device_attribute, attr);
+
+	return amupmu_cpu_attr_shown(to_amupmu_cpu_attr(da)) ? attr->mode : 0;
+}
 
 /**
- * amupmu_sysfs_update_cpu() - re-evaluate which files cpuN/ shows
- * @cpu: a CPU that has just been discovered
+ * amupmu_sysfs_cpu_discovered() - add the register files of a CPU
+ * @cpu: a CPU discovery has just read
+ *
+ * Called from the hotplug callback, under the hotplug lock, which orders it
+ * against misc_register()/misc_deregister() (done under cpus_read_lock()):
+ * before registration the group's is_visible() shows the files itself.
  */
-void amupmu_sysfs_update_cpu(unsigned int cpu)
+void amupmu_sysfs_cpu_discovered(unsigned int cpu)
 {
-	struct kobject *kobj = amupmu_dev.cpus[cpu].kobj;
+	struct amupmu_cpu_sysfs *cs = &amupmu_cpu_sysfs[cpu];
+	struct kobject *kobj = &amupmu_dev.misc.this_device->kobj;
+	unsigned int i;
 
-	if (kobj && sysfs_update_group(kobj, &amupmu_cpu_group))
-		pr_warn("cpu%u: cannot update sysfs\n", cpu);
-}
-
-int amupmu_sysfs_add_cpus(void)
-{
-	struct kobject *parent = &amupmu_dev.misc.this_device->kobj;
-	struct amupmu_cpu_kobj *ck;
-	unsigned int cpu;
-	int ret;
-
-	for_each_possible_cpu(cpu) {
-		ck = kzalloc(sizeof(*ck), GFP_KERNEL);
-		if (!ck) {
-			ret = -ENOMEM;
-			goto err;
-		}
-		ck->cpu = cpu;
-		ret = kobject_init_and_add(&ck->kobj, &amupmu_cpu_ktype, parent, "cpu%u", cpu);
-		if (!ret)
-			ret = sysfs_create_group(&ck->kobj, &amupmu_cpu_group);
-		if (ret) {
-			kobject_put(&ck->kobj);
-			goto err;
-		}
-		amupmu_dev.cpus[cpu].kobj = &ck->kobj;
-	}
-	return 0;
-
-err:
-	amupmu_sysfs_del_cpus();
-	return ret;
-}
-
-void amupmu_sysfs_del_cpus(void)
-{
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		if (!amupmu_dev.cpus[cpu].kobj)
+	if (!amupmu_dev.sysfs_live)
+		return;
+	for (i = 0; i < AMUPMU_NR_CPU_FIELDS; i++) {
+		if (cs->cattrs[i].field->is_flag || !amupmu_cpu_attr_shown(&cs->cattrs[i]))
 			continue;
-		sysfs_remove_group(amupmu_dev.cpus[cpu].kobj, &amupmu_cpu_group);
-		kobject_put(amupmu_dev.cpus[cpu].kobj);
-		amupmu_dev.cpus[cpu].kobj = NULL;
+		if (sysfs_add_file_to_group(kobj, &cs->cattrs[i].dattr.attr, cs->name))
+			pr_warn("cpu%u: cannot add sysfs file %s\n", cpu,
+				cs->cattrs[i].field->name);
 	}
+}
+
+/**
+ * amupmu_sysfs_init() - build the misc device's attribute groups
+ *
+ * Return: 0, or -ENOMEM. Sets amupmu_dev.misc.groups.
+ */
+int amupmu_sysfs_init(void)
+{
+	struct amupmu_cpu_sysfs *cs;
+	struct amupmu_cpu_attr *ca;
+	unsigned int cpu, i, g = 0;
+
+	amupmu_cpu_sysfs = kcalloc(nr_cpu_ids, sizeof(*amupmu_cpu_sysfs), GFP_KERNEL);
+	amupmu_groups = kcalloc(num_possible_cpus() + 2, sizeof(*amupmu_groups), GFP_KERNEL);
+	if (!amupmu_cpu_sysfs || !amupmu_groups) {
+		amupmu_sysfs_exit();
+		return -ENOMEM;
+	}
+	amupmu_groups[g++] = &amupmu_dev_group;
+	for_each_possible_cpu(cpu) {
+		cs = &amupmu_cpu_sysfs[cpu];
+		snprintf(cs->name, sizeof(cs->name), "cpu%u", cpu);
+		for (i = 0; i < AMUPMU_NR_CPU_FIELDS; i++) {
+			ca = &cs->cattrs[i];
+			ca->field = &amupmu_cpu_fields[i];
+			ca->cpu = cpu;
+			sysfs_attr_init(&ca->dattr.attr);
+			ca->dattr.attr.name = ca->field->name;
+			ca->dattr.attr.mode = 0444;
+			ca->dattr.show = amupmu_cpu_attr_show;
+			cs->attrs[i] = &ca->dattr.attr;
+		}
+		cs->group.name = cs->name;
+		cs->group.attrs = cs->attrs;
+		cs->group.is_visible = amupmu_cpu_attr_visible;
+		amupmu_groups[g++] = &cs->group;
+	}
+	amupmu_dev.misc.groups = amupmu_groups;
+	return 0;
+}
+
+void amupmu_sysfs_exit(void)
+{
+	amupmu_dev.misc.groups = NULL;
+	kfree(amupmu_groups);
+	amupmu_groups = NULL;
+	kfree(amupmu_cpu_sysfs);
+	amupmu_cpu_sysfs = NULL;
 }

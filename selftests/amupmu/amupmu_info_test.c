@@ -13,7 +13,9 @@
 #define INFO_SZ		sizeof(struct amupmu_info)
 #define ENTRY_SZ	sizeof(struct amupmu_cpu_info)
 /* Room for struct amupmu_info followed by an unknown, larger tail. */
-#define BIG_SZ		4096
+#define BIG_SZ		8192
+/* The largest struct size and cpu_entry_size the driver accepts (the header). */
+#define MAX_SZ		AMUPMU_SIZE_MAX
 
 #define CONCURRENT_THREADS	4
 #define CONCURRENT_CALLS	2000
@@ -267,9 +269,28 @@ TEST_F(info, size_nonzero_tail_e2big)
 	}
 }
 
+/* Sizes above 4096 bytes are refused whatever the tail holds. */
+TEST_F(info, size_above_max)
+{
+	static const size_t sizes[] = { MAX_SZ + 1, MAX_SZ + 8, BIG_SZ };
+	union info_buf b;
+	char what[64];
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_info_init(&b.info, NULL, 0, 0);
+		b.info.size = sizes[i];
+		snprintf(what, sizeof(what), "size %zu, zero tail", sizes[i]);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &b, sizes[i],
+			       NULL, 0, E2BIG, what);
+	}
+}
+
 TEST_F(info, size_larger_zero_tail)
 {
-	static const size_t sizes[] = { INFO_SZ + 1, INFO_SZ + 8, INFO_SZ + 64, BIG_SZ };
+	static const size_t sizes[] = { INFO_SZ + 1, INFO_SZ + 8, INFO_SZ + 64, MAX_SZ };
 	union info_buf b;
 	size_t i;
 
@@ -420,9 +441,32 @@ TEST_F(info, cpus_uptr_bad)
 	munmap(map, len);
 }
 
+/* Entry strides must keep __aligned_u64 aligned and stay within 4096. */
+TEST_F(info, entry_size_unaligned_or_huge)
+{
+	static const __u32 sizes[] = {
+		ENTRY_SZ + 1, ENTRY_SZ + 4, ENTRY_SZ + 7, MAX_SZ - 1, MAX_SZ + 8, 1u << 20,
+		0xfffffff8u,
+	};
+	struct amupmu_info info;
+	unsigned char *buf;
+	char what[64];
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	buf = alloc_entries(_metadata, self->nr_cpu_ids, ENTRY_SZ);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		amupmu_info_init(&info, buf, self->nr_cpu_ids, sizes[i]);
+		snprintf(what, sizeof(what), "cpu_entry_size %u", sizes[i]);
+		expect_refused(_metadata, self->fd, AMUPMU_INFO, &info, INFO_SZ,
+			       buf, self->nr_cpu_ids * ENTRY_SZ, EINVAL, what);
+	}
+	free(buf);
+}
+
 TEST_F(info, entry_size_larger_zero_filled)
 {
-	const size_t sizes[] = { ENTRY_SZ + 1, ENTRY_SZ + 8, ENTRY_SZ + 64, 2 * ENTRY_SZ };
+	const size_t sizes[] = { ENTRY_SZ + 8, ENTRY_SZ + 64, 2 * ENTRY_SZ, MAX_SZ };
 	unsigned int n = self->nr_cpu_ids;
 	struct amupmu_info info;
 	unsigned char *buf;

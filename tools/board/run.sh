@@ -31,6 +31,7 @@ while getopts "k:d:v:it:q" o; do
 done
 shift $((OPTIND - 1))
 PAYLOAD=${1:?payload name missing (see tools/board/payloads/)}
+[ $# = 1 ] || { echo "board: one payload, options before it (got: $*)" >&2; exit 2; }
 PSCRIPT=$TOP/tools/board/payloads/$PAYLOAD.sh
 case $PAYLOAD in */*) PSCRIPT=$(realpath "$PAYLOAD"); PAYLOAD=$(basename "$PAYLOAD" .sh) ;; esac
 [ -f "$PSCRIPT" ] || { echo "board: no payload $PSCRIPT" >&2; exit 2; }

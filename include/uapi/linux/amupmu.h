@@ -18,7 +18,7 @@
  *  EINVAL      size below the command's first version, unknown flags,
  *              non-zero reserved fields, values out of range
  *  E2BIG       size larger than the kernel knows with non-zero bytes in
- *              the part it does not know
+ *              the part it does not know, or larger than AMUPMU_SIZE_MAX
  *  EOPNOTSUPP  the hardware lacks the unit or feature asked for
  *  EBUSY       counters exhausted, or the unit is owned by someone else
  *              (for example the kernel's arm_pmu owns the PMU)
@@ -35,6 +35,9 @@
 /* ABI version: the major changes only on incompatible changes (never, so far). */
 #define AMUPMU_ABI_MAJOR	1
 #define AMUPMU_ABI_MINOR	0
+
+/* Largest struct size any command accepts (larger: E2BIG). */
+#define AMUPMU_SIZE_MAX		4096
 
 /* 0xB7 is not registered in ioctl-number.rst; the driver is out of tree. */
 #define AMUPMU_TYPE		0xB7
@@ -144,6 +147,7 @@ struct amupmu_cpu_info {
 };
 
 #define AMUPMU_CPU_INFO_SIZE_VER0	112	/* first published size */
+#define AMUPMU_CPU_ENTRY_SIZE_MAX	4096	/* largest cpu_entry_size */
 
 /**
  * struct amupmu_info - AMUPMU_INFO: handshake and discovery
@@ -156,10 +160,11 @@ struct amupmu_cpu_info {
  * @pmu_owner: out: enum amupmu_pmu_owner
  * @nr_cpus: in: entries available at @cpus_uptr (0 to ask only);
  *	out: number of possible CPU numbers (nr_cpu_ids)
- * @cpu_entry_size: in: sizeof(struct amupmu_cpu_info) as user space knows it,
- *	at least AMUPMU_CPU_INFO_SIZE_VER0 when @nr_cpus is not 0; out: the
- *	kernel's size. Each entry is written for min(in, kernel) bytes and
- *	zero-filled beyond that.
+ * @cpu_entry_size: in: sizeof(struct amupmu_cpu_info) as user space knows it;
+ *	when @nr_cpus is not 0 a multiple of 8 from AMUPMU_CPU_INFO_SIZE_VER0
+ *	to AMUPMU_CPU_ENTRY_SIZE_MAX (else EINVAL); out: the kernel's size.
+ *	Each entry is written for min(in, kernel) bytes and zero-filled
+ *	beyond that.
  * @__reserved: must be 0
  * @cpus_uptr: in: user pointer to an array of @nr_cpus entries of
  *	@cpu_entry_size bytes; entry i describes CPU i. May be 0 if @nr_cpus is 0.

@@ -20,6 +20,16 @@ else
 	tap_check amupmu_board_tests-present false
 fi
 
+# the PMU PPI belongs to whoever pmu_owner names
+owner_irq() {
+	case $(cat /sys/class/misc/amupmu/pmu_owner) in
+	amupmu) grep -q ' amupmu$' /proc/interrupts && ! grep -q arm-pmu /proc/interrupts ;;
+	kernel) grep -q arm-pmu /proc/interrupts && ! grep -q ' amupmu$' /proc/interrupts ;;
+	*) ! grep -qE 'arm-pmu| amupmu$' /proc/interrupts ;;
+	esac
+}
+tap_check "pmu-interrupt-owner" owner_irq
+
 tap_check "amupmu-info" sh -c 'amupmu info && amupmu info --json >/tmp/info.json && grep -q "\"pmu_owner\"" /tmp/info.json'
 
 # the hotplug test reloads the module itself and leaves it loaded

@@ -1,0 +1,26 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Prove the board harness can fail: each self-test payload must make
+# tools/board/run.sh exit non-zero for the stated reason. Prints TAP.
+set -uo pipefail
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+D=$TOP/tools/board/selftest
+echo "1..3"
+out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/warn.sh" 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q 'kernel log: .*WARNING: CPU'; then
+	echo "ok 1 - harness fails a boot whose kernel log has a WARNING"
+else
+	echo "not ok 1 - harness missed a WARNING (status $rc)"; echo "$out" | sed 's/^/# /'
+fi
+out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock -t 15 "$D/hang.sh" 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q 'timeout after 15 s'; then
+	echo "ok 2 - harness enforces its timeout"
+else
+	echo "not ok 2 - harness did not time out (status $rc)"; echo "$out" | sed 's/^/# /'
+fi
+out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/hang.sh" -t 15 2>&1); rc=$?
+if [ $rc = 2 ]; then
+	echo "ok 3 - harness refuses a malformed command line"
+else
+	echo "not ok 3 - harness accepted options after the payload (status $rc)"
+fi
