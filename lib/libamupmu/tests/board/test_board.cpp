@@ -115,15 +115,26 @@ void report_backend(const Info& info)
 		  << info.abi_major << "." << info.abi_minor << std::endl;
 }
 
+/// AMUPMU_INFO of the opened device, its backend reported once; nullopt as
+/// board_device().
+std::optional<Info> board_info()
+{
+	auto dev = board_device();
+	if (!dev)
+		return std::nullopt;
+	Info info = dev->info();
+	report_backend(info);
+	return info;
+}
+
 } // namespace
 
 TEST_CASE("board: open /dev/amupmu and handshake", "[board]")
 {
-	auto dev = board_device();
-	if (!dev)
+	const auto live = board_info();
+	if (!live)
 		return;
-	const Info info = dev->info();
-	report_backend(info);
+	const Info& info = *live;
 	INFO("backend: " << backend_description(info));
 
 	CHECK(info.abi_major == AMUPMU_ABI_MAJOR);
@@ -140,11 +151,10 @@ TEST_CASE("board: open /dev/amupmu and handshake", "[board]")
 
 TEST_CASE("board: one entry per possible CPU, online CPUs discovered", "[board]")
 {
-	auto dev = board_device();
-	if (!dev)
+	const auto live = board_info();
+	if (!live)
 		return;
-	const Info info = dev->info();
-	report_backend(info);
+	const Info& info = *live;
 	INFO("backend: " << backend_description(info));
 
 	const std::vector<unsigned> possible = cpu_list("possible");
@@ -170,11 +180,10 @@ TEST_CASE("board: one entry per possible CPU, online CPUs discovered", "[board]"
 
 TEST_CASE("board: capabilities agree with the ID registers", "[board]")
 {
-	auto dev = board_device();
-	if (!dev)
+	const auto live = board_info();
+	if (!live)
 		return;
-	const Info info = dev->info();
-	report_backend(info);
+	const Info& info = *live;
 
 	bool any_pmu = false;
 	for (const CpuInfo& c : info.cpus) {
@@ -207,11 +216,10 @@ TEST_CASE("board: capabilities agree with the ID registers", "[board]")
 
 TEST_CASE("board: the driver's sysfs mirrors AMUPMU_INFO", "[board]")
 {
-	auto dev = board_device();
-	if (!dev)
+	const auto live = board_info();
+	if (!live)
 		return;
-	const Info info = dev->info();
-	report_backend(info);
+	const Info& info = *live;
 
 	CHECK(must_read(amupmu_sysfs + "/pmu_owner") == to_string(info.pmu_owner));
 	CHECK(must_read(amupmu_sysfs + "/abi_version") ==
@@ -239,16 +247,17 @@ TEST_CASE("board: the driver's sysfs mirrors AMUPMU_INFO", "[board]")
 
 TEST_CASE("board: amupmu info renders the live report", "[board]")
 {
-	auto dev = board_device();
-	if (!dev)
+	const auto live = board_info();
+	if (!live)
 		return;
-	const Info info = dev->info();
-	report_backend(info);
+	const Info& info = *live;
 
 	const std::string json = format_info_json(info);
 	INFO(json);
 	CHECK(test::json_error(json).empty());
 	const std::string text = format_info_text(info, {.verbose = true});
 	CHECK(text.find("cpu0: ") != std::string::npos);
-	CHECK(dev->info() == dev->info());	// nothing changes between two queries
+	const auto again = board_info();
+	REQUIRE(again);
+	CHECK(*again == info);	// nothing changes between two queries
 }
