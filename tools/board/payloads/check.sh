@@ -14,6 +14,13 @@ for t in amupmu_info_test amupmu_caps_test; do
 	fi
 done
 
+# the library's unit tests, on the target CPU (they also run on the host)
+if [ -x /tests/amupmu_host_tests ]; then
+	run_test amupmu_host_tests sh /catch2-tap.sh -- /tests/amupmu_host_tests
+else
+	tap_check amupmu_host_tests-present false
+fi
+
 if [ -x /tests/amupmu_board_tests ]; then
 	run_test amupmu_board_tests sh /catch2-tap.sh -- /tests/amupmu_board_tests
 else
