@@ -35,7 +35,6 @@ struct amupmu_device amupmu_dev = {
 
 /* ------------------------------------------------------------ ioctl */
 
-
 /**
  * struct amupmu_ucmd - one ioctl call
  * @ubuffer: the user's struct
