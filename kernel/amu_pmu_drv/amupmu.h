@@ -85,9 +85,20 @@ u64 amupmu_features(void);
 u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
-/* amupmu_main.c: the PMU interrupt, when amupmu owns the PMU */
-void amupmu_pmu_irq_cpu_enable(void);
-void amupmu_pmu_irq_cpu_disable(void);
+/* amupmu_pmu.c: exclusive mode and counting sessions */
+struct amupmu_session;
+struct device;
+
+/* amupmu_pmu_cmd(): write the struct back, then fail with EBUSY */
+#define AMUPMU_EBUSY_RESPOND	1
+
+int amupmu_pmu_claim(struct device *dev, int irq);
+void amupmu_pmu_release(void);
+void amupmu_pmu_cpu_start(void);
+void amupmu_pmu_cpu_stop(void);
+struct amupmu_session *amupmu_session_alloc(void);
+void amupmu_session_free(struct amupmu_session *s);
+int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 
 /* amupmu_sysfs.c */
 int amupmu_sysfs_init(void);

@@ -141,7 +141,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 	}
 	mutex_unlock(&amupmu_dev.lock);
 
-	amupmu_pmu_irq_cpu_enable();
+	amupmu_pmu_cpu_start();
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
@@ -153,7 +153,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 
 static int amupmu_cpu_offline(unsigned int cpu)
 {
-	amupmu_pmu_irq_cpu_disable();
+	amupmu_pmu_cpu_stop();
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;
 	mutex_unlock(&amupmu_dev.lock);

@@ -28,6 +28,10 @@
 /* the first published sizes are ABI */
 static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER0);
 static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
+static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
+static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
+static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
+static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER0);
 
 struct amupmu_device amupmu_dev = {
 	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
@@ -40,11 +44,13 @@ struct amupmu_device amupmu_dev = {
  * @ubuffer: the user's struct
  * @user_size: its size as the user stated it (the struct's first field)
  * @cmd: kernel copy, zero-extended or tail-checked by copy_struct_from_user()
+ * @sess: the file's session
  */
 struct amupmu_ucmd {
 	void __user *ubuffer;
 	u32 user_size;
 	void *cmd;
+	struct amupmu_session *sess;
 };
 
 /* Write the kernel copy back, for as many bytes as both sides know. */
@@ -109,9 +115,37 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	return amupmu_ucmd_respond(ucmd, sizeof(*info));
 }
 
+/* PMU commands: the session does the work; all write their struct back. */
+static int amupmu_ioctl_pmu(struct amupmu_ucmd *ucmd, unsigned int cmd, size_t len)
+{
+	int ret = amupmu_pmu_cmd(ucmd->sess, cmd, ucmd->cmd);
+
+	if (ret == AMUPMU_EBUSY_RESPOND)
+		return amupmu_ucmd_respond(ucmd, len) ?: -EBUSY;
+	return ret ?: amupmu_ucmd_respond(ucmd, len);
+}
+
+static int amupmu_ioctl_pmu_config(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_pmu(ucmd, AMUPMU_CMD_PMU_CONFIG, sizeof(struct amupmu_pmu_config));
+}
+
+static int amupmu_ioctl_pmu_ctl(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_pmu(ucmd, AMUPMU_CMD_PMU_CTL, sizeof(struct amupmu_pmu_ctl));
+}
+
+static int amupmu_ioctl_pmu_read(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_pmu(ucmd, AMUPMU_CMD_PMU_READ, sizeof(struct amupmu_pmu_read));
+}
+
 /* Every command's struct, so the dispatcher can copy any of them. */
 union amupmu_ucmd_buffer {
 	struct amupmu_info info;
+	struct amupmu_pmu_config pmu_config;
+	struct amupmu_pmu_ctl pmu_ctl;
+	struct amupmu_pmu_read pmu_read;
 };
 
 /**
@@ -138,6 +172,12 @@ struct amupmu_ioctl_op {
 static const struct amupmu_ioctl_op amupmu_ioctl_ops[] = {
 	AMUPMU_IOCTL_OP(AMUPMU_CMD_INFO, amupmu_ioctl_info, struct amupmu_info,
 			AMUPMU_INFO_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_PMU_CONFIG, amupmu_ioctl_pmu_config,
+			struct amupmu_pmu_config, AMUPMU_PMU_CONFIG_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_PMU_CTL, amupmu_ioctl_pmu_ctl,
+			struct amupmu_pmu_ctl, AMUPMU_PMU_CTL_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_PMU_READ, amupmu_ioctl_pmu_read,
+			struct amupmu_pmu_read, AMUPMU_PMU_READ_SIZE_VER0),
 };
 
 static u64 amupmu_supported_ioctls(void)
@@ -158,6 +198,7 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 	struct amupmu_ucmd ucmd = {
 		.ubuffer = (void __user *)arg,
 		.cmd = &buf,
+		.sess = filp->private_data,
 	};
 	unsigned int nr = _IOC_NR(cmd);
 	int ret;
@@ -182,74 +223,26 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 	return op->execute(&ucmd);
 }
 
+static int amupmu_fops_open(struct inode *inode, struct file *filp)
+{
+	filp->private_data = amupmu_session_alloc();
+	return filp->private_data ? 0 : -ENOMEM;
+}
+
+static int amupmu_fops_release(struct inode *inode, struct file *filp)
+{
+	amupmu_session_free(filp->private_data);
+	return 0;
+}
+
 static const struct file_operations amupmu_fops = {
 	.owner = THIS_MODULE,
+	.open = amupmu_fops_open,
+	.release = amupmu_fops_release,
 	.unlocked_ioctl = amupmu_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,
 };
-
-/* ------------------------------------------------------------ PMU interrupt */
-
-/* Every PMCR_EL0.N event counter and the cycle counter (bit 31). */
-#define AMUPMU_PMU_ALL_COUNTERS	U32_MAX
-
-/* request_percpu_irq() cookie; the handler's state is the CPU's PMU. */
-static DEFINE_PER_CPU(u8, amupmu_pmu_irq_cookie);
-
-/*
- * No counter is programmed to interrupt yet, so an overflow interrupt is
- * left over from whoever used the PMU before: clear and mask it.
- */
-static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
-{
-	u64 ovs = read_sysreg(pmovsclr_el0);
-
-	if (!ovs)
-		return IRQ_NONE;
-	write_sysreg(ovs, pmintenclr_el1);
-	write_sysreg(ovs, pmovsclr_el0);
-	isb();
-	pr_warn_ratelimited("cpu%d: unexpected PMU overflow 0x%llx masked\n",
-			    smp_processor_id(), ovs);
-	return IRQ_HANDLED;
-}
-
-/**
- * amupmu_pmu_irq_cpu_enable() - take the PMU interrupt on this CPU
- *
- * When amupmu owns the PMU: mask and clear every overflow first, then
- * enable the PPI. Called on the CPU itself (hotplug callback or IPI).
- */
-void amupmu_pmu_irq_cpu_enable(void)
-{
-	int irq = READ_ONCE(amupmu_dev.pmu_irq);
-
-	if (!irq)
-		return;
-	write_sysreg(AMUPMU_PMU_ALL_COUNTERS, pmintenclr_el1);
-	write_sysreg(AMUPMU_PMU_ALL_COUNTERS, pmovsclr_el0);
-	isb();
-	enable_percpu_irq(irq, IRQ_TYPE_NONE);
-}
-
-void amupmu_pmu_irq_cpu_disable(void)
-{
-	int irq = READ_ONCE(amupmu_dev.pmu_irq);
-
-	if (irq)
-		disable_percpu_irq(irq);
-}
-
-static void amupmu_pmu_irq_enable_ipi(void *unused)
-{
-	amupmu_pmu_irq_cpu_enable();
-}
-
-static void amupmu_pmu_irq_disable_ipi(void *unused)
-{
-	amupmu_pmu_irq_cpu_disable();
-}
 
 /* ------------------------------------------------------------ platform driver */
 
@@ -268,21 +261,9 @@ static int amupmu_probe(struct platform_device *pdev)
 		dev_err(&pdev->dev, "a second amupmu,pmuv3 node is not supported\n");
 		return -EBUSY;
 	}
-	/* a per-CPU IRQ cannot be shared: this fails if arm_pmu holds it */
-	ret = request_percpu_irq(irq, amupmu_pmu_irq_handler, "amupmu", &amupmu_pmu_irq_cookie);
-	if (ret) {
-		dev_err(&pdev->dev, "cannot take the PMU interrupt %d: %d\n", irq, ret);
+	ret = amupmu_pmu_claim(&pdev->dev, irq);
+	if (ret)
 		return ret;
-	}
-
-	/* under the hotplug lock: CPUs coming online see pmu_irq set */
-	cpus_read_lock();
-	mutex_lock(&amupmu_dev.lock);
-	amupmu_dev.exclusive = true;
-	WRITE_ONCE(amupmu_dev.pmu_irq, irq);
-	mutex_unlock(&amupmu_dev.lock);
-	on_each_cpu(amupmu_pmu_irq_enable_ipi, NULL, 1);
-	cpus_read_unlock();
 
 	dev_info(&pdev->dev, "owns the PMU (per-CPU interrupt %d)\n", irq);
 	return 0;
@@ -290,16 +271,7 @@ static int amupmu_probe(struct platform_device *pdev)
 
 static void amupmu_remove_device(struct platform_device *pdev)
 {
-	int irq = amupmu_dev.pmu_irq;
-
-	cpus_read_lock();
-	on_each_cpu(amupmu_pmu_irq_disable_ipi, NULL, 1);
-	mutex_lock(&amupmu_dev.lock);
-	amupmu_dev.exclusive = false;
-	WRITE_ONCE(amupmu_dev.pmu_irq, 0);
-	mutex_unlock(&amupmu_dev.lock);
-	cpus_read_unlock();
-	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
+	amupmu_pmu_release();
 }
 
 AMUPMU_DEFINE_PLATFORM_REMOVE(amupmu_remove, amupmu_remove_device)

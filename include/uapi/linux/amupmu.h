@@ -45,6 +45,9 @@
 
 enum {
 	AMUPMU_CMD_INFO = AMUPMU_CMD_BASE,
+	AMUPMU_CMD_PMU_CONFIG,
+	AMUPMU_CMD_PMU_CTL,
+	AMUPMU_CMD_PMU_READ,
 	AMUPMU_CMD_LAST,	/* not a command: one past the last */
 };
 
@@ -188,5 +191,181 @@ struct amupmu_info {
 #define AMUPMU_INFO_SIZE_VER0	56	/* first published size */
 
 #define AMUPMU_INFO		_IO(AMUPMU_TYPE, AMUPMU_CMD_INFO)
+
+/*
+ * PMU counting sessions (exclusive mode only).
+ *
+ * An open file of /dev/amupmu is a session. AMUPMU_PMU_CONFIG gives it a
+ * group of events counted on each CPU of a CPU set; AMUPMU_PMU_CTL enables,
+ * disables or resets the group; AMUPMU_PMU_READ returns one CPU's totals.
+ * Closing the file frees the counters. A session holds one group; configure
+ * again after AMUPMU_PMU_CTL_RELEASE to change it.
+ *
+ * Totals are 64-bit whatever the counter width: 64-bit counters where the
+ * PMU has them (PMUv3p5 PMCR_EL0.LP/LC), otherwise overflows are
+ * accumulated by the overflow interrupt. A CPU that goes offline keeps its
+ * totals; reading it reports AMUPMU_READ_OFFLINE, and counting resumes when
+ * it comes back.
+ *
+ * Besides the general contract: EBUSY when the kernel's arm_pmu owns the
+ * PMU (every PMU command) or when a CPU has too few free counters (then
+ * amupmu_pmu_config.counters_free says how many it has); EACCES without
+ * CAP_PERFMON (the counters are per CPU: system-wide).
+ */
+
+#define AMUPMU_PMU_MAX_EVENTS		32	/* 31 event counters + cycle counter */
+
+/**
+ * enum amupmu_event_flags - amupmu_pmu_event.flags
+ * @AMUPMU_EV_EXCL_EL0: do not count at EL0 (PMEVTYPER<n>_EL0.U)
+ * @AMUPMU_EV_EXCL_EL1: do not count at EL1 (PMEVTYPER<n>_EL0.P)
+ * @AMUPMU_EV_INCL_EL2: also count at EL2 (PMEVTYPER<n>_EL0.NSH); EINVAL
+ *	when the CPU has no EL2
+ * @AMUPMU_EV_RAW: the event number is not checked against PMCEID0/1 (for
+ *	IMPLEMENTATION DEFINED events such as 0x0160); without it an event
+ *	the CPU does not implement is refused with EOPNOTSUPP
+ *
+ * Excluding both EL0 and EL1 without AMUPMU_EV_INCL_EL2 counts nothing and
+ * is refused with EINVAL.
+ */
+enum amupmu_event_flags {
+	AMUPMU_EV_EXCL_EL0	= 1 << 0,
+	AMUPMU_EV_EXCL_EL1	= 1 << 1,
+	AMUPMU_EV_INCL_EL2	= 1 << 2,
+	AMUPMU_EV_RAW		= 1 << 3,
+};
+
+/**
+ * struct amupmu_pmu_event - one event of a group
+ * @event: event number (PMEVTYPER<n>_EL0.evtCount, 16 bits)
+ * @flags: enum amupmu_event_flags
+ * @__reserved: must be 0 (the sampling period goes here later)
+ */
+struct amupmu_pmu_event {
+	__u32 event;
+	__u32 flags;
+	__aligned_u64 __reserved;
+};
+
+/**
+ * struct amupmu_pmu_config - AMUPMU_PMU_CONFIG: give the session its group
+ * @size: sizeof(struct amupmu_pmu_config)
+ * @flags: must be 0
+ * @nr_events: in: entries at @events_uptr, 1 .. AMUPMU_PMU_MAX_EVENTS
+ * @event_size: in: sizeof(struct amupmu_pmu_event), at least
+ *	AMUPMU_PMU_EVENT_SIZE_VER0, a multiple of 8, at most 4096
+ * @events_uptr: in: the events; CPU_CYCLES (0x11) without EL filters the
+ *	cycle counter cannot express goes to the cycle counter when it is free
+ * @cpus_uptr: in: CPU set as a bitmap of __u64 words (bit n of word w =
+ *	CPU 64 * w + n); every CPU in it must be possible (else ENODEV)
+ * @cpus_len: in: bytes at @cpus_uptr, a multiple of 8, at most 1024
+ * @counters_free: out, also on EBUSY: the fewest free counters (cycle
+ *	counter included) on a CPU of the set, before this request
+ * @counters: out: counter index of each event on the first CPU of the set
+ *	(0..30 event counters, 31 the cycle counter); the same on every CPU
+ *	of the set when their counters were equally free
+ * @__reserved: must be 0
+ *
+ * EBUSY also when the session already has a group. Nothing is allocated
+ * when the request fails.
+ */
+struct amupmu_pmu_config {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_events;
+	__u32 event_size;
+	__aligned_u64 events_uptr;
+	__aligned_u64 cpus_uptr;
+	__u32 cpus_len;
+	__u32 counters_free;
+	__u8 counters[AMUPMU_PMU_MAX_EVENTS];
+	__aligned_u64 __reserved;
+};
+
+#define AMUPMU_PMU_EVENT_SIZE_VER0	16
+#define AMUPMU_PMU_CONFIG_SIZE_VER0	80
+
+/**
+ * enum amupmu_pmu_ctl_op - amupmu_pmu_ctl.op
+ * @AMUPMU_PMU_CTL_ENABLE: start counting on every CPU of the set
+ * @AMUPMU_PMU_CTL_DISABLE: stop counting; totals are kept
+ * @AMUPMU_PMU_CTL_RESET: zero the totals, overflow counts and times
+ *	(counting goes on if enabled)
+ * @AMUPMU_PMU_CTL_RELEASE: free the group's counters
+ */
+enum amupmu_pmu_ctl_op {
+	AMUPMU_PMU_CTL_ENABLE	= 1,
+	AMUPMU_PMU_CTL_DISABLE	= 2,
+	AMUPMU_PMU_CTL_RESET	= 3,
+	AMUPMU_PMU_CTL_RELEASE	= 4,
+};
+
+/**
+ * struct amupmu_pmu_ctl - AMUPMU_PMU_CTL
+ * @size: sizeof(struct amupmu_pmu_ctl)
+ * @flags: must be 0
+ * @op: enum amupmu_pmu_ctl_op; ENODEV without a group
+ * @__reserved: must be 0
+ */
+struct amupmu_pmu_ctl {
+	__u32 size;
+	__u32 flags;
+	__u32 op;
+	__u32 __reserved;
+};
+
+#define AMUPMU_PMU_CTL_SIZE_VER0	16
+
+/**
+ * struct amupmu_pmu_value - one event's total on one CPU
+ * @value: 64-bit total since configuration or the last reset
+ * @overflows: overflow interrupts taken for this counter
+ */
+struct amupmu_pmu_value {
+	__aligned_u64 value;
+	__aligned_u64 overflows;
+};
+
+/**
+ * enum amupmu_read_flags - amupmu_pmu_read.state
+ * @AMUPMU_READ_ENABLED: the group is enabled
+ * @AMUPMU_READ_OFFLINE: the CPU is offline: totals are those it had when
+ *	it went down
+ */
+enum amupmu_read_flags {
+	AMUPMU_READ_ENABLED	= 1 << 0,
+	AMUPMU_READ_OFFLINE	= 1 << 1,
+};
+
+/**
+ * struct amupmu_pmu_read - AMUPMU_PMU_READ: one CPU's totals, in one call
+ * @size: sizeof(struct amupmu_pmu_read)
+ * @flags: must be 0
+ * @cpu: in: a CPU of the session's set (else EINVAL)
+ * @nr_values: in: entries at @values_uptr, at least the group's size
+ *	(else EINVAL); out: the group's size
+ * @values_uptr: in: array of struct amupmu_pmu_value, in event order
+ * @time_enabled: out: ns the group has been enabled
+ * @time_running: out: ns it has counted on this CPU (enabled and online)
+ * @state: out: enum amupmu_read_flags
+ * @__reserved: must be 0
+ */
+struct amupmu_pmu_read {
+	__u32 size;
+	__u32 flags;
+	__u32 cpu;
+	__u32 nr_values;
+	__aligned_u64 values_uptr;
+	__aligned_u64 time_enabled;
+	__aligned_u64 time_running;
+	__u32 state;
+	__u32 __reserved;
+};
+
+#define AMUPMU_PMU_READ_SIZE_VER0	48
+
+#define AMUPMU_PMU_CONFIG	_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CONFIG)
+#define AMUPMU_PMU_CTL		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CTL)
+#define AMUPMU_PMU_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_READ)
 
 #endif /* _UAPI_LINUX_AMUPMU_H */

@@ -1,0 +1,889 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: PMUv3 exclusive mode. When the "amupmu,pmuv3" devicetree node
+ * bound, amupmu programs the PMU of every CPU itself and takes its
+ * overflow PPI; sessions (open files) count groups of events per CPU.
+ *
+ * Locking, outermost first:
+ *  - cpus_read_lock(): every session command that touches a CPU's PMU holds
+ *    it, so CPUs cannot come or go meanwhile; the hotplug callbacks run
+ *    under the hotplug write lock, so they exclude session commands.
+ *  - amupmu_pmu_alloc_lock: counter allocation (the used masks and owners).
+ *  - amupmu_pmu_cpu.lock (raw, IRQ-safe): a CPU's totals; taken by the
+ *    overflow handler and the IPIs on that CPU and by readers of an offline
+ *    CPU. The hardware of a CPU is only touched on that CPU.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitfield.h>
+#include <linux/bitops.h>
+#include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/cpumask.h>
+#include <linux/interrupt.h>
+#include <linux/ktime.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <asm/sysreg.h>
+
+#include "amupmu.h"
+#include "amupmu_compat.h"
+
+static unsigned int pmu_counter_bits = 64;
+module_param(pmu_counter_bits, uint, 0444);
+MODULE_PARM_DESC(pmu_counter_bits,
+		 "event counter width: 64 (PMCR_EL0.LP where PMUv3p5 has it) or 32 (overflows accumulated by the interrupt)");
+
+#define AMUPMU_CYCLE_IDX	31	/* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS */
+#define AMUPMU_CPU_CYCLES	0x11
+#define AMUPMU_PMCCFILTR_MASK	(ARMV8_PMU_EXCLUDE_EL1 | ARMV8_PMU_EXCLUDE_EL0 | \
+				 ARMV8_PMU_INCLUDE_EL2)
+#define AMUPMU_EV_ALL		(AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1 | \
+				 AMUPMU_EV_INCL_EL2 | AMUPMU_EV_RAW)
+#define AMUPMU_CPUS_LEN_MAX	1024
+#define AMUPMU_PFR0_EL2		GENMASK_ULL(11, 8)	/* ID_AA64PFR0_EL1.EL2 */
+
+/**
+ * struct amupmu_pmu_counter - one hardware counter of one CPU
+ * @owner: the session it is allocated to, NULL when free
+ * @evtyper: PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
+ * @prev: hardware value at the last update
+ * @total: 64-bit total up to @prev
+ * @overflows: overflow interrupts taken
+ */
+struct amupmu_pmu_counter {
+	struct amupmu_session *owner;
+	u32 evtyper;
+	u64 prev;
+	u64 total;
+	u64 overflows;
+};
+
+/**
+ * struct amupmu_pmu_cpu - the PMU of one CPU in exclusive mode
+ * @lock: guards @cnt[].prev/total/overflows and @live
+ * @used: counters allocated (bit n: event counter n, bit 31: cycle
+ *	counter); under amupmu_pmu_alloc_lock, read by hotplug callbacks
+ * @live: the CPU is online and its counters are programmed
+ * @mask: width mask of its event counters (32 or 64 bits)
+ * @nr_counters: PMCR_EL0.N
+ * @cnt: the counters
+ */
+struct amupmu_pmu_cpu {
+	raw_spinlock_t lock;
+	u32 used;
+	bool live;
+	u64 mask;
+	unsigned int nr_counters;
+	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
+};
+
+/**
+ * struct amupmu_session - an open file of /dev/amupmu
+ * @lock: serialises the session's commands (taken inside cpus_read_lock())
+ * @configured: it holds a group
+ * @enabled: the group counts
+ * @nr_events: events in the group
+ * @evtyper: each event's PMEVTYPER value
+ * @cpus: the CPU set
+ * @idx: counter of event e on CPU c: @idx[c * AMUPMU_PMU_MAX_EVENTS + e]
+ * @enabled_ns: time enabled before @enabled_since
+ * @enabled_since: when it was last enabled (valid while @enabled)
+ * @run_ns: per CPU, time counted before @run_since
+ * @run_since: per CPU, when it last started counting there (0: not
+ *	counting); written by commands and hotplug callbacks, which exclude
+ *	each other through the hotplug lock
+ */
+struct amupmu_session {
+	struct mutex lock; /* see @lock above */
+	bool configured;
+	bool enabled;
+	u32 nr_events;
+	u32 evtyper[AMUPMU_PMU_MAX_EVENTS];
+	cpumask_var_t cpus;
+	u8 *idx;
+	u64 enabled_ns;
+	u64 enabled_since;
+	u64 *run_ns;
+	u64 *run_since;
+};
+
+static struct amupmu_pmu_cpu *amupmu_pmu_cpus;	/* nr_cpu_ids, while exclusive */
+static DEFINE_MUTEX(amupmu_pmu_alloc_lock);
+static DEFINE_PER_CPU(u8, amupmu_pmu_irq_cookie);
+
+static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
+{
+	return &s->idx[cpu * AMUPMU_PMU_MAX_EVENTS];
+}
+
+/* ------------------------------------------------------------ hardware, on the CPU */
+
+static u64 amupmu_hw_read_counter(unsigned int idx)
+{
+	if (idx == AMUPMU_CYCLE_IDX)
+		return read_sysreg(pmccntr_el0);
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	return read_sysreg(pmxevcntr_el0);
+}
+
+static void amupmu_hw_write_counter(unsigned int idx, u64 val)
+{
+	if (idx == AMUPMU_CYCLE_IDX) {
+		write_sysreg(val, pmccntr_el0);
+		return;
+	}
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	write_sysreg(val, pmxevcntr_el0);
+}
+
+static void amupmu_hw_write_type(unsigned int idx, u32 evtyper)
+{
+	if (idx == AMUPMU_CYCLE_IDX) {
+		write_sysreg(evtyper & AMUPMU_PMCCFILTR_MASK, pmccfiltr_el0);
+		return;
+	}
+	write_sysreg(idx, pmselr_el0);
+	isb();
+	write_sysreg(evtyper, pmxevtyper_el0);
+}
+
+/* Fold the hardware count into the total: the delta modulo the width. */
+static void amupmu_counter_update(struct amupmu_pmu_cpu *pc, unsigned int idx)
+{
+	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+	u64 mask = idx == AMUPMU_CYCLE_IDX ? U64_MAX : pc->mask;
+	u64 now = amupmu_hw_read_counter(idx) & mask;
+
+	c->total += (now - c->prev) & mask;
+	c->prev = now;
+}
+
+/* Stop a counter and clear it in hardware; its total is kept. */
+static void amupmu_hw_counter_stop(unsigned int idx)
+{
+	write_sysreg(BIT(idx), pmcntenclr_el0);
+	write_sysreg(BIT(idx), pmintenclr_el1);
+	isb();
+	write_sysreg(BIT(idx), pmovsclr_el0);
+}
+
+/* Program a counter from zero, interrupt enabled, counting if @run. */
+static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx, bool run)
+{
+	amupmu_hw_counter_stop(idx);
+	amupmu_hw_write_type(idx, pc->cnt[idx].evtyper);
+	amupmu_hw_write_counter(idx, 0);
+	pc->cnt[idx].prev = 0;
+	write_sysreg(BIT(idx), pmintenset_el1);
+	if (run)
+		write_sysreg(BIT(idx), pmcntenset_el0);
+	isb();
+}
+
+static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
+{
+	struct amupmu_pmu_cpu *pc;
+	unsigned long ovs;
+	unsigned int idx;
+
+	ovs = read_sysreg(pmovsclr_el0) & U32_MAX;
+	if (!ovs)
+		return IRQ_NONE;
+	write_sysreg(ovs, pmovsclr_el0);
+	isb();
+
+	pc = &amupmu_pmu_cpus[smp_processor_id()];
+	raw_spin_lock(&pc->lock);
+	for_each_set_bit(idx, &ovs, AMUPMU_PMU_MAX_EVENTS) {
+		if (pc->used & BIT(idx)) {
+			amupmu_counter_update(pc, idx);
+			pc->cnt[idx].overflows++;
+		} else {
+			/* not ours: left over from before, mask it */
+			write_sysreg(BIT(idx), pmintenclr_el1);
+		}
+	}
+	raw_spin_unlock(&pc->lock);
+	return IRQ_HANDLED;
+}
+
+/* ------------------------------------------------------------ CPU start/stop */
+
+/**
+ * amupmu_pmu_cpu_start() - bring this CPU's PMU under amupmu
+ *
+ * Called on the CPU (hotplug online callback, or IPI at probe) when amupmu
+ * owns the PMU: a known PMCR_EL0, every interrupt masked, then the
+ * allocated counters reprogrammed (from zero: their totals are kept) and
+ * the PPI enabled.
+ */
+void amupmu_pmu_cpu_start(void)
+{
+	int irq = READ_ONCE(amupmu_dev.pmu_irq);
+	struct amupmu_pmu_cpu *pc;
+	unsigned long used, flags;
+	unsigned int cpu, idx, pmuver;
+	u64 pmcr;
+
+	if (!irq)
+		return;
+	cpu = smp_processor_id();
+	pc = &amupmu_pmu_cpus[cpu];
+	/* may run in IPI context: read the CPU itself, not discovery's table */
+	pmuver = FIELD_GET(ID_AA64DFR0_EL1_PMUVer, read_sysreg_s(SYS_ID_AA64DFR0_EL1));
+
+	write_sysreg(U32_MAX, pmcntenclr_el0);
+	write_sysreg(U32_MAX, pmintenclr_el1);
+	write_sysreg(U32_MAX, pmovsclr_el0);
+	pmcr = ARMV8_PMU_PMCR_E | ARMV8_PMU_PMCR_LC | ARMV8_PMU_PMCR_P | ARMV8_PMU_PMCR_C;
+	if (pmu_counter_bits == 64 && pmuver >= ID_AA64DFR0_EL1_PMUVer_V3P5 &&
+	    pmuver != ID_AA64DFR0_EL1_PMUVer_IMP_DEF)
+		pmcr |= ARMV8_PMU_PMCR_LP;
+	write_sysreg(pmcr, pmcr_el0);
+	isb();
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	pc->mask = pmcr & ARMV8_PMU_PMCR_LP ? U64_MAX : U32_MAX;
+	pc->nr_counters = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
+	used = pc->used;
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+		struct amupmu_session *s = pc->cnt[idx].owner;
+
+		amupmu_hw_counter_start(pc, idx, s->enabled);
+		if (s->enabled && !s->run_since[cpu])
+			s->run_since[cpu] = ktime_get_ns();
+	}
+	pc->live = true;
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+
+	enable_percpu_irq(irq, IRQ_TYPE_NONE);
+}
+
+/* On the CPU, before it goes offline or amupmu lets the PMU go: save and stop. */
+void amupmu_pmu_cpu_stop(void)
+{
+	int irq = READ_ONCE(amupmu_dev.pmu_irq);
+	unsigned int cpu = smp_processor_id();
+	struct amupmu_pmu_cpu *pc;
+	unsigned long used, flags;
+	unsigned int idx;
+	u64 now;
+
+	if (!irq)
+		return;
+	disable_percpu_irq(irq);
+	pc = &amupmu_pmu_cpus[cpu];
+	now = ktime_get_ns();
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	used = pc->used;
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+		struct amupmu_session *s = pc->cnt[idx].owner;
+
+		amupmu_counter_update(pc, idx);
+		amupmu_hw_counter_stop(idx);
+		if (s->run_since[cpu]) {
+			s->run_ns[cpu] += now - s->run_since[cpu];
+			s->run_since[cpu] = 0;
+		}
+	}
+	pc->live = false;
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	write_sysreg(0, pmcr_el0);
+	isb();
+}
+
+static void amupmu_pmu_cpu_start_ipi(void *unused)
+{
+	amupmu_pmu_cpu_start();
+}
+
+static void amupmu_pmu_cpu_stop_ipi(void *unused)
+{
+	amupmu_pmu_cpu_stop();
+}
+
+/**
+ * amupmu_pmu_claim() - take the PMU: its PPI and every CPU's registers
+ * @dev: the platform device, for messages
+ * @irq: the PMU PPI
+ */
+int amupmu_pmu_claim(struct device *dev, int irq)
+{
+	unsigned int cpu;
+	int ret;
+
+	amupmu_pmu_cpus = kcalloc(nr_cpu_ids, sizeof(*amupmu_pmu_cpus), GFP_KERNEL);
+	if (!amupmu_pmu_cpus)
+		return -ENOMEM;
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
+		raw_spin_lock_init(&amupmu_pmu_cpus[cpu].lock);
+
+	/* a per-CPU IRQ cannot be shared: this fails if arm_pmu holds it */
+	ret = request_percpu_irq(irq, amupmu_pmu_irq_handler, "amupmu", &amupmu_pmu_irq_cookie);
+	if (ret) {
+		dev_err(dev, "cannot take the PMU interrupt %d: %d\n", irq, ret);
+		kfree(amupmu_pmu_cpus);
+		amupmu_pmu_cpus = NULL;
+		return ret;
+	}
+
+	/* under the hotplug lock: CPUs coming online see pmu_irq set */
+	cpus_read_lock();
+	mutex_lock(&amupmu_dev.lock);
+	amupmu_dev.exclusive = true;
+	WRITE_ONCE(amupmu_dev.pmu_irq, irq);
+	mutex_unlock(&amupmu_dev.lock);
+	on_each_cpu(amupmu_pmu_cpu_start_ipi, NULL, 1);
+	cpus_read_unlock();
+	return 0;
+}
+
+/* Let the PMU go; no session can exist (the module is going away). */
+void amupmu_pmu_release(void)
+{
+	int irq = amupmu_dev.pmu_irq;
+
+	cpus_read_lock();
+	on_each_cpu(amupmu_pmu_cpu_stop_ipi, NULL, 1);
+	mutex_lock(&amupmu_dev.lock);
+	amupmu_dev.exclusive = false;
+	WRITE_ONCE(amupmu_dev.pmu_irq, 0);
+	mutex_unlock(&amupmu_dev.lock);
+	cpus_read_unlock();
+	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
+	kfree(amupmu_pmu_cpus);
+	amupmu_pmu_cpus = NULL;
+}
+
+/* ------------------------------------------------------------ sessions */
+
+struct amupmu_session *amupmu_session_alloc(void)
+{
+	struct amupmu_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
+
+	if (!s)
+		return NULL;
+	mutex_init(&s->lock);
+	return s;
+}
+
+/* What a session command does to one of its counters on one CPU. */
+typedef void (*amupmu_counter_op_t)(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+				    unsigned int idx);
+
+/* Per-CPU operation of a session command, run on that CPU by IPI. */
+struct amupmu_sess_ipi {
+	struct amupmu_session *s;
+	amupmu_counter_op_t op;
+	struct amupmu_pmu_value *vals;
+};
+
+static void amupmu_sess_ipi_fn(void *arg)
+{
+	struct amupmu_sess_ipi *a = arg;
+	unsigned int cpu = smp_processor_id();
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	u8 *idx = amupmu_sess_idx(a->s, cpu);
+	unsigned int e;
+
+	raw_spin_lock(&pc->lock);
+	for (e = 0; e < a->s->nr_events; e++)
+		a->op(a->s, pc, idx[e]);
+	raw_spin_unlock(&pc->lock);
+}
+
+static void amupmu_op_enable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			     unsigned int idx)
+{
+	amupmu_counter_update(pc, idx);
+	write_sysreg(BIT(idx), pmcntenset_el0);
+	isb();
+}
+
+static void amupmu_op_disable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			      unsigned int idx)
+{
+	write_sysreg(BIT(idx), pmcntenclr_el0);
+	isb();
+	amupmu_counter_update(pc, idx);
+}
+
+static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			    unsigned int idx)
+{
+	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+
+	if (pc->live)
+		amupmu_counter_update(pc, idx);
+	c->total = 0;
+	c->overflows = 0;
+}
+
+static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			      unsigned int idx)
+{
+	amupmu_hw_counter_start(pc, idx, false);
+}
+
+static void amupmu_op_stop(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			   unsigned int idx)
+{
+	amupmu_hw_counter_stop(idx);
+}
+
+/*
+ * Run @op for the session's counters on every CPU of its set: by IPI on
+ * the online ones, under the CPU's lock here for the others (@live_only:
+ * skip those). Called under cpus_read_lock().
+ */
+static void amupmu_sess_each_cpu(struct amupmu_session *s, bool live_only, amupmu_counter_op_t op)
+{
+	struct amupmu_sess_ipi a = { .s = s, .op = op };
+	struct amupmu_pmu_cpu *pc;
+	unsigned long flags;
+	unsigned int cpu, e;
+
+	for_each_cpu(cpu, s->cpus) {
+		pc = &amupmu_pmu_cpus[cpu];
+		if (pc->live) {
+			smp_call_function_single(cpu, amupmu_sess_ipi_fn, &a, 1);
+			continue;
+		}
+		if (live_only)
+			continue;
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		for (e = 0; e < s->nr_events; e++)
+			op(s, pc, amupmu_sess_idx(s, cpu)[e]);
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+}
+
+/* Free the group's counters. Under cpus_read_lock() and s->lock. */
+static void amupmu_sess_release_group(struct amupmu_session *s)
+{
+	unsigned int cpu, e;
+
+	if (!s->configured)
+		return;
+	amupmu_sess_each_cpu(s, true, amupmu_op_stop);
+	mutex_lock(&amupmu_pmu_alloc_lock);
+	for_each_cpu(cpu, s->cpus) {
+		for (e = 0; e < s->nr_events; e++) {
+			unsigned int idx = amupmu_sess_idx(s, cpu)[e];
+
+			amupmu_pmu_cpus[cpu].used &= ~BIT(idx);
+			amupmu_pmu_cpus[cpu].cnt[idx].owner = NULL;
+		}
+	}
+	mutex_unlock(&amupmu_pmu_alloc_lock);
+	free_cpumask_var(s->cpus);
+	kfree(s->idx);
+	kfree(s->run_ns);
+	kfree(s->run_since);
+	s->idx = NULL;
+	s->run_ns = NULL;
+	s->run_since = NULL;
+	s->configured = false;
+	s->enabled = false;
+}
+
+void amupmu_session_free(struct amupmu_session *s)
+{
+	if (!s)
+		return;
+	if (s->configured) {
+		cpus_read_lock();
+		mutex_lock(&s->lock);
+		amupmu_sess_release_group(s);
+		mutex_unlock(&s->lock);
+		cpus_read_unlock();
+	}
+	mutex_destroy(&s->lock);
+	kfree(s);
+}
+
+/* ------------------------------------------------------------ commands */
+
+static int amupmu_pmu_owned(void)
+{
+	return READ_ONCE(amupmu_dev.pmu_irq) ? 0 : -EBUSY;
+}
+
+/* PMEVTYPER value of @ev for a CPU, or -errno. */
+static long amupmu_event_type(const struct amupmu_pmu_event *ev,
+			      const struct amupmu_cpu_info *ci)
+{
+	u32 n = ev->event, type = 0;
+	bool impl;
+
+	if (ev->flags & ~AMUPMU_EV_ALL || ev->__reserved)
+		return -EINVAL;
+	if (n > (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P1 ? 0xffff : 0x3ff))
+		return -EINVAL;
+	if ((ev->flags & (AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1)) ==
+	    (AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1) && !(ev->flags & AMUPMU_EV_INCL_EL2))
+		return -EINVAL;
+	if (ev->flags & AMUPMU_EV_INCL_EL2 && !FIELD_GET(AMUPMU_PFR0_EL2, ci->id_aa64pfr0))
+		return -EINVAL;
+	if (!(ev->flags & AMUPMU_EV_RAW)) {
+		if (n < 0x20)
+			impl = ci->pmceid0 & BIT_ULL(n);
+		else if (n < 0x40)
+			impl = ci->pmceid1 & BIT_ULL(n - 0x20);
+		else if (n >= 0x4000 && n < 0x4020)
+			impl = ci->pmceid0 & BIT_ULL(n - 0x4000 + 32);
+		else if (n >= 0x4020 && n < 0x4040)
+			impl = ci->pmceid1 & BIT_ULL(n - 0x4020 + 32);
+		else
+			impl = false;
+		if (!impl)
+			return -EOPNOTSUPP;
+	}
+	if (ev->flags & AMUPMU_EV_EXCL_EL0)
+		type |= ARMV8_PMU_EXCLUDE_EL0;
+	if (ev->flags & AMUPMU_EV_EXCL_EL1)
+		type |= ARMV8_PMU_EXCLUDE_EL1;
+	if (ev->flags & AMUPMU_EV_INCL_EL2)
+		type |= ARMV8_PMU_INCLUDE_EL2;
+	return type | n;
+}
+
+static int amupmu_read_cpuset(struct amupmu_session *s, const struct amupmu_pmu_config *cfg)
+{
+	unsigned long *bits;
+	unsigned int cpu, nbits = cfg->cpus_len * BITS_PER_BYTE;
+	int ret = 0;
+
+	if (!cfg->cpus_len || cfg->cpus_len % sizeof(u64) || cfg->cpus_len > AMUPMU_CPUS_LEN_MAX)
+		return -EINVAL;
+	bits = bitmap_zalloc(nbits, GFP_KERNEL);
+	if (!bits)
+		return -ENOMEM;
+	if (copy_from_user(bits, u64_to_user_ptr(cfg->cpus_uptr), cfg->cpus_len)) {
+		ret = -EFAULT;
+		goto out;
+	}
+	if (bitmap_empty(bits, nbits)) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for_each_set_bit(cpu, bits, nbits) {
+		if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
+			ret = -ENODEV;
+			goto out;
+		}
+		cpumask_set_cpu(cpu, s->cpus);
+	}
+out:
+	bitmap_free(bits);
+	return ret;
+}
+
+/*
+ * Choose a counter for each event on @cpu, given its free counters:
+ * CPU_CYCLES goes to the cycle counter while it is free, the rest to the
+ * lowest free event counters. Sets *free_out to the free counters before;
+ * returns 0, or -EBUSY when they do not suffice.
+ */
+static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free_out)
+{
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	u32 avail = (u32)(BIT_ULL(pc->nr_counters) - 1) | BIT(AMUPMU_CYCLE_IDX);
+	u8 *idx = amupmu_sess_idx(s, cpu);
+	unsigned int e, i;
+
+	avail &= ~pc->used;
+	*free_out = hweight32(avail);
+	for (e = 0; e < s->nr_events; e++) {
+		if ((s->evtyper[e] & ARMV8_PMU_EVTYPE_EVENT) == AMUPMU_CPU_CYCLES &&
+		    avail & BIT(AMUPMU_CYCLE_IDX)) {
+			i = AMUPMU_CYCLE_IDX;
+		} else {
+			i = ffs(avail & ~BIT(AMUPMU_CYCLE_IDX));
+			if (!i)
+				return -EBUSY;
+			i--;
+		}
+		avail &= ~BIT(i);
+		idx[e] = i;
+	}
+	return 0;
+}
+
+static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg)
+{
+	struct amupmu_pmu_event *evs;
+	struct amupmu_cpu_info ci;
+	unsigned int cpu, first, e;
+	u32 free, min_free = U32_MAX;
+	long type;
+	int ret;
+
+	if (cfg->flags || cfg->__reserved)
+		return -EINVAL;
+	if (!cfg->nr_events || cfg->nr_events > AMUPMU_PMU_MAX_EVENTS ||
+	    cfg->event_size < AMUPMU_PMU_EVENT_SIZE_VER0 || cfg->event_size > AMUPMU_SIZE_MAX ||
+	    !IS_ALIGNED(cfg->event_size, sizeof(u64)))
+		return -EINVAL;
+	if (s->configured)
+		return -EBUSY;
+	if (!perfmon_capable())
+		return -EACCES;
+
+	evs = kcalloc(cfg->nr_events, sizeof(*evs), GFP_KERNEL);
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) || !evs) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+	for (e = 0; e < cfg->nr_events; e++) {
+		u64 uptr = cfg->events_uptr + (u64)e * cfg->event_size;
+
+		ret = copy_struct_from_user(&evs[e], sizeof(evs[e]), u64_to_user_ptr(uptr),
+					    cfg->event_size);
+		if (ret)
+			goto out_free;
+	}
+	ret = amupmu_read_cpuset(s, cfg);
+	if (ret)
+		goto out_free;
+
+	/* the events must be valid and implemented on every CPU of the set */
+	s->nr_events = cfg->nr_events;
+	for_each_cpu(cpu, s->cpus) {
+		amupmu_cpu_snapshot(cpu, &ci);
+		if (!(ci.flags & AMUPMU_CPU_DISCOVERED) || !(ci.flags & AMUPMU_CPU_PMU)) {
+			ret = -ENODEV;
+			goto out_free;
+		}
+		for (e = 0; e < cfg->nr_events; e++) {
+			type = amupmu_event_type(&evs[e], &ci);
+			if (type < 0) {
+				ret = type;
+				goto out_free;
+			}
+			s->evtyper[e] = type;
+		}
+	}
+
+	s->idx = kcalloc(nr_cpu_ids, AMUPMU_PMU_MAX_EVENTS, GFP_KERNEL);
+	s->run_ns = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	s->run_since = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	if (!s->idx || !s->run_ns || !s->run_since) {
+		ret = -ENOMEM;
+		goto out_free;
+	}
+
+	mutex_lock(&amupmu_pmu_alloc_lock);
+	ret = 0;
+	for_each_cpu(cpu, s->cpus) {
+		if (amupmu_plan_cpu(s, cpu, &free))
+			ret = -EBUSY;
+		min_free = min(min_free, free);
+	}
+	cfg->counters_free = min_free;
+	if (ret) {
+		mutex_unlock(&amupmu_pmu_alloc_lock);
+		ret = AMUPMU_EBUSY_RESPOND;
+		goto out_free;
+	}
+	for_each_cpu(cpu, s->cpus) {
+		struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		for (e = 0; e < s->nr_events; e++) {
+			struct amupmu_pmu_counter *c = &pc->cnt[amupmu_sess_idx(s, cpu)[e]];
+
+			pc->used |= BIT(amupmu_sess_idx(s, cpu)[e]);
+			*c = (struct amupmu_pmu_counter) {
+				.owner = s,
+				.evtyper = s->evtyper[e],
+			};
+		}
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+	mutex_unlock(&amupmu_pmu_alloc_lock);
+
+	s->configured = true;
+	s->enabled = false;
+	s->enabled_ns = 0;
+	amupmu_sess_each_cpu(s, true, amupmu_op_program);
+	first = cpumask_first(s->cpus);
+	memset(cfg->counters, 0, sizeof(cfg->counters));
+	for (e = 0; e < s->nr_events; e++)
+		cfg->counters[e] = amupmu_sess_idx(s, first)[e];
+	kfree(evs);
+	return 0;
+
+out_free:
+	kfree(s->idx);
+	kfree(s->run_ns);
+	kfree(s->run_since);
+	s->idx = NULL;
+	s->run_ns = NULL;
+	s->run_since = NULL;
+	free_cpumask_var(s->cpus);
+	s->nr_events = 0;
+	kfree(evs);
+	return ret;
+}
+
+/* Start or stop the session's running-time clocks on its live CPUs. */
+static void amupmu_sess_clocks(struct amupmu_session *s, bool run, u64 now)
+{
+	unsigned int cpu;
+
+	if (run)
+		s->enabled_since = now;
+	else
+		s->enabled_ns += now - s->enabled_since;
+	for_each_cpu(cpu, s->cpus) {
+		if (run && amupmu_pmu_cpus[cpu].live) {
+			s->run_since[cpu] = now;
+		} else if (!run && s->run_since[cpu]) {
+			s->run_ns[cpu] += now - s->run_since[cpu];
+			s->run_since[cpu] = 0;
+		}
+	}
+}
+
+static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl *ctl)
+{
+	unsigned int cpu;
+	u64 now;
+
+	if (ctl->flags || ctl->__reserved ||
+	    ctl->op < AMUPMU_PMU_CTL_ENABLE || ctl->op > AMUPMU_PMU_CTL_RELEASE)
+		return -EINVAL;
+	if (!s->configured)
+		return -ENODEV;
+
+	now = ktime_get_ns();
+	switch (ctl->op) {
+	case AMUPMU_PMU_CTL_ENABLE:
+		if (s->enabled)
+			return 0;
+		s->enabled = true;
+		amupmu_sess_each_cpu(s, true, amupmu_op_enable);
+		amupmu_sess_clocks(s, true, now);
+		break;
+	case AMUPMU_PMU_CTL_DISABLE:
+		if (!s->enabled)
+			return 0;
+		amupmu_sess_each_cpu(s, true, amupmu_op_disable);
+		s->enabled = false;
+		amupmu_sess_clocks(s, false, now);
+		break;
+	case AMUPMU_PMU_CTL_RESET:
+		amupmu_sess_each_cpu(s, false, amupmu_op_reset);
+		s->enabled_ns = 0;
+		s->enabled_since = now;
+		for_each_cpu(cpu, s->cpus) {
+			s->run_ns[cpu] = 0;
+			if (s->run_since[cpu])
+				s->run_since[cpu] = now;
+		}
+		break;
+	case AMUPMU_PMU_CTL_RELEASE:
+		amupmu_sess_release_group(s);
+		break;
+	}
+	return 0;
+}
+
+static void amupmu_read_ipi(void *arg)
+{
+	struct amupmu_sess_ipi *a = arg;
+	unsigned int cpu = smp_processor_id();
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	u8 *idx = amupmu_sess_idx(a->s, cpu);
+	unsigned int e;
+
+	raw_spin_lock(&pc->lock);
+	for (e = 0; e < a->s->nr_events; e++) {
+		amupmu_counter_update(pc, idx[e]);
+		a->vals[e].value = pc->cnt[idx[e]].total;
+		a->vals[e].overflows = pc->cnt[idx[e]].overflows;
+	}
+	raw_spin_unlock(&pc->lock);
+}
+
+static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+{
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
+	struct amupmu_sess_ipi a = { .s = s, .vals = vals };
+	struct amupmu_pmu_cpu *pc;
+	unsigned long flags;
+	unsigned int e, cpu = rd->cpu;
+	u64 now;
+
+	if (rd->flags || rd->__reserved)
+		return -EINVAL;
+	if (!s->configured)
+		return -ENODEV;
+	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, s->cpus) || rd->nr_values < s->nr_events)
+		return -EINVAL;
+
+	pc = &amupmu_pmu_cpus[cpu];
+	if (pc->live) {
+		smp_call_function_single(cpu, amupmu_read_ipi, &a, 1);
+	} else {
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		for (e = 0; e < s->nr_events; e++) {
+			vals[e].value = pc->cnt[amupmu_sess_idx(s, cpu)[e]].total;
+			vals[e].overflows = pc->cnt[amupmu_sess_idx(s, cpu)[e]].overflows;
+		}
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+	if (copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, s->nr_events * sizeof(vals[0])))
+		return -EFAULT;
+
+	now = ktime_get_ns();
+	rd->nr_values = s->nr_events;
+	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
+	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
+	rd->state = (s->enabled ? AMUPMU_READ_ENABLED : 0) | (pc->live ? 0 : AMUPMU_READ_OFFLINE);
+	return 0;
+}
+
+/**
+ * amupmu_pmu_cmd() - run a PMU command of a session
+ * @s: the session
+ * @cmd: AMUPMU_CMD_PMU_*
+ * @arg: the kernel copy of the command's struct
+ *
+ * Return: 0 or -errno; EBUSY whenever amupmu does not own the PMU.
+ */
+int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
+{
+	int ret;
+
+	cpus_read_lock();
+	mutex_lock(&s->lock);
+	ret = amupmu_pmu_owned();
+	if (ret)
+		goto out;
+	switch (cmd) {
+	case AMUPMU_CMD_PMU_CONFIG:
+		ret = amupmu_pmu_config(s, arg);
+		break;
+	case AMUPMU_CMD_PMU_CTL:
+		ret = amupmu_pmu_ctl(s, arg);
+		break;
+	case AMUPMU_CMD_PMU_READ:
+		ret = amupmu_pmu_read(s, arg);
+		break;
+	default:
+		ret = -ENOTTY;
+	}
+out:
+	mutex_unlock(&s->lock);
+	cpus_read_unlock();
+	return ret;
+}
