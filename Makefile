@@ -18,7 +18,7 @@ V ?= prod
 PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
-	dtcheck board check demo clean help
+	dtcheck board check bench demo clean help
 
 all: module host-build cross-build selftests
 
@@ -27,6 +27,7 @@ help:
 	@echo "make check    every test: host, both kernels' modules, dt, the boards"
 	@echo "make deps     install Debian packages, fetch the 6.1 and 6.12 kernels (root)"
 	@echo "make module   amupmu.ko for $(KERNELS) (prod and mock test builds)"
+	@echo "make bench    amupmu vs perf figures (build/bench/results.json)"
 	@echo "make board K=6.1|6.12 DT=stock|amupmu V=prod|mock PAYLOAD=check [ICOUNT=1]"
 
 deps:
@@ -63,6 +64,10 @@ board: module cross-build selftests
 
 check:
 	./tools/check.sh
+
+# figures, not tests: amupmu vs perf in the same kernel, build/bench/results.json
+bench: deps module cross-build
+	./tools/bench/run.sh
 
 demo:
 	./tools/demo.sh

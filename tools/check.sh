@@ -49,22 +49,22 @@ tap() {
 	[ "$f" = 0 ] || grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
-# board K DT VARIANT [flags]: one boot; its results count one by one
+# board PAYLOAD K DT VARIANT [flags]: one boot; its results count one by one
 board() {
-	local k=$1 dt=$2 v=$3 log sum
-	shift 3
-	log=$LOGS/board-$k-$dt-$v.log
-	./tools/board/run.sh -q -k "$k" -d "$dt" -v "$v" "$@" check >"$log" 2>&1
-	sum=$(ls -t build/board/"$k-$dt-$v"*-check/summary 2>/dev/null | head -1)
+	local p=$1 k=$2 dt=$3 v=$4 log sum
+	shift 4
+	log=$LOGS/board-$p-$k-$dt-$v$(printf '%s' "$@" | tr -c 'A-Za-z0-9' '_').log
+	./tools/board/run.sh -q -k "$k" -d "$dt" -v "$v" "$@" "$p" >"$log" 2>&1
+	sum=$(ls -t build/board/"$k-$dt-$v"*-"$p"/summary 2>/dev/null | head -1)
 	if [ -z "$sum" ] || ! grep -q '^passed=' "$sum"; then
-		FAILED=$((FAILED + 1)); note "not ok - board $k/$dt/$v: no summary (log $log)"
+		FAILED=$((FAILED + 1)); note "not ok - board $p $k/$dt/$v: no summary (log $log)"
 		tail -15 "$log" | sed 's/^/#   /'
 		return
 	fi
 	# shellcheck disable=SC1090
 	. "$sum"
 	PASSED=$((PASSED + passed)); FAILED=$((FAILED + failed)); SKIPPED=$((SKIPPED + skipped))
-	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - board $k/$dt/$v: $passed passed, $failed failed, $skipped skipped"
+	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - board $p $k/$dt/$v${*:+ $*}: $passed passed, $failed failed, $skipped skipped"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
@@ -89,9 +89,11 @@ tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
 tap "board harness self-test (WARN and timeout detection)" ./tools/board/selftest/run.sh
 
 for k in 6.1 6.12; do
-	board "$k" stock prod
-	board "$k" amupmu prod
-	board "$k" amupmu mock
+	board check "$k" stock prod
+	board check "$k" amupmu prod
+	board check "$k" amupmu mock
+	board pmu "$k" amupmu prod -i
+	board pmu "$k" stock prod -i
 done
 
 line="check: $PASSED passed, $FAILED failed"

@@ -329,4 +329,112 @@ static inline bool amupmu_allow_skip(void)
 		return;								\
 } while (0)
 
+/* ---------------------------------------------------------------- PMU */
+
+_Static_assert(sizeof(struct amupmu_pmu_config) >= AMUPMU_PMU_CONFIG_SIZE_VER0,
+	       "struct amupmu_pmu_config shrank below its first version");
+_Static_assert(sizeof(struct amupmu_pmu_event) >= AMUPMU_PMU_EVENT_SIZE_VER0,
+	       "struct amupmu_pmu_event shrank below its first version");
+_Static_assert(sizeof(struct amupmu_pmu_ctl) >= AMUPMU_PMU_CTL_SIZE_VER0,
+	       "struct amupmu_pmu_ctl shrank below its first version");
+_Static_assert(sizeof(struct amupmu_pmu_read) >= AMUPMU_PMU_READ_SIZE_VER0,
+	       "struct amupmu_pmu_read shrank below its first version");
+
+/* PMUv3 common events (Arm ARM, "Common event numbers") */
+#define PMUV3_EV_SW_INCR	0x0000
+#define PMUV3_EV_INST_RETIRED	0x0008
+#define PMUV3_EV_CPU_CYCLES	0x0011
+#define PMUV3_EV_STALL_SLOT	0x003F
+#define PMUV3_EV_MAX		0xFFFF	/* PMEVTYPER<n>_EL0.evtCount is 16 bits */
+
+/* amupmu_pmu_config.counters: the index of the cycle counter */
+#define AMUPMU_PMU_CYCLE_COUNTER	31
+/* amupmu_pmu_config.cpus_len and event_size: the largest accepted */
+#define AMUPMU_PMU_CPUS_LEN_MAX		1024
+#define AMUPMU_PMU_EVENT_SIZE_MAX	4096
+
+/*
+ * Does @ci say the CPU implements common event @ev? PMCEID0/1 bits [31:0]
+ * are events 0x00-0x3F; bits [63:32] are 0x4000-0x403F from PMUv3p1.
+ */
+static inline bool amupmu_event_implemented(const struct amupmu_cpu_info *ci, __u32 ev)
+{
+	bool ext = ci->flags & AMUPMU_CPU_PMCEID_EXT;
+
+	if (ev < 0x20)
+		return (ci->pmceid0 >> ev) & 1;
+	if (ev < 0x40)
+		return (ci->pmceid1 >> (ev - 0x20)) & 1;
+	if (ext && ev >= 0x4000 && ev < 0x4020)
+		return (ci->pmceid0 >> (32 + ev - 0x4000)) & 1;
+	if (ext && ev >= 0x4020 && ev < 0x4040)
+		return (ci->pmceid1 >> (32 + ev - 0x4020)) & 1;
+	return false;
+}
+
+static inline void amupmu_pmu_event_set(struct amupmu_pmu_event *e, __u32 event, __u32 flags)
+{
+	memset(e, 0, sizeof(*e));
+	e->event = event;
+	e->flags = flags;
+}
+
+/*
+ * Build an AMUPMU_PMU_CONFIG request for @nr events of the current layout
+ * at @events and a CPU bitmap of @cpus_len bytes at @cpus, with the output
+ * fields set to sentinels.
+ */
+static inline void amupmu_pmu_config_init(struct amupmu_pmu_config *cfg,
+					  const struct amupmu_pmu_event *events,
+					  __u32 nr, const __u64 *cpus, __u32 cpus_len)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->size = sizeof(*cfg);
+	cfg->nr_events = nr;
+	cfg->event_size = sizeof(*events);
+	cfg->events_uptr = (__u64)(uintptr_t)events;
+	cfg->cpus_uptr = (__u64)(uintptr_t)cpus;
+	cfg->cpus_len = cpus_len;
+	cfg->counters_free = AMUPMU_SENTINEL32;
+	memset(cfg->counters, AMUPMU_FILL_BYTE, sizeof(cfg->counters));
+}
+
+static inline void amupmu_pmu_ctl_init(struct amupmu_pmu_ctl *ctl, __u32 op)
+{
+	memset(ctl, 0, sizeof(*ctl));
+	ctl->size = sizeof(*ctl);
+	ctl->op = op;
+}
+
+/* One AMUPMU_PMU_CTL call. Returns 0 or -errno. */
+static inline int amupmu_pmu_ctl(int fd, __u32 op)
+{
+	struct amupmu_pmu_ctl ctl;
+
+	amupmu_pmu_ctl_init(&ctl, op);
+	return amupmu_ioctl(fd, AMUPMU_PMU_CTL, &ctl);
+}
+
+/* Build an AMUPMU_PMU_READ request with the output fields set to sentinels. */
+static inline void amupmu_pmu_read_init(struct amupmu_pmu_read *rd, __u32 cpu,
+					struct amupmu_pmu_value *values, __u32 nr)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->size = sizeof(*rd);
+	rd->cpu = cpu;
+	rd->nr_values = nr;
+	rd->values_uptr = (__u64)(uintptr_t)values;
+	rd->time_enabled = AMUPMU_SENTINEL64;
+	rd->time_running = AMUPMU_SENTINEL64;
+	rd->state = AMUPMU_SENTINEL32;
+}
+
+/* One AMUPMU_PMU_READ of @nr values of @cpu. Returns 0 or -errno. */
+static inline int amupmu_pmu_read(int fd, __u32 cpu, struct amupmu_pmu_value *values,
+				  __u32 nr, struct amupmu_pmu_read *rd)
+{
+	amupmu_pmu_read_init(rd, cpu, values, nr);
+	return amupmu_ioctl(fd, AMUPMU_PMU_READ, rd);
+}
+
 #endif /* AMUPMU_SELFTEST_H */

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * pmu_read_bench: cost of one batch read of the cycle counter plus six
+ * event counters on CPU 0, through amupmu (AMUPMU_PMU_READ, amupmu
+ * devicetree board) or through perf (read() of a perf_event_open group,
+ * stock board). Prints the median of N reads in guest ns as
+ *   BENCH pmu_read.<mode>_ns <median> (n=<N>, min <min>, p90 <p90>)
+ * Under -icount shift=0 guest time is a deterministic function of the
+ * instructions executed, so two boots compare.
+ *
+ *   pmu_read_bench amupmu|perf [N]
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/amupmu.h>
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define NR_EVENTS 7
+/* CPU_CYCLES (cycle counter) + six event counters QEMU implements under icount */
+static const unsigned int events[NR_EVENTS] = { 0x11, 0x08, 0x00, 0x23, 0x24, 0x3c, 0x11 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void die(const char *what)
+{
+	fprintf(stderr, "pmu_read_bench: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static int amupmu_setup(void)
+{
+	struct amupmu_pmu_event evs[NR_EVENTS];
+	struct amupmu_pmu_config cfg = { .size = sizeof(cfg) };
+	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = AMUPMU_PMU_CTL_ENABLE };
+	uint64_t cpus = 1;
+	int fd, i;
+
+	fd = open("/dev/amupmu", O_RDWR);
+	if (fd < 0)
+		die("/dev/amupmu");
+	memset(evs, 0, sizeof(evs));
+	for (i = 0; i < NR_EVENTS; i++)
+		evs[i].event = events[i];
+	cfg.nr_events = NR_EVENTS;
+	cfg.event_size = sizeof(evs[0]);
+	cfg.events_uptr = (uintptr_t)evs;
+	cfg.cpus_uptr = (uintptr_t)&cpus;
+	cfg.cpus_len = sizeof(cpus);
+	if (ioctl(fd, AMUPMU_PMU_CONFIG, &cfg))
+		die("AMUPMU_PMU_CONFIG");
+	if (ioctl(fd, AMUPMU_PMU_CTL, &ctl))
+		die("AMUPMU_PMU_CTL");
+	return fd;
+}
+
+static void amupmu_read_once(int fd)
+{
+	static struct amupmu_pmu_value vals[NR_EVENTS];
+	struct amupmu_pmu_read rd = {
+		.size = sizeof(rd), .cpu = 0, .nr_values = NR_EVENTS,
+		.values_uptr = (uintptr_t)vals,
+	};
+
+	if (ioctl(fd, AMUPMU_PMU_READ, &rd))
+		die("AMUPMU_PMU_READ");
+}
+
+static int perf_setup(void)
+{
+	struct perf_event_attr attr;
+	int leader = -1, fd, i;
+
+	for (i = 0; i < NR_EVENTS; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_RAW;
+		attr.config = events[i];
+		attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
+				   PERF_FORMAT_TOTAL_TIME_RUNNING;
+		attr.disabled = i == 0;
+		fd = syscall(SYS_perf_event_open, &attr, -1, 0, leader, 0);
+		if (fd < 0)
+			die("perf_event_open");
+		if (i == 0)
+			leader = fd;
+	}
+	if (ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
+		die("PERF_EVENT_IOC_ENABLE");
+	return leader;
+}
+
+static void perf_read_once(int fd)
+{
+	static uint64_t buf[3 + NR_EVENTS];
+
+	if (read(fd, buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+		die("read of the perf group");
+	if (buf[1] != buf[2])
+		fprintf(stderr, "pmu_read_bench: perf group multiplexed\n");
+}
+
+int main(int argc, char **argv)
+{
+	int perf = argc > 1 && !strcmp(argv[1], "perf");
+	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
+	void (*read_once)(int fd);
+	uint64_t *t, t0;
+	cpu_set_t set;
+	long i;
+	int fd;
+
+	if (argc < 2 || (!perf && strcmp(argv[1], "amupmu")) || n < 1) {
+		fprintf(stderr, "usage: pmu_read_bench amupmu|perf [N]\n");
+		return 2;
+	}
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity");
+	fd = perf ? perf_setup() : amupmu_setup();
+	read_once = perf ? perf_read_once : amupmu_read_once;
+	t = calloc(n, sizeof(*t));
+	if (!t)
+		die("calloc");
+	for (i = 0; i < 100; i++)	/* warm up */
+		read_once(fd);
+	for (i = 0; i < n; i++) {
+		t0 = now_ns();
+		read_once(fd);
+		t[i] = now_ns() - t0;
+	}
+	qsort(t, n, sizeof(*t), cmp_u64);
+	printf("BENCH pmu_read.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", argv[1],
+	       (unsigned long long)t[n / 2], n, (unsigned long long)t[0],
+	       (unsigned long long)t[n * 9 / 10]);
+	return 0;
+}

@@ -1,0 +1,12 @@
+# SPDX-License-Identifier: GPL-2.0
+# Board payload of make bench: one batch read of 7 counters, amupmu's ioctl
+# on the amupmu devicetree, perf's group read() on the stock one.
+. /lib.sh
+tap_check insmod insmod "$AMUPMU_KO"
+board_backend
+if grep -q "amupmu,pmuv3" /proc/device-tree/amupmu/compatible 2>/dev/null; then
+	mode=amupmu
+else
+	mode=perf
+fi
+run_test "pmu_read_bench-$mode" sh -c "/tests/pmu_read_bench $mode 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
