@@ -122,13 +122,46 @@ static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 
 /* ------------------------------------------------------------ hardware, on the CPU */
 
+/* PMEVCNTR<n>_EL0 by number: no PMSELR_EL0 write and ISB on the read path */
+#define AMUPMU_EVCNTR_CASE(n)	case n: return read_sysreg(pmevcntr##n##_el0)
+
 static u64 amupmu_hw_read_counter(unsigned int idx)
 {
-	if (idx == AMUPMU_CYCLE_IDX)
+	switch (idx) {
+	AMUPMU_EVCNTR_CASE(0);
+	AMUPMU_EVCNTR_CASE(1);
+	AMUPMU_EVCNTR_CASE(2);
+	AMUPMU_EVCNTR_CASE(3);
+	AMUPMU_EVCNTR_CASE(4);
+	AMUPMU_EVCNTR_CASE(5);
+	AMUPMU_EVCNTR_CASE(6);
+	AMUPMU_EVCNTR_CASE(7);
+	AMUPMU_EVCNTR_CASE(8);
+	AMUPMU_EVCNTR_CASE(9);
+	AMUPMU_EVCNTR_CASE(10);
+	AMUPMU_EVCNTR_CASE(11);
+	AMUPMU_EVCNTR_CASE(12);
+	AMUPMU_EVCNTR_CASE(13);
+	AMUPMU_EVCNTR_CASE(14);
+	AMUPMU_EVCNTR_CASE(15);
+	AMUPMU_EVCNTR_CASE(16);
+	AMUPMU_EVCNTR_CASE(17);
+	AMUPMU_EVCNTR_CASE(18);
+	AMUPMU_EVCNTR_CASE(19);
+	AMUPMU_EVCNTR_CASE(20);
+	AMUPMU_EVCNTR_CASE(21);
+	AMUPMU_EVCNTR_CASE(22);
+	AMUPMU_EVCNTR_CASE(23);
+	AMUPMU_EVCNTR_CASE(24);
+	AMUPMU_EVCNTR_CASE(25);
+	AMUPMU_EVCNTR_CASE(26);
+	AMUPMU_EVCNTR_CASE(27);
+	AMUPMU_EVCNTR_CASE(28);
+	AMUPMU_EVCNTR_CASE(29);
+	AMUPMU_EVCNTR_CASE(30);
+	default:
 		return read_sysreg(pmccntr_el0);
-	write_sysreg(idx, pmselr_el0);
-	isb();
-	return read_sysreg(pmxevcntr_el0);
+	}
 }
 
 static void amupmu_hw_write_counter(unsigned int idx, u64 val)
@@ -852,6 +885,58 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	return 0;
 }
 
+/*
+ * The read fast path: the caller runs on the CPU it reads. With preemption
+ * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
+ * needed. Returns -EAGAIN to take the general path instead.
+ */
+static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+{
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
+	struct amupmu_pmu_cpu *pc;
+	unsigned int cpu, e;
+	unsigned long flags;
+	bool live;
+	u8 *idx;
+	u64 now;
+
+	mutex_lock(&s->lock);
+	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || rd->flags || rd->__reserved ||
+	    rd->nr_values < s->nr_events)
+		goto slow;
+	cpu = get_cpu();
+	if (rd->cpu != cpu || !cpumask_test_cpu(cpu, s->cpus)) {
+		put_cpu();
+		goto slow;
+	}
+	pc = &amupmu_pmu_cpus[cpu];
+	idx = amupmu_sess_idx(s, cpu);
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	live = pc->live;
+	for (e = 0; live && e < s->nr_events; e++) {
+		amupmu_counter_update(pc, idx[e]);
+		vals[e].value = pc->cnt[idx[e]].total;
+		vals[e].overflows = pc->cnt[idx[e]].overflows;
+	}
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	put_cpu();
+	if (!live)
+		goto slow;
+
+	now = ktime_get_ns();
+	rd->nr_values = s->nr_events;
+	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
+	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
+	rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
+	e = s->nr_events;
+	mutex_unlock(&s->lock);
+	return copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, e * sizeof(vals[0])) ?
+	       -EFAULT : 0;
+slow:
+	mutex_unlock(&s->lock);
+	return -EAGAIN;
+}
+
 /**
  * amupmu_pmu_cmd() - run a PMU command of a session
  * @s: the session
@@ -864,6 +949,11 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 {
 	int ret;
 
+	if (cmd == AMUPMU_CMD_PMU_READ) {
+		ret = amupmu_pmu_read_local(s, arg);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 	cpus_read_lock();
 	mutex_lock(&s->lock);
 	ret = amupmu_pmu_owned();

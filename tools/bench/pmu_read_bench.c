@@ -8,7 +8,10 @@
  * Under -icount shift=0 guest time is a deterministic function of the
  * instructions executed, so two boots compare.
  *
- *   pmu_read_bench amupmu|perf [N]
+ *   pmu_read_bench amupmu|perf|null [N]
+ *
+ * null: an AMUPMU_PMU_CTL the driver refuses (EINVAL), i.e. the cost of the
+ * system call and the ioctl dispatch alone, for reference.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -122,9 +125,18 @@ static void perf_read_once(int fd)
 		fprintf(stderr, "pmu_read_bench: perf group multiplexed\n");
 }
 
+static void null_read_once(int fd)
+{
+	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = 0 };
+
+	if (!ioctl(fd, AMUPMU_PMU_CTL, &ctl) || errno != EINVAL)
+		die("AMUPMU_PMU_CTL op 0 not refused with EINVAL");
+}
+
 int main(int argc, char **argv)
 {
 	int perf = argc > 1 && !strcmp(argv[1], "perf");
+	int null = argc > 1 && !strcmp(argv[1], "null");
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
 	void (*read_once)(int fd);
 	uint64_t *t, t0;
@@ -132,8 +144,8 @@ int main(int argc, char **argv)
 	long i;
 	int fd;
 
-	if (argc < 2 || (!perf && strcmp(argv[1], "amupmu")) || n < 1) {
-		fprintf(stderr, "usage: pmu_read_bench amupmu|perf [N]\n");
+	if (argc < 2 || (!perf && !null && strcmp(argv[1], "amupmu")) || n < 1) {
+		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null [N]\n");
 		return 2;
 	}
 	CPU_ZERO(&set);
@@ -141,7 +153,7 @@ int main(int argc, char **argv)
 	if (sched_setaffinity(0, sizeof(set), &set))
 		die("sched_setaffinity");
 	fd = perf ? perf_setup() : amupmu_setup();
-	read_once = perf ? perf_read_once : amupmu_read_once;
+	read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
 	t = calloc(n, sizeof(*t));
 	if (!t)
 		die("calloc");

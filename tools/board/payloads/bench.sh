@@ -6,6 +6,7 @@ tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 if grep -q "amupmu,pmuv3" /proc/device-tree/amupmu/compatible 2>/dev/null; then
 	mode=amupmu
+	run_test "pmu_read_bench-null" sh -c "/tests/pmu_read_bench null 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
 else
 	mode=perf
 fi

@@ -1,0 +1,2456 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PMU counting sessions of /dev/amupmu (AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL,
+ * AMUPMU_PMU_READ) against the contract in include/uapi/linux/amupmu.h:
+ *
+ *  - ownership: with the kernel's arm_pmu owning the PMU every PMU command
+ *    is refused with EBUSY and a perf counter of the same task keeps
+ *    counting undisturbed; in exclusive mode the counting tests run;
+ *  - counting: exact INST_RETIRED under QEMU's -icount shift=0, with the
+ *    EL0/EL1 filters; CPU_CYCLES on the cycle counter; enable, disable,
+ *    reset and release; times and state; totals across a CPU going offline
+ *    and across 32-bit counter wraps (pmu_counter_bits=32);
+ *  - allocation: PMCR_EL0.N event counters plus the cycle counter per CPU,
+ *    shared by the sessions (open files), with counters_free on EBUSY;
+ *  - the ABI of the three commands (sizes, flags, reserved fields, every
+ *    range check, bad user pointers), each refused call changing nothing.
+ *
+ * Every test logs the backend it ran on: the PMU is always the CPU's own
+ * (QEMU TCG's PMUv3 on the test board), in exclusive or kernel-owned mode.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <signal.h>
+#include <time.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/perf_event.h>
+
+#include "amupmu_test.h"
+
+#define CFG_SZ		sizeof(struct amupmu_pmu_config)
+#define EV_SZ		sizeof(struct amupmu_pmu_event)
+#define CTL_SZ		sizeof(struct amupmu_pmu_ctl)
+#define RD_SZ		sizeof(struct amupmu_pmu_read)
+#define VAL_SZ		sizeof(struct amupmu_pmu_value)
+/* Room for a struct followed by an unknown, larger tail. */
+#define BIG_SZ		8192
+#define MAX_SZ		AMUPMU_SIZE_MAX
+#define MAX_GROUP	AMUPMU_PMU_MAX_EVENTS
+
+_Static_assert(CFG_SZ == AMUPMU_PMU_CONFIG_SIZE_VER0, "amupmu_pmu_config layout");
+_Static_assert(EV_SZ == AMUPMU_PMU_EVENT_SIZE_VER0, "amupmu_pmu_event layout");
+_Static_assert(CTL_SZ == AMUPMU_PMU_CTL_SIZE_VER0, "amupmu_pmu_ctl layout");
+_Static_assert(RD_SZ == AMUPMU_PMU_READ_SIZE_VER0, "amupmu_pmu_read layout");
+_Static_assert(VAL_SZ == 16, "amupmu_pmu_value layout");
+
+/* The known loop: LOOP_N iterations of two instructions. */
+#define LOOP_N		10000000ULL
+#define LOOP_INSNS	(2 * LOOP_N)
+
+#define NSEC_PER_MSEC	1000000ULL
+#define NSEC_PER_SEC	1000000000ULL
+/* time_running may lead time_enabled by this much (taken at other points) */
+#define TIME_SLACK_NS	NSEC_PER_MSEC
+#define WRAP_32		(1ULL << 32)
+
+/* An address user space cannot pass to the kernel. */
+#define KERNEL_ADDR	0xffff800000000000ULL
+
+#define COUNTER_BITS_PARAM	"/sys/module/amupmu/parameters/pmu_counter_bits"
+
+/* ID_AA64PFR0_EL1.EL2: 0 when the CPU has no EL2 */
+#define PFR0_EL2(r)	amupmu_field(r, 8, 4)
+
+/* QEMU's "max" CPU: MIDR implementer 0 (software use), part number 'Q' */
+#define QEMU_MAX_MIDR_PARTNUM	0x51
+
+/* ---------------------------------------------------------------- helpers */
+
+union cfg_buf {
+	struct amupmu_pmu_config cfg;
+	unsigned char raw[BIG_SZ];
+};
+
+union ctl_buf {
+	struct amupmu_pmu_ctl ctl;
+	unsigned char raw[BIG_SZ];
+};
+
+union rd_buf {
+	struct amupmu_pmu_read rd;
+	unsigned char raw[BIG_SZ];
+};
+
+/* A CPU bitmap as AMUPMU_PMU_CONFIG takes it. */
+struct cpuset {
+	__u64 w[AMUPMU_PMU_CPUS_LEN_MAX / 8];
+	__u32 len;	/* bytes passed as cpus_len */
+};
+
+static void cpuset_clear(struct cpuset *s, __u32 len)
+{
+	memset(s->w, 0, sizeof(s->w));
+	s->len = len;
+}
+
+static void cpuset_add(struct cpuset *s, unsigned int cpu)
+{
+	__u32 need = (cpu / 64 + 1) * 8;
+
+	s->w[cpu / 64] |= 1ULL << (cpu % 64);
+	if (s->len < need)
+		s->len = need;
+}
+
+static void cpuset_one(struct cpuset *s, unsigned int cpu)
+{
+	cpuset_clear(s, 8);
+	cpuset_add(s, cpu);
+}
+
+/* An event group, the CPU set it counts on, and the last CONFIG request. */
+struct group {
+	struct amupmu_pmu_event ev[MAX_GROUP + 2];
+	unsigned int nr;
+	struct cpuset cpus;
+	struct amupmu_pmu_config cfg;
+};
+
+static void group_init(struct group *g, unsigned int cpu)
+{
+	memset(g, 0, sizeof(*g));
+	cpuset_one(&g->cpus, cpu);
+}
+
+static void group_add(struct group *g, __u32 event, __u32 flags)
+{
+	if (g->nr < ARRAY_SIZE(g->ev))
+		amupmu_pmu_event_set(&g->ev[g->nr++], event, flags);
+}
+
+static void group_add_n(struct group *g, __u32 event, unsigned int n)
+{
+	while (n--)
+		group_add(g, event, 0);
+}
+
+/* AMUPMU_PMU_CONFIG of @g on @fd. Returns 0 or -errno; g->cfg has the answer. */
+static int group_config(int fd, struct group *g)
+{
+	amupmu_pmu_config_init(&g->cfg, g->ev, g->nr, g->cpus.w, g->cpus.len);
+	return amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &g->cfg);
+}
+
+/* One READ's answer. */
+struct snap {
+	struct amupmu_pmu_read rd;
+	struct amupmu_pmu_value v[MAX_GROUP + 2];
+};
+
+static int snap_read(int fd, __u32 cpu, unsigned int nr, struct snap *s)
+{
+	memset(s->v, AMUPMU_FILL_BYTE, sizeof(s->v));
+	return amupmu_pmu_read(fd, cpu, s->v, nr, &s->rd);
+}
+
+static int open_dev(void)
+{
+	return open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+}
+
+static __u64 now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Spin at EL0 for @ns of CLOCK_MONOTONIC. */
+static void busy_ns(__u64 ns)
+{
+	__u64 end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+static void sleep_ns(__u64 ns)
+{
+	struct timespec ts = {
+		.tv_sec = ns / NSEC_PER_SEC,
+		.tv_nsec = ns % NSEC_PER_SEC,
+	};
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+static int pin_cpu(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+static int set_online(unsigned int cpu, bool on)
+{
+	char path[128];
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, on ? "1" : "0", 1);
+	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
+	close(fd);
+	return ret;
+}
+
+/*
+ * The known loop, at EL0: @n iterations of "subs; b.ne", 2 * @n
+ * instructions plus the compiler's few around it.
+ */
+static inline void insn_loop(__u64 n)
+{
+#ifdef __aarch64__
+	asm volatile("1:	subs	%0, %0, #1\n"
+		     "	b.ne	1b\n"
+		     : "+r" (n) : : "cc", "memory");
+#else
+	(void)n;
+#endif
+}
+
+static const char *errstr(int ret)
+{
+	return ret ? strerror(-ret) : "success";
+}
+
+/* @len bytes at @p all equal @byte. */
+static bool all_bytes(const void *p, size_t len, unsigned char byte)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != byte)
+			return false;
+	return true;
+}
+
+/* A mapping whose second page is PROT_NONE. */
+struct guard_map {
+	unsigned char *map;
+	unsigned char *guard;
+	size_t len;
+};
+
+static int guard_map(struct guard_map *m)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	m->len = 2 * page;
+	m->map = mmap(NULL, m->len, PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m->map == MAP_FAILED)
+		return -errno;
+	m->guard = m->map + page;
+	return mprotect(m->guard, page, PROT_NONE) ? -errno : 0;
+}
+
+/* ---------------------------------------------------------------- fixture */
+
+FIXTURE(pmu) {
+	int fd;
+	unsigned int nr_cpu_ids;
+	struct amupmu_info info;
+	struct amupmu_cpu_info *cpus;
+	const struct amupmu_cpu_info *cpu0;
+	unsigned int nr_counters;	/* PMCR_EL0.N of CPU 0 */
+	__u32 filler;			/* implemented, needs an event counter */
+	bool qemu;			/* QEMU TCG "max" CPU */
+	bool icount;			/* INST_RETIRED implemented (QEMU -icount) */
+	unsigned int counter_bits;	/* pmu_counter_bits, 0 if absent */
+	bool cpu1_offlined;		/* teardown puts cpu1 back online */
+	char backend[192];
+};
+
+FIXTURE_SETUP(pmu)
+{
+	static struct amupmu_cpumask possible;
+	const struct amupmu_cpu_info *c0;
+	__u64 bits = 0;
+	const char *mode;
+
+	self->fd = -1;
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	ASSERT_LT(0U, possible.nr);
+	self->nr_cpu_ids = possible.nr;
+
+	AMUPMU_OPEN_DEVICE(self->fd);
+
+	self->cpus = calloc(self->nr_cpu_ids, sizeof(*self->cpus));
+	ASSERT_NE(NULL, self->cpus);
+	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, self->cpus, self->nr_cpu_ids));
+	ASSERT_EQ(self->nr_cpu_ids, self->info.nr_cpus);
+	c0 = self->cpu0 = &self->cpus[0];
+
+	self->nr_counters = c0->pmu_num_counters;
+	self->qemu = MIDR_IMPLEMENTER(c0->midr) == 0 &&
+		     MIDR_PARTNUM(c0->midr) == QEMU_MAX_MIDR_PARTNUM;
+	self->icount = amupmu_event_implemented(c0, PMUV3_EV_INST_RETIRED);
+	if (amupmu_event_implemented(c0, PMUV3_EV_SW_INCR))
+		self->filler = PMUV3_EV_SW_INCR;
+	else if (self->icount)
+		self->filler = PMUV3_EV_INST_RETIRED;
+	else
+		self->filler = PMUV3_EV_CPU_CYCLES;	/* event counters once the cycle counter is taken */
+	if (!amupmu_read_u64(COUNTER_BITS_PARAM, &bits))
+		self->counter_bits = bits;
+
+	switch (self->info.pmu_owner) {
+	case AMUPMU_PMU_OWNER_AMUPMU:
+		mode = "exclusive mode";
+		break;
+	case AMUPMU_PMU_OWNER_KERNEL:
+		mode = "kernel-owned mode (arm_pmu)";
+		break;
+	default:
+		mode = "no PMU";
+		break;
+	}
+	snprintf(self->backend, sizeof(self->backend),
+		 "%s PMUv3 (MIDR 0x%llx), %s, %u+1 counters, pmu_counter_bits %u, icount %s",
+		 self->qemu ? "QEMU TCG" : "hardware", (unsigned long long)c0->midr,
+		 mode, self->nr_counters, self->counter_bits,
+		 self->icount ? "yes" : "no");
+}
+
+FIXTURE_TEARDOWN(pmu)
+{
+	if (self->cpu1_offlined && set_online(1, true))
+		TH_LOG("could not put cpu1 back online");
+	free(self->cpus);
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+/* First statement of every test: setup skipped, and the backend. */
+#define PMU_BEGIN() do {							\
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);					\
+	TH_LOG("backend: %s", self->backend);					\
+} while (0)
+
+/* The tests that need amupmu to own the PMU. */
+#define NEED_EXCLUSIVE() do {							\
+	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL)			\
+		SKIP(return, "the kernel's arm_pmu owns the PMU");		\
+	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)			\
+		SKIP(return, "no PMUv3 (pmu_owner %u)", self->info.pmu_owner);	\
+	ASSERT_LT(0U, self->nr_counters);					\
+} while (0)
+
+/* Every event counter and the cycle counter of @cpu: N + 1 events. */
+static void group_all_counters(FIXTURE_DATA(pmu) *self, struct group *g, unsigned int cpu)
+{
+	group_init(g, cpu);
+	group_add(g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add_n(g, self->filler, self->nr_counters);
+}
+
+/* A READ that must succeed, with the invariants of every answer. */
+static void read_ok(struct __test_metadata *_metadata, int fd, __u32 cpu,
+		    unsigned int nr, struct snap *s)
+{
+	int ret = snap_read(fd, cpu, nr, s);
+
+	ASSERT_EQ(0, ret) {
+		TH_LOG("READ cpu %u, %u values: %s", cpu, nr, errstr(ret));
+	}
+	EXPECT_EQ(nr, s->rd.nr_values);
+	EXPECT_EQ(0U, s->rd.state & ~(__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE)) {
+		TH_LOG("unknown state bits 0x%x", s->rd.state);
+	}
+	EXPECT_NE(AMUPMU_SENTINEL64, s->rd.time_enabled);
+	EXPECT_GE(s->rd.time_enabled + TIME_SLACK_NS, s->rd.time_running) {
+		TH_LOG("time_running %llu > time_enabled %llu",
+		       (unsigned long long)s->rd.time_running,
+		       (unsigned long long)s->rd.time_enabled);
+	}
+	EXPECT_EQ(0U, s->rd.flags);
+	EXPECT_EQ(0U, s->rd.__reserved);
+}
+
+/* A refused CONFIG left the session without a group. */
+static void expect_unconfigured(struct __test_metadata *_metadata, int fd, const char *what)
+{
+	int ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET);
+
+	EXPECT_EQ(-ENODEV, ret) {
+		TH_LOG("%s: CTL RESET afterwards: expected ENODEV (no group), got %s",
+		       what, errstr(ret));
+	}
+	if (!ret)
+		amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+}
+
+/* Nothing is allocated on CPU 0: another session gets all N + 1 counters. */
+static void expect_all_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+			    const char *what)
+{
+	struct group g;
+	int fd = open_dev(), ret;
+
+	ASSERT_LE(0, fd);
+	group_all_counters(self, &g, 0);
+	ret = group_config(fd, &g);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("%s: all %u counters of CPU 0 in another session: %s (counters_free %u)",
+		       what, self->nr_counters + 1, errstr(ret), g.cfg.counters_free);
+	}
+	EXPECT_EQ(self->nr_counters + 1, g.cfg.counters_free) {
+		TH_LOG("%s: counters leaked", what);
+	}
+	close(fd);
+}
+
+/*
+ * Issue @cmd with the @len bytes at @arg, expect -@err. @unwritten: the
+ * argument must come back unchanged. Returns what the ioctl returned.
+ */
+static int expect_err(struct __test_metadata *_metadata, int fd, unsigned long cmd,
+		      void *arg, size_t len, int err, bool unwritten, const char *what)
+{
+	static unsigned char before[BIG_SZ];
+	int ret;
+
+	memcpy(before, arg, len);
+	ret = amupmu_ioctl(fd, cmd, arg);
+	EXPECT_EQ(-err, ret) {
+		TH_LOG("%s: expected %s, got %s", what, strerror(err), errstr(ret));
+	}
+	if (unwritten) {
+		EXPECT_EQ(0, memcmp(before, arg, len)) {
+			TH_LOG("%s: the refused request wrote its argument", what);
+		}
+	}
+	return ret;
+}
+
+/* A refused CONFIG: errno, nothing written (but on EBUSY), no group left. */
+static void expect_config_refused(struct __test_metadata *_metadata, int fd, void *arg,
+				  size_t len, int err, const char *what)
+{
+	int ret = expect_err(_metadata, fd, AMUPMU_PMU_CONFIG, arg, len, err,
+			     err != EBUSY, what);
+
+	if (!ret)
+		amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+	expect_unconfigured(_metadata, fd, what);
+}
+
+/* The counters[] of a successful CONFIG: valid and pairwise distinct. */
+static void expect_counters_valid(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+				  const struct group *g)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < g->nr; i++) {
+		__u8 c = g->cfg.counters[i];
+
+		EXPECT_TRUE(c == AMUPMU_PMU_CYCLE_COUNTER || c < self->nr_counters) {
+			TH_LOG("event %u (0x%x): counter %u is neither an event counter "
+			       "(< %u) nor the cycle counter", i, g->ev[i].event, c,
+			       self->nr_counters);
+		}
+		for (j = 0; j < i; j++) {
+			EXPECT_NE(g->cfg.counters[j], c) {
+				TH_LOG("events %u and %u share counter %u", j, i, c);
+			}
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- ownership */
+
+TEST_F(pmu, owner_consistent)
+{
+	__u64 pmu_cmds = 0;
+	char owner[32];
+	unsigned int i;
+
+	PMU_BEGIN();
+	for (i = AMUPMU_CMD_PMU_CONFIG; i <= AMUPMU_CMD_PMU_READ; i++)
+		pmu_cmds |= 1ULL << (i - AMUPMU_CMD_BASE);
+	EXPECT_EQ(pmu_cmds, self->info.supported_ioctls & pmu_cmds) {
+		TH_LOG("supported_ioctls 0x%llx lacks the PMU commands",
+		       (unsigned long long)self->info.supported_ioctls);
+	}
+	ASSERT_EQ(0, amupmu_read_line(AMUPMU_SYSFS "/pmu_owner", owner, sizeof(owner)));
+	switch (self->info.pmu_owner) {
+	case AMUPMU_PMU_OWNER_AMUPMU:
+		EXPECT_STREQ("amupmu", owner);
+		EXPECT_TRUE(!!(self->info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+		EXPECT_NE(0U, self->counter_bits) {
+			TH_LOG("%s missing", COUNTER_BITS_PARAM);
+		}
+		break;
+	case AMUPMU_PMU_OWNER_KERNEL:
+		EXPECT_STREQ("kernel", owner);
+		EXPECT_FALSE(!!(self->info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+		break;
+	default:
+		EXPECT_STREQ("none", owner);
+		break;
+	}
+	if (self->counter_bits) {
+		EXPECT_TRUE(self->counter_bits == 32 || self->counter_bits == 64) {
+			TH_LOG("pmu_counter_bits %u", self->counter_bits);
+		}
+	}
+}
+
+/* The kernel's arm_pmu owns the PMU: every PMU command, valid, is EBUSY. */
+TEST_F(pmu, kernel_owner_refuses)
+{
+	static const __u32 ops[] = {
+		AMUPMU_PMU_CTL_ENABLE, AMUPMU_PMU_CTL_DISABLE,
+		AMUPMU_PMU_CTL_RESET, AMUPMU_PMU_CTL_RELEASE,
+	};
+	struct group g;
+	struct snap s;
+	unsigned int i;
+	int ret;
+
+	PMU_BEGIN();
+	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_KERNEL)
+		SKIP(return, "amupmu owns the PMU (pmu_owner %u)", self->info.pmu_owner);
+
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("CONFIG {CPU_CYCLES} on CPU 0: %s", errstr(ret));
+	}
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		ret = amupmu_pmu_ctl(self->fd, ops[i]);
+		EXPECT_EQ(-EBUSY, ret) {
+			TH_LOG("CTL op %u: %s", ops[i], errstr(ret));
+		}
+	}
+	ret = snap_read(self->fd, 0, 1, &s);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("READ cpu 0: %s", errstr(ret));
+	}
+}
+
+static int perf_open(__u64 config, bool exclude_kernel)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.size = sizeof(attr);
+	attr.config = config;
+	attr.disabled = 1;
+	attr.exclude_kernel = exclude_kernel;
+	attr.exclude_hv = 1;
+	attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+struct perf_count {
+	__u64 value, enabled, running;
+};
+
+static int perf_read(int fd, struct perf_count *c)
+{
+	return read(fd, c, sizeof(*c)) == (ssize_t)sizeof(*c) ? 0 : -EIO;
+}
+
+/* The PMU commands amupmu must refuse without touching the PMU. */
+static void refused_pmu_calls(int fd)
+{
+	struct group g;
+	struct snap s;
+
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&g, PMUV3_EV_INST_RETIRED, AMUPMU_EV_RAW);
+	group_config(fd, &g);
+	amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE);
+	amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET);
+	snap_read(fd, 0, 2, &s);
+	amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE);
+	amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+}
+
+/*
+ * perf counters of this task running across refused amupmu calls and the
+ * known loop count as they should: amupmu wrote no PMU register.
+ */
+TEST_F(pmu, kernel_owner_perf_undisturbed)
+{
+	struct perf_count c0, c1, c2, i0, i1, i2;
+	int cyc, ins = -1, ret;
+	double ratio;
+
+	PMU_BEGIN();
+	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU)
+		SKIP(return, "exclusive mode: no hardware perf events");
+	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_KERNEL)
+		SKIP(return, "no PMUv3");
+#ifndef __aarch64__
+	SKIP(return, "the known loop is aarch64 code");
+#endif
+	cyc = perf_open(PERF_COUNT_HW_CPU_CYCLES, false);
+	ASSERT_LE(0, cyc) {
+		TH_LOG("perf_event_open(CPU_CYCLES): %s", strerror(-cyc));
+	}
+	/* arm_pmu maps INSTRUCTIONS whatever PMCEID says: QEMU counts it only under icount */
+	if (self->icount) {
+		ins = perf_open(PERF_COUNT_HW_INSTRUCTIONS, true);
+		ASSERT_LE(0, ins) {
+			TH_LOG("perf_event_open(INSTRUCTIONS): %s", strerror(-ins));
+		}
+	}
+
+	ASSERT_EQ(0, ioctl(cyc, PERF_EVENT_IOC_ENABLE, 0));
+	if (ins >= 0) {
+		ASSERT_EQ(0, ioctl(ins, PERF_EVENT_IOC_ENABLE, 0));
+	}
+	ASSERT_EQ(0, perf_read(cyc, &c0));
+	if (ins >= 0) {
+		ASSERT_EQ(0, perf_read(ins, &i0));
+	}
+	refused_pmu_calls(self->fd);
+	insn_loop(LOOP_N);
+	refused_pmu_calls(self->fd);
+	if (ins >= 0) {
+		ASSERT_EQ(0, perf_read(ins, &i1));
+	}
+	ASSERT_EQ(0, perf_read(cyc, &c1));
+	busy_ns(NSEC_PER_MSEC);
+	ASSERT_EQ(0, perf_read(cyc, &c2));
+	if (ins >= 0) {
+		ASSERT_EQ(0, perf_read(ins, &i2));
+	}
+
+	TH_LOG("perf cycles over the loop: %llu in %llu ns running",
+	       (unsigned long long)(c1.value - c0.value),
+	       (unsigned long long)(c1.running - c0.running));
+	EXPECT_LT(c0.value, c1.value);
+	EXPECT_LE(c1.value, c2.value);
+	EXPECT_LT(c0.running, c1.running);
+	if (self->qemu && c1.running > c0.running) {
+		/* QEMU's cycle counter runs at 1 GHz of the virtual clock */
+		ratio = (double)(c1.value - c0.value) / (double)(c1.running - c0.running);
+		EXPECT_TRUE(ratio > 0.5 && ratio < 2.0) {
+			TH_LOG("cycles per ns running %.3f (QEMU: 1.0)", ratio);
+		}
+	}
+	if (self->icount) {
+		/* one instruction is one ns of virtual time, one cycle */
+		EXPECT_LE(LOOP_INSNS, c1.value - c0.value);
+	}
+	if (ins >= 0) {
+		ret = (int)(i1.value - i0.value - LOOP_INSNS);
+		TH_LOG("perf EL0 instructions over the loop: %llu (loop %llu, +%d)",
+		       (unsigned long long)(i1.value - i0.value),
+		       (unsigned long long)LOOP_INSNS, ret);
+		EXPECT_LE(LOOP_INSNS, i1.value - i0.value);
+		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 1000, i1.value - i0.value);
+		EXPECT_LE(i1.value, i2.value);
+		close(ins);
+	}
+	close(cyc);
+}
+
+/* ---------------------------------------------------------------- counting */
+
+/*
+ * INST_RETIRED on CPU 0 around the known loop at EL0, exact under QEMU's
+ * -icount shift=0 (the only mode in which QEMU implements the event).
+ */
+TEST_F(pmu, inst_retired_exact)
+{
+	static const struct {
+		__u32 flags;
+		const char *what;
+	} cases[] = {
+		{ AMUPMU_EV_EXCL_EL1, "EL0 only" },
+		{ AMUPMU_EV_EXCL_EL0, "EL1 only" },
+		{ 0, "EL0 and EL1" },
+	};
+	struct group g;
+	struct snap s;
+	unsigned int i;
+	__u64 v;
+	int fd, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+#ifndef __aarch64__
+	SKIP(return, "the known loop is aarch64 code");
+#endif
+	if (!self->icount)
+		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)");
+	ASSERT_EQ(0, pin_cpu(0));
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		fd = open_dev();
+		ASSERT_LE(0, fd);
+		group_init(&g, 0);
+		group_add(&g, PMUV3_EV_INST_RETIRED, cases[i].flags);
+		ret = group_config(fd, &g);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("%s: CONFIG: %s", cases[i].what, errstr(ret));
+		}
+		EXPECT_LT(g.cfg.counters[0], self->nr_counters);
+		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
+		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
+		insn_loop(LOOP_N);
+		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
+		read_ok(_metadata, fd, 0, 1, &s);
+		close(fd);
+		v = s.v[0].value;
+		TH_LOG("%s: INST_RETIRED %llu, loop %llu (%+lld)", cases[i].what,
+		       (unsigned long long)v, (unsigned long long)LOOP_INSNS,
+		       (long long)(v - LOOP_INSNS));
+		EXPECT_EQ(0ULL, s.v[0].overflows);
+		EXPECT_EQ(0U, s.rd.state);
+		switch (cases[i].flags) {
+		case AMUPMU_EV_EXCL_EL1:
+			/* the loop and the few EL0 instructions of the ioctl returns */
+			EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 1000, v);
+			EXPECT_LE(LOOP_INSNS - LOOP_INSNS / 1000, v);
+			break;
+		case AMUPMU_EV_EXCL_EL0:
+			/* the ioctl paths and interrupts run at EL1, the loop does not */
+			EXPECT_LT(0ULL, v);
+			EXPECT_GT(LOOP_INSNS / 100, v);
+			break;
+		default:
+			EXPECT_LE(LOOP_INSNS, v);
+			EXPECT_GT(LOOP_INSNS + LOOP_INSNS / 100, v);
+			break;
+		}
+	}
+}
+
+/*
+ * {CPU_CYCLES, INST_RETIRED or SW_INCR} on CPU 0: the cycle counter,
+ * state, times, monotonic totals while enabled, frozen while disabled,
+ * totals kept across disable / enable, and RESET.
+ */
+TEST_F(pmu, cpu_cycles_counting)
+{
+	struct snap fresh, r1, r, prev, d1, d2, e;
+	unsigned int i, nr;
+	struct group g;
+	double ratio;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, pin_cpu(0));
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&g, self->icount ? PMUV3_EV_INST_RETIRED : self->filler, 0);
+	nr = g.nr;
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG: %s", errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
+		TH_LOG("CPU_CYCLES without filters on counter %u, not the cycle counter",
+		       g.cfg.counters[0]);
+	}
+	EXPECT_LT(g.cfg.counters[1], self->nr_counters);
+	EXPECT_EQ(self->nr_counters + 1, g.cfg.counters_free);
+
+	/* configured, never enabled: all zero */
+	read_ok(_metadata, self->fd, 0, nr, &fresh);
+	EXPECT_EQ(0U, fresh.rd.state);
+	EXPECT_EQ(0ULL, fresh.rd.time_enabled);
+	EXPECT_EQ(0ULL, fresh.rd.time_running);
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(0ULL, fresh.v[i].value);
+		EXPECT_EQ(0ULL, fresh.v[i].overflows);
+	}
+
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	busy_ns(20 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 0, nr, &r1);
+	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
+	EXPECT_LT(0ULL, r1.rd.time_enabled);
+	EXPECT_LT(0ULL, r1.rd.time_running);
+	EXPECT_LT(0ULL, r1.v[0].value);
+	if (self->icount) {
+		EXPECT_LT(0ULL, r1.v[1].value);
+	}
+	TH_LOG("after 20 ms: cycles %llu, event 0x%x %llu, enabled %llu ns, running %llu ns",
+	       (unsigned long long)r1.v[0].value, g.ev[1].event,
+	       (unsigned long long)r1.v[1].value,
+	       (unsigned long long)r1.rd.time_enabled,
+	       (unsigned long long)r1.rd.time_running);
+	if (self->qemu && r1.rd.time_running) {
+		ratio = (double)r1.v[0].value / (double)r1.rd.time_running;
+		EXPECT_TRUE(ratio > 0.5 && ratio < 2.0) {
+			TH_LOG("cycles per ns running %.3f (QEMU: 1.0)", ratio);
+		}
+	}
+
+	/* monotonic while enabled */
+	prev = r1;
+	for (i = 0; i < 5; i++) {
+		busy_ns(2 * NSEC_PER_MSEC);
+		read_ok(_metadata, self->fd, 0, nr, &r);
+		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r.rd.state);
+		EXPECT_LE(prev.v[0].value, r.v[0].value);
+		EXPECT_LE(prev.v[1].value, r.v[1].value);
+		EXPECT_LE(prev.rd.time_enabled, r.rd.time_enabled);
+		EXPECT_LE(prev.rd.time_running, r.rd.time_running);
+		prev = r;
+	}
+	EXPECT_LT(r1.v[0].value, prev.v[0].value);
+	EXPECT_LT(r1.rd.time_enabled, prev.rd.time_enabled);
+
+	/* frozen while disabled */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, nr, &d1);
+	EXPECT_EQ(0U, d1.rd.state);
+	EXPECT_LE(prev.v[0].value, d1.v[0].value);
+	busy_ns(10 * NSEC_PER_MSEC);
+	sleep_ns(10 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 0, nr, &d2);
+	EXPECT_EQ(0U, d2.rd.state);
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(d1.v[i].value, d2.v[i].value) {
+			TH_LOG("event %u changed while disabled", i);
+		}
+		EXPECT_EQ(d1.v[i].overflows, d2.v[i].overflows);
+	}
+	EXPECT_EQ(d1.rd.time_enabled, d2.rd.time_enabled);
+	EXPECT_EQ(d1.rd.time_running, d2.rd.time_running);
+
+	/* totals accumulate over a second enabled period */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	busy_ns(5 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, nr, &e);
+	EXPECT_EQ(0U, e.rd.state);
+	EXPECT_LT(d2.v[0].value, e.v[0].value);
+	EXPECT_LE(d2.v[1].value, e.v[1].value);
+	EXPECT_LT(d2.rd.time_enabled, e.rd.time_enabled);
+
+	/* RESET while disabled: exactly zero */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
+	read_ok(_metadata, self->fd, 0, nr, &r);
+	EXPECT_EQ(0U, r.rd.state);
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(0ULL, r.v[i].value) {
+			TH_LOG("event %u after RESET while disabled", i);
+		}
+		EXPECT_EQ(0ULL, r.v[i].overflows);
+	}
+	EXPECT_EQ(0ULL, r.rd.time_enabled);
+	EXPECT_EQ(0ULL, r.rd.time_running);
+}
+
+/* RESET while enabled zeroes the totals and counting goes on. */
+TEST_F(pmu, reset_while_enabled)
+{
+	struct snap a, b, c;
+	struct group g;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, pin_cpu(0));
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ASSERT_EQ(0, group_config(self->fd, &g));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	busy_ns(20 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 0, 1, &a);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
+	read_ok(_metadata, self->fd, 0, 1, &b);
+	busy_ns(20 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 0, 1, &c);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+
+	TH_LOG("cycles before RESET %llu, right after %llu, 20 ms later %llu",
+	       (unsigned long long)a.v[0].value, (unsigned long long)b.v[0].value,
+	       (unsigned long long)c.v[0].value);
+	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, b.rd.state);
+	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, c.rd.state);
+	EXPECT_GT(a.v[0].value / 2, b.v[0].value);
+	EXPECT_GT(a.rd.time_enabled / 2, b.rd.time_enabled);
+	EXPECT_LT(b.v[0].value, c.v[0].value);
+	EXPECT_LT(b.rd.time_enabled, c.rd.time_enabled);
+}
+
+/* The cycle counter filters EL0 / EL1 itself (PMCCFILTR_EL0): it takes CPU_CYCLES with them. */
+TEST_F(pmu, cpu_cycles_filtered_on_cycle_counter)
+{
+	static const __u32 flags[] = { AMUPMU_EV_EXCL_EL0, AMUPMU_EV_EXCL_EL1 };
+	struct group g;
+	unsigned int i;
+	int fd, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		fd = open_dev();
+		ASSERT_LE(0, fd);
+		group_init(&g, 0);
+		group_add(&g, PMUV3_EV_CPU_CYCLES, flags[i]);
+		ret = group_config(fd, &g);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("CPU_CYCLES flags 0x%x: %s", flags[i], errstr(ret));
+		}
+		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
+			TH_LOG("CPU_CYCLES flags 0x%x on counter %u: PMCCFILTR_EL0 "
+			       "expresses the filter", flags[i], g.cfg.counters[0]);
+		}
+		close(fd);
+	}
+}
+
+/* A session on every possible CPU counts on each online one. */
+TEST_F(pmu, all_cpus)
+{
+	struct group g;
+	struct snap s;
+	unsigned int cpu;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	group_init(&g, 0);
+	cpuset_clear(&g.cpus, ((self->nr_cpu_ids + 63) / 64) * 8);
+	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++)
+		if (self->cpus[cpu].flags & AMUPMU_CPU_POSSIBLE)
+			cpuset_add(&g.cpus, cpu);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG on all %u CPUs: %s", self->nr_cpu_ids, errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	busy_ns(5 * NSEC_PER_MSEC);
+	sleep_ns(20 * NSEC_PER_MSEC);
+	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++) {
+		if (!(self->cpus[cpu].flags & AMUPMU_CPU_POSSIBLE))
+			continue;
+		read_ok(_metadata, self->fd, cpu, 1, &s);
+		TH_LOG("cpu %u: cycles %llu, state 0x%x", cpu,
+		       (unsigned long long)s.v[0].value, s.rd.state);
+		EXPECT_TRUE(!!(s.rd.state & AMUPMU_READ_ENABLED));
+		if (amupmu_cpu_online(cpu) == 1) {
+			EXPECT_FALSE(!!(s.rd.state & AMUPMU_READ_OFFLINE));
+			EXPECT_LT(0ULL, s.v[0].value) {
+				TH_LOG("cpu %u counted no cycle", cpu);
+			}
+			EXPECT_LT(0ULL, s.rd.time_running);
+		}
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+}
+
+/*
+ * A CPU going offline keeps its totals (READ says OFFLINE, nothing moves),
+ * and counting resumes when it is back.
+ */
+TEST_F_TIMEOUT(pmu, offline_cpu, 60)
+{
+	struct snap r1, r2, r3, r4, r5;
+	struct group g;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	if (self->nr_cpu_ids < 2 || !amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online"))
+		SKIP(return, "no hot-pluggable cpu1");
+	if (geteuid() != 0)
+		SKIP(return, "offlining cpu1 needs root");
+	if (amupmu_cpu_online(1) != 1)
+		SKIP(return, "cpu1 is offline already");
+
+	group_init(&g, 1);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG on cpu1: %s", errstr(ret));
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	ASSERT_EQ(0, pin_cpu(1));
+	busy_ns(20 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, pin_cpu(0));
+	read_ok(_metadata, self->fd, 1, 1, &r1);
+	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
+	EXPECT_LT(0ULL, r1.v[0].value);
+
+	ret = set_online(1, false);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("offlining cpu1: %s", errstr(ret));
+	}
+	self->cpu1_offlined = true;
+	read_ok(_metadata, self->fd, 1, 1, &r2);
+	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r2.rd.state);
+	EXPECT_LE(r1.v[0].value, r2.v[0].value);
+	sleep_ns(50 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 1, 1, &r3);
+	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r3.rd.state);
+	EXPECT_EQ(r2.v[0].value, r3.v[0].value) {
+		TH_LOG("cycles of offline cpu1 moved");
+	}
+	EXPECT_EQ(r2.v[0].overflows, r3.v[0].overflows);
+	EXPECT_EQ(r2.rd.time_running, r3.rd.time_running) {
+		TH_LOG("time_running of offline cpu1 moved");
+	}
+	EXPECT_LT(r2.rd.time_enabled, r3.rd.time_enabled);
+	/* other CPU numbers are not in the set, whatever their state */
+	ret = snap_read(self->fd, 0, 1, &r4);
+	EXPECT_EQ(-EINVAL, ret);
+
+	ret = set_online(1, true);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("onlining cpu1: %s", errstr(ret));
+	}
+	self->cpu1_offlined = false;
+	ASSERT_EQ(0, pin_cpu(1));
+	busy_ns(20 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, pin_cpu(0));
+	read_ok(_metadata, self->fd, 1, 1, &r4);
+	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r4.rd.state);
+	EXPECT_LT(r3.v[0].value, r4.v[0].value) {
+		TH_LOG("counting did not resume on cpu1");
+	}
+	EXPECT_LT(r3.rd.time_running, r4.rd.time_running);
+	ASSERT_EQ(0, pin_cpu(1));
+	busy_ns(5 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, pin_cpu(0));
+	read_ok(_metadata, self->fd, 1, 1, &r5);
+	EXPECT_LT(r4.v[0].value, r5.v[0].value);
+	TH_LOG("cpu1 cycles: %llu before offline, %llu offline, %llu, %llu after online",
+	       (unsigned long long)r1.v[0].value, (unsigned long long)r3.v[0].value,
+	       (unsigned long long)r4.v[0].value, (unsigned long long)r5.v[0].value);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+}
+
+/*
+ * pmu_counter_bits=32: two CPU_CYCLES, one on the cycle counter, one on an
+ * event counter, over more than two 32-bit wraps (QEMU's cycle counter runs
+ * at 1 GHz: 2^32 cycles in 4.3 s). The overflow interrupt keeps 64-bit
+ * totals.
+ */
+TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
+{
+	const __u64 target = 5 * (WRAP_32 / 2);		/* 2.5 wraps */
+	const __u64 deadline = now_ns() + 60 * NSEC_PER_SEC;
+	struct amupmu_pmu_value *cc, *ec;
+	__u64 diff;
+	struct group g;
+	struct snap s;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_NE(0U, self->counter_bits) {
+		TH_LOG("%s missing", COUNTER_BITS_PARAM);
+	}
+	if (self->counter_bits == 64)
+		SKIP(return, "64-bit counters: no wrap to test");
+	ASSERT_EQ(32U, self->counter_bits);
+
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG {CPU_CYCLES, CPU_CYCLES}: %s", errstr(ret));
+	}
+	ASSERT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
+	ASSERT_GT(self->nr_counters, g.cfg.counters[1]) {
+		TH_LOG("second CPU_CYCLES on counter %u, not an event counter",
+		       g.cfg.counters[1]);
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	do {
+		sleep_ns(NSEC_PER_SEC / 2);
+		read_ok(_metadata, self->fd, 0, 2, &s);
+	} while (s.v[1].value < target && now_ns() < deadline);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, 2, &s);
+
+	cc = &s.v[0];
+	ec = &s.v[1];
+	TH_LOG("cycle counter %llu (%llu overflows), event counter %llu (%llu overflows), "
+	       "enabled %llu ns",
+	       (unsigned long long)cc->value, (unsigned long long)cc->overflows,
+	       (unsigned long long)ec->value, (unsigned long long)ec->overflows,
+	       (unsigned long long)s.rd.time_enabled);
+	ASSERT_LE(2 * WRAP_32, ec->value) {
+		TH_LOG("fewer than two wraps in %llu ns", (unsigned long long)s.rd.time_enabled);
+	}
+	EXPECT_EQ(ec->value >> 32, ec->overflows) {
+		TH_LOG("event counter: overflows differ from the wraps of its total");
+	}
+	/* the cycle counter may be 64-bit (PMCR_EL0.LC) and then never wraps */
+	EXPECT_TRUE(cc->overflows == 0 || cc->overflows == cc->value >> 32) {
+		TH_LOG("cycle counter: %llu overflows for a total of %llu",
+		       (unsigned long long)cc->overflows, (unsigned long long)cc->value);
+	}
+	diff = cc->value > ec->value ? cc->value - ec->value : ec->value - cc->value;
+	EXPECT_GT(ec->value / 1000, diff) {
+		TH_LOG("cycle and event counter totals differ by %llu",
+		       (unsigned long long)diff);
+	}
+}
+
+/* ---------------------------------------------------------------- allocation */
+
+/* N event counters and the cycle counter: then EBUSY for others until closed. */
+static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+			      bool release)
+{
+	const unsigned int n = self->nr_counters;
+	struct group a, b, c;
+	unsigned int i;
+	int fa, ret;
+
+	fa = open_dev();
+	ASSERT_LE(0, fa);
+	group_all_counters(self, &a, 0);
+	ret = group_config(fa, &a);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("%u events (CPU_CYCLES + %u x 0x%x) on CPU 0: %s", n + 1, n,
+		       self->filler, errstr(ret));
+	}
+	EXPECT_EQ(n + 1, a.cfg.counters_free);
+	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, a.cfg.counters[0]);
+	for (i = 1; i <= n; i++) {
+		EXPECT_GT(n, a.cfg.counters[i]);
+	}
+	expect_counters_valid(_metadata, self, &a);
+
+	/* another session: nothing left, nothing taken */
+	group_init(&b, 0);
+	group_add(&b, self->filler, 0);
+	ret = group_config(self->fd, &b);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("1 event on a full CPU 0: %s", errstr(ret));
+	}
+	EXPECT_EQ(0U, b.cfg.counters_free);
+	expect_unconfigured(_metadata, self->fd, "EBUSY on a full CPU");
+	group_init(&c, 0);
+	group_add(&c, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &c);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("CPU_CYCLES on a full CPU 0: %s", errstr(ret));
+	}
+	EXPECT_EQ(0U, c.cfg.counters_free);
+	expect_unconfigured(_metadata, self->fd, "EBUSY on a full CPU");
+
+	if (release) {
+		ASSERT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_RELEASE));
+		ret = amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_ENABLE);
+		EXPECT_EQ(-ENODEV, ret) {
+			TH_LOG("CTL ENABLE after RELEASE: %s", errstr(ret));
+		}
+	} else {
+		close(fa);
+	}
+	ret = group_config(self->fd, &b);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("1 event after the other session %s: %s",
+		       release ? "released" : "closed", errstr(ret));
+	}
+	EXPECT_EQ(n + 1, b.cfg.counters_free);
+	if (release) {
+		/* the released session configures again */
+		group_init(&c, 0);
+		group_add(&c, self->filler, 0);
+		ret = group_config(fa, &c);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("CONFIG after RELEASE: %s", errstr(ret));
+		}
+		EXPECT_EQ(n, c.cfg.counters_free);
+		EXPECT_NE(b.cfg.counters[0], c.cfg.counters[0]);
+		close(fa);
+	}
+}
+
+TEST_F(pmu, alloc_exhaust_close)
+{
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	exhaust_then_free(_metadata, self, false);
+}
+
+TEST_F(pmu, alloc_exhaust_release)
+{
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	exhaust_then_free(_metadata, self, true);
+}
+
+/* Sessions sharing CPU 0 get disjoint counters; the cycle counter goes once. */
+TEST_F(pmu, alloc_disjoint)
+{
+	struct group a, b;
+	unsigned int i, j;
+	int fa, fb, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	if (self->nr_counters < 4)
+		SKIP(return, "PMCR_EL0.N %u < 4", self->nr_counters);
+
+	fa = open_dev();
+	fb = open_dev();
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	group_init(&a, 0);
+	group_add_n(&a, self->filler, 2);
+	group_init(&b, 0);
+	group_add_n(&b, self->filler, 2);
+	ASSERT_EQ(0, group_config(fa, &a));
+	ret = group_config(fb, &b);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("second session, 2 events: %s", errstr(ret));
+	}
+	EXPECT_EQ(self->nr_counters + 1, a.cfg.counters_free);
+	EXPECT_EQ(self->nr_counters - 1, b.cfg.counters_free);
+	expect_counters_valid(_metadata, self, &a);
+	expect_counters_valid(_metadata, self, &b);
+	for (i = 0; i < 2; i++) {
+		EXPECT_GT(self->nr_counters, a.cfg.counters[i]);
+		EXPECT_GT(self->nr_counters, b.cfg.counters[i]);
+		for (j = 0; j < 2; j++) {
+			EXPECT_NE(a.cfg.counters[i], b.cfg.counters[j]) {
+				TH_LOG("sessions share counter %u", a.cfg.counters[i]);
+			}
+		}
+	}
+	close(fa);
+	close(fb);
+
+	/* the second session's CPU_CYCLES falls back to an event counter */
+	fa = open_dev();
+	fb = open_dev();
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	group_init(&a, 0);
+	group_add(&a, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&a, self->filler, 0);
+	b = a;
+	ASSERT_EQ(0, group_config(fa, &a));
+	ret = group_config(fb, &b);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("second session {CPU_CYCLES, 0x%x}: %s", self->filler, errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, a.cfg.counters[0]);
+	EXPECT_GT(self->nr_counters, b.cfg.counters[0]) {
+		TH_LOG("second CPU_CYCLES on counter %u", b.cfg.counters[0]);
+	}
+	EXPECT_EQ(self->nr_counters - 1, b.cfg.counters_free);
+	for (i = 0; i < 2; i++) {
+		for (j = 0; j < 2; j++) {
+			EXPECT_NE(a.cfg.counters[i], b.cfg.counters[j]);
+		}
+	}
+	close(fa);
+	close(fb);
+}
+
+/* N + 2 events do not fit: EBUSY, counters_free N + 1, nothing allocated. */
+TEST_F(pmu, alloc_too_many)
+{
+	const unsigned int n = self->nr_counters;
+	struct group g;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	group_all_counters(self, &g, 0);
+	group_add(&g, self->filler, 0);
+	ASSERT_EQ(n + 2, g.nr);
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("%u events: %s", n + 2, errstr(ret));
+	}
+	EXPECT_EQ(n + 1, g.cfg.counters_free);
+	expect_unconfigured(_metadata, self->fd, "N + 2 events");
+	expect_all_free(_metadata, self, "after N + 2 events");
+
+	if (n + 1 < MAX_GROUP) {
+		group_init(&g, 0);
+		group_add_n(&g, self->filler, MAX_GROUP);
+		ret = group_config(self->fd, &g);
+		EXPECT_EQ(-EBUSY, ret) {
+			TH_LOG("%u events: %s", MAX_GROUP, errstr(ret));
+		}
+		EXPECT_EQ(n + 1, g.cfg.counters_free);
+		expect_unconfigured(_metadata, self->fd, "AMUPMU_PMU_MAX_EVENTS events");
+	}
+
+	group_all_counters(self, &g, 0);
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("%u events after the refusals: %s", n + 1, errstr(ret));
+	}
+	EXPECT_EQ(n + 1, g.cfg.counters_free);
+}
+
+/* Counters are per CPU; counters_free is the fewest on a CPU of the set. */
+TEST_F(pmu, alloc_per_cpu)
+{
+	const unsigned int n = self->nr_counters;
+	struct group a, b, c, d;
+	int fa, fb, fc, fd, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	if (self->nr_cpu_ids < 2 || amupmu_cpu_online(1) != 1)
+		SKIP(return, "no online cpu1");
+
+	fa = open_dev();
+	fb = open_dev();
+	fc = open_dev();
+	fd = open_dev();
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_LE(0, fc);
+	ASSERT_LE(0, fd);
+	group_all_counters(self, &a, 0);
+	ASSERT_EQ(0, group_config(fa, &a));
+
+	group_init(&b, 1);
+	group_add(&b, self->filler, 0);
+	ret = group_config(fb, &b);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("1 event on cpu1 while CPU 0 is full: %s", errstr(ret));
+	}
+	EXPECT_EQ(n + 1, b.cfg.counters_free);
+
+	group_init(&c, 0);
+	cpuset_add(&c.cpus, 1);
+	group_add(&c, self->filler, 0);
+	ret = group_config(fc, &c);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("1 event on {0, 1} while CPU 0 is full: %s", errstr(ret));
+	}
+	EXPECT_EQ(0U, c.cfg.counters_free);
+	expect_unconfigured(_metadata, fc, "EBUSY on {0, 1}");
+
+	group_all_counters(self, &d, 1);
+	d.nr--;			/* the rest of cpu1: cycle counter + N - 1 */
+	ret = group_config(fd, &d);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("the rest of cpu1: %s", errstr(ret));
+	}
+	EXPECT_EQ(n, d.cfg.counters_free);
+	EXPECT_NE(b.cfg.counters[0], d.cfg.counters[1]);
+	close(fa);
+	close(fb);
+	close(fc);
+	close(fd);
+}
+
+/* ---------------------------------------------------------------- events */
+
+/* Every common event: accepted when PMCEID says so, EOPNOTSUPP otherwise. */
+TEST_F(pmu, events_per_pmceid)
+{
+	char list[512] = "";
+	size_t used = 0;
+	struct group g;
+	unsigned int i, ev;
+	bool impl;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < 0x80; i++) {
+		ev = i < 0x40 ? i : 0x4000 + (i - 0x40);
+		impl = amupmu_event_implemented(self->cpu0, ev);
+		if (impl && used < sizeof(list) - 8)
+			used += snprintf(list + used, sizeof(list) - used, " 0x%x", ev);
+
+		group_init(&g, 0);
+		group_add(&g, ev, 0);
+		ret = group_config(self->fd, &g);
+		if (impl) {
+			EXPECT_EQ(0, ret) {
+				TH_LOG("implemented event 0x%x: %s", ev, errstr(ret));
+			}
+		} else {
+			EXPECT_EQ(-EOPNOTSUPP, ret) {
+				TH_LOG("event 0x%x not in PMCEID: %s", ev, errstr(ret));
+			}
+		}
+		if (!ret) {
+			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+		}
+		expect_unconfigured(_metadata, self->fd, "event sweep");
+
+		/* AMUPMU_EV_RAW: not checked */
+		group_init(&g, 0);
+		group_add(&g, ev, AMUPMU_EV_RAW);
+		ret = group_config(self->fd, &g);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", ev, errstr(ret));
+		}
+		if (!ret) {
+			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+		}
+	}
+	TH_LOG("implemented events (PMCEID0 0x%llx PMCEID1 0x%llx):%s",
+	       (unsigned long long)self->cpu0->pmceid0,
+	       (unsigned long long)self->cpu0->pmceid1, list);
+	expect_all_free(_metadata, self, "after the event sweep");
+}
+
+/* IMPLEMENTATION DEFINED and unimplemented events need AMUPMU_EV_RAW. */
+TEST_F(pmu, events_raw)
+{
+	__u32 evs[4];
+	unsigned int i, n = 0;
+	struct group g;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	evs[n++] = 0x0160;
+	evs[n++] = 0xFFFF;
+	evs[n++] = 0x4040;
+	if (!amupmu_event_implemented(self->cpu0, PMUV3_EV_STALL_SLOT))
+		evs[n++] = PMUV3_EV_STALL_SLOT;
+	for (i = 0; i < n; i++) {
+		group_init(&g, 0);
+		group_add(&g, evs[i], 0);
+		ret = group_config(self->fd, &g);
+		EXPECT_EQ(-EOPNOTSUPP, ret) {
+			TH_LOG("event 0x%x without AMUPMU_EV_RAW: %s", evs[i], errstr(ret));
+		}
+		if (!ret)
+			amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
+
+		group_init(&g, 0);
+		group_add(&g, evs[i], AMUPMU_EV_RAW);
+		ret = group_config(self->fd, &g);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", evs[i], errstr(ret));
+		}
+		EXPECT_GT(self->nr_counters, g.cfg.counters[0]);
+		if (!ret)
+			amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
+	}
+}
+
+/* Malformed events, alone or after valid ones: refused, nothing allocated. */
+TEST_F(pmu, events_invalid)
+{
+	struct bad {
+		__u32 event, flags;
+		__u64 reserved;
+		int err;
+		char what[64];
+	} bad[128];
+	unsigned int i, n = 0, pos, el2;
+	union cfg_buf b;
+	struct group g;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+#define BAD(_ev, _fl, _rsv, _err, ...) do {					\
+	bad[n].event = (_ev);							\
+	bad[n].flags = (_fl);							\
+	bad[n].reserved = (_rsv);						\
+	bad[n].err = (_err);							\
+	snprintf(bad[n].what, sizeof(bad[n].what), __VA_ARGS__);		\
+	n++;									\
+} while (0)
+	BAD(0x10000, 0, 0, EINVAL, "event 0x10000");
+	BAD(0x10000, AMUPMU_EV_RAW, 0, EINVAL, "event 0x10000, RAW");
+	BAD(0x10011, 0, 0, EINVAL, "event 0x10011");
+	BAD(0x80000008, AMUPMU_EV_RAW, 0, EINVAL, "event 0x80000008, RAW");
+	BAD(0xFFFFFFFF, AMUPMU_EV_RAW, 0, EINVAL, "event 0xffffffff, RAW");
+	BAD(PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1, 0, EINVAL,
+	    "CPU_CYCLES excluding EL0 and EL1");
+	BAD(self->filler, AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1, 0, EINVAL,
+	    "0x%x excluding EL0 and EL1", self->filler);
+	BAD(0x0160, AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1 | AMUPMU_EV_RAW, 0, EINVAL,
+	    "0x160 excluding EL0 and EL1, RAW");
+	el2 = PFR0_EL2(self->cpu0->id_aa64pfr0);
+	if (!el2) {
+		BAD(PMUV3_EV_CPU_CYCLES, AMUPMU_EV_INCL_EL2, 0, EINVAL,
+		    "INCL_EL2 without EL2");
+		BAD(PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1 |
+		    AMUPMU_EV_INCL_EL2, 0, EINVAL, "EL2 only without EL2");
+		BAD(self->filler, AMUPMU_EV_INCL_EL2, 0, EINVAL,
+		    "0x%x INCL_EL2 without EL2", self->filler);
+	}
+	for (i = 4; i < 32; i++)
+		BAD(PMUV3_EV_CPU_CYCLES, 1U << i, 0, EINVAL, "event flags bit %u", i);
+	for (i = 0; i < 64; i++)
+		BAD(PMUV3_EV_CPU_CYCLES, 0, 1ULL << i, EINVAL, "event __reserved bit %u", i);
+	ASSERT_GE(ARRAY_SIZE(bad), n);
+#undef BAD
+
+	for (i = 0; i < n; i++) {
+		/* alone, then last of three after valid events */
+		for (pos = 0; pos < 3; pos += 2) {
+			char what[96];
+
+			group_init(&g, 0);
+			if (pos) {
+				group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+				group_add(&g, self->filler, 0);
+			}
+			group_add(&g, bad[i].event, bad[i].flags);
+			g.ev[g.nr - 1].__reserved = bad[i].reserved;
+			memset(&b, 0, sizeof(b));
+			amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
+			snprintf(what, sizeof(what), "%s (event %u of %u)", bad[i].what,
+				 g.nr - 1, g.nr);
+			expect_config_refused(_metadata, self->fd, &b, CFG_SZ, bad[i].err, what);
+		}
+	}
+	if (el2)
+		TH_LOG("ID_AA64PFR0_EL1.EL2 %u: INCL_EL2 not checked", el2);
+	expect_all_free(_metadata, self, "after the invalid events");
+}
+
+/* ---------------------------------------------------------------- CONFIG ABI */
+
+/* A valid one-event CONFIG in @b (CPU_CYCLES on CPU 0), events in @g. */
+static void cfg_base(union cfg_buf *b, struct group *g)
+{
+	group_init(g, 0);
+	group_add(g, PMUV3_EV_CPU_CYCLES, 0);
+	memset(b, 0, sizeof(*b));
+	amupmu_pmu_config_init(&b->cfg, g->ev, g->nr, g->cpus.w, g->cpus.len);
+}
+
+TEST_F(pmu, config_without_ctl_is_unconfigured)
+{
+	struct snap s;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	expect_unconfigured(_metadata, self->fd, "fresh session");
+	ret = snap_read(self->fd, 0, 1, &s);
+	EXPECT_EQ(-ENODEV, ret) {
+		TH_LOG("READ on a fresh session: %s", errstr(ret));
+	}
+}
+
+TEST_F(pmu, config_size_below_ver0)
+{
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	__u32 size;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (size = 0; size < AMUPMU_PMU_CONFIG_SIZE_VER0; size++) {
+		cfg_base(&b, &g);
+		b.cfg.size = size;
+		snprintf(what, sizeof(what), "CONFIG size %u", size);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the size sweep");
+}
+
+TEST_F(pmu, config_size_nonzero_tail_e2big)
+{
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	size_t pos;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (pos = CFG_SZ; pos < CFG_SZ + 8; pos++) {
+		cfg_base(&b, &g);
+		b.cfg.size = CFG_SZ + 8;
+		b.raw[pos] = 0x01;
+		snprintf(what, sizeof(what), "CONFIG size %zu, tail byte %zu set", CFG_SZ + 8, pos);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ + 8, E2BIG, what);
+	}
+	expect_all_free(_metadata, self, "after the tail sweep");
+}
+
+TEST_F(pmu, config_size_above_max)
+{
+	static const size_t sizes[] = { MAX_SZ + 1, MAX_SZ + 8, BIG_SZ };
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	size_t i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		cfg_base(&b, &g);
+		b.cfg.size = sizes[i];
+		snprintf(what, sizeof(what), "CONFIG size %zu, zero tail", sizes[i]);
+		expect_config_refused(_metadata, self->fd, &b, sizes[i], E2BIG, what);
+	}
+}
+
+TEST_F(pmu, config_size_larger_zero_tail)
+{
+	static const size_t sizes[] = { CFG_SZ + 1, CFG_SZ + 8, CFG_SZ + 64, MAX_SZ };
+	union cfg_buf b;
+	struct group g;
+	size_t i;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		cfg_base(&b, &g);
+		b.cfg.size = sizes[i];
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("CONFIG size %zu, zero tail: %s", sizes[i], errstr(ret));
+		}
+		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]);
+		EXPECT_EQ(self->nr_counters + 1, b.cfg.counters_free);
+		EXPECT_TRUE(all_bytes(b.raw + CFG_SZ, BIG_SZ - CFG_SZ, 0)) {
+			TH_LOG("CONFIG size %zu: the unknown tail was written", sizes[i]);
+		}
+		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	}
+}
+
+TEST_F(pmu, config_flags_and_reserved)
+{
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	unsigned int bit;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (bit = 0; bit < 32; bit++) {
+		cfg_base(&b, &g);
+		b.cfg.flags = 1U << bit;
+		snprintf(what, sizeof(what), "CONFIG flags bit %u", bit);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	for (bit = 0; bit < 64; bit++) {
+		cfg_base(&b, &g);
+		b.cfg.__reserved = 1ULL << bit;
+		snprintf(what, sizeof(what), "CONFIG __reserved bit %u", bit);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the flag sweep");
+}
+
+TEST_F(pmu, config_nr_events)
+{
+	static const __u32 nrs[] = { 0, MAX_GROUP + 1, MAX_GROUP + 2, 1024, 0x80000000U,
+				     0xFFFFFFFFU };
+	struct amupmu_pmu_event ev[MAX_GROUP + 2];
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	unsigned int i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < ARRAY_SIZE(ev); i++)
+		amupmu_pmu_event_set(&ev[i], self->filler, 0);
+	for (i = 0; i < ARRAY_SIZE(nrs); i++) {
+		cfg_base(&b, &g);
+		b.cfg.events_uptr = (uintptr_t)ev;
+		b.cfg.nr_events = nrs[i];
+		snprintf(what, sizeof(what), "CONFIG nr_events %u", nrs[i]);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the nr_events sweep");
+}
+
+TEST_F(pmu, config_event_size_bad)
+{
+	static const __u32 sizes[] = {
+		0, 1, 8, EV_SZ - 1, EV_SZ + 1, EV_SZ + 4, EV_SZ + 7, 4095,
+		AMUPMU_PMU_EVENT_SIZE_MAX + 8, BIG_SZ, 1U << 20, 0xFFFFFFF8U,
+	};
+	static unsigned char events[BIG_SZ * 2];
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	size_t i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	memset(events, 0, sizeof(events));
+	((struct amupmu_pmu_event *)events)->event = PMUV3_EV_CPU_CYCLES;
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		cfg_base(&b, &g);
+		b.cfg.events_uptr = (uintptr_t)events;
+		b.cfg.event_size = sizes[i];
+		snprintf(what, sizeof(what), "CONFIG event_size %u", sizes[i]);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the event_size sweep");
+}
+
+/* Larger event entries with zero tails are accepted, at their stride. */
+TEST_F(pmu, config_event_size_larger)
+{
+	static const __u32 sizes[] = { EV_SZ + 8, 2 * EV_SZ, 256, AMUPMU_PMU_EVENT_SIZE_MAX };
+	static unsigned char events[3 * AMUPMU_PMU_EVENT_SIZE_MAX];
+	struct amupmu_pmu_event *e;
+	union cfg_buf b;
+	struct group g;
+	unsigned int i, k;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(events, 0, sizeof(events));
+		for (k = 0; k < 3; k++) {
+			e = (struct amupmu_pmu_event *)(events + k * sizes[i]);
+			e->event = k ? self->filler : PMUV3_EV_CPU_CYCLES;
+		}
+		cfg_base(&b, &g);
+		b.cfg.events_uptr = (uintptr_t)events;
+		b.cfg.event_size = sizes[i];
+		b.cfg.nr_events = 3;
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("event_size %u with zero tails: %s", sizes[i], errstr(ret));
+		}
+		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]) {
+			TH_LOG("event_size %u: the first event is not CPU_CYCLES?", sizes[i]);
+		}
+		EXPECT_GT(self->nr_counters, b.cfg.counters[1]);
+		EXPECT_GT(self->nr_counters, b.cfg.counters[2]);
+		EXPECT_NE(b.cfg.counters[1], b.cfg.counters[2]);
+		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	}
+}
+
+TEST_F(pmu, config_cpus_len_bad)
+{
+	static const __u32 lens[] = {
+		0, 1, 4, 7, 9, 12, AMUPMU_PMU_CPUS_LEN_MAX + 8, AMUPMU_PMU_CPUS_LEN_MAX + 1,
+		2048, 0xFFFFFFF8U,
+	};
+	static __u64 cpus[BIG_SZ / 8];
+	union cfg_buf b;
+	struct group g;
+	char what[64];
+	size_t i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	memset(cpus, 0, sizeof(cpus));
+	cpus[0] = 1;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		cfg_base(&b, &g);
+		b.cfg.cpus_uptr = (uintptr_t)cpus;
+		b.cfg.cpus_len = lens[i];
+		snprintf(what, sizeof(what), "CONFIG cpus_len %u", lens[i]);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the cpus_len sweep");
+}
+
+/* Longer bitmaps with zero high words are the same CPU set. */
+TEST_F(pmu, config_cpus_len_larger)
+{
+	static const __u32 lens[] = { 8, 16, 64, AMUPMU_PMU_CPUS_LEN_MAX };
+	static __u64 cpus[AMUPMU_PMU_CPUS_LEN_MAX / 8];
+	union cfg_buf b;
+	struct group g;
+	struct snap s;
+	size_t i;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	memset(cpus, 0, sizeof(cpus));
+	cpus[0] = 1;
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		cfg_base(&b, &g);
+		b.cfg.cpus_uptr = (uintptr_t)cpus;
+		b.cfg.cpus_len = lens[i];
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("cpus_len %u: %s", lens[i], errstr(ret));
+		}
+		read_ok(_metadata, self->fd, 0, 1, &s);
+		if (self->nr_cpu_ids > 1) {
+			ret = snap_read(self->fd, 1, 1, &s);
+			EXPECT_EQ(-EINVAL, ret) {
+				TH_LOG("cpus_len %u: READ cpu 1, not in the set: %s", lens[i],
+				       errstr(ret));
+			}
+		}
+		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	}
+}
+
+TEST_F(pmu, config_cpuset_empty_or_impossible)
+{
+	static __u64 cpus[AMUPMU_PMU_CPUS_LEN_MAX / 8];
+	const unsigned int last = AMUPMU_PMU_CPUS_LEN_MAX * 8 - 1;
+	unsigned int bad[4], i, n = 0;
+	union cfg_buf b;
+	struct group g;
+	char what[80];
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	/* no CPU */
+	memset(cpus, 0, sizeof(cpus));
+	for (i = 8; i <= AMUPMU_PMU_CPUS_LEN_MAX; i *= 2) {
+		cfg_base(&b, &g);
+		b.cfg.cpus_uptr = (uintptr_t)cpus;
+		b.cfg.cpus_len = i;
+		snprintf(what, sizeof(what), "empty CPU set, cpus_len %u", i);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+
+	/* CPU numbers that are not possible, alone and with CPU 0 */
+	bad[n++] = self->nr_cpu_ids;
+	if (self->nr_cpu_ids < 63)
+		bad[n++] = 63;
+	if (self->nr_cpu_ids < 64)
+		bad[n++] = 64;
+	if (self->nr_cpu_ids <= last)
+		bad[n++] = last;
+	for (i = 0; i < 2 * n; i++) {
+		unsigned int cpu = bad[i / 2];
+
+		memset(cpus, 0, sizeof(cpus));
+		cpus[cpu / 64] |= 1ULL << (cpu % 64);
+		if (i & 1)
+			cpus[0] |= 1;
+		cfg_base(&b, &g);
+		b.cfg.cpus_uptr = (uintptr_t)cpus;
+		b.cfg.cpus_len = AMUPMU_PMU_CPUS_LEN_MAX;
+		snprintf(what, sizeof(what), "CPU %u (nr_cpu_ids %u)%s", cpu, self->nr_cpu_ids,
+			 (i & 1) ? " with CPU 0" : "");
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, ENODEV, what);
+	}
+	expect_all_free(_metadata, self, "after the CPU set sweep");
+}
+
+TEST_F(pmu, config_bad_pointers)
+{
+	struct amupmu_pmu_event *ev_edge;
+	struct guard_map m;
+	__u64 *cpu_edge;
+	union cfg_buf b;
+	struct group g;
+	struct {
+		const char *what;
+		__u64 uptr;
+	} bad[4];
+	size_t i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, guard_map(&m));
+	bad[0].what = "NULL";
+	bad[0].uptr = 0;
+	bad[1].what = "address 1";
+	bad[1].uptr = 1;
+	bad[2].what = "PROT_NONE page";
+	bad[2].uptr = (uintptr_t)m.guard;
+	bad[3].what = "kernel address";
+	bad[3].uptr = KERNEL_ADDR;
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		char what[64];
+
+		cfg_base(&b, &g);
+		b.cfg.events_uptr = bad[i].uptr;
+		snprintf(what, sizeof(what), "events_uptr %s", bad[i].what);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EFAULT, what);
+
+		cfg_base(&b, &g);
+		b.cfg.cpus_uptr = bad[i].uptr;
+		snprintf(what, sizeof(what), "cpus_uptr %s", bad[i].what);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EFAULT, what);
+	}
+
+	/* the second event is in the PROT_NONE page */
+	ev_edge = (struct amupmu_pmu_event *)(m.guard - EV_SZ);
+	amupmu_pmu_event_set(ev_edge, PMUV3_EV_CPU_CYCLES, 0);
+	cfg_base(&b, &g);
+	b.cfg.events_uptr = (uintptr_t)ev_edge;
+	b.cfg.nr_events = 2;
+	expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EFAULT,
+			      "events running into a PROT_NONE page");
+	/* one event straddling the page boundary */
+	cfg_base(&b, &g);
+	b.cfg.events_uptr = (uintptr_t)(m.guard - EV_SZ / 2);
+	expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EFAULT,
+			      "event straddling a PROT_NONE page");
+	/* the second CPU word is in the PROT_NONE page */
+	cpu_edge = (__u64 *)(m.guard - 8);
+	*cpu_edge = 1;
+	cfg_base(&b, &g);
+	b.cfg.cpus_uptr = (uintptr_t)cpu_edge;
+	b.cfg.cpus_len = 16;
+	expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EFAULT,
+			      "CPU set running into a PROT_NONE page");
+	munmap(m.map, m.len);
+	expect_all_free(_metadata, self, "after the bad pointers");
+}
+
+/* A session holds one group: a second CONFIG is EBUSY and changes nothing. */
+TEST_F(pmu, config_twice)
+{
+	struct group g, g2;
+	struct snap s;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&g, self->filler, 0);
+	ASSERT_EQ(0, group_config(self->fd, &g));
+
+	group_init(&g2, 0);
+	group_add(&g2, self->filler, 0);
+	ret = group_config(self->fd, &g2);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("second CONFIG: %s", errstr(ret));
+	}
+	/* the same group is a second CONFIG too */
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(-EBUSY, ret) {
+		TH_LOG("same CONFIG again: %s", errstr(ret));
+	}
+	read_ok(_metadata, self->fd, 0, 2, &s);
+	EXPECT_EQ(2U, s.rd.nr_values);
+
+	/* only the first group's two counters are taken */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	expect_all_free(_metadata, self, "after the second CONFIG");
+}
+
+/* Without CAP_PERFMON (system-wide counters) CONFIG is EACCES. */
+TEST_F(pmu, config_needs_perfmon)
+{
+	union cfg_buf b;
+	struct group g;
+	int status, fd, ret;
+	pid_t pid;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	if (geteuid() != 0)
+		SKIP(return, "needs root to drop to an unprivileged user");
+
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		struct amupmu_info info;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		fd = open_dev();
+		if (fd < 0)
+			_exit(11);
+		if (amupmu_query(fd, &info, NULL, 0))
+			_exit(12);
+		cfg_base(&b, &g);
+		ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &b);
+		if (ret == -EACCES)
+			_exit(0);
+		fprintf(stderr, "# unprivileged CONFIG: expected EACCES, got %s\n", errstr(ret));
+		_exit(13);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("unprivileged child: status %d (10 setuid, 11 open, 12 INFO, "
+		       "13 CONFIG not EACCES)", WEXITSTATUS(status));
+	}
+	expect_all_free(_metadata, self, "after the unprivileged CONFIG");
+}
+
+/* ---------------------------------------------------------------- CTL ABI */
+
+TEST_F(pmu, ctl_without_group)
+{
+	__u32 op;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	for (op = AMUPMU_PMU_CTL_ENABLE; op <= AMUPMU_PMU_CTL_RELEASE; op++) {
+		ret = amupmu_pmu_ctl(self->fd, op);
+		EXPECT_EQ(-ENODEV, ret) {
+			TH_LOG("CTL op %u without a group: %s", op, errstr(ret));
+		}
+	}
+}
+
+/* A group with counts, disabled; @s gets its state. */
+static void counted_group(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+			  struct snap *s)
+{
+	struct group g;
+
+	ASSERT_EQ(0, pin_cpu(0));
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	group_add(&g, self->filler, 0);
+	ASSERT_EQ(0, group_config(self->fd, &g));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	busy_ns(5 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, 2, s);
+	ASSERT_LT(0ULL, s->v[0].value);
+}
+
+static void expect_same_snap(struct __test_metadata *_metadata, const struct snap *a,
+			     const struct snap *b, unsigned int nr, const char *what)
+{
+	unsigned int i;
+
+	EXPECT_EQ(a->rd.state, b->rd.state) {
+		TH_LOG("%s: state 0x%x -> 0x%x", what, a->rd.state, b->rd.state);
+	}
+	EXPECT_EQ(a->rd.time_enabled, b->rd.time_enabled) {
+		TH_LOG("%s: time_enabled changed", what);
+	}
+	EXPECT_EQ(a->rd.time_running, b->rd.time_running);
+	for (i = 0; i < nr; i++) {
+		EXPECT_EQ(a->v[i].value, b->v[i].value) {
+			TH_LOG("%s: event %u total changed", what, i);
+		}
+		EXPECT_EQ(a->v[i].overflows, b->v[i].overflows);
+	}
+}
+
+/*
+ * The @i-th malformed CTL request built on @op, in @b; false past the
+ * last. Sizes, non-zero tails, flags and __reserved bits.
+ */
+static bool ctl_bad_case(unsigned int i, __u32 op, union ctl_buf *b, size_t *len,
+			 int *err, char *what, size_t what_len)
+{
+	static const size_t big[] = { MAX_SZ + 1, MAX_SZ + 8, BIG_SZ };
+
+	memset(b, 0, sizeof(*b));
+	amupmu_pmu_ctl_init(&b->ctl, op);
+	*len = CTL_SZ;
+	*err = EINVAL;
+	if (i < AMUPMU_PMU_CTL_SIZE_VER0) {
+		b->ctl.size = i;
+		snprintf(what, what_len, "CTL op %u size %u", op, i);
+		return true;
+	}
+	i -= AMUPMU_PMU_CTL_SIZE_VER0;
+	if (i < 8) {
+		b->ctl.size = CTL_SZ + 8;
+		b->raw[CTL_SZ + i] = 1;
+		*len = CTL_SZ + 8;
+		*err = E2BIG;
+		snprintf(what, what_len, "CTL op %u size %zu, tail byte %zu set", op,
+			 CTL_SZ + 8, CTL_SZ + i);
+		return true;
+	}
+	i -= 8;
+	if (i < ARRAY_SIZE(big)) {
+		b->ctl.size = big[i];
+		*len = big[i];
+		*err = E2BIG;
+		snprintf(what, what_len, "CTL op %u size %zu", op, big[i]);
+		return true;
+	}
+	i -= ARRAY_SIZE(big);
+	if (i < 32) {
+		b->ctl.flags = 1U << i;
+		snprintf(what, what_len, "CTL op %u flags bit %u", op, i);
+		return true;
+	}
+	i -= 32;
+	if (i < 32) {
+		b->ctl.__reserved = 1U << i;
+		snprintf(what, what_len, "CTL op %u __reserved bit %u", op, i);
+		return true;
+	}
+	return false;
+}
+
+/* Refused CTLs on a disabled group: nothing enabled, reset or released. */
+TEST_F(pmu, ctl_refused_while_disabled)
+{
+	static const __u32 ops[] = {
+		AMUPMU_PMU_CTL_ENABLE, AMUPMU_PMU_CTL_RESET, AMUPMU_PMU_CTL_RELEASE,
+	};
+	struct snap base, s;
+	union ctl_buf b;
+	char what[80];
+	unsigned int i, k;
+	size_t len;
+	int err, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	for (k = 0; k < ARRAY_SIZE(ops); k++) {
+		for (i = 0; ctl_bad_case(i, ops[k], &b, &len, &err, what, sizeof(what)); i++) {
+			ret = expect_err(_metadata, self->fd, AMUPMU_PMU_CTL, &b, len, err,
+					 true, what);
+			ASSERT_NE(0, ret) {
+				TH_LOG("%s was accepted: stopping", what);
+			}
+			read_ok(_metadata, self->fd, 0, 2, &s);
+			expect_same_snap(_metadata, &base, &s, 2, what);
+		}
+	}
+}
+
+/* Refused CTLs on an enabled group: still enabled, not reset, not released. */
+TEST_F(pmu, ctl_refused_while_enabled)
+{
+	static const __u32 ops[] = {
+		AMUPMU_PMU_CTL_DISABLE, AMUPMU_PMU_CTL_RESET, AMUPMU_PMU_CTL_RELEASE,
+	};
+	struct snap prev, s;
+	union ctl_buf b;
+	char what[80];
+	unsigned int i, k;
+	size_t len;
+	int err, ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &prev);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	for (k = 0; k < ARRAY_SIZE(ops); k++) {
+		for (i = 0; ctl_bad_case(i, ops[k], &b, &len, &err, what, sizeof(what)); i++) {
+			ret = expect_err(_metadata, self->fd, AMUPMU_PMU_CTL, &b, len, err,
+					 true, what);
+			ASSERT_NE(0, ret) {
+				TH_LOG("%s was accepted: stopping", what);
+			}
+			read_ok(_metadata, self->fd, 0, 2, &s);
+			EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, s.rd.state) {
+				TH_LOG("%s: state 0x%x", what, s.rd.state);
+			}
+			EXPECT_LE(prev.v[0].value, s.v[0].value) {
+				TH_LOG("%s: total went back (reset?)", what);
+			}
+			EXPECT_LE(prev.rd.time_enabled, s.rd.time_enabled);
+			prev = s;
+		}
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+}
+
+TEST_F(pmu, ctl_unknown_op)
+{
+	static const __u32 ops[] = { 0, AMUPMU_PMU_CTL_RELEASE + 1, 6, 0x100, 0x80000001U,
+				     0xFFFFFFFFU };
+	struct snap base, s;
+	union ctl_buf b;
+	char what[64];
+	unsigned int i;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	for (i = 0; i < ARRAY_SIZE(ops); i++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_ctl_init(&b.ctl, ops[i]);
+		snprintf(what, sizeof(what), "CTL op 0x%x", ops[i]);
+		expect_err(_metadata, self->fd, AMUPMU_PMU_CTL, &b, CTL_SZ, EINVAL, true, what);
+		read_ok(_metadata, self->fd, 0, 2, &s);
+		expect_same_snap(_metadata, &base, &s, 2, what);
+	}
+}
+
+TEST_F(pmu, ctl_size_larger_zero_tail)
+{
+	static const size_t sizes[] = { CTL_SZ + 1, CTL_SZ + 8, CTL_SZ + 64, MAX_SZ };
+	struct snap base, s;
+	union ctl_buf b;
+	size_t i;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_ctl_init(&b.ctl, AMUPMU_PMU_CTL_ENABLE);
+		b.ctl.size = sizes[i];
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CTL, &b);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("CTL ENABLE size %zu: %s", sizes[i], errstr(ret));
+		}
+		read_ok(_metadata, self->fd, 0, 2, &s);
+		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, s.rd.state);
+
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_ctl_init(&b.ctl, AMUPMU_PMU_CTL_DISABLE);
+		b.ctl.size = sizes[i];
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CTL, &b);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("CTL DISABLE size %zu: %s", sizes[i], errstr(ret));
+		}
+		EXPECT_TRUE(all_bytes(b.raw + CTL_SZ, BIG_SZ - CTL_SZ, 0)) {
+			TH_LOG("CTL size %zu: the unknown tail was written", sizes[i]);
+		}
+		read_ok(_metadata, self->fd, 0, 2, &s);
+		EXPECT_EQ(0U, s.rd.state);
+	}
+}
+
+/* RELEASE frees the group: CTL and READ are ENODEV until CONFIG again. */
+TEST_F(pmu, ctl_release_then_config)
+{
+	struct snap base, s;
+	struct group g;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	ret = amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE);
+	EXPECT_EQ(-ENODEV, ret);
+	ret = amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
+	EXPECT_EQ(-ENODEV, ret) {
+		TH_LOG("second RELEASE: %s", errstr(ret));
+	}
+	ret = snap_read(self->fd, 0, 2, &s);
+	EXPECT_EQ(-ENODEV, ret) {
+		TH_LOG("READ after RELEASE: %s", errstr(ret));
+	}
+	expect_all_free(_metadata, self, "after RELEASE");
+
+	/* a new, different group starts from zero */
+	group_init(&g, 0);
+	group_add_n(&g, self->filler, 3);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG after RELEASE: %s", errstr(ret));
+	}
+	read_ok(_metadata, self->fd, 0, 3, &s);
+	EXPECT_EQ(0U, s.rd.state);
+	EXPECT_EQ(0ULL, s.rd.time_enabled);
+	EXPECT_EQ(0ULL, s.v[0].value);
+}
+
+/* ---------------------------------------------------------------- READ ABI */
+
+TEST_F(pmu, read_without_group)
+{
+	struct snap s;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ret = snap_read(self->fd, 0, 1, &s);
+	EXPECT_EQ(-ENODEV, ret) {
+		TH_LOG("READ without a group: %s", errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_SENTINEL64, s.rd.time_enabled);
+	EXPECT_EQ(1U, s.rd.nr_values);
+}
+
+/*
+ * The @i-th malformed READ request (cpu 0 of a 2-event group on {0}) in @b;
+ * false past the last.
+ */
+static bool read_bad_case(unsigned int i, FIXTURE_DATA(pmu) *self, union rd_buf *b,
+			  struct amupmu_pmu_value *values, unsigned char *guard,
+			  size_t *len, int *err, char *what, size_t what_len)
+{
+	static const size_t big[] = { MAX_SZ + 1, MAX_SZ + 8, BIG_SZ };
+	const __u32 cpus[] = { 1, self->nr_cpu_ids, 64, 0x7FFFFFFFU, 0xFFFFFFFFU };
+	const struct {
+		const char *what;
+		__u64 uptr;
+	} ptrs[] = {
+		{ "NULL", 0 },
+		{ "address 1", 1 },
+		{ "kernel address", KERNEL_ADDR },
+		{ "PROT_NONE page", (uintptr_t)guard },
+		{ "array running into a PROT_NONE page", (uintptr_t)(guard - VAL_SZ) },
+		{ "value straddling a PROT_NONE page", (uintptr_t)(guard - VAL_SZ / 2) },
+	};
+
+	memset(b, 0, sizeof(*b));
+	amupmu_pmu_read_init(&b->rd, 0, values, 2);
+	*len = RD_SZ;
+	*err = EINVAL;
+	if (i < AMUPMU_PMU_READ_SIZE_VER0) {
+		b->rd.size = i;
+		snprintf(what, what_len, "READ size %u", i);
+		return true;
+	}
+	i -= AMUPMU_PMU_READ_SIZE_VER0;
+	if (i < 8) {
+		b->rd.size = RD_SZ + 8;
+		b->raw[RD_SZ + i] = 1;
+		*len = RD_SZ + 8;
+		*err = E2BIG;
+		snprintf(what, what_len, "READ size %zu, tail byte %zu set", RD_SZ + 8, RD_SZ + i);
+		return true;
+	}
+	i -= 8;
+	if (i < ARRAY_SIZE(big)) {
+		b->rd.size = big[i];
+		*len = big[i];
+		*err = E2BIG;
+		snprintf(what, what_len, "READ size %zu", big[i]);
+		return true;
+	}
+	i -= ARRAY_SIZE(big);
+	if (i < 32) {
+		b->rd.flags = 1U << i;
+		snprintf(what, what_len, "READ flags bit %u", i);
+		return true;
+	}
+	i -= 32;
+	if (i < 32) {
+		b->rd.__reserved = 1U << i;
+		snprintf(what, what_len, "READ __reserved bit %u", i);
+		return true;
+	}
+	i -= 32;
+	if (i < ARRAY_SIZE(cpus)) {
+		/* cpu 1 only when it exists; otherwise it is a second nr_cpu_ids case */
+		b->rd.cpu = (i == 0 && self->nr_cpu_ids < 2) ? self->nr_cpu_ids : cpus[i];
+		snprintf(what, what_len, "READ cpu %u, not in the set {0}", b->rd.cpu);
+		return true;
+	}
+	i -= ARRAY_SIZE(cpus);
+	if (i < 2) {
+		b->rd.nr_values = i;	/* group of 2 */
+		snprintf(what, what_len, "READ nr_values %u < 2", i);
+		return true;
+	}
+	i -= 2;
+	if (i < ARRAY_SIZE(ptrs)) {
+		b->rd.values_uptr = ptrs[i].uptr;
+		*err = EFAULT;
+		snprintf(what, what_len, "READ values_uptr %s", ptrs[i].what);
+		return true;
+	}
+	return false;
+}
+
+/* Every malformed READ: refused, nothing written, the group unchanged. */
+TEST_F(pmu, read_refused)
+{
+	struct amupmu_pmu_value values[4], before[4];
+	struct snap base, s;
+	struct guard_map m;
+	union rd_buf b;
+	char what[96];
+	unsigned int i;
+	size_t len;
+	int err;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, guard_map(&m));
+	counted_group(_metadata, self, &base);
+	memset(values, AMUPMU_FILL_BYTE, sizeof(values));
+	memcpy(before, values, sizeof(values));
+	for (i = 0; read_bad_case(i, self, &b, values, m.guard, &len, &err, what,
+				  sizeof(what)); i++) {
+		expect_err(_metadata, self->fd, AMUPMU_PMU_READ, &b, len, err, true, what);
+		EXPECT_EQ(0, memcmp(before, values, sizeof(values))) {
+			TH_LOG("%s: the refused READ wrote values", what);
+		}
+		memcpy(values, before, sizeof(values));
+	}
+	read_ok(_metadata, self->fd, 0, 2, &s);
+	expect_same_snap(_metadata, &base, &s, 2, "after the refused READs");
+	munmap(m.map, m.len);
+}
+
+/* nr_values at least the group's size: out the group's size, the rest untouched. */
+TEST_F(pmu, read_nr_values_larger)
+{
+	struct amupmu_pmu_value values[MAX_GROUP + 2];
+	struct amupmu_pmu_read rd;
+	struct snap base;
+	unsigned int nr, i;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	for (nr = 2; nr <= MAX_GROUP + 2; nr += (nr < 4 ? 1 : MAX_GROUP - 2)) {
+		memset(values, AMUPMU_FILL_BYTE, sizeof(values));
+		ret = amupmu_pmu_read(self->fd, 0, values, nr, &rd);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("READ nr_values %u: %s", nr, errstr(ret));
+		}
+		EXPECT_EQ(2U, rd.nr_values);
+		EXPECT_EQ(base.v[0].value, values[0].value);
+		EXPECT_EQ(base.v[1].value, values[1].value);
+		for (i = 2; i < ARRAY_SIZE(values); i++) {
+			EXPECT_TRUE(all_bytes(&values[i], VAL_SZ, AMUPMU_FILL_BYTE)) {
+				TH_LOG("nr_values %u: value %u (beyond the group) written", nr, i);
+			}
+		}
+	}
+}
+
+TEST_F(pmu, read_size_larger_zero_tail)
+{
+	static const size_t sizes[] = { RD_SZ + 1, RD_SZ + 8, RD_SZ + 64, MAX_SZ };
+	struct amupmu_pmu_value values[2];
+	struct snap base;
+	union rd_buf b;
+	size_t i;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	counted_group(_metadata, self, &base);
+	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_read_init(&b.rd, 0, values, 2);
+		b.rd.size = sizes[i];
+		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, &b);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("READ size %zu, zero tail: %s", sizes[i], errstr(ret));
+		}
+		EXPECT_EQ(base.rd.time_enabled, b.rd.time_enabled);
+		EXPECT_EQ(base.v[0].value, values[0].value);
+		EXPECT_TRUE(all_bytes(b.raw + RD_SZ, BIG_SZ - RD_SZ, 0)) {
+			TH_LOG("READ size %zu: the unknown tail was written", sizes[i]);
+		}
+	}
+}
+
+TEST_HARNESS_MAIN
