@@ -26,6 +26,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <asm/sysreg.h>
 
@@ -935,6 +936,59 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 slow:
 	mutex_unlock(&s->lock);
 	return -EAGAIN;
+}
+
+/* ------------------------------------------------------------ sysfs view */
+
+static void amupmu_view_update_ipi(void *arg)
+{
+	struct amupmu_pmu_cpu *pc = arg;
+	unsigned long used;
+	unsigned int idx;
+
+	raw_spin_lock(&pc->lock);
+	used = pc->used;
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
+		amupmu_counter_update(pc, idx);
+	raw_spin_unlock(&pc->lock);
+}
+
+/**
+ * amupmu_pmu_cpu_view() - cpuN/pmu_counters: the CPU's allocated counters
+ * @cpu: the CPU
+ * @buf: sysfs page
+ *
+ * One line per allocated counter: "<n> type=0x<PMEVTYPER> total=<u64>
+ * overflows=<u64>", n 0..30 event counters, 31 the cycle counter; the
+ * totals are read on the CPU when it is online. Empty when amupmu does not
+ * own the PMU or nothing is allocated.
+ */
+ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
+{
+	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
+	struct amupmu_pmu_cpu *pc;
+	unsigned long used = 0, flags;
+	unsigned int idx;
+	int len = 0;
+
+	cpus_read_lock();
+	mutex_lock(&amupmu_pmu_alloc_lock);
+	if (READ_ONCE(amupmu_dev.pmu_irq)) {
+		pc = &amupmu_pmu_cpus[cpu];
+		if (pc->live)
+			smp_call_function_single(cpu, amupmu_view_update_ipi, pc, 1);
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		used = pc->used;
+		memcpy(cnt, pc->cnt, sizeof(cnt));
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+	mutex_unlock(&amupmu_pmu_alloc_lock);
+	cpus_read_unlock();
+
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
+		len += sysfs_emit_at(buf, len, "%u type=0x%08x total=%llu overflows=%llu\n",
+				     idx, cnt[idx].evtyper, cnt[idx].total, cnt[idx].overflows);
+	return len;
 }
 
 /**

@@ -102,6 +102,7 @@ static const struct attribute_group amupmu_dev_group = {
  * @offset: offsetof() the field in struct amupmu_cpu_info
  * @is_u64: a 64-bit register, shown as 0x%016llx; else a u32 in decimal
  * @is_flag: a flag of amupmu_cpu_info.flags shown as 0/1, always visible
+ * @is_view: the exclusive-mode counter view (amupmu_pmu_cpu_view())
  * @need: flags the CPU must all have for the file to exist (for a flag
  *	file: the flag it shows)
  */
@@ -110,6 +111,7 @@ struct amupmu_cpu_field {
 	size_t offset;
 	bool is_u64;
 	bool is_flag;
+	bool is_view;
 	u32 need;
 };
 
@@ -139,6 +141,8 @@ static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
 	AMUPMU_REG_FIELD("amcgcr_el0", amcgcr, AMUPMU_CPU_AMU),
 	AMUPMU_REG_FIELD("spe_version", spe_version, AMUPMU_CPU_SPE),
 	AMUPMU_REG_FIELD("pmsidr_el1", pmsidr, AMUPMU_CPU_SPE),
+	{ .name = "pmu_counters_view", .is_view = true,
+	  .need = AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU },
 };
 
 #define AMUPMU_NR_CPU_FIELDS	ARRAY_SIZE(amupmu_cpu_fields)
@@ -183,6 +187,8 @@ static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute 
 	struct amupmu_cpu_info ci;
 	const void *val;
 
+	if (f->is_view)
+		return amupmu_pmu_cpu_view(ca->cpu, buf);
 	amupmu_cpu_snapshot(ca->cpu, &ci);
 	if (f->is_flag)
 		return sysfs_emit(buf, "%d\n", !!(ci.flags & f->need));
@@ -200,6 +206,8 @@ static bool amupmu_cpu_attr_shown(const struct amupmu_cpu_attr *ca)
 
 	if (ca->field->is_flag)
 		return true;
+	if (ca->field->is_view && !amupmu_dev.exclusive)
+		return false;
 	amupmu_cpu_snapshot(ca->cpu, &ci);
 	return (ci.flags & ca->field->need) == ca->field->need;
 }
