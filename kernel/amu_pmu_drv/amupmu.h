@@ -99,6 +99,7 @@ void amupmu_pmu_cpu_stop(void);
 struct amupmu_session *amupmu_session_alloc(void);
 void amupmu_session_free(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
+void amupmu_pmu_release_group(struct amupmu_session *s);
 ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf);
 
 /* amupmu_sysfs.c */

@@ -122,7 +122,13 @@ static int amupmu_ioctl_pmu(struct amupmu_ucmd *ucmd, unsigned int cmd, size_t l
 
 	if (ret == AMUPMU_EBUSY_RESPOND)
 		return amupmu_ucmd_respond(ucmd, len) ?: -EBUSY;
-	return ret ?: amupmu_ucmd_respond(ucmd, len);
+	if (ret)
+		return ret;
+	ret = amupmu_ucmd_respond(ucmd, len);
+	/* a group the caller never heard of would leak until close: undo it */
+	if (ret && cmd == AMUPMU_CMD_PMU_CONFIG)
+		amupmu_pmu_release_group(ucmd->sess);
+	return ret;
 }
 
 static int amupmu_ioctl_pmu_config(struct amupmu_ucmd *ucmd)
@@ -289,6 +295,8 @@ static struct platform_driver amupmu_platform_driver = {
 		.name = "amupmu",
 		.of_match_table = amupmu_of_match,
 		.suppress_bind_attrs = true,
+		/* probe during load: sessions exist only after misc_register() */
+		.probe_type = PROBE_FORCE_SYNCHRONOUS,
 	},
 };
 
@@ -344,27 +352,31 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_cpus;
 
-	ret = platform_driver_register(&amupmu_platform_driver);
+	/*
+	 * Discovery's hotplug callbacks first: once the platform driver owns
+	 * the PMU, every CPU that goes offline must pass through them.
+	 */
+	ret = amupmu_discovery_start();
 	if (ret)
 		goto out_sysfs;
 
-	ret = amupmu_discovery_start();
+	ret = platform_driver_register(&amupmu_platform_driver);
 	if (ret)
-		goto out_platform;
+		goto out_discovery;
 
 	ret = amupmu_misc_register();
 	if (ret)
-		goto out_discovery;
+		goto out_platform;
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
 		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
-out_discovery:
-	amupmu_discovery_stop();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
+out_discovery:
+	amupmu_discovery_stop();
 out_sysfs:
 	amupmu_sysfs_exit();
 out_cpus:
@@ -375,8 +387,8 @@ out_cpus:
 static void __exit amupmu_exit(void)
 {
 	amupmu_misc_deregister();
-	amupmu_discovery_stop();
 	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
 	amupmu_cpus_free();
 }

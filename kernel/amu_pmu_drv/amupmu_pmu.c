@@ -19,6 +19,7 @@
 #include <linux/bitops.h>
 #include <linux/capability.h>
 #include <linux/cpu.h>
+#include <linux/cpu_pm.h>
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/ktime.h>
@@ -249,53 +250,92 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 
 /* ------------------------------------------------------------ CPU start/stop */
 
-/**
- * amupmu_pmu_cpu_start() - bring this CPU's PMU under amupmu
- *
- * Called on the CPU (hotplug online callback, or IPI at probe) when amupmu
- * owns the PMU: a known PMCR_EL0, every interrupt masked, then the
- * allocated counters reprogrammed (from zero: their totals are kept) and
- * the PPI enabled.
+/*
+ * Program this CPU's PMU from the saved state: a known PMCR_EL0, every
+ * interrupt masked and cleared, then the allocated counters from zero
+ * (their totals are kept), counting when their session is enabled.
+ * On the CPU, with the PMU known to be PMUv3.
  */
-void amupmu_pmu_cpu_start(void)
+static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 {
-	int irq = READ_ONCE(amupmu_dev.pmu_irq);
-	struct amupmu_pmu_cpu *pc;
 	unsigned long used, flags;
-	unsigned int cpu, idx, pmuver;
+	unsigned int idx;
 	u64 pmcr;
-
-	if (!irq)
-		return;
-	cpu = smp_processor_id();
-	pc = &amupmu_pmu_cpus[cpu];
-	/* may run in IPI context: read the CPU itself, not discovery's table */
-	pmuver = FIELD_GET(ID_AA64DFR0_EL1_PMUVer, read_sysreg_s(SYS_ID_AA64DFR0_EL1));
 
 	write_sysreg(U32_MAX, pmcntenclr_el0);
 	write_sysreg(U32_MAX, pmintenclr_el1);
 	write_sysreg(U32_MAX, pmovsclr_el0);
 	pmcr = ARMV8_PMU_PMCR_E | ARMV8_PMU_PMCR_LC | ARMV8_PMU_PMCR_P | ARMV8_PMU_PMCR_C;
-	if (pmu_counter_bits == 64 && pmuver >= ID_AA64DFR0_EL1_PMUVer_V3P5 &&
-	    pmuver != ID_AA64DFR0_EL1_PMUVer_IMP_DEF)
+	if (pmu_counter_bits == 64 && pmuver >= ID_AA64DFR0_EL1_PMUVer_V3P5)
 		pmcr |= ARMV8_PMU_PMCR_LP;
 	write_sysreg(pmcr, pmcr_el0);
 	isb();
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	pc->mask = pmcr & ARMV8_PMU_PMCR_LP ? U64_MAX : U32_MAX;
+	used = pc->used;
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
+		amupmu_hw_counter_start(pc, idx, pc->cnt[idx].owner->enabled);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+}
+
+/* Fold every allocated counter into its total and stop it. On the CPU. */
+static void amupmu_pmu_hw_save(struct amupmu_pmu_cpu *pc)
+{
+	unsigned long used, flags;
+	unsigned int idx;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	used = pc->used;
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+		amupmu_counter_update(pc, idx);
+		amupmu_hw_counter_stop(idx);
+	}
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+}
+
+/* The PMUv3 version of this CPU, 0 when it has none. */
+static unsigned int amupmu_this_cpu_pmuver(void)
+{
+	unsigned int v = FIELD_GET(ID_AA64DFR0_EL1_PMUVer, read_sysreg_s(SYS_ID_AA64DFR0_EL1));
+
+	return v == ID_AA64DFR0_EL1_PMUVer_IMP_DEF ? 0 : v;
+}
+
+/**
+ * amupmu_pmu_cpu_start() - bring this CPU's PMU under amupmu
+ *
+ * Called on the CPU (hotplug online callback, or IPI at probe) when amupmu
+ * owns the PMU: program it (amupmu_pmu_hw_setup()), restart the running
+ * clocks of enabled sessions and enable the PPI. A CPU without PMUv3 is
+ * left alone (never live).
+ */
+void amupmu_pmu_cpu_start(void)
+{
+	int irq = READ_ONCE(amupmu_dev.pmu_irq);
+	unsigned int cpu, idx, pmuver;
+	struct amupmu_pmu_cpu *pc;
+	unsigned long used;
+	u64 now;
+
+	pmuver = amupmu_this_cpu_pmuver();
+	if (!irq || !pmuver)
+		return;
+	cpu = smp_processor_id();
+	pc = &amupmu_pmu_cpus[cpu];
+	/* may run in IPI context: read the CPU itself, not discovery's table */
 	pc->nr_counters = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
+	amupmu_pmu_hw_setup(pc, pmuver);
+
+	now = ktime_get_ns();
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		struct amupmu_session *s = pc->cnt[idx].owner;
 
-		amupmu_hw_counter_start(pc, idx, s->enabled);
 		if (s->enabled && !s->run_since[cpu])
-			s->run_since[cpu] = ktime_get_ns();
+			s->run_since[cpu] = now;
 	}
-	pc->live = true;
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
-
+	WRITE_ONCE(pc->live, true);
 	enable_percpu_irq(irq, IRQ_TYPE_NONE);
 }
 
@@ -309,24 +349,24 @@ void amupmu_pmu_cpu_stop(void)
 	unsigned int idx;
 	u64 now;
 
-	if (!irq)
+	if (!irq || !amupmu_pmu_cpus[cpu].live)
 		return;
 	disable_percpu_irq(irq);
 	pc = &amupmu_pmu_cpus[cpu];
+	amupmu_pmu_hw_save(pc);
+
 	now = ktime_get_ns();
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		struct amupmu_session *s = pc->cnt[idx].owner;
 
-		amupmu_counter_update(pc, idx);
-		amupmu_hw_counter_stop(idx);
 		if (s->run_since[cpu]) {
 			s->run_ns[cpu] += now - s->run_since[cpu];
 			s->run_since[cpu] = 0;
 		}
 	}
-	pc->live = false;
+	WRITE_ONCE(pc->live, false);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	write_sysreg(0, pmcr_el0);
 	isb();
@@ -341,6 +381,33 @@ static void amupmu_pmu_cpu_stop_ipi(void *unused)
 {
 	amupmu_pmu_cpu_stop();
 }
+
+/*
+ * CPU power management: a core that powers down in idle or suspend comes
+ * back with its PMU reset. Save before, reprogram after (as arm_pmu does).
+ * Runs on the CPU with interrupts off.
+ */
+static int amupmu_cpu_pm_notify(struct notifier_block *nb, unsigned long action, void *v)
+{
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[smp_processor_id()];
+
+	if (!READ_ONCE(pc->live))
+		return NOTIFY_OK;
+	switch (action) {
+	case CPU_PM_ENTER:
+		amupmu_pmu_hw_save(pc);
+		break;
+	case CPU_PM_EXIT:
+	case CPU_PM_ENTER_FAILED:
+		amupmu_pmu_hw_setup(pc, amupmu_this_cpu_pmuver());
+		break;
+	}
+	return NOTIFY_OK;
+}
+
+static struct notifier_block amupmu_cpu_pm_nb = {
+	.notifier_call = amupmu_cpu_pm_notify,
+};
 
 /**
  * amupmu_pmu_claim() - take the PMU: its PPI and every CPU's registers
@@ -362,10 +429,11 @@ int amupmu_pmu_claim(struct device *dev, int irq)
 	ret = request_percpu_irq(irq, amupmu_pmu_irq_handler, "amupmu", &amupmu_pmu_irq_cookie);
 	if (ret) {
 		dev_err(dev, "cannot take the PMU interrupt %d: %d\n", irq, ret);
-		kfree(amupmu_pmu_cpus);
-		amupmu_pmu_cpus = NULL;
-		return ret;
+		goto out_free;
 	}
+	ret = cpu_pm_register_notifier(&amupmu_cpu_pm_nb);
+	if (ret)
+		goto out_irq;
 
 	/* under the hotplug lock: CPUs coming online see pmu_irq set */
 	cpus_read_lock();
@@ -376,6 +444,13 @@ int amupmu_pmu_claim(struct device *dev, int irq)
 	on_each_cpu(amupmu_pmu_cpu_start_ipi, NULL, 1);
 	cpus_read_unlock();
 	return 0;
+
+out_irq:
+	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
+out_free:
+	kfree(amupmu_pmu_cpus);
+	amupmu_pmu_cpus = NULL;
+	return ret;
 }
 
 /* Let the PMU go; no session can exist (the module is going away). */
@@ -390,6 +465,7 @@ void amupmu_pmu_release(void)
 	WRITE_ONCE(amupmu_dev.pmu_irq, 0);
 	mutex_unlock(&amupmu_dev.lock);
 	cpus_read_unlock();
+	cpu_pm_unregister_notifier(&amupmu_cpu_pm_nb);
 	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
 	kfree(amupmu_pmu_cpus);
 	amupmu_pmu_cpus = NULL;
@@ -453,8 +529,11 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
-	if (pc->live)
+	if (pc->live) {
 		amupmu_counter_update(pc, idx);
+		/* the update folded any wrap: its interrupt must not count later */
+		write_sysreg(BIT(idx), pmovsclr_el0);
+	}
 	c->total = 0;
 	c->overflows = 0;
 }
@@ -486,7 +565,7 @@ static void amupmu_sess_each_cpu(struct amupmu_session *s, bool live_only, amupm
 	for_each_cpu(cpu, s->cpus) {
 		pc = &amupmu_pmu_cpus[cpu];
 		if (pc->live) {
-			smp_call_function_single(cpu, amupmu_sess_ipi_fn, &a, 1);
+			WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_sess_ipi_fn, &a, 1));
 			continue;
 		}
 		if (live_only)
@@ -531,13 +610,8 @@ void amupmu_session_free(struct amupmu_session *s)
 {
 	if (!s)
 		return;
-	if (s->configured) {
-		cpus_read_lock();
-		mutex_lock(&s->lock);
-		amupmu_sess_release_group(s);
-		mutex_unlock(&s->lock);
-		cpus_read_unlock();
-	}
+	if (s->configured)
+		amupmu_pmu_release_group(s);
 	mutex_destroy(&s->lock);
 	kfree(s);
 }
@@ -588,7 +662,20 @@ static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 	return type | n;
 }
 
-static int amupmu_read_cpuset(struct amupmu_session *s, const struct amupmu_pmu_config *cfg)
+/**
+ * struct amupmu_config_req - what AMUPMU_PMU_CONFIG copied in from user space
+ * @evs: the events
+ * @cpus: the CPU set
+ *
+ * Copied before any lock is taken: a fault on user memory must not stall
+ * with the hotplug lock held.
+ */
+struct amupmu_config_req {
+	struct amupmu_pmu_event evs[AMUPMU_PMU_MAX_EVENTS];
+	cpumask_var_t cpus;
+};
+
+static int amupmu_read_cpuset(struct cpumask *mask, const struct amupmu_pmu_config *cfg)
 {
 	unsigned long *bits;
 	unsigned int cpu, nbits = cfg->cpus_len * BITS_PER_BYTE;
@@ -612,7 +699,7 @@ static int amupmu_read_cpuset(struct amupmu_session *s, const struct amupmu_pmu_
 			ret = -ENODEV;
 			goto out;
 		}
-		cpumask_set_cpu(cpu, s->cpus);
+		cpumask_set_cpu(cpu, mask);
 	}
 out:
 	bitmap_free(bits);
@@ -628,10 +715,14 @@ out:
 static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free_out)
 {
 	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	u32 avail = (u32)(BIT_ULL(pc->nr_counters) - 1) | BIT(AMUPMU_CYCLE_IDX);
 	u8 *idx = amupmu_sess_idx(s, cpu);
+	struct amupmu_cpu_info ci;
 	unsigned int e, i;
+	u32 avail;
 
+	/* PMCR_EL0.N as discovery read it: the CPU may be offline now */
+	amupmu_cpu_snapshot(cpu, &ci);
+	avail = (u32)(BIT_ULL(ci.pmu_num_counters) - 1) | BIT(AMUPMU_CYCLE_IDX);
 	avail &= ~pc->used;
 	*free_out = hweight32(avail);
 	for (e = 0; e < s->nr_events; e++) {
@@ -650,13 +741,11 @@ static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free
 	return 0;
 }
 
-static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg)
+/* Validate the sizes of AMUPMU_PMU_CONFIG and copy its arrays in. No locks held. */
+static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
+				 struct amupmu_config_req *req)
 {
-	struct amupmu_pmu_event *evs;
-	struct amupmu_cpu_info ci;
-	unsigned int cpu, first, e;
-	u32 free, min_free = U32_MAX;
-	long type;
+	unsigned int e;
 	int ret;
 
 	if (cfg->flags || cfg->__reserved)
@@ -665,27 +754,34 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	    cfg->event_size < AMUPMU_PMU_EVENT_SIZE_VER0 || cfg->event_size > AMUPMU_SIZE_MAX ||
 	    !IS_ALIGNED(cfg->event_size, sizeof(u64)))
 		return -EINVAL;
+	for (e = 0; e < cfg->nr_events; e++) {
+		u64 uptr = cfg->events_uptr + (u64)e * cfg->event_size;
+
+		ret = copy_struct_from_user(&req->evs[e], sizeof(req->evs[e]),
+					    u64_to_user_ptr(uptr), cfg->event_size);
+		if (ret)
+			return ret;
+	}
+	return amupmu_read_cpuset(req->cpus, cfg);
+}
+
+static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg,
+			     const struct amupmu_config_req *req)
+{
+	const struct amupmu_pmu_event *evs = req->evs;
+	struct amupmu_cpu_info ci;
+	unsigned int cpu, first, e;
+	u32 free, min_free = U32_MAX;
+	long type;
+	int ret;
+
 	if (s->configured)
 		return -EBUSY;
 	if (!perfmon_capable())
 		return -EACCES;
-
-	evs = kcalloc(cfg->nr_events, sizeof(*evs), GFP_KERNEL);
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) || !evs) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
-	for (e = 0; e < cfg->nr_events; e++) {
-		u64 uptr = cfg->events_uptr + (u64)e * cfg->event_size;
-
-		ret = copy_struct_from_user(&evs[e], sizeof(evs[e]), u64_to_user_ptr(uptr),
-					    cfg->event_size);
-		if (ret)
-			goto out_free;
-	}
-	ret = amupmu_read_cpuset(s, cfg);
-	if (ret)
-		goto out_free;
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL))
+		return -ENOMEM;
+	cpumask_copy(s->cpus, req->cpus);
 
 	/* the events must be valid and implemented on every CPU of the set */
 	s->nr_events = cfg->nr_events;
@@ -752,7 +848,6 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	memset(cfg->counters, 0, sizeof(cfg->counters));
 	for (e = 0; e < s->nr_events; e++)
 		cfg->counters[e] = amupmu_sess_idx(s, first)[e];
-	kfree(evs);
 	return 0;
 
 out_free:
@@ -764,7 +859,6 @@ out_free:
 	s->run_since = NULL;
 	free_cpumask_var(s->cpus);
 	s->nr_events = 0;
-	kfree(evs);
 	return ret;
 }
 
@@ -848,9 +942,10 @@ static void amupmu_read_ipi(void *arg)
 	raw_spin_unlock(&pc->lock);
 }
 
-static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+/* Fill @vals (copied out by the caller, after the locks) and @rd. */
+static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
+			   struct amupmu_pmu_value *vals)
 {
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_sess_ipi a = { .s = s, .vals = vals };
 	struct amupmu_pmu_cpu *pc;
 	unsigned long flags;
@@ -865,9 +960,8 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 		return -EINVAL;
 
 	pc = &amupmu_pmu_cpus[cpu];
-	if (pc->live) {
-		smp_call_function_single(cpu, amupmu_read_ipi, &a, 1);
-	} else {
+	/* live cannot change under the hotplug lock, so the IPI cannot fail */
+	if (!pc->live || WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_read_ipi, &a, 1))) {
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		for (e = 0; e < s->nr_events; e++) {
 			vals[e].value = pc->cnt[amupmu_sess_idx(s, cpu)[e]].total;
@@ -875,9 +969,6 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 		}
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
-	if (copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, s->nr_events * sizeof(vals[0])))
-		return -EFAULT;
-
 	now = ktime_get_ns();
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
@@ -891,9 +982,9 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
  * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
  * needed. Returns -EAGAIN to take the general path instead.
  */
-static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd,
+				 struct amupmu_pmu_value *vals)
 {
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_pmu_cpu *pc;
 	unsigned int cpu, e;
 	unsigned long flags;
@@ -919,20 +1010,19 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 		vals[e].value = pc->cnt[idx[e]].total;
 		vals[e].overflows = pc->cnt[idx[e]].overflows;
 	}
+	/* the times too: once preemptible again this CPU may go offline */
+	now = ktime_get_ns();
+	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
 	if (!live)
 		goto slow;
 
-	now = ktime_get_ns();
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
-	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
 	rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
-	e = s->nr_events;
 	mutex_unlock(&s->lock);
-	return copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, e * sizeof(vals[0])) ?
-	       -EFAULT : 0;
+	return 0;
 slow:
 	mutex_unlock(&s->lock);
 	return -EAGAIN;
@@ -1001,13 +1091,28 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
  */
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 {
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
+	struct amupmu_config_req *req = NULL;
+	struct amupmu_pmu_read *rd = arg;
 	int ret;
 
 	if (cmd == AMUPMU_CMD_PMU_READ) {
-		ret = amupmu_pmu_read_local(s, arg);
+		ret = amupmu_pmu_read_local(s, rd, vals);
 		if (ret != -EAGAIN)
-			return ret;
+			goto out_copy;
 	}
+	/* user memory is read before, and written after, the locks */
+	if (cmd == AMUPMU_CMD_PMU_CONFIG) {
+		req = kzalloc(sizeof(*req), GFP_KERNEL);
+		if (!req || !zalloc_cpumask_var(&req->cpus, GFP_KERNEL)) {
+			kfree(req);
+			return -ENOMEM;
+		}
+		ret = amupmu_config_copy_in(arg, req);
+		if (ret)
+			goto out_req;
+	}
+
 	cpus_read_lock();
 	mutex_lock(&s->lock);
 	ret = amupmu_pmu_owned();
@@ -1015,13 +1120,13 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 		goto out;
 	switch (cmd) {
 	case AMUPMU_CMD_PMU_CONFIG:
-		ret = amupmu_pmu_config(s, arg);
+		ret = amupmu_pmu_config(s, arg, req);
 		break;
 	case AMUPMU_CMD_PMU_CTL:
 		ret = amupmu_pmu_ctl(s, arg);
 		break;
 	case AMUPMU_CMD_PMU_READ:
-		ret = amupmu_pmu_read(s, arg);
+		ret = amupmu_pmu_read(s, rd, vals);
 		break;
 	default:
 		ret = -ENOTTY;
@@ -1029,5 +1134,28 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 out:
 	mutex_unlock(&s->lock);
 	cpus_read_unlock();
+out_req:
+	if (req) {
+		free_cpumask_var(req->cpus);
+		kfree(req);
+	}
+out_copy:
+	if (!ret && cmd == AMUPMU_CMD_PMU_READ &&
+	    copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values * sizeof(vals[0])))
+		ret = -EFAULT;
 	return ret;
+}
+
+/**
+ * amupmu_pmu_release_group() - AMUPMU_PMU_CTL_RELEASE, for a CONFIG whose
+ *	answer could not be written back (so that it changes nothing)
+ * @s: the session
+ */
+void amupmu_pmu_release_group(struct amupmu_session *s)
+{
+	cpus_read_lock();
+	mutex_lock(&s->lock);
+	amupmu_sess_release_group(s);
+	mutex_unlock(&s->lock);
+	cpus_read_unlock();
 }

@@ -109,9 +109,9 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 # program's TAP; every top-level "ok"/"not ok" line is a result.
 awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
-	/^AMUPMU-BEGIN / { sec = $2; sfail = 0; sres = 0; insec = 1; next }
+	/^AMUPMU-BEGIN / { sec = substr($0, 14); sfail = 0; sres = 0; insec = 1; next }
 	/^AMUPMU-END / {
-		rc = $3; sub(/^rc=/, "", rc)
+		rc = $NF; sub(/^rc=/, "", rc)
 		if (rc != 0 && sfail == 0) fail(sec " exited with status " rc)
 		if (rc == 0 && sres == 0) fail(sec " reported no results")
 		insec = 0; next

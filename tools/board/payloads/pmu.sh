@@ -6,7 +6,7 @@
 . /lib.sh
 
 for bits in 64 32; do
-	tap_check "insmod pmu_counter_bits=$bits" insmod "$AMUPMU_KO" pmu_counter_bits=$bits
+	tap_check "insmod-pmu_counter_bits=$bits" insmod "$AMUPMU_KO" pmu_counter_bits=$bits
 	board_backend
 	echo "# pmu_counter_bits=$(cat /sys/module/amupmu/parameters/pmu_counter_bits)"
 	if [ -x /selftests/amupmu_pmu_test ]; then
@@ -14,7 +14,7 @@ for bits in 64 32; do
 	else
 		tap_check amupmu_pmu_test-present false
 	fi
-	tap_check "rmmod ($bits)" rmmod amupmu
+	tap_check "rmmod-$bits" rmmod amupmu
 	# the stock board has nothing that depends on the width
 	grep -q "amupmu,pmuv3" /proc/device-tree/amupmu/compatible 2>/dev/null || break
 done
