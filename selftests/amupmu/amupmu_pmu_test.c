@@ -743,13 +743,18 @@ TEST_F(pmu, inst_retired_exact)
 			EXPECT_LE(LOOP_INSNS - LOOP_INSNS / 1000, v);
 			break;
 		case AMUPMU_EV_EXCL_EL0:
-			/* the ioctl paths and interrupts run at EL1, the loop does not */
+			/*
+			 * The loop runs at EL0 only; what EL1 runs meanwhile is
+			 * the ioctl paths and background work (timer ticks,
+			 * ~40k instructions each at HZ 250 over the 20 ms loop):
+			 * 63k-207k measured, so "near zero" is < 5 % of the loop.
+			 */
 			EXPECT_LT(0ULL, v);
-			EXPECT_GT(LOOP_INSNS / 100, v);
+			EXPECT_GT(LOOP_INSNS / 20, v);
 			break;
 		default:
 			EXPECT_LE(LOOP_INSNS, v);
-			EXPECT_GT(LOOP_INSNS + LOOP_INSNS / 100, v);
+			EXPECT_GT(LOOP_INSNS + LOOP_INSNS / 20, v);
 			break;
 		}
 	}
