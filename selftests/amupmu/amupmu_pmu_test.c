@@ -674,9 +674,14 @@ TEST_F(pmu, kernel_owner_perf_undisturbed)
 		       (unsigned long long)(ia.value - i0.value),
 		       (unsigned long long)(ib.value - ia.value), ret,
 		       (unsigned long long)(i1.value - ib.value));
+		/*
+		 * perf's own EL0 count of the loop runs +10.8k (6.1) to +14.1k
+		 * (6.12) over it, from arm_pmu/QEMU, not amupmu: allow 1 %; a
+		 * counter amupmu had touched would be far outside it.
+		 */
 		EXPECT_LE(LOOP_INSNS, ib.value - ia.value);
-		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 1000, ib.value - ia.value);
-		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 1000, i1.value - i0.value);
+		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 100, ib.value - ia.value);
+		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 100, i1.value - i0.value);
 		EXPECT_LE(i1.value, i2.value);
 		close(ins);
 	}
