@@ -1081,6 +1081,26 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	return len;
 }
 
+/* AMUPMU_PMU_READ: the values go to user space after the locks. */
+static int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+{
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
+	int ret;
+
+	ret = amupmu_pmu_read_local(s, rd, vals);
+	if (ret == -EAGAIN) {
+		cpus_read_lock();
+		mutex_lock(&s->lock);
+		ret = amupmu_pmu_owned() ?: amupmu_pmu_read(s, rd, vals);
+		mutex_unlock(&s->lock);
+		cpus_read_unlock();
+	}
+	if (!ret && copy_to_user(u64_to_user_ptr(rd->values_uptr), vals,
+				 rd->nr_values * sizeof(vals[0])))
+		ret = -EFAULT;
+	return ret;
+}
+
 /**
  * amupmu_pmu_cmd() - run a PMU command of a session
  * @s: the session
@@ -1091,17 +1111,12 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
  */
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 {
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_config_req *req = NULL;
-	struct amupmu_pmu_read *rd = arg;
 	int ret;
 
-	if (cmd == AMUPMU_CMD_PMU_READ) {
-		ret = amupmu_pmu_read_local(s, rd, vals);
-		if (ret != -EAGAIN)
-			goto out_copy;
-	}
-	/* user memory is read before, and written after, the locks */
+	if (cmd == AMUPMU_CMD_PMU_READ)
+		return amupmu_pmu_cmd_read(s, arg);
+	/* user memory is read before the locks */
 	if (cmd == AMUPMU_CMD_PMU_CONFIG) {
 		req = kzalloc(sizeof(*req), GFP_KERNEL);
 		if (!req || !zalloc_cpumask_var(&req->cpus, GFP_KERNEL)) {
@@ -1116,22 +1131,9 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 	cpus_read_lock();
 	mutex_lock(&s->lock);
 	ret = amupmu_pmu_owned();
-	if (ret)
-		goto out;
-	switch (cmd) {
-	case AMUPMU_CMD_PMU_CONFIG:
-		ret = amupmu_pmu_config(s, arg, req);
-		break;
-	case AMUPMU_CMD_PMU_CTL:
-		ret = amupmu_pmu_ctl(s, arg);
-		break;
-	case AMUPMU_CMD_PMU_READ:
-		ret = amupmu_pmu_read(s, rd, vals);
-		break;
-	default:
-		ret = -ENOTTY;
-	}
-out:
+	if (!ret)
+		ret = cmd == AMUPMU_CMD_PMU_CONFIG ? amupmu_pmu_config(s, arg, req) :
+						     amupmu_pmu_ctl(s, arg);
 	mutex_unlock(&s->lock);
 	cpus_read_unlock();
 out_req:
@@ -1139,10 +1141,6 @@ out_req:
 		free_cpumask_var(req->cpus);
 		kfree(req);
 	}
-out_copy:
-	if (!ret && cmd == AMUPMU_CMD_PMU_READ &&
-	    copy_to_user(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values * sizeof(vals[0])))
-		ret = -EFAULT;
 	return ret;
 }
 
