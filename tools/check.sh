@@ -93,6 +93,7 @@ for k in 6.1 6.12; do
 	board check "$k" amupmu prod
 	board check "$k" amupmu mock
 	board pmu "$k" amupmu prod -i
+	board pmu32 "$k" amupmu prod
 	board pmu "$k" stock prod -i
 done
 

@@ -74,6 +74,8 @@ cp "$BUSYBOX" "$I/bin/busybox"
 cp "$KO" "$I/amupmu.ko"
 cp "$TOP/tools/board/init.sh" "$I/init"
 cp "$PSCRIPT" "$I/payload.sh"
+# payloads may build on each other: all of them as /payload-NAME.sh
+for f in "$TOP"/tools/board/payloads/*.sh; do cp "$f" "$I/payload-$(basename "$f")"; done
 cp "$TOP/tools/board/lib.sh" "$I/lib.sh"
 cp "$TOP/tools/catch2-tap.sh" "$I/catch2-tap.sh"
 echo "root:x:0:0:root:/:/bin/sh" >"$I/etc/passwd"
