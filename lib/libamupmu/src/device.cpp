@@ -20,6 +20,9 @@ namespace amupmu {
 // The C++ mirror of the UAPI must agree with the kernel header.
 static_assert(abi_major == AMUPMU_ABI_MAJOR && abi_minor == AMUPMU_ABI_MINOR);
 static_assert(command_base == AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::pmu_config) == AMUPMU_CMD_PMU_CONFIG - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::pmu_ctl) == AMUPMU_CMD_PMU_CTL - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::pmu_read) == AMUPMU_CMD_PMU_READ - AMUPMU_CMD_BASE);
 static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER0);
 static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
 static_assert(static_cast<std::uint64_t>(Feature::pmu) == AMUPMU_FEAT_PMU);

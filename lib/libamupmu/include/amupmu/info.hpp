@@ -23,7 +23,7 @@ inline constexpr std::string_view default_device_path = "/dev/amupmu";
 /// Command numbers: ioctl nr = command_base + index; bit index of
 /// Info::supported_ioctls.
 inline constexpr unsigned command_base = 0x80;
-enum class Ioctl : unsigned { info = 0 };
+enum class Ioctl : unsigned { info = 0, pmu_config = 1, pmu_ctl = 2, pmu_read = 3 };
 
 /// Info::features bits (enum amupmu_features).
 enum class Feature : std::uint64_t {

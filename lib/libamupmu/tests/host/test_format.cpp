@@ -28,7 +28,9 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(feature_string(0).empty());
 	CHECK(feature_names(std::uint64_t{1} << 7) == std::vector<std::string>{"bit7"});
 	CHECK(ioctl_names(1) == std::vector<std::string>{"AMUPMU_INFO"});
-	CHECK(ioctl_names(2) == std::vector<std::string>{"cmd 0x81"});
+	CHECK(ioctl_names(0xe) == std::vector<std::string>{"AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL",
+							    "AMUPMU_PMU_READ"});
+	CHECK(ioctl_names(0x10) == std::vector<std::string>{"cmd 0x84"});
 	CHECK(to_string(PmuOwner::none) == "none");
 	CHECK(to_string(PmuOwner::kernel) == "kernel");
 	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
