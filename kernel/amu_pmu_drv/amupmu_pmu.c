@@ -925,20 +925,31 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 	return 0;
 }
 
+/*
+ * Copy a session's @n totals on one CPU into @vals, folding the hardware
+ * counts in first when @update (the caller runs on that CPU). Under pc->lock.
+ */
+static void amupmu_collect(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
+			   struct amupmu_pmu_value *vals, bool update)
+{
+	unsigned int e;
+
+	for (e = 0; e < n; e++) {
+		if (update)
+			amupmu_counter_update(pc, idx[e]);
+		vals[e].value = pc->cnt[idx[e]].total;
+		vals[e].overflows = pc->cnt[idx[e]].overflows;
+	}
+}
+
 static void amupmu_read_ipi(void *arg)
 {
 	struct amupmu_sess_ipi *a = arg;
 	unsigned int cpu = smp_processor_id();
 	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	u8 *idx = amupmu_sess_idx(a->s, cpu);
-	unsigned int e;
 
 	raw_spin_lock(&pc->lock);
-	for (e = 0; e < a->s->nr_events; e++) {
-		amupmu_counter_update(pc, idx[e]);
-		a->vals[e].value = pc->cnt[idx[e]].total;
-		a->vals[e].overflows = pc->cnt[idx[e]].overflows;
-	}
+	amupmu_collect(pc, amupmu_sess_idx(a->s, cpu), a->s->nr_events, a->vals, true);
 	raw_spin_unlock(&pc->lock);
 }
 
@@ -949,7 +960,7 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 	struct amupmu_sess_ipi a = { .s = s, .vals = vals };
 	struct amupmu_pmu_cpu *pc;
 	unsigned long flags;
-	unsigned int e, cpu = rd->cpu;
+	unsigned int cpu = rd->cpu;
 	u64 now;
 
 	if (rd->flags || rd->__reserved)
@@ -963,10 +974,7 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 	/* live cannot change under the hotplug lock, so the IPI cannot fail */
 	if (!pc->live || WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_read_ipi, &a, 1))) {
 		raw_spin_lock_irqsave(&pc->lock, flags);
-		for (e = 0; e < s->nr_events; e++) {
-			vals[e].value = pc->cnt[amupmu_sess_idx(s, cpu)[e]].total;
-			vals[e].overflows = pc->cnt[amupmu_sess_idx(s, cpu)[e]].overflows;
-		}
+		amupmu_collect(pc, amupmu_sess_idx(s, cpu), s->nr_events, vals, false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	now = ktime_get_ns();
@@ -986,7 +994,7 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 				 struct amupmu_pmu_value *vals)
 {
 	struct amupmu_pmu_cpu *pc;
-	unsigned int cpu, e;
+	unsigned int cpu;
 	unsigned long flags;
 	bool live;
 	u8 *idx;
@@ -1005,11 +1013,8 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 	idx = amupmu_sess_idx(s, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	live = pc->live;
-	for (e = 0; live && e < s->nr_events; e++) {
-		amupmu_counter_update(pc, idx[e]);
-		vals[e].value = pc->cnt[idx[e]].total;
-		vals[e].overflows = pc->cnt[idx[e]].overflows;
-	}
+	if (live)
+		amupmu_collect(pc, idx, s->nr_events, vals, true);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = ktime_get_ns();
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
