@@ -577,6 +577,18 @@ static void amupmu_sess_each_cpu(struct amupmu_session *s, bool live_only, amupm
 	}
 }
 
+/* Free the group's CPU set and per-CPU arrays (not its counters). */
+static void amupmu_sess_free_group(struct amupmu_session *s)
+{
+	free_cpumask_var(s->cpus);
+	kfree(s->idx);
+	kfree(s->run_ns);
+	kfree(s->run_since);
+	s->idx = NULL;
+	s->run_ns = NULL;
+	s->run_since = NULL;
+}
+
 /* Free the group's counters. Under cpus_read_lock() and s->lock. */
 static void amupmu_sess_release_group(struct amupmu_session *s)
 {
@@ -595,13 +607,7 @@ static void amupmu_sess_release_group(struct amupmu_session *s)
 		}
 	}
 	mutex_unlock(&amupmu_pmu_alloc_lock);
-	free_cpumask_var(s->cpus);
-	kfree(s->idx);
-	kfree(s->run_ns);
-	kfree(s->run_since);
-	s->idx = NULL;
-	s->run_ns = NULL;
-	s->run_since = NULL;
+	amupmu_sess_free_group(s);
 	s->configured = false;
 	s->enabled = false;
 }
@@ -851,13 +857,7 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	return 0;
 
 out_free:
-	kfree(s->idx);
-	kfree(s->run_ns);
-	kfree(s->run_since);
-	s->idx = NULL;
-	s->run_ns = NULL;
-	s->run_since = NULL;
-	free_cpumask_var(s->cpus);
+	amupmu_sess_free_group(s);
 	s->nr_events = 0;
 	return ret;
 }

@@ -72,18 +72,6 @@ static void expect_same_answer(struct __test_metadata *_metadata,
 	EXPECT_EQ(0U, got->__reserved);
 }
 
-/* @len bytes at @p all equal @byte. */
-static bool all_bytes(const void *p, size_t len, unsigned char byte)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != byte)
-			return false;
-	return true;
-}
-
 /*
  * Issue @cmd on @arg (@arg_len bytes, plus @cpus_len bytes at @cpus if not
  * NULL), expect it to fail with @err and to have written nothing.

@@ -233,18 +233,6 @@ static const char *errstr(int ret)
 	return ret ? strerror(-ret) : "success";
 }
 
-/* @len bytes at @p all equal @byte. */
-static bool all_bytes(const void *p, size_t len, unsigned char byte)
-{
-	const unsigned char *b = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (b[i] != byte)
-			return false;
-	return true;
-}
-
 /* A mapping whose second page is PROT_NONE. */
 struct guard_map {
 	unsigned char *map;

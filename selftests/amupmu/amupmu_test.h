@@ -437,4 +437,16 @@ static inline int amupmu_pmu_read(int fd, __u32 cpu, struct amupmu_pmu_value *va
 	return amupmu_ioctl(fd, AMUPMU_PMU_READ, rd);
 }
 
+/* @len bytes at @p all equal @byte. */
+static inline bool all_bytes(const void *p, size_t len, unsigned char byte)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != byte)
+			return false;
+	return true;
+}
+
 #endif /* AMUPMU_SELFTEST_H */
