@@ -52,7 +52,7 @@ case $K in
 			"$CH/kroot/usr/src/linux-headers-$ABI/Makefile"
 		echo "$ABI" >"$CH/kroot/.abi"
 	fi
-	rel=amupmu-build/$VARIANT
+	rel=amupmu-build/$(printf %s "$TOP" | md5sum | cut -c1-8)/$VARIANT
 	stage "$CH/$rel"
 	chroot "$CH" make -C "/kroot/usr/src/linux-headers-$ABI" M="/$rel/kernel/amu_pmu_drv" \
 		ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- W=1 "${extra[@]}" modules >"$log" 2>&1 \

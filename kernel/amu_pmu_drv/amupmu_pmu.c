@@ -636,7 +636,7 @@ static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 	u32 n = ev->event, type = 0;
 	bool impl;
 
-	if (ev->flags & ~AMUPMU_EV_ALL || ev->__reserved)
+	if (ev->flags & ~AMUPMU_EV_ALL || ev->sample_period)
 		return -EINVAL;
 	if (n > (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P1 ? 0xffff : 0x3ff))
 		return -EINVAL;
@@ -754,7 +754,7 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 	unsigned int e;
 	int ret;
 
-	if (cfg->flags || cfg->__reserved)
+	if (cfg->flags || cfg->__reserved || cfg->ring_pages)
 		return -EINVAL;
 	if (!cfg->nr_events || cfg->nr_events > AMUPMU_PMU_MAX_EVENTS ||
 	    cfg->event_size < AMUPMU_PMU_EVENT_SIZE_VER0 || cfg->event_size > AMUPMU_SIZE_MAX ||

@@ -42,7 +42,7 @@
 _Static_assert(CFG_SZ == AMUPMU_PMU_CONFIG_SIZE_VER0, "amupmu_pmu_config layout");
 _Static_assert(EV_SZ == AMUPMU_PMU_EVENT_SIZE_VER0, "amupmu_pmu_event layout");
 _Static_assert(CTL_SZ == AMUPMU_PMU_CTL_SIZE_VER0, "amupmu_pmu_ctl layout");
-_Static_assert(RD_SZ == AMUPMU_PMU_READ_SIZE_VER0, "amupmu_pmu_read layout");
+_Static_assert(RD_SZ == AMUPMU_PMU_READ_SIZE_VER1, "amupmu_pmu_read layout");
 _Static_assert(VAL_SZ == 16, "amupmu_pmu_value layout");
 
 /* The known loop: LOOP_N iterations of two instructions. */
@@ -1513,7 +1513,8 @@ TEST_F(pmu, events_invalid)
 	for (i = 4; i < 32; i++)
 		BAD(PMUV3_EV_CPU_CYCLES, 1U << i, 0, EINVAL, "event flags bit %u", i);
 	for (i = 0; i < 64; i++)
-		BAD(PMUV3_EV_CPU_CYCLES, 0, 1ULL << i, EINVAL, "event __reserved bit %u", i);
+		BAD(PMUV3_EV_CPU_CYCLES, 0, 1ULL << i, EINVAL,
+		    "sample_period bit %u without ring_pages", i);
 	ASSERT_GE(ARRAY_SIZE(bad), n);
 #undef BAD
 
@@ -1528,7 +1529,7 @@ TEST_F(pmu, events_invalid)
 				group_add(&g, self->filler, 0);
 			}
 			group_add(&g, bad[i].event, bad[i].flags);
-			g.ev[g.nr - 1].__reserved = bad[i].reserved;
+			g.ev[g.nr - 1].sample_period = bad[i].reserved;
 			memset(&b, 0, sizeof(b));
 			amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
 			snprintf(what, sizeof(what), "%s (event %u of %u)", bad[i].what,
@@ -1662,10 +1663,14 @@ TEST_F(pmu, config_flags_and_reserved)
 		snprintf(what, sizeof(what), "CONFIG flags bit %u", bit);
 		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
 	}
-	for (bit = 0; bit < 64; bit++) {
+	for (bit = 0; bit < 32; bit++) {
 		cfg_base(&b, &g);
-		b.cfg.__reserved = 1ULL << bit;
+		b.cfg.__reserved = 1U << bit;
 		snprintf(what, sizeof(what), "CONFIG __reserved bit %u", bit);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+		cfg_base(&b, &g);
+		b.cfg.ring_pages = 1U << bit;
+		snprintf(what, sizeof(what), "CONFIG ring_pages %u without sampling", 1U << bit);
 		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
 	}
 	expect_all_free(_metadata, self, "after the flag sweep");

@@ -34,7 +34,7 @@
 
 /* ABI version: the major changes only on incompatible changes (never, so far). */
 #define AMUPMU_ABI_MAJOR	1
-#define AMUPMU_ABI_MINOR	0
+#define AMUPMU_ABI_MINOR	1	/* 1: overflow sampling */
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
@@ -239,12 +239,16 @@ enum amupmu_event_flags {
  * struct amupmu_pmu_event - one event of a group
  * @event: event number (PMEVTYPER<n>_EL0.evtCount, 16 bits)
  * @flags: enum amupmu_event_flags
- * @__reserved: must be 0 (the sampling period goes here later)
+ * @sample_period: 0 to count only; otherwise sample: every @sample_period
+ *	events the counter overflows and the interrupt writes a struct
+ *	amupmu_sample into the session's ring. From the driver's minimum
+ *	(sysfs sample_period_min, module parameter of the same name) to the
+ *	counter's range (2^32 - 1 on 32-bit counters), else EINVAL.
  */
 struct amupmu_pmu_event {
 	__u32 event;
 	__u32 flags;
-	__aligned_u64 __reserved;
+	__aligned_u64 sample_period;
 };
 
 /**
@@ -264,6 +268,9 @@ struct amupmu_pmu_event {
  * @counters: out: counter index of each event on the first CPU of the set
  *	(0..30 event counters, 31 the cycle counter); the same on every CPU
  *	of the set when their counters were equally free
+ * @ring_pages: in: data pages of the sample ring, a power of two from 1
+ *	to AMUPMU_RING_PAGES_MAX when an event has a sample_period, else 0
+ *	(EINVAL otherwise)
  * @__reserved: must be 0
  *
  * EBUSY also when the session already has a group. Nothing is allocated
@@ -279,7 +286,8 @@ struct amupmu_pmu_config {
 	__u32 cpus_len;
 	__u32 counters_free;
 	__u8 counters[AMUPMU_PMU_MAX_EVENTS];
-	__aligned_u64 __reserved;
+	__u32 ring_pages;
+	__u32 __reserved;
 };
 
 #define AMUPMU_PMU_EVENT_SIZE_VER0	16
@@ -349,6 +357,9 @@ enum amupmu_read_flags {
  * @time_running: out: ns it has counted on this CPU (enabled and online)
  * @state: out: enum amupmu_read_flags
  * @__reserved: must be 0
+ * @samples: out (since size AMUPMU_PMU_READ_SIZE_VER1): sample records this
+ *	CPU wrote into the ring since configuration or the last reset
+ * @lost: out (idem): samples this CPU dropped because the ring was full
  */
 struct amupmu_pmu_read {
 	__u32 size;
@@ -360,9 +371,100 @@ struct amupmu_pmu_read {
 	__aligned_u64 time_running;
 	__u32 state;
 	__u32 __reserved;
+	__aligned_u64 samples;
+	__aligned_u64 lost;
 };
 
 #define AMUPMU_PMU_READ_SIZE_VER0	48
+#define AMUPMU_PMU_READ_SIZE_VER1	64	/* adds samples, lost */
+
+/*
+ * Overflow sampling.
+ *
+ * A group with at least one sample_period has a ring of
+ * amupmu_pmu_config.ring_pages data pages, allocated by AMUPMU_PMU_CONFIG
+ * and freed with the group. User space consumes it in either of two ways:
+ *
+ *  - mmap() of the session fd, offset 0, length (1 + ring_pages) pages,
+ *    MAP_SHARED: page 0 is struct amupmu_ring_header, the data follows at
+ *    data_offset. Read data_head with acquire semantics, consume records
+ *    from data_tail to data_head (offsets modulo data_size; a record may
+ *    wrap around the end), then store data_tail with release semantics.
+ *    A mapping without PROT_WRITE can only watch; PROT_EXEC is refused.
+ *  - read(): whole records, as many as fit in the buffer (EINVAL if the
+ *    next record does not fit); blocks until one is there unless
+ *    O_NONBLOCK (EAGAIN). poll() reports EPOLLIN while the ring holds a
+ *    record.
+ *
+ * Both advance the same data_tail; use one reader at a time. Without a
+ * ring, mmap(), read() and poll() fail with EINVAL (poll: EPOLLERR).
+ *
+ * The interrupt handler never blocks or allocates: when the ring is full
+ * the sample is dropped and counted in amupmu_ring_header.lost and in
+ * amupmu_pmu_read.lost of the CPU that dropped it.
+ */
+#define AMUPMU_RING_PAGES_MAX		256
+#define AMUPMU_RING_VERSION		1
+
+/**
+ * struct amupmu_ring_header - page 0 of the mapped ring
+ * @version: AMUPMU_RING_VERSION
+ * @header_size: sizeof(struct amupmu_ring_header) as the kernel knows it
+ * @data_offset: offset of the data area in the mapping (one page)
+ * @data_size: bytes of the data area, a power of two
+ * @data_head: bytes ever written (monotonic; written by the kernel)
+ * @data_tail: bytes ever consumed (written by the reader, or by read())
+ * @samples: records ever written
+ * @lost: samples dropped because the ring was full
+ * @timer_freq: CNTFRQ_EL0, Hz of amupmu_sample.time
+ */
+struct amupmu_ring_header {
+	__u32 version;
+	__u32 header_size;
+	__aligned_u64 data_offset;
+	__aligned_u64 data_size;
+	__aligned_u64 data_head;
+	__aligned_u64 data_tail;
+	__aligned_u64 samples;
+	__aligned_u64 lost;
+	__aligned_u64 timer_freq;
+};
+
+/**
+ * enum amupmu_sample_type - amupmu_sample.type
+ * @AMUPMU_SAMPLE_PMU_OVERFLOW: a sampling counter overflowed
+ */
+enum amupmu_sample_type {
+	AMUPMU_SAMPLE_PMU_OVERFLOW	= 1,
+};
+
+/**
+ * struct amupmu_sample - one record in the ring
+ * @size: bytes of the record, values included; a multiple of 8
+ * @type: enum amupmu_sample_type
+ * @el: exception level of the interrupted context (0, 1 or 2)
+ * @event: index in the group of the event whose counter overflowed
+ * @cpu: CPU that took the interrupt
+ * @nr_values: entries in @values (the group's size)
+ * @pid: thread group id of the interrupted task (initial pid namespace)
+ * @tid: thread id of the interrupted task (0 for the idle task)
+ * @time: CNTVCT_EL0 when the interrupt was handled
+ * @pc: PC of the interrupted context
+ * @values: the group's 64-bit totals on @cpu, in event order
+ */
+struct amupmu_sample {
+	__u32 size;
+	__u16 type;
+	__u8 el;
+	__u8 event;
+	__u32 cpu;
+	__u32 nr_values;
+	__u32 pid;
+	__u32 tid;
+	__aligned_u64 time;
+	__aligned_u64 pc;
+	__aligned_u64 values[];
+};
 
 #define AMUPMU_PMU_CONFIG	_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CONFIG)
 #define AMUPMU_PMU_CTL		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CTL)
