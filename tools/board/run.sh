@@ -82,7 +82,7 @@ echo "root:x:0:0:root:/:/bin/sh" >"$I/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$I/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$I/etc/group"
 [ -d "$SELFTESTS" ] && cp -r "$SELFTESTS"/. "$I/selftests/"
-for b in tools/amupmu/amupmu tools/bench/pmu_read_bench lib/libamupmu/tests/amupmu_board_tests \
+for b in tools/amupmu/amupmu tools/bench/pmu_read_bench tools/bench/pmu_sample_bench lib/libamupmu/tests/amupmu_board_tests \
 	lib/libamupmu/tests/amupmu_host_tests; do
 	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"
 done
