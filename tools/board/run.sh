@@ -87,6 +87,8 @@ for b in tools/amupmu/amupmu tools/bench/pmu_read_bench tools/bench/pmu_sample_b
 	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"
 done
 [ -x "$I/tests/amupmu" ] && mv "$I/tests/amupmu" "$I/bin/amupmu"
+# BOARD_EXTRA="FILE..." (development): more aarch64 binaries into /tests
+for b in ${BOARD_EXTRA:-}; do cp "$b" "$I/tests/"; done
 chmod +x "$I/init"
 (cd "$I" && find . -print0 | cpio --null -o -H newc --owner 0:0 --quiet) | gzip -1 >"$W/initramfs.cpio.gz"
 
