@@ -30,7 +30,7 @@
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
-#include <linux/ktime.h>
+#include <linux/sched/clock.h>
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -473,7 +473,7 @@ void amupmu_pmu_cpu_start(void)
 	pc->nr_counters = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
 	amupmu_pmu_hw_setup(pc, pmuver);
 
-	now = ktime_get_ns();
+	now = local_clock();
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		struct amupmu_session *s = pc->cnt[idx].owner;
@@ -501,7 +501,7 @@ void amupmu_pmu_cpu_stop(void)
 	pc = &amupmu_pmu_cpus[cpu];
 	amupmu_pmu_hw_save(pc);
 
-	now = ktime_get_ns();
+	now = local_clock();
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
@@ -1118,7 +1118,7 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 	if (!s->configured)
 		return -ENODEV;
 
-	now = ktime_get_ns();
+	now = local_clock();
 	switch (ctl->op) {
 	case AMUPMU_PMU_CTL_ENABLE:
 		if (s->enabled)
@@ -1220,7 +1220,7 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 		amupmu_collect(s, cpu, rd, vals, false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
-	now = ktime_get_ns();
+	now = local_clock();
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
@@ -1257,7 +1257,7 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 	if (live)
 		amupmu_collect(s, cpu, rd, vals, true);
 	/* the times too: once preemptible again this CPU may go offline */
-	now = ktime_get_ns();
+	now = local_clock();
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
