@@ -129,7 +129,7 @@ std::vector<Mapping> parse_proc_maps(std::string_view text, std::uint32_t pid)
 		const std::size_t nl = text.find('\n');
 		std::string_view line = text.substr(0, nl);
 		text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
-		std::string_view f[6];
+		std::string_view f[5];
 		for (auto& field : f) {
 			while (!line.empty() && line.front() == ' ')
 				line.remove_prefix(1);

@@ -18,7 +18,7 @@ namespace amupmu {
 struct ElfSymbol {
 	std::uint64_t address = 0;	///< st_value (link-time virtual address)
 	std::uint64_t size = 0;
-	std::string name;
+	std::string name{};
 };
 
 /// The function symbols of one ELF64 little-endian file.
@@ -39,8 +39,8 @@ private:
 	struct Load {
 		std::uint64_t offset, vaddr, filesz;
 	};
-	std::vector<ElfSymbol> symbols_;	// ascending address
-	std::vector<Load> loads_;
+	std::vector<ElfSymbol> symbols_{};	// ascending address
+	std::vector<Load> loads_{};
 };
 
 /// One executable mapping of /proc/PID/maps.
@@ -49,7 +49,7 @@ struct Mapping {
 	std::uint64_t start = 0;
 	std::uint64_t end = 0;
 	std::uint64_t offset = 0;
-	std::string path;
+	std::string path{};
 
 	friend bool operator==(const Mapping&, const Mapping&) = default;
 };
@@ -60,8 +60,8 @@ struct Mapping {
 [[nodiscard]] std::vector<Mapping> read_proc_maps(std::uint32_t pid);
 
 struct Resolved {
-	std::string symbol;	///< "main+0x1c", or "" when unknown
-	std::string dso;	///< mapping path, "[kernel]" or "[unknown]"
+	std::string symbol{};	///< "main+0x1c", or "" when unknown
+	std::string dso{};	///< mapping path, "[kernel]" or "[unknown]"
 };
 
 /// Names PCs of sampled processes from their mappings; ELF files are
@@ -72,7 +72,7 @@ public:
 	[[nodiscard]] Resolved resolve(std::uint32_t pid, std::uint64_t pc, unsigned el);
 
 private:
-	std::vector<Mapping> maps_;
+	std::vector<Mapping> maps_{};
 	std::map<std::string, std::shared_ptr<const ElfSymbols>> cache_;
 };
 

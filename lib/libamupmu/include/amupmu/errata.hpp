@@ -85,7 +85,7 @@ struct ErratumMatch {
 /// instruction exception is a taken exception, and returns balance takes.
 struct CrossCheck {
 	bool consistent = true;
-	std::string note;
+	std::string note{};
 };
 [[nodiscard]] CrossCheck cross_check_exc_undef(double compensated, double exc_taken, double exc_return);
 
@@ -93,7 +93,7 @@ struct CrossCheck {
 
 /// One calibrated parameter of one erratum on one board.
 struct CalibratedValue {
-	std::string erratum;
+	std::string erratum{};
 	double value = 0;
 	unsigned runs = 0;
 	double residual = 0;	///< RMS relative error of the fit
@@ -104,7 +104,7 @@ struct CalibratedValue {
 /// A board's calibration file: the MIDR it was measured on and values.
 struct Calibration {
 	std::uint64_t midr = 0;
-	std::vector<CalibratedValue> values;
+	std::vector<CalibratedValue> values{};
 
 	[[nodiscard]] std::optional<double> value(std::string_view erratum) const;
 	friend bool operator==(const Calibration&, const Calibration&) = default;

@@ -68,7 +68,7 @@ struct CoreTable {
 
 /// A parsed event: what goes into a counter.
 struct EventSpec {
-	std::string name;		///< as printed: "inst_retired:u", "r160"
+	std::string name{};		///< as printed: "inst_retired:u", "r160"
 	std::uint16_t number = 0;
 	std::uint32_t flags = 0;	///< AMUPMU_EV_* (EXCL_EL0, EXCL_EL1, INCL_EL2, RAW)
 	EventSource source = EventSource::common;
@@ -93,8 +93,8 @@ public:
 	[[nodiscard]] const std::vector<std::string>& suggestions() const noexcept { return suggestions_; }
 
 private:
-	std::string name_;
-	std::vector<std::string> suggestions_;
+	std::string name_{};
+	std::vector<std::string> suggestions_{};
 };
 
 /// Looks a name up (case-insensitive; perf spelling "l1d_cache_refill",
@@ -124,10 +124,10 @@ private:
 
 /// An event a CPU cannot count, found before anything is programmed.
 struct MissingEvent {
-	std::string name;
+	std::string name{};
 	std::uint16_t number = 0;
 	unsigned cpu = 0;
-	std::string reason;
+	std::string reason{};
 };
 
 /// Checks every event against the PMCEID0/1 bitmaps (extended halves

@@ -28,15 +28,15 @@ struct RecordedSample {
 };
 
 struct Recording {
-	std::vector<std::string> command;
-	std::string event;		///< "inst_retired"
+	std::vector<std::string> command{};
+	std::string event{};		///< "inst_retired"
 	std::uint16_t number = 0;
 	std::uint64_t period = 0;
-	std::string cpus;
+	std::string cpus{};
 	std::uint64_t timer_freq = 0;
 	std::uint64_t lost = 0;
-	std::vector<Mapping> maps;
-	std::vector<RecordedSample> samples;
+	std::vector<Mapping> maps{};
+	std::vector<RecordedSample> samples{};
 
 	friend bool operator==(const Recording&, const Recording&) = default;
 };

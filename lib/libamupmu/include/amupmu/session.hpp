@@ -29,8 +29,8 @@ struct GroupEvent {
 
 /// What AMUPMU_PMU_CONFIG gets.
 struct GroupConfig {
-	std::vector<GroupEvent> events;
-	std::vector<unsigned> cpus;	///< ascending CPU numbers
+	std::vector<GroupEvent> events{};
+	std::vector<unsigned> cpus{};	///< ascending CPU numbers
 	std::uint32_t ring_pages = 0;	///< power of two when an event samples
 };
 
@@ -113,7 +113,7 @@ private:
 	void ctl(std::uint32_t op, std::string_view name) const;
 
 	Device device_;
-	std::vector<unsigned> cpus_;
+	std::vector<unsigned> cpus_{};
 	std::array<std::uint8_t, max_group_events> counters_{};
 	std::size_t nr_events_ = 0;
 	std::uint32_t ring_pages_ = 0;

@@ -18,7 +18,7 @@
 namespace amupmu {
 
 struct StatRow {
-	std::string name;		///< "inst_retired:u"
+	std::string name{};		///< "inst_retired:u"
 	std::uint16_t number = 0;
 	std::uint32_t flags = 0;
 	double value = 0;		///< raw total over the CPUs
@@ -27,27 +27,27 @@ struct StatRow {
 	bool added = false;		///< added for an erratum model, not asked for
 
 	/// The erratum compensation, when one applies.
-	std::optional<double> compensated;
-	std::string erratum;		///< id of the erratum that applies or must be verified
-	std::string note;		///< parameters / "verify" / cross-check
+	std::optional<double> compensated{};
+	std::string erratum{};		///< id of the erratum that applies or must be verified
+	std::string note{};		///< parameters / "verify" / cross-check
 };
 
 struct StatReport {
-	std::vector<std::string> command;
-	std::string cpus;		///< "0-1"
-	std::string cpu_description;	///< "Arm Cortex-X2 r2p1"
+	std::vector<std::string> command{};
+	std::string cpus{};		///< "0-1"
+	std::string cpu_description{};	///< "Arm Cortex-X2 r2p1"
 	double seconds = 0;		///< wall time of the run (or interval)
-	std::optional<double> interval_end;	///< -I: seconds since start
-	std::optional<int> exit_status;
-	std::vector<StatRow> rows;
-	std::vector<Metric> metrics;
-	std::vector<std::string> notes;	///< errata not applied, warnings
+	std::optional<double> interval_end{};	///< -I: seconds since start
+	std::optional<int> exit_status{};
+	std::vector<StatRow> rows{};
+	std::vector<Metric> metrics{};
+	std::vector<std::string> notes{};	///< errata not applied, warnings
 };
 
 struct CompensationOptions {
 	bool enabled = true;
 	/// software ground truth of EC=0x00 exceptions for the EXC_UNDEF model
-	std::optional<double> exc_undef_ec0;
+	std::optional<double> exc_undef_ec0{};
 	const Calibration* calibration = nullptr;
 };
 
