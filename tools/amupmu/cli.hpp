@@ -38,6 +38,10 @@ class UsageError : public std::runtime_error {
 std::optional<std::string_view> option_value(Args args, std::size_t& i, std::string_view name);
 
 extern const Command info_command;
+extern const Command stat_command;
+extern const Command record_command;
+extern const Command report_command;
+extern const Command calibrate_command;
 
 } // namespace amupmu::cli
 

@@ -20,10 +20,9 @@ namespace {
 
 using namespace amupmu::cli;
 
-// Subcommands, in "amupmu --help" order. stat, record, report, calibrate and
-// spe join here.
+// Subcommands, in "amupmu --help" order. spe joins here.
 const Command* const commands[] = {
-	&info_command,
+	&info_command, &stat_command, &record_command, &report_command, &calibrate_command,
 };
 
 const Command* find_command(std::string_view name)

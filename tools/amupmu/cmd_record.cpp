@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu record: overflow sampling while a command runs, to a file;
+// amupmu report: the hottest PCs and symbols of a recording.
+#include "child.hpp"
+#include "cli.hpp"
+
+#include <amupmu/cpu.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/elf.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/record.hpp>
+#include <amupmu/sample.hpp>
+#include <amupmu/session.hpp>
+
+#include <charconv>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+namespace amupmu::cli {
+
+namespace {
+
+constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c PERIOD] [-C CPUS] [-o FILE] [--pages N]
+                     [--device PATH] [--] COMMAND [ARGS...]
+
+Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
+CPUS the counter overflows and the driver records the interrupted PC,
+PID and TID. The samples and the command's executable mappings (read
+from /proc/PID/maps right after exec) go to FILE for 'amupmu report'.
+Exits with the command's status.
+
+Options:
+  -e EVENT        sampled event (default cpu_cycles); names as in stat
+  -c PERIOD       events per sample (default 100000)
+  -C CPUS         CPU list (default: all online)
+  -o FILE         output (default amupmu.rec)
+  --pages N       data pages of the ring, a power of two (default 16)
+  --device PATH   device node (default /dev/amupmu)
+  -h, --help      show this help
+)";
+
+constexpr std::string_view report_usage = R"(Usage: amupmu report [-i FILE] [--top N]
+
+Summarise a recording of 'amupmu record': samples per symbol and per PC,
+hottest first, symbolised from the ELF symbol tables of the recorded
+mappings (EL1/EL2 samples are "[kernel]").
+
+Options:
+  -i FILE     recording (default amupmu.rec)
+  --top N     lines per table (default 10)
+  -h, --help  show this help
+)";
+
+template <typename T>
+T number_arg(std::string_view opt, std::string_view v)
+{
+	T out{};
+	const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+	if (r.ec != std::errc{} || r.ptr != v.data() + v.size())
+		throw UsageError{"option '" + std::string{opt} + "' needs a number, not '" + std::string{v} + "'"};
+	return out;
+}
+
+int record(Args args)
+{
+	std::string event = "cpu_cycles", cpus, output = "amupmu.rec";
+	std::string device{default_device_path};
+	std::uint64_t period = 100000;
+	std::uint32_t pages = 16;
+	std::size_t i = 0;
+	for (; i < args.size(); ++i) {
+		const std::string_view a = args[i];
+		if (a == "--") {
+			++i;
+			break;
+		}
+		if (auto v = option_value(args, i, "-e"))
+			event = std::string{*v};
+		else if (auto v = option_value(args, i, "-c"))
+			period = number_arg<std::uint64_t>("-c", *v);
+		else if (auto v = option_value(args, i, "-C"))
+			cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "-o"))
+			output = std::string{*v};
+		else if (auto v = option_value(args, i, "--pages"))
+			pages = number_arg<std::uint32_t>("--pages", *v);
+		else if (auto v = option_value(args, i, "--device"))
+			device = std::string{*v};
+		else if (a.starts_with("-"))
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+		else
+			break;
+	}
+	if (period == 0)
+		throw UsageError{"-c needs a period above 0"};
+	if (pages == 0 || (pages & (pages - 1)) != 0)
+		throw UsageError{"--pages needs a power of two"};
+	const std::vector<std::string> command = command_of(args, i);
+
+	Device dev = Device::open(device);
+	const Info info = dev.info();
+	const std::vector<unsigned> set = cpu_set(info, cpus);
+	const std::uint64_t midr = info.cpus[set.front()].midr;
+	const EventSpec spec = parse_event(event, midr);
+	const EventSpec one[] = {spec};
+	require_events(one, info, set);
+
+	GroupConfig cfg{.events = {{.number = spec.number, .flags = spec.flags, .sample_period = period}},
+			.cpus = set,
+			.ring_pages = pages};
+	Session session = [&] {
+		try {
+			return Session::create(std::move(dev), cfg);
+		} catch (const InvalidArgument& e) {
+			throw InvalidArgument{std::string{e.what()} +
+						      " -- does this driver build sample (sample_period, ring_pages)?",
+					      e.errnum()};
+		}
+	}();
+	SampleReader ring = session.sample_reader();
+
+	Recording rec;
+	rec.command = command;
+	rec.event = spec.name;
+	rec.number = spec.number;
+	rec.period = period;
+	rec.cpus = format_cpu_list(set);
+	rec.timer_freq = ring.timer_freq();
+	const auto drain = [&] {
+		ring.consume([&](const Sample& s) {
+			if (s.type == sample_pmu_overflow)
+				rec.samples.push_back(to_recorded(s));
+		});
+	};
+
+	std::signal(SIGINT, SIG_IGN);
+	std::signal(SIGQUIT, SIG_IGN);
+	Child child{command, true};
+	session.reset();
+	session.enable();
+	try {
+		child.start();
+		child.wait_exec();
+	} catch (const Error& e) {
+		session.disable();
+		std::cerr << "amupmu record: " << e.what() << "\n";
+		return 127;
+	}
+	rec.maps = read_proc_maps(static_cast<std::uint32_t>(child.pid()));
+	child.detach();
+	while (!child.wait(0)) {
+		SampleReader::wait(session.fd(), 50);
+		drain();
+	}
+	session.disable();
+	drain();
+	rec.lost = ring.lost();
+
+	std::ofstream out{output, std::ios::trunc};
+	if (!out)
+		throw Error{"open " + output, errno};
+	write_recording(out, rec);
+	if (!out.flush())
+		throw Error{"write " + output, EIO};
+	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << rec.event << " every " << period
+		  << " (" << rec.lost << " lost), " << rec.maps.size() << " mappings -> " << output << "\n";
+	return child.status();
+}
+
+int report(Args args)
+{
+	std::string input = "amupmu.rec";
+	ReportOptions opts;
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		if (auto v = option_value(args, i, "-i"))
+			input = std::string{*v};
+		else if (auto v = option_value(args, i, "--top"))
+			opts.top = number_arg<std::size_t>("--top", *v);
+		else
+			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
+	}
+	std::ifstream in{input};
+	if (!in)
+		throw Error{"open " + input, errno};
+	std::cout << format_report(read_recording(in), opts);
+	return exit_ok;
+}
+
+} // namespace
+
+const Command record_command{
+	.name = "record",
+	.summary = "run a command and sample PCs on counter overflow, to a file",
+	.usage = record_usage,
+	.run = record,
+};
+
+const Command report_command{
+	.name = "report",
+	.summary = "hottest PCs and symbols of a recording",
+	.usage = report_usage,
+	.run = report,
+};
+
+} // namespace amupmu::cli
