@@ -84,6 +84,11 @@ int run(const Command& command, Args args)
 	} catch (const amupmu::DeviceMissing& e) {
 		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
 		return exit_no_device;
+	} catch (const amupmu::Busy& e) {
+		std::cerr << "amupmu: " << e.what()
+			  << " -- counters in use by another session, or the kernel's arm_pmu owns the PMU "
+			     "(see 'amupmu info'; boot with the amupmu devicetree)\n";
+		return exit_error;
 	} catch (const std::exception& e) {
 		std::cerr << "amupmu: " << e.what() << "\n";
 		return exit_error;

@@ -4,10 +4,12 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include <cxxabi.h>
 #include <elf.h>
 
 namespace amupmu {
@@ -28,6 +30,21 @@ std::string hex_offset(std::uint64_t v)
 	char buf[24];
 	std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
 	return buf;
+}
+
+// C++ names demangled ("amupmu::workloads::insn_loop(unsigned long)" without
+// the parameters), others as they are.
+std::string demangle(const std::string& name)
+{
+	int status = 0;
+	char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+	if (status != 0 || !d)
+		return name;
+	std::string out{d};
+	std::free(d);
+	if (const std::size_t paren = out.find('('); paren != std::string::npos && paren > 0)
+		out.resize(paren);
+	return out;
 }
 
 bool parse_hex(std::string_view s, std::uint64_t& out)
@@ -177,7 +194,7 @@ Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, unsigned el)
 		const auto vaddr = cached->vaddr_of_offset(pc - m.start + m.offset);
 		if (vaddr)
 			if (const ElfSymbol* s = cached->lookup(*vaddr))
-				return {s->name + "+" + hex_offset(*vaddr - s->address), m.path};
+				return {demangle(s->name) + "+" + hex_offset(*vaddr - s->address), m.path};
 		return {"", m.path};
 	}
 	return {"", "[unknown]"};

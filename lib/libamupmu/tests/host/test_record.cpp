@@ -105,3 +105,21 @@ TEST_CASE("report: hottest symbols and PCs", "[host][record]")
 	CHECK_THAT(rep, Contains(" 25.00%  10  [unknown]  [kernel]"));
 	CHECK_THAT(rep, Contains("amupmu_test_marker_function+0x4"));
 }
+
+namespace amupmu_test_ns {
+[[gnu::noinline, gnu::used]] int cxx_marker(int x)
+{
+	return x + 2;
+}
+} // namespace amupmu_test_ns
+
+TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
+{
+	Symbolizer sym;
+	const auto pid = static_cast<std::uint32_t>(::getpid());
+	for (const Mapping& m : read_proc_maps(pid))
+		sym.add(m);
+	const auto pc = reinterpret_cast<std::uint64_t>(&amupmu_test_ns::cxx_marker);
+	CHECK(sym.resolve(pid, pc, 0).symbol == "amupmu_test_ns::cxx_marker+0x0");
+	CHECK(amupmu_test_ns::cxx_marker(1) == 3);
+}
