@@ -34,7 +34,8 @@ class UsageError : public std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
-/// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value.
+/// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value; a
+/// short option ("-x") also takes it glued on ("-x,").
 std::optional<std::string_view> option_value(Args args, std::size_t& i, std::string_view name);
 
 extern const Command info_command;

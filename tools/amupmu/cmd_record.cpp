@@ -113,10 +113,10 @@ int record(Args args)
 	Session session = [&] {
 		try {
 			return Session::create(std::move(dev), cfg);
-		} catch (const InvalidArgument& e) {
-			throw InvalidArgument{std::string{e.what()} +
-						      " -- does this driver build sample (sample_period, ring_pages)?",
-					      e.errnum()};
+		} catch (const InvalidArgument&) {
+			std::cerr << "amupmu record: the driver refused sample_period " << period << " with "
+				  << pages << " ring pages (a driver without overflow sampling refuses any)\n";
+			throw;
 		}
 	}();
 	SampleReader ring = session.sample_reader();

@@ -38,8 +38,9 @@ Options:
                     (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
                     imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
                     modifiers :u (EL0) :k (EL1) :h (EL2). Default:
-                    cpu_cycles,inst_retired,br_pred,br_mis_pred,l1d_cache,
-                    l1d_cache_refill (those the CPU implements)
+                    cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,
+                    l1d_cache,l1d_cache_refill,stall_backend (those the
+                    CPU implements)
   -C CPUS           CPU list, e.g. 0 or 0-3,6
   -I MS             also print the counts of every MS milliseconds
   --json            one JSON document (with -I: one JSON object per line)
@@ -56,7 +57,7 @@ Options:
 )";
 
 constexpr std::string_view default_events =
-	"cpu_cycles,inst_retired,br_pred,br_mis_pred,l1d_cache,l1d_cache_refill";
+	"cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,l1d_cache,l1d_cache_refill,stall_backend";
 
 struct Options {
 	std::vector<std::string> events;

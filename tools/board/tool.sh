@@ -35,7 +35,7 @@ stat_exit_status() {
 }
 
 stat_json() {
-	amupmu stat --json -e cpu_cycles,br_pred -o /tmp/stat.json -- amupmu-workload loop 1000 &&
+	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 &&
 		grep -q '"events"' /tmp/stat.json && grep -q '"name": "cpu_cycles"' /tmp/stat.json
 }
 
@@ -118,6 +118,6 @@ tool_tests_unloaded() {
 	tap_check stat-no-module sh -c 'amupmu stat -- true 2>/tmp/err.txt; rc=$?; cat /tmp/err.txt;
 		[ $rc = 2 ] && grep -q "is the amupmu module loaded" /tmp/err.txt'
 	if [ -x /tests/amupmu_board_tests ]; then
-		run_test amupmu_board_tests-unloaded /tests/amupmu_board_tests -r tap "[unloaded]"
+		run_test amupmu_board_tests-unloaded /tests/amupmu_board_tests -r tap --use-colour no "[unloaded]"
 	fi
 }
