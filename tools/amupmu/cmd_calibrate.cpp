@@ -101,13 +101,9 @@ int run(Args args)
 	std::optional<unsigned> cpu;
 	bool dry = false;
 	for (std::size_t i = 0; i < args.size(); ++i) {
-		if (auto v = option_value(args, i, "-C")) {
-			unsigned c = 0;
-			const auto r = std::from_chars(v->data(), v->data() + v->size(), c);
-			if (r.ec != std::errc{} || r.ptr != v->data() + v->size())
-				throw UsageError{"-C needs one CPU number"};
-			cpu = c;
-		} else if (auto v = option_value(args, i, "-o"))
+		if (auto v = option_value(args, i, "-C"))
+			cpu = number_arg<unsigned>("-C", *v);
+		else if (auto v = option_value(args, i, "-o"))
 			output = std::string{*v};
 		else if (args[i] == "--dry-run")
 			dry = true;

@@ -53,16 +53,6 @@ Options:
   -h, --help  show this help
 )";
 
-template <typename T>
-T number_arg(std::string_view opt, std::string_view v)
-{
-	T out{};
-	const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
-	if (r.ec != std::errc{} || r.ptr != v.data() + v.size())
-		throw UsageError{"option '" + std::string{opt} + "' needs a number, not '" + std::string{v} + "'"};
-	return out;
-}
-
 int record(Args args)
 {
 	std::string event = "cpu_cycles", cpus, output = "amupmu.rec";

@@ -73,16 +73,6 @@ struct Options {
 	std::vector<std::string> command;
 };
 
-template <typename T>
-T number_arg(std::string_view opt, std::string_view v)
-{
-	T out{};
-	const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
-	if (r.ec != std::errc{} || r.ptr != v.data() + v.size())
-		throw UsageError{"option '" + std::string{opt} + "' needs a number, not '" + std::string{v} + "'"};
-	return out;
-}
-
 Options parse(Args args)
 {
 	Options o;
