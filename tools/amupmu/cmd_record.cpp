@@ -18,6 +18,8 @@
 #include <fstream>
 #include <iostream>
 
+#include <unistd.h>
+
 namespace amupmu::cli {
 
 namespace {
@@ -140,6 +142,9 @@ int record(Args args)
 	}
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(child.pid()));
 	child.detach();
+	// the tool's own samples (it runs on the same CPUs) get names too
+	for (Mapping& m : read_proc_maps(static_cast<std::uint32_t>(::getpid())))
+		rec.maps.push_back(std::move(m));
 	while (!child.wait(0)) {
 		SampleReader::wait(session.fd(), 50);
 		drain();
