@@ -254,14 +254,14 @@ std::vector<MissingEvent> missing_events(std::span<const EventSpec> events, cons
 		for (const EventSpec& e : events) {
 			std::string reason;
 			if (!ci || !ci->discovered())
-				reason = "CPU " + std::to_string(cpu) + " was never online (not discovered)";
+				reason = "never online (not discovered)";
 			else if (!ci->has_pmu())
-				reason = "CPU " + std::to_string(cpu) + " has no PMUv3";
+				reason = "no PMUv3";
 			else if (cpu_implements(*ci, e.number) == false)
 				reason = e.number >= ext_event_base && !ci->pmceid_ext()
-					 ? "CPU " + std::to_string(cpu) + " has no extended PMCEID (before PMUv3p1)"
-					 : "not implemented on CPU " + std::to_string(cpu) + " (PMCEID" +
-						   (((e.number & 0xFF) < 0x20) ? "0" : "1") + "_EL0)";
+						 ? "no extended PMCEID (before PMUv3p1)"
+						 : std::string{"not implemented (PMCEID"} +
+							   ((e.number & 0xFF) < 0x20 ? "0" : "1") + "_EL0)";
 			if (!reason.empty())
 				missing.push_back({e.name, e.number, cpu, std::move(reason)});
 		}
@@ -274,11 +274,21 @@ void require_events(std::span<const EventSpec> events, const Info& info, std::sp
 	const std::vector<MissingEvent> missing = missing_events(events, info, cpus);
 	if (missing.empty())
 		return;
-	std::string text;
+	// one clause per event and reason, with the CPUs it holds for
+	std::vector<std::pair<std::string, std::vector<unsigned>>> clauses;
 	for (const MissingEvent& m : missing) {
-		if (!text.empty())
-			text += "; ";
-		text += m.name + " (" + hex(m.number, 4) + "): " + m.reason;
+		const std::string key = m.name + " (" + hex(m.number, 4) + "): " + m.reason;
+		auto it = std::ranges::find(clauses, key, &std::pair<std::string, std::vector<unsigned>>::first);
+		if (it == clauses.end())
+			clauses.push_back({key, {m.cpu}});
+		else
+			it->second.push_back(m.cpu);
+	}
+	std::string text;
+	for (auto& [key, on] : clauses) {
+		std::ranges::sort(on);
+		text += (text.empty() ? "" : "; ") + key + " on CPU" + (on.size() > 1 ? "s " : " ") +
+			format_cpu_list(on);
 	}
 	throw Unsupported{"event check: " + text, EOPNOTSUPP};
 }

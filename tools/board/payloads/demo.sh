@@ -26,6 +26,6 @@ demo amupmu-stat-branchy sh -c 'amupmu stat -- amupmu-workload branchy 1000000 0
 # asked for explicitly, an event the CPU lacks is an error before anything
 # is programmed
 demo amupmu-stat-l1d sh -c 'out=$(amupmu stat -e l1d_cache,l1d_cache_refill -- amupmu-workload chase 100000 1024 2>&1);
-	rc=$?; echo "$out"; [ $rc = 0 ] || echo "$out" | grep -q "not implemented on CPU"'
+	rc=$?; echo "$out"; [ $rc = 0 ] || echo "$out" | grep -q "not implemented (PMCEID"'
 demo amupmu-record sh -c 'amupmu record -e cpu_cycles:u -c 200000 -o /tmp/demo.rec -- amupmu-workload chase 2000000 4096 2>&1'
 demo amupmu-report amupmu report -i /tmp/demo.rec --top 5

@@ -163,7 +163,8 @@ TEST_CASE("events the CPU lacks are found from PMCEID before programming", "[hos
 		FAIL("no exception");
 	} catch (const Unsupported& e) {
 		CHECK(e.errnum() == EOPNOTSUPP);
-		CHECK_THAT(std::string{e.what()}, Contains("l1d_cache (0x0004)"));
+		CHECK_THAT(std::string{e.what()},
+			   Contains("l1d_cache (0x0004): not implemented (PMCEID0_EL0) on CPU 0; stall_backend_mem"));
 	}
 
 	// the extended half counts only with PMCEID_EXT
@@ -171,6 +172,14 @@ TEST_CASE("events the CPU lacks are found from PMCEID before programming", "[hos
 	const std::vector<EventSpec> ext = {parse_event("cnt_cycles", 0)};
 	REQUIRE(missing_events(ext, info, cpu0).size() == 1);
 	CHECK_THAT(missing_events(ext, info, cpu0)[0].reason, Contains("extended PMCEID"));
+
+	// one clause per event for all the CPUs it is missing on
+	info.cpus.push_back(test::qemu_max_cpu(2));
+	const unsigned cpu02[] = {0, 2};
+	const std::vector<EventSpec> l1d = {parse_event("l1d_cache", 0)};
+	CHECK_THROWS_WITH(require_events(l1d, info, cpu02),
+			  "event check: l1d_cache (0x0004): not implemented (PMCEID0_EL0) on CPUs 0,2: "
+			  "Operation not supported (EOPNOTSUPP)");
 
 	// an undiscovered CPU lacks everything
 	const unsigned cpu1[] = {1};
