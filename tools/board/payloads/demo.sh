@@ -18,8 +18,9 @@ demo() {
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 demo amupmu-info amupmu info
-# 2 * 20M instructions at EL0 (exact under -icount); the table goes to stderr
-demo amupmu-stat-loop sh -c 'amupmu stat -e inst_retired:u,cpu_cycles:u,br_retired:u -- amupmu-workload loop 20000000 2>&1'
+# 2 * 20M instructions at EL0 (exact under -icount), pinned to CPU 0 and
+# counted there; the table goes to stderr
+demo amupmu-stat-loop sh -c 'amupmu stat -C 0 -e inst_retired:u,cpu_cycles:u -- taskset 1 amupmu-workload loop 20000000 2>&1'
 # the default set: cycles, instructions, branches, L1D events, stalls; what
 # this CPU does not implement (PMCEID) is named and left out
 demo amupmu-stat-branchy sh -c 'amupmu stat -- amupmu-workload branchy 1000000 0.1 2>&1'
@@ -27,5 +28,5 @@ demo amupmu-stat-branchy sh -c 'amupmu stat -- amupmu-workload branchy 1000000 0
 # is programmed
 demo amupmu-stat-l1d sh -c 'out=$(amupmu stat -e l1d_cache,l1d_cache_refill -- amupmu-workload chase 100000 1024 2>&1);
 	rc=$?; echo "$out"; [ $rc = 0 ] || echo "$out" | grep -q "not implemented (PMCEID"'
-demo amupmu-record sh -c 'amupmu record -e cpu_cycles:u -c 200000 -o /tmp/demo.rec -- amupmu-workload chase 2000000 4096 2>&1'
+demo amupmu-record sh -c 'amupmu record -C 0 -e cpu_cycles:u -c 200000 -o /tmp/demo.rec -- taskset 1 amupmu-workload chase 2000000 4096 2>&1'
 demo amupmu-report amupmu report -i /tmp/demo.rec --top 5
