@@ -52,7 +52,10 @@ Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, 
 		throw_error("fork", e);
 	}
 	if (pid_ == 0) {
-		// child: async-signal-safe calls only
+		// child: async-signal-safe calls only; the parent ignores SIGINT and
+		// SIGQUIT while it waits, the command must not inherit that
+		::signal(SIGINT, SIG_DFL);
+		::signal(SIGQUIT, SIG_DFL);
 		::close(go[1]);
 		::close(err[0]);
 		char c;
