@@ -83,6 +83,22 @@ stat_kernel_owner() {
 	[ $rc = 1 ] && grep -q 'EBUSY' /tmp/err.txt && grep -q "kernel's arm_pmu" /tmp/err.txt
 }
 
+# the module cannot go away under an open session: rmmod is refused while
+# stat counts, and stat ends normally
+rmmod_while_counting() {
+	amupmu stat -e cpu_cycles -o /tmp/held.txt -- sleep 2 &
+	holder=$!
+	sleep 1
+	if rmmod amupmu 2>/tmp/rmmod.txt; then
+		wait $holder
+		echo "# rmmod succeeded under an open session"
+		insmod "$AMUPMU_KO"
+		return 1
+	fi
+	sed 's/^/# /' /tmp/rmmod.txt
+	wait $holder && grep -q cpu_cycles /tmp/held.txt
+}
+
 calibrate_not_x2() {
 	rm -f /tmp/cal
 	AMUPMU_CALIBRATION=/tmp/cal amupmu calibrate >/tmp/cal.txt 2>&1
@@ -113,6 +129,7 @@ tool_tests() {
 		tap_check stat-json stat_json
 		tap_check stat-interval stat_interval
 		tap_check stat-busy stat_busy
+		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report
 		;;
 	kernel)
