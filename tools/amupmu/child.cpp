@@ -129,6 +129,49 @@ void Child::detach()
 		throw_error("PTRACE_DETACH", errno);
 }
 
+void Child::follow_execs()
+{
+	if (::ptrace(PTRACE_SETOPTIONS, pid_, nullptr, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) != 0)
+		throw_error("PTRACE_SETOPTIONS", errno);
+	if (::ptrace(PTRACE_CONT, pid_, nullptr, nullptr) != 0)
+		throw_error("PTRACE_CONT", errno);
+}
+
+bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
+{
+	timespec t0;
+	::clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!done_) {
+		int st = 0;
+		const pid_t r = ::waitpid(pid_, &st, WNOHANG);
+		if (r < 0 && errno != EINTR)
+			throw_error("waitpid", errno);
+		if (r == pid_ && WIFSTOPPED(st)) {
+			long sig = 0;
+			if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
+				on_exec();
+			else if (WSTOPSIG(st) != SIGTRAP)
+				sig = WSTOPSIG(st);
+			if (::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(sig)) != 0 && errno != ESRCH)
+				throw_error("PTRACE_CONT", errno);
+			continue;
+		}
+		if (r == pid_) {
+			done_ = true;
+			status_ = decode_status(st);
+			break;
+		}
+		timespec now;
+		::clock_gettime(CLOCK_MONOTONIC, &now);
+		const long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+		if (ms >= timeout_ms)
+			return false;
+		const timespec nap{0, 1000000};	// 1 ms
+		::nanosleep(&nap, nullptr);
+	}
+	return true;
+}
+
 bool Child::wait(int timeout_ms)
 {
 	if (done_)

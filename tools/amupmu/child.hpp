@@ -9,6 +9,7 @@
 
 #include <amupmu/info.hpp>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -32,9 +33,16 @@ public:
 	/// child, operation "exec <name>").
 	void start();
 	/// trace mode: waits for the post-exec stop; the caller reads
-	/// /proc/pid/maps then calls detach().
+	/// /proc/pid/maps, then calls follow_execs() (or detach()).
 	void wait_exec();
 	void detach();
+	/// trace mode: stops at every later exec too (PTRACE_O_TRACEEXEC) and
+	/// lets the child go on.
+	void follow_execs();
+	/// trace mode after follow_execs(): like wait(timeout_ms) but calls
+	/// on_exec() at each exec stop (the maps have changed) and passes other
+	/// signals on to the child.
+	bool wait_traced(int timeout_ms, const std::function<void()>& on_exec);
 	/// Waits for the exit; with timeout_ms >= 0 returns false when it did
 	/// not exit in time. The status is then in status().
 	bool wait(int timeout_ms = -1);

@@ -30,7 +30,8 @@ constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c
 Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
 CPUS the counter overflows and the driver records the interrupted PC,
 PID and TID. The samples and the command's executable mappings (read
-from /proc/PID/maps right after exec) go to FILE for 'amupmu report'.
+from /proc/PID/maps right after each exec of the command's process, which
+is traced for that) go to FILE for 'amupmu report'.
 Exits with the command's status.
 
 Options:
@@ -140,12 +141,18 @@ int record(Args args)
 		std::cerr << "amupmu record: " << e.what() << "\n";
 		return 127;
 	}
-	rec.maps = read_proc_maps(static_cast<std::uint32_t>(child.pid()));
-	child.detach();
 	// the tool's own samples (it runs on the same CPUs) get names too
-	for (Mapping& m : read_proc_maps(static_cast<std::uint32_t>(::getpid())))
-		rec.maps.push_back(std::move(m));
-	while (!child.wait(0)) {
+	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
+	const auto child_pid = static_cast<std::uint32_t>(child.pid());
+	const auto read_child_maps = [&] {
+		// a new exec of the same process (e.g. through taskset): its maps replace the old ones
+		std::erase_if(rec.maps, [&](const Mapping& m) { return m.pid == child_pid; });
+		for (Mapping& m : read_proc_maps(child_pid))
+			rec.maps.push_back(std::move(m));
+	};
+	read_child_maps();
+	child.follow_execs();
+	while (!child.wait_traced(0, read_child_maps)) {
 		SampleReader::wait(session.fd(), 50);
 		drain();
 	}

@@ -108,8 +108,10 @@ calibrate_not_x2() {
 		grep -q 'nothing stored' /tmp/cal.txt && [ ! -e /tmp/cal ]
 }
 
+# through taskset: the mappings of the last exec name the samples
 record_report() {
-	amupmu record -e cpu_cycles:u -c 100000 -o /tmp/loop.rec -- amupmu-workload loop 20000000 || return 1
+	amupmu record -C 0 -e cpu_cycles:u -c 100000 -o /tmp/loop.rec -- taskset 1 amupmu-workload loop 20000000 ||
+		return 1
 	amupmu report -i /tmp/loop.rec --top 5 >/tmp/report.txt || return 1
 	sed 's/^/# /' /tmp/report.txt
 	# the loop's function is the hottest symbol of the static binary
