@@ -32,9 +32,9 @@ std::string hex_offset(std::uint64_t v)
 	return buf;
 }
 
-// C++ names demangled ("amupmu::workloads::insn_loop(unsigned long)" without
-// the parameters), others as they are.
-std::string demangle(const std::string& name)
+} // namespace
+
+std::string demangle_symbol(const std::string& name)
 {
 	int status = 0;
 	char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
@@ -42,10 +42,33 @@ std::string demangle(const std::string& name)
 		return name;
 	std::string out{d};
 	std::free(d);
-	if (const std::size_t paren = out.find('('); paren != std::string::npos && paren > 0)
-		out.resize(paren);
+	// drop the parameter list (and the cv/ref-qualifiers after it) that
+	// balances the last ')'
+	std::string_view rest{out};
+	for (bool more = true; more;) {
+		more = false;
+		for (const std::string_view q : {" const", " volatile", " &&", " &", "&"})
+			if (rest.ends_with(q)) {
+				rest.remove_suffix(q.size());
+				more = true;
+			}
+	}
+	if (!rest.ends_with(')'))
+		return out;
+	const std::size_t end = rest.size();
+	int depth = 0;
+	for (std::size_t i = end; i-- > 0;) {
+		if (out[i] == ')')
+			++depth;
+		else if (out[i] == '(' && --depth == 0) {
+			out.resize(i);
+			break;
+		}
+	}
 	return out;
 }
+
+namespace {
 
 bool parse_hex(std::string_view s, std::uint64_t& out)
 {
@@ -194,7 +217,7 @@ Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, unsigned el)
 		const auto vaddr = cached->vaddr_of_offset(pc - m.start + m.offset);
 		if (vaddr)
 			if (const ElfSymbol* s = cached->lookup(*vaddr))
-				return {demangle(s->name) + "+" + hex_offset(*vaddr - s->address), m.path};
+				return {demangle_symbol(s->name) + "+" + hex_offset(*vaddr - s->address), m.path};
 		return {"", m.path};
 	}
 	return {"", "[unknown]"};

@@ -43,6 +43,10 @@ private:
 	std::vector<Load> loads_{};
 };
 
+/// A C++ symbol demangled without its parameter list
+/// ("_ZNK1A1BclEi" -> "A::B::operator()"); other names as they are.
+[[nodiscard]] std::string demangle_symbol(const std::string& name);
+
 /// One executable mapping of /proc/PID/maps.
 struct Mapping {
 	std::uint32_t pid = 0;

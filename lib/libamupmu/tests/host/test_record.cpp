@@ -111,6 +111,9 @@ namespace amupmu_test_ns {
 {
 	return x + 2;
 }
+struct Functor {
+	[[gnu::noinline]] int operator()(int x) const { return x * 5; }
+};
 } // namespace amupmu_test_ns
 
 TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
@@ -122,4 +125,12 @@ TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
 	const auto pc = reinterpret_cast<std::uint64_t>(&amupmu_test_ns::cxx_marker);
 	CHECK(sym.resolve(pid, pc, 0).symbol == "amupmu_test_ns::cxx_marker+0x0");
 	CHECK(amupmu_test_ns::cxx_marker(1) == 3);
+	CHECK(amupmu_test_ns::Functor{}(2) == 10);
+	// only the parameter list goes, not an operator's own parens
+	CHECK(demangle_symbol("_ZN6amupmu9workloads9insn_loopEm") == "amupmu::workloads::insn_loop");
+	CHECK(demangle_symbol("_ZNK14amupmu_test_ns7FunctorclEi") == "amupmu_test_ns::Functor::operator()");
+	CHECK(demangle_symbol("_ZN1AclEv") == "A::operator()");
+	CHECK(demangle_symbol("_ZNR1A1fEv") == "A::f");
+	CHECK(demangle_symbol("main") == "main");
+	CHECK(demangle_symbol("_Zbogus") == "_Zbogus");
 }
