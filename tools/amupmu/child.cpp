@@ -139,6 +139,8 @@ void Child::follow_execs()
 
 bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
 {
+	if (done_)
+		return true;
 	timespec t0;
 	::clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!done_) {
@@ -174,30 +176,19 @@ bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
 
 bool Child::wait(int timeout_ms)
 {
-	if (done_)
-		return true;
-	timespec t0;
-	::clock_gettime(CLOCK_MONOTONIC, &t0);
-	while (true) {
+	if (timeout_ms >= 0)
+		return wait_traced(timeout_ms, [] {});	// an untraced child never stops for us
+	while (!done_) {
 		int st = 0;
-		const pid_t r = ::waitpid(pid_, &st, timeout_ms < 0 ? 0 : WNOHANG);
+		const pid_t r = ::waitpid(pid_, &st, 0);
 		if (r == pid_) {
 			done_ = true;
 			status_ = decode_status(st);
-			return true;
-		}
-		if (r < 0 && errno != EINTR)
+		} else if (r < 0 && errno != EINTR) {
 			throw_error("waitpid", errno);
-		if (timeout_ms >= 0) {
-			timespec now;
-			::clock_gettime(CLOCK_MONOTONIC, &now);
-			const long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-			if (ms >= timeout_ms)
-				return false;
-			const timespec nap{0, 1000000};	// 1 ms
-			::nanosleep(&nap, nullptr);
 		}
 	}
+	return true;
 }
 
 std::vector<std::string> command_of(Args args, std::size_t first)

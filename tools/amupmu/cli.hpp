@@ -39,6 +39,17 @@ class UsageError : public std::runtime_error {
 /// short option ("-x") also takes it glued on ("-x,").
 std::optional<std::string_view> option_value(Args args, std::size_t& i, std::string_view name);
 
+/// In an option loop: args[i] ends the options ("--", skipped, or the
+/// first argument that is not an option); i then indexes the command.
+inline bool end_of_options(Args args, std::size_t& i)
+{
+	if (args[i] == "--") {
+		++i;
+		return true;
+	}
+	return !args[i].starts_with("-");
+}
+
 /// The number an option's value spells; UsageError naming the option
 /// otherwise.
 template <typename T>

@@ -65,10 +65,8 @@ int record(Args args)
 	std::size_t i = 0;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
-		if (a == "--") {
-			++i;
+		if (end_of_options(args, i))
 			break;
-		}
 		if (auto v = option_value(args, i, "-e"))
 			event = std::string{*v};
 		else if (auto v = option_value(args, i, "-c"))
@@ -81,10 +79,8 @@ int record(Args args)
 			pages = number_arg<std::uint32_t>("--pages", *v);
 		else if (auto v = option_value(args, i, "--device"))
 			device = std::string{*v};
-		else if (a.starts_with("-"))
-			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 		else
-			break;
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 	}
 	if (period == 0)
 		throw UsageError{"-c needs a period above 0"};

@@ -79,10 +79,8 @@ Options parse(Args args)
 	std::size_t i = 0;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
-		if (a == "--") {
-			++i;
+		if (end_of_options(args, i))
 			break;
-		}
 		if (auto v = option_value(args, i, "-e"))
 			o.events.emplace_back(*v);
 		else if (auto v = option_value(args, i, "--event"))
@@ -109,10 +107,8 @@ Options parse(Args args)
 			o.calibration = std::string{*v};
 		else if (auto v = option_value(args, i, "--device"))
 			o.device = std::string{*v};
-		else if (a.starts_with("-"))
-			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 		else
-			break;
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 	}
 	if (o.json && o.sep)
 		throw UsageError{"--json and -x exclude each other"};
