@@ -72,6 +72,9 @@ step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can
 
 step "host build (cmake, -Wall -Wextra -Werror)" make -s host-build
 tap "host tests (Catch2, x86-64)" make -s host-test
+step "host CLI and workload tests (ctest, x86-64)" \
+	ctest --test-dir build/host -L host -E '^amupmu_host_tests$' --output-on-failure
+step "install: find_package(amupmu) shared + static, pkg-config" ./tools/install-test.sh
 
 for k in 6.1 6.12; do
 	for v in prod mock; do
@@ -83,6 +86,8 @@ tap "checkpatch --strict" ./tools/checkpatch.sh
 
 step "aarch64 build (cmake toolchain, static)" make -s cross-build
 tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test
+step "CLI and workload tests (ctest, aarch64 under qemu-aarch64-static)" \
+	ctest --test-dir build/aarch64 -L host -E '^amupmu_host_tests$' --output-on-failure
 step "selftests build (kselftest lib.mk, aarch64)" make -s selftests
 tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
 

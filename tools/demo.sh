@@ -3,7 +3,8 @@
 #
 # make demo: install what is missing, build, boot the emulated arm64 board
 # (Debian 6.1 kernel, the amupmu devicetree so amupmu owns the PMU,
-# -icount shift=0), load the module and print `amupmu info`.
+# -icount shift=0), load the module, print `amupmu info`, count workloads
+# with `amupmu stat` and sample one with `amupmu record` / `amupmu report`.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
@@ -14,8 +15,8 @@ step "dependencies (make deps)"
 ./tools/deps.sh
 step "amupmu.ko for $K"
 ./tools/build-module.sh "$K" prod
-step "aarch64 amupmu tool"
+step "aarch64 amupmu tool and workloads"
 make -s cross-build >build/demo-cross.log 2>&1 || { cat build/demo-cross.log; exit 1; }
-step "booting qemu-system-aarch64 -M virt -cpu max (Debian $(cat build/cache/kernels/$K/abi)), amupmu devicetree"
+step "booting qemu-system-aarch64 -M virt -cpu max (Debian $(cat build/cache/kernels/$K/abi)), amupmu devicetree, -icount shift=0"
 ./tools/board/run.sh -k "$K" -d amupmu -i demo | grep -vE '^\[|^AMUPMU-(BEGIN|END)|^(not )?ok 1 ' || true
 grep -q '^passed=.* failed=0 ' build/board/"$K"-amupmu-prod-icount-demo/summary

@@ -5,6 +5,7 @@
 #ifndef AMUPMU_TOOL_CLI_HPP
 #define AMUPMU_TOOL_CLI_HPP
 
+#include <charconv>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -34,10 +35,38 @@ class UsageError : public std::runtime_error {
 	using std::runtime_error::runtime_error;
 };
 
-/// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value.
+/// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value; a
+/// short option ("-x") also takes it glued on ("-x,").
 std::optional<std::string_view> option_value(Args args, std::size_t& i, std::string_view name);
 
+/// In an option loop: args[i] ends the options ("--", skipped, or the
+/// first argument that is not an option); i then indexes the command.
+inline bool end_of_options(Args args, std::size_t& i)
+{
+	if (args[i] == "--") {
+		++i;
+		return true;
+	}
+	return !args[i].starts_with("-");
+}
+
+/// The number an option's value spells; UsageError naming the option
+/// otherwise.
+template <typename T>
+T number_arg(std::string_view opt, std::string_view v)
+{
+	T out{};
+	const auto r = std::from_chars(v.data(), v.data() + v.size(), out);
+	if (r.ec != std::errc{} || r.ptr != v.data() + v.size())
+		throw UsageError{"option '" + std::string{opt} + "' needs a number, not '" + std::string{v} + "'"};
+	return out;
+}
+
 extern const Command info_command;
+extern const Command stat_command;
+extern const Command record_command;
+extern const Command report_command;
+extern const Command calibrate_command;
 
 } // namespace amupmu::cli
 

@@ -20,10 +20,9 @@ namespace {
 
 using namespace amupmu::cli;
 
-// Subcommands, in "amupmu --help" order. stat, record, report, calibrate and
-// spe join here.
+// Subcommands, in "amupmu --help" order. spe joins here.
 const Command* const commands[] = {
-	&info_command,
+	&info_command, &stat_command, &record_command, &report_command, &calibrate_command,
 };
 
 const Command* find_command(std::string_view name)
@@ -85,6 +84,11 @@ int run(const Command& command, Args args)
 	} catch (const amupmu::DeviceMissing& e) {
 		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
 		return exit_no_device;
+	} catch (const amupmu::Busy& e) {
+		std::cerr << "amupmu: " << e.what()
+			  << " -- counters in use by another session, or the kernel's arm_pmu owns the PMU "
+			     "(see 'amupmu info'; boot with the amupmu devicetree)\n";
+		return exit_error;
 	} catch (const std::exception& e) {
 		std::cerr << "amupmu: " << e.what() << "\n";
 		return exit_error;

@@ -77,12 +77,14 @@ cp "$PSCRIPT" "$I/payload.sh"
 # payloads may build on each other: all of them as /payload-NAME.sh
 for f in "$TOP"/tools/board/payloads/*.sh; do cp "$f" "$I/payload-$(basename "$f")"; done
 cp "$TOP/tools/board/lib.sh" "$I/lib.sh"
+cp "$TOP/tools/board/tool.sh" "$I/tool.sh"
 cp "$TOP/tools/catch2-tap.sh" "$I/catch2-tap.sh"
 echo "root:x:0:0:root:/:/bin/sh" >"$I/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$I/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$I/etc/group"
 [ -d "$SELFTESTS" ] && cp -r "$SELFTESTS"/. "$I/selftests/"
-for b in tools/amupmu/amupmu tools/bench/pmu_read_bench tools/bench/pmu_sample_bench lib/libamupmu/tests/amupmu_board_tests \
+for b in tools/amupmu/amupmu tools/workloads/amupmu-workload tools/bench/pmu_read_bench tools/bench/pmu_sample_bench \
+	lib/libamupmu/tests/amupmu_board_tests \
 	lib/libamupmu/tests/amupmu_host_tests; do
 	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"
 done

@@ -2,6 +2,7 @@
 #include <amupmu/decode.hpp>
 
 #include <array>
+#include <iterator>
 
 namespace amupmu {
 
@@ -78,10 +79,6 @@ constexpr std::array<std::string_view, 0x40> common_events = {
 
 // The extended common events (0x4000-0x403F) that have a name here; the
 // others are listed by number only.
-struct NamedEvent {
-	std::uint16_t number;
-	std::string_view name;
-};
 constexpr NamedEvent ext_events[] = {
 	{0x4000, "SAMPLE_POP"},
 	{0x4001, "SAMPLE_FEED"},
@@ -109,6 +106,87 @@ constexpr NamedEvent ext_events[] = {
 	{0x4024, "MEM_ACCESS_CHECKED"},
 	{0x4025, "MEM_ACCESS_CHECKED_RD"},
 	{0x4026, "MEM_ACCESS_CHECKED_WR"},
+};
+
+// The common microarchitectural events 0x40-0xFF (Arm ARM, "Common
+// microarchitectural events"; Linux include/linux/perf/arm_pmuv3.h names
+// them ARMV8_IMPDEF_PERFCTR_*). PMCEID0/1 do not describe them.
+constexpr NamedEvent micro_events[] = {
+	{0x0040, "L1D_CACHE_RD"},
+	{0x0041, "L1D_CACHE_WR"},
+	{0x0042, "L1D_CACHE_REFILL_RD"},
+	{0x0043, "L1D_CACHE_REFILL_WR"},
+	{0x0044, "L1D_CACHE_REFILL_INNER"},
+	{0x0045, "L1D_CACHE_REFILL_OUTER"},
+	{0x0046, "L1D_CACHE_WB_VICTIM"},
+	{0x0047, "L1D_CACHE_WB_CLEAN"},
+	{0x0048, "L1D_CACHE_INVAL"},
+	{0x004C, "L1D_TLB_REFILL_RD"},
+	{0x004D, "L1D_TLB_REFILL_WR"},
+	{0x004E, "L1D_TLB_RD"},
+	{0x004F, "L1D_TLB_WR"},
+	{0x0050, "L2D_CACHE_RD"},
+	{0x0051, "L2D_CACHE_WR"},
+	{0x0052, "L2D_CACHE_REFILL_RD"},
+	{0x0053, "L2D_CACHE_REFILL_WR"},
+	{0x0056, "L2D_CACHE_WB_VICTIM"},
+	{0x0057, "L2D_CACHE_WB_CLEAN"},
+	{0x0058, "L2D_CACHE_INVAL"},
+	{0x005C, "L2D_TLB_REFILL_RD"},
+	{0x005D, "L2D_TLB_REFILL_WR"},
+	{0x005E, "L2D_TLB_RD"},
+	{0x005F, "L2D_TLB_WR"},
+	{0x0060, "BUS_ACCESS_RD"},
+	{0x0061, "BUS_ACCESS_WR"},
+	{0x0062, "BUS_ACCESS_SHARED"},
+	{0x0063, "BUS_ACCESS_NOT_SHARED"},
+	{0x0064, "BUS_ACCESS_NORMAL"},
+	{0x0065, "BUS_ACCESS_PERIPH"},
+	{0x0066, "MEM_ACCESS_RD"},
+	{0x0067, "MEM_ACCESS_WR"},
+	{0x0068, "UNALIGNED_LD_SPEC"},
+	{0x0069, "UNALIGNED_ST_SPEC"},
+	{0x006A, "UNALIGNED_LDST_SPEC"},
+	{0x006C, "LDREX_SPEC"},
+	{0x006D, "STREX_PASS_SPEC"},
+	{0x006E, "STREX_FAIL_SPEC"},
+	{0x006F, "STREX_SPEC"},
+	{0x0070, "LD_SPEC"},
+	{0x0071, "ST_SPEC"},
+	{0x0072, "LDST_SPEC"},
+	{0x0073, "DP_SPEC"},
+	{0x0074, "ASE_SPEC"},
+	{0x0075, "VFP_SPEC"},
+	{0x0076, "PC_WRITE_SPEC"},
+	{0x0077, "CRYPTO_SPEC"},
+	{0x0078, "BR_IMMED_SPEC"},
+	{0x0079, "BR_RETURN_SPEC"},
+	{0x007A, "BR_INDIRECT_SPEC"},
+	{0x007C, "ISB_SPEC"},
+	{0x007D, "DSB_SPEC"},
+	{0x007E, "DMB_SPEC"},
+	{0x0081, "EXC_UNDEF"},
+	{0x0082, "EXC_SVC"},
+	{0x0083, "EXC_PABORT"},
+	{0x0084, "EXC_DABORT"},
+	{0x0086, "EXC_IRQ"},
+	{0x0087, "EXC_FIQ"},
+	{0x0088, "EXC_SMC"},
+	{0x008A, "EXC_HVC"},
+	{0x008B, "EXC_TRAP_PABORT"},
+	{0x008C, "EXC_TRAP_DABORT"},
+	{0x008D, "EXC_TRAP_OTHER"},
+	{0x008E, "EXC_TRAP_IRQ"},
+	{0x008F, "EXC_TRAP_FIQ"},
+	{0x0090, "RC_LD_SPEC"},
+	{0x0091, "RC_ST_SPEC"},
+	{0x00A0, "L3D_CACHE_RD"},
+	{0x00A1, "L3D_CACHE_WR"},
+	{0x00A2, "L3D_CACHE_REFILL_RD"},
+	{0x00A3, "L3D_CACHE_REFILL_WR"},
+	{0x00A6, "L3D_CACHE_WB_VICTIM"},
+	{0x00A7, "L3D_CACHE_WB_CLEAN"},
+	{0x00A8, "L3D_CACHE_INVAL"},
 };
 
 // Events base .. base+31 for the set bits of a 32-bit PMCEID half.
@@ -183,10 +261,45 @@ std::string_view event_name(std::uint16_t event) noexcept
 {
 	if (event < common_events.size())
 		return common_events[event];
+	for (const NamedEvent& e : micro_events)
+		if (e.number == event)
+			return e.name;
 	for (const NamedEvent& e : ext_events)
 		if (e.number == event)
 			return e.name;
 	return {};
+}
+
+std::span<const NamedEvent> common_events_named()
+{
+	static const std::vector<NamedEvent> all = [] {
+		std::vector<NamedEvent> v;
+		for (std::size_t n = 0; n < common_events.size(); ++n)
+			v.push_back({static_cast<std::uint16_t>(n), common_events[n]});
+		v.insert(v.end(), std::begin(micro_events), std::end(micro_events));
+		v.insert(v.end(), std::begin(ext_events), std::end(ext_events));
+		return v;
+	}();
+	return all;
+}
+
+bool pmceid_describes(std::uint16_t event) noexcept
+{
+	return event < 0x40 || (event >= ext_event_base && event < ext_event_base + 0x40);
+}
+
+std::optional<bool> cpu_implements(const CpuInfo& cpu, std::uint16_t event) noexcept
+{
+	if (!pmceid_describes(event))
+		return std::nullopt;
+	if (!cpu.has_pmu())
+		return false;
+	if (event >= ext_event_base && !cpu.pmceid_ext())
+		return false;
+	const unsigned n = event >= ext_event_base ? event - ext_event_base : event;
+	const std::uint64_t reg = n < 0x20 ? cpu.pmceid0 : cpu.pmceid1;
+	const unsigned bitpos = (n & 0x1F) + (event >= ext_event_base ? 32 : 0);
+	return ((reg >> bitpos) & 1) != 0;
 }
 
 } // namespace amupmu

@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/json.hpp>
 
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
 #include <stdexcept>
 
 namespace amupmu {
@@ -113,6 +117,19 @@ JsonWriter& JsonWriter::raw(std::string_view token)
 	out_ += token;
 	done_ = stack_.empty();
 	return *this;
+}
+
+JsonWriter& JsonWriter::value(double d)
+{
+	if (!std::isfinite(d))
+		return null();
+	char buf[32];
+	for (int precision = 6; precision <= 17; ++precision) {
+		std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
+		if (std::strtod(buf, nullptr) == d)
+			break;
+	}
+	return raw(buf);
 }
 
 JsonWriter& JsonWriter::value(std::string_view s)

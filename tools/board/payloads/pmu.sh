@@ -5,6 +5,7 @@
 # PMU_COUNTER_BITS=32 (pmu32.sh) forces
 # 32-bit event counters so that overflows are accumulated.
 . /lib.sh
+. /tool.sh
 
 bits=${PMU_COUNTER_BITS:-64}
 tap_check "insmod-pmu_counter_bits=$bits" insmod "$AMUPMU_KO" pmu_counter_bits=$bits
@@ -15,4 +16,8 @@ if [ -x /selftests/amupmu_pmu_test ]; then
 else
 	tap_check amupmu_pmu_test-present false
 fi
+# the amupmu tool: stat (the fixed loop within 0.1 % under -icount), errors,
+# record/report, calibrate
+[ "$bits" = 64 ] && tool_tests
 tap_check "rmmod-$bits" rmmod amupmu
+[ "$bits" = 64 ] && tool_tests_unloaded

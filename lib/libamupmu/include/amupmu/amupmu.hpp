@@ -8,10 +8,18 @@
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
 #include <amupmu/device.hpp>
+#include <amupmu/elf.hpp>
+#include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/json.hpp>
+#include <amupmu/metrics.hpp>
+#include <amupmu/record.hpp>
+#include <amupmu/sample.hpp>
+#include <amupmu/session.hpp>
+#include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 
 #endif

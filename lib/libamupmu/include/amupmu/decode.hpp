@@ -10,6 +10,8 @@
 #include <amupmu/info.hpp>
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -105,8 +107,29 @@ inline constexpr std::uint16_t ext_event_base = 0x4000;
 /// implemented_events() of a CPU's report (empty without a PMU).
 [[nodiscard]] std::vector<std::uint16_t> implemented_events(const CpuInfo& cpu);
 
-/// Architectural name of a common event ("INST_RETIRED"); empty if unknown.
+/// Architectural name of a common event ("INST_RETIRED", "EXC_UNDEF");
+/// empty if unknown.
 [[nodiscard]] std::string_view event_name(std::uint16_t event) noexcept;
+
+/// A common event number and its Arm ARM name.
+struct NamedEvent {
+	std::uint16_t number;
+	std::string_view name;
+};
+
+/// Every named common event: architectural 0x00-0x3F, the common
+/// microarchitectural 0x40-0xFF and the extended 0x4000-0x403F ones,
+/// ascending within each range.
+[[nodiscard]] std::span<const NamedEvent> common_events_named();
+
+/// PMCEID0/1 describe the event (0x00-0x3F; 0x4000-0x403F in their upper
+/// halves). Other numbers can only be tried.
+[[nodiscard]] bool pmceid_describes(std::uint16_t event) noexcept;
+
+/// Whether the CPU's PMCEID0/1 mark the event implemented; nullopt when
+/// PMCEID does not describe the event. The upper halves count only with
+/// AMUPMU_CPU_PMCEID_EXT.
+[[nodiscard]] std::optional<bool> cpu_implements(const CpuInfo& cpu, std::uint16_t event) noexcept;
 
 // ---------------------------------------------------------------- AMU
 

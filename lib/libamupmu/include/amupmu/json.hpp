@@ -38,6 +38,9 @@ public:
 	{
 		return raw(std::to_string(v));
 	}
+	/// A finite double in the shortest form that reads back the same
+	/// ("%.17g" at most); NaN and infinities (not JSON) become null.
+	JsonWriter& value(double d);
 	JsonWriter& null() { return raw("null"); }
 
 	/// key(name).value(v)

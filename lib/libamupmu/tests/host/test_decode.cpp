@@ -217,7 +217,9 @@ TEST_CASE("architectural common event names", "[host][decode][pmu]")
 	CHECK(event_name(0x03) == "L1D_CACHE_REFILL");
 	CHECK(event_name(0x4004) == "CNT_CYCLES");
 	CHECK(event_name(0x4007).empty());
-	CHECK(event_name(0x81).empty());
+	CHECK(event_name(0x81) == "EXC_UNDEF");	// common microarchitectural, named since issue 4
+	CHECK(event_name(0x80).empty());
+	CHECK(event_name(0x160).empty());	// IMPLEMENTATION DEFINED: core tables only
 }
 
 TEST_CASE("AMCFGR_EL0 / AMCGCR_EL0", "[host][decode][amu]")

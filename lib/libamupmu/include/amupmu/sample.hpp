@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// amupmu::SampleReader: the consumer side of a session's sample ring (the
+// mmap of struct amupmu_ring_header followed by the data area).
+#ifndef AMUPMU_SAMPLE_HPP
+#define AMUPMU_SAMPLE_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+namespace amupmu {
+
+/// One record (struct amupmu_sample); values point into the ring or into
+/// the reader's scratch buffer: valid only inside the consume() callback.
+struct Sample {
+	std::uint32_t size = 0;
+	std::uint16_t type = 0;		///< 1: PMU overflow
+	std::uint8_t el = 0;
+	std::uint8_t event = 0;		///< index in the group
+	std::uint32_t cpu = 0;
+	std::uint32_t pid = 0;
+	std::uint32_t tid = 0;
+	std::uint64_t time = 0;		///< CNTVCT_EL0
+	std::uint64_t pc = 0;
+	std::span<const std::uint64_t> values;
+};
+
+inline constexpr std::uint16_t sample_pmu_overflow = 1;
+/// sizeof(struct amupmu_sample) without values.
+inline constexpr std::size_t sample_header_size = 40;
+/// Largest record: the header and 32 values.
+inline constexpr std::size_t sample_max_size = sample_header_size + 32 * 8;
+/// sizeof(struct amupmu_ring_header) of ring version 1.
+inline constexpr std::size_t ring_header_size = 64;
+
+/// Move-only. Owns the mapping when made by Session::sample_reader() or
+/// map(); view() wraps memory the caller owns (tests, other producers).
+class [[nodiscard]] SampleReader {
+public:
+	/// mmap()s fd's ring of ring_pages data pages. Throws Error("mmap").
+	[[nodiscard]] static SampleReader map(int fd, std::uint32_t ring_pages);
+	/// A reader of a ring laid out at base (header, then data at
+	/// data_offset) that it does not own. Throws InvalidArgument when the
+	/// header does not describe a ring inside len bytes.
+	[[nodiscard]] static SampleReader view(void* base, std::size_t len);
+
+	SampleReader(const SampleReader&) = delete;
+	SampleReader& operator=(const SampleReader&) = delete;
+	SampleReader(SampleReader&& other) noexcept;
+	SampleReader& operator=(SampleReader&& other) noexcept;
+	~SampleReader();
+
+	/// Calls f(const Sample&) for every record between data_tail and
+	/// data_head (head read with acquire), then publishes the new tail
+	/// (release). Records that wrap around the end of the data area are
+	/// reassembled in a fixed scratch buffer: no allocation. Returns the
+	/// number of records. Throws Error (EBADMSG) on a malformed record,
+	/// leaving the tail before it.
+	template <typename F>
+	std::size_t consume(F&& f)
+	{
+		std::size_t n = 0;
+		const std::uint64_t head = load_head();
+		std::uint64_t tail = load_tail();
+		while (tail < head) {
+			Sample s;
+			tail += decode(tail, head, s);
+			f(static_cast<const Sample&>(s));
+			++n;
+		}
+		store_tail(tail);
+		return n;
+	}
+
+	/// Bytes between tail and head.
+	[[nodiscard]] std::uint64_t available() const noexcept;
+	/// Records ever written, samples dropped (ring full): header counters.
+	[[nodiscard]] std::uint64_t samples() const noexcept;
+	[[nodiscard]] std::uint64_t lost() const noexcept;
+	/// CNTFRQ_EL0 (Hz of Sample::time).
+	[[nodiscard]] std::uint64_t timer_freq() const noexcept;
+	[[nodiscard]] std::uint64_t data_size() const noexcept { return data_size_; }
+
+	/// poll() on fd for a record, up to timeout_ms (-1: forever). True when
+	/// a record is there; false on timeout. Throws Error on poll failure.
+	static bool wait(int fd, int timeout_ms);
+
+private:
+	SampleReader(void* base, std::size_t len, bool owned);
+	[[nodiscard]] std::uint64_t load_head() const noexcept;
+	[[nodiscard]] std::uint64_t load_tail() const noexcept;
+	void store_tail(std::uint64_t tail) noexcept;
+	/// Decodes the record at offset tail into s; returns its size.
+	std::size_t decode(std::uint64_t tail, std::uint64_t head, Sample& s);
+
+	unsigned char* base_ = nullptr;
+	std::size_t len_ = 0;
+	bool owned_ = false;
+	unsigned char* data_ = nullptr;
+	std::uint64_t data_size_ = 0;
+	alignas(8) std::array<unsigned char, sample_max_size> scratch_{};
+};
+
+} // namespace amupmu
+
+#endif

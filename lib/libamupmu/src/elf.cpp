@@ -1,0 +1,226 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/elf.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <cxxabi.h>
+#include <elf.h>
+
+namespace amupmu {
+
+namespace {
+
+template <typename T>
+bool read_at(std::string_view image, std::uint64_t off, T& out)
+{
+	if (off > image.size() || sizeof(T) > image.size() - off)
+		return false;
+	std::memcpy(&out, image.data() + off, sizeof(T));
+	return true;
+}
+
+std::string hex_offset(std::uint64_t v)
+{
+	char buf[24];
+	std::snprintf(buf, sizeof(buf), "0x%llx", static_cast<unsigned long long>(v));
+	return buf;
+}
+
+} // namespace
+
+std::string demangle_symbol(const std::string& name)
+{
+	int status = 0;
+	char* d = abi::__cxa_demangle(name.c_str(), nullptr, nullptr, &status);
+	if (status != 0 || !d)
+		return name;
+	std::string out{d};
+	std::free(d);
+	// drop the parameter list (and the cv/ref-qualifiers after it) that
+	// balances the last ')'
+	std::string_view rest{out};
+	for (bool more = true; more;) {
+		more = false;
+		for (const std::string_view q : {" const", " volatile", " &&", " &", "&"})
+			if (rest.ends_with(q)) {
+				rest.remove_suffix(q.size());
+				more = true;
+			}
+	}
+	if (!rest.ends_with(')'))
+		return out;
+	const std::size_t end = rest.size();
+	int depth = 0;
+	for (std::size_t i = end; i-- > 0;) {
+		if (out[i] == ')')
+			++depth;
+		else if (out[i] == '(' && --depth == 0) {
+			out.resize(i);
+			break;
+		}
+	}
+	return out;
+}
+
+namespace {
+
+bool parse_hex(std::string_view s, std::uint64_t& out)
+{
+	const auto r = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+	return r.ec == std::errc{} && r.ptr == s.data() + s.size() && !s.empty();
+}
+
+} // namespace
+
+std::optional<ElfSymbols> ElfSymbols::load(const std::string& path)
+{
+	std::ifstream in{path, std::ios::binary};
+	if (!in)
+		return std::nullopt;
+	std::stringstream ss;
+	ss << in.rdbuf();
+	const std::string image = ss.str();
+	return parse(image);
+}
+
+std::optional<ElfSymbols> ElfSymbols::parse(std::string_view image)
+{
+	Elf64_Ehdr eh;
+	if (!read_at(image, 0, eh) || std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return std::nullopt;
+
+	ElfSymbols out;
+	for (unsigned i = 0; i < eh.e_phnum; ++i) {
+		Elf64_Phdr ph;
+		if (!read_at(image, eh.e_phoff + std::uint64_t{i} * eh.e_phentsize, ph))
+			return std::nullopt;
+		if (ph.p_type == PT_LOAD)
+			out.loads_.push_back({ph.p_offset, ph.p_vaddr, ph.p_filesz});
+	}
+
+	std::vector<Elf64_Shdr> sections(eh.e_shnum);
+	for (unsigned i = 0; i < eh.e_shnum; ++i)
+		if (!read_at(image, eh.e_shoff + std::uint64_t{i} * eh.e_shentsize, sections[i]))
+			return std::nullopt;
+	// the full symbol table when there is one, else the dynamic one
+	for (const unsigned type : {SHT_SYMTAB, SHT_DYNSYM}) {
+		for (const Elf64_Shdr& sh : sections) {
+			if (sh.sh_type != type || sh.sh_link >= sections.size() || sh.sh_entsize != sizeof(Elf64_Sym))
+				continue;
+			const Elf64_Shdr& strtab = sections[sh.sh_link];
+			for (std::uint64_t off = 0; off + sizeof(Elf64_Sym) <= sh.sh_size; off += sizeof(Elf64_Sym)) {
+				Elf64_Sym sym;
+				if (!read_at(image, sh.sh_offset + off, sym))
+					break;
+				if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_value == 0 ||
+				    sym.st_name >= strtab.sh_size || strtab.sh_offset + sym.st_name >= image.size())
+					continue;
+				const char* name = image.data() + strtab.sh_offset + sym.st_name;
+				const std::size_t max = image.size() - (strtab.sh_offset + sym.st_name);
+				out.symbols_.push_back({sym.st_value, sym.st_size, std::string(name, strnlen(name, max))});
+			}
+		}
+		if (!out.symbols_.empty())
+			break;
+	}
+	std::ranges::sort(out.symbols_, {}, &ElfSymbol::address);
+	return out;
+}
+
+const ElfSymbol* ElfSymbols::lookup(std::uint64_t vaddr) const
+{
+	auto it = std::ranges::upper_bound(symbols_, vaddr, {}, &ElfSymbol::address);
+	if (it == symbols_.begin())
+		return nullptr;
+	--it;
+	// among symbols at the same address prefer one with a size
+	const ElfSymbol* best = &*it;
+	for (auto j = it; j->address == it->address; --j) {
+		if (j->size > best->size)
+			best = &*j;
+		if (j == symbols_.begin())
+			break;
+	}
+	if (best->size ? vaddr < best->address + best->size : true)
+		return best;
+	return nullptr;
+}
+
+std::optional<std::uint64_t> ElfSymbols::vaddr_of_offset(std::uint64_t offset) const
+{
+	for (const Load& l : loads_)
+		if (offset >= l.offset && offset < l.offset + l.filesz)
+			return offset - l.offset + l.vaddr;
+	return std::nullopt;
+}
+
+std::vector<Mapping> parse_proc_maps(std::string_view text, std::uint32_t pid)
+{
+	// start-end perms offset dev inode path
+	std::vector<Mapping> out;
+	while (!text.empty()) {
+		const std::size_t nl = text.find('\n');
+		std::string_view line = text.substr(0, nl);
+		text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+		std::string_view f[5];
+		for (auto& field : f) {
+			while (!line.empty() && line.front() == ' ')
+				line.remove_prefix(1);
+			const std::size_t sp = line.find(' ');
+			field = line.substr(0, sp);
+			line.remove_prefix(sp == std::string_view::npos ? line.size() : sp);
+		}
+		while (!line.empty() && line.front() == ' ')
+			line.remove_prefix(1);
+		const std::string_view path = line;
+		const std::size_t dash = f[0].find('-');
+		Mapping m;
+		m.pid = pid;
+		if (dash == std::string_view::npos || !parse_hex(f[0].substr(0, dash), m.start) ||
+		    !parse_hex(f[0].substr(dash + 1), m.end) || !parse_hex(f[2], m.offset))
+			continue;
+		if (f[1].size() < 3 || f[1][2] != 'x' || path.empty() || path.front() != '/')
+			continue;
+		m.path = std::string{path};
+		out.push_back(std::move(m));
+	}
+	return out;
+}
+
+std::vector<Mapping> read_proc_maps(std::uint32_t pid)
+{
+	std::ifstream in{"/proc/" + std::to_string(pid) + "/maps"};
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return parse_proc_maps(ss.str(), pid);
+}
+
+Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, unsigned el)
+{
+	if (el > 0)
+		return {"", "[kernel]"};
+	for (const Mapping& m : maps_) {
+		if (m.pid != pid || pc < m.start || pc >= m.end)
+			continue;
+		auto& cached = cache_[m.path];
+		if (!cached) {
+			auto loaded = ElfSymbols::load(m.path);
+			cached = std::make_shared<const ElfSymbols>(loaded ? std::move(*loaded) : ElfSymbols{});
+		}
+		const auto vaddr = cached->vaddr_of_offset(pc - m.start + m.offset);
+		if (vaddr)
+			if (const ElfSymbol* s = cached->lookup(*vaddr))
+				return {demangle_symbol(s->name) + "+" + hex_offset(*vaddr - s->address), m.path};
+		return {"", m.path};
+	}
+	return {"", "[unknown]"};
+}
+
+} // namespace amupmu

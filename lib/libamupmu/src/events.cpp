@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/cpu.hpp>
+#include <amupmu/decode.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/format.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <iterator>
+#include <numeric>
+
+namespace amupmu {
+
+namespace {
+
+constexpr std::uint8_t implementer_arm = 0x41;
+
+// Cortex-X2 (MIDR part 0xD48). IMP_STALL_BACKEND_MCQ is the event of seed
+// 003 §1.2; its number and meaning are field notes, not from Arm's TRM.
+constexpr CoreEvent cortex_x2_events[] = {
+	{ev::imp_stall_backend_mcq, "imp_stall_backend_mcq",
+	 "backend stall: main commit queue (MCQ) or miscellaneous state queue full",
+	 "seed 003 §1.2 (field notes, not Arm-published)"},
+};
+
+constexpr CoreTable tables[] = {
+	{implementer_arm, 0xD48, "Cortex-X2", cortex_x2_events},
+};
+
+struct Alias {
+	std::string_view alias;
+	std::uint16_t number;
+};
+// perf's generic hardware event names where PMUv3 has one meaning for them
+constexpr Alias aliases[] = {
+	{"cycles", ev::cpu_cycles},
+	{"cpu-cycles", ev::cpu_cycles},
+	{"instructions", ev::inst_retired},
+	{"branch-misses", ev::br_mis_pred},
+};
+
+char lower(char c) noexcept
+{
+	return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+}
+
+bool iequal(std::string_view a, std::string_view b) noexcept
+{
+	return std::ranges::equal(a, b, [](char x, char y) { return lower(x) == lower(y); });
+}
+
+std::string lowercase(std::string_view s)
+{
+	std::string out{s};
+	std::ranges::transform(out, out.begin(), lower);
+	return out;
+}
+
+std::string raw_name(std::uint16_t number)
+{
+	char buf[8];
+	const auto r = std::to_chars(buf, buf + sizeof(buf), number, 16);
+	return "r" + std::string(buf, r.ptr);
+}
+
+// Every name the catalogue offers for midr (for suggestions).
+std::vector<std::string> all_names(std::uint64_t midr)
+{
+	std::vector<std::string> names;
+	for (const NamedEvent& e : common_events_named())
+		names.push_back(lowercase(e.name));
+	if (const CoreTable* t = core_table(midr))
+		for (const CoreEvent& e : t->events)
+			names.emplace_back(e.name);
+	for (const Alias& a : aliases)
+		names.emplace_back(a.alias);
+	return names;
+}
+
+std::string suggestion_text(const std::string& name, const std::vector<std::string>& suggestions)
+{
+	std::string text = "unknown event '" + name + "'";
+	if (!suggestions.empty()) {
+		text += "; did you mean ";
+		for (std::size_t i = 0; i < suggestions.size(); ++i) {
+			if (i)
+				text += i + 1 == suggestions.size() ? " or " : ", ";
+			text += "'" + suggestions[i] + "'";
+		}
+		text += "?";
+	}
+	text += " (raw events: r<hex>, e.g. r8)";
+	return text;
+}
+
+} // namespace
+
+UnknownEvent::UnknownEvent(std::string name, std::vector<std::string> suggestions)
+	: Error("event lookup", EINVAL, suggestion_text(name, suggestions)), name_{std::move(name)},
+	  suggestions_{std::move(suggestions)}
+{
+}
+
+std::span<const CoreTable> core_tables() noexcept
+{
+	return tables;
+}
+
+const CoreTable* core_table(std::uint64_t midr) noexcept
+{
+	const Midr m = decode_midr(midr);
+	for (const CoreTable& t : tables)
+		if (t.implementer == m.implementer && t.part == m.part)
+			return &t;
+	return nullptr;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b)
+{
+	std::vector<std::size_t> row(b.size() + 1);
+	std::iota(row.begin(), row.end(), std::size_t{0});
+	for (std::size_t i = 1; i <= a.size(); ++i) {
+		std::size_t diag = row[0];
+		row[0] = i;
+		for (std::size_t j = 1; j <= b.size(); ++j) {
+			const std::size_t up = row[j];
+			const std::size_t cost = lower(a[i - 1]) == lower(b[j - 1]) ? 0 : 1;
+			row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
+			diag = up;
+		}
+	}
+	return row[b.size()];
+}
+
+std::vector<std::string> closest_event_names(std::string_view name, std::uint64_t midr, std::size_t max)
+{
+	std::vector<std::string> names = all_names(midr);
+	std::vector<std::pair<std::size_t, std::string>> scored;
+	for (std::string& n : names)
+		scored.emplace_back(edit_distance(name, n), std::move(n));
+	std::ranges::stable_sort(scored, {}, &std::pair<std::size_t, std::string>::first);
+	// only names within half the length of what was typed (plus 2)
+	const std::size_t limit = name.size() / 2 + 2;
+	std::vector<std::string> out;
+	for (auto& [d, n] : scored) {
+		if (out.size() >= max || d > limit)
+			break;
+		out.push_back(std::move(n));
+	}
+	return out;
+}
+
+std::optional<EventSpec> find_event(std::string_view name, std::uint64_t midr)
+{
+	for (const Alias& a : aliases)
+		if (iequal(a.alias, name))
+			return EventSpec{.name = std::string{a.alias}, .number = a.number};
+	for (const NamedEvent& e : common_events_named())
+		if (iequal(e.name, name))
+			return EventSpec{.name = lowercase(e.name), .number = e.number};
+	if (const CoreTable* t = core_table(midr))
+		for (const CoreEvent& e : t->events)
+			if (iequal(e.name, name))
+				return EventSpec{.name = std::string{e.name},
+						 .number = e.number,
+						 .source = EventSource::core};
+	return std::nullopt;
+}
+
+EventSpec parse_event(std::string_view text, std::uint64_t midr)
+{
+	const std::size_t colon = text.find(':');
+	const std::string_view base = text.substr(0, colon);
+	const std::string_view mods = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+	if (base.empty())
+		throw InvalidArgument{"event '" + std::string{text} + "'", EINVAL};
+
+	EventSpec spec;
+	if (base.size() > 1 && (base[0] == 'r' || base[0] == 'R') &&
+	    std::ranges::all_of(base.substr(1), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }) &&
+	    !find_event(base, midr)) {
+		unsigned value = 0;
+		const auto r = std::from_chars(base.data() + 1, base.data() + base.size(), value, 16);
+		if (r.ec != std::errc{} || r.ptr != base.data() + base.size() || value > 0xFFFF)
+			throw InvalidArgument{"raw event '" + std::string{base} + "' (16 bits at most)", EINVAL};
+		spec = EventSpec{.name = lowercase(base), .number = static_cast<std::uint16_t>(value),
+				 .source = EventSource::raw};
+	} else if (auto found = find_event(base, midr)) {
+		spec = std::move(*found);
+	} else {
+		throw UnknownEvent{std::string{base}, closest_event_names(base, midr)};
+	}
+
+	if (colon != std::string_view::npos) {
+		bool u = false, k = false, h = false;
+		if (mods.empty())
+			throw InvalidArgument{"event '" + std::string{text} + "': empty modifier", EINVAL};
+		for (char c : mods) {
+			if (c == 'u')
+				u = true;
+			else if (c == 'k')
+				k = true;
+			else if (c == 'h')
+				h = true;
+			else
+				throw InvalidArgument{"event '" + std::string{text} + "': modifier '" +
+						      std::string(1, c) + "' (u, k or h)", EINVAL};
+		}
+		if (!u)
+			spec.flags |= evflag::excl_el0;
+		if (!k)
+			spec.flags |= evflag::excl_el1;
+		if (h)
+			spec.flags |= evflag::incl_el2;
+		spec.name += ":" + std::string{mods};
+	}
+	if (!pmceid_describes(spec.number))
+		spec.flags |= evflag::raw;
+	return spec;
+}
+
+std::vector<EventSpec> parse_event_list(std::string_view list, std::uint64_t midr)
+{
+	std::vector<EventSpec> out;
+	while (true) {
+		const std::size_t comma = list.find(',');
+		out.push_back(parse_event(list.substr(0, comma), midr));
+		if (comma == std::string_view::npos)
+			break;
+		list.remove_prefix(comma + 1);
+	}
+	return out;
+}
+
+std::string event_display_name(std::uint16_t number, std::uint64_t midr)
+{
+	if (const CoreTable* t = core_table(midr))
+		for (const CoreEvent& e : t->events)
+			if (e.number == number)
+				return std::string{e.name};
+	if (const std::string_view n = event_name(number); !n.empty())
+		return lowercase(n);
+	return raw_name(number);
+}
+
+std::vector<MissingEvent> missing_events(std::span<const EventSpec> events, const Info& info,
+					 std::span<const unsigned> cpus)
+{
+	std::vector<MissingEvent> missing;
+	for (const unsigned cpu : cpus) {
+		const CpuInfo* ci = cpu < info.cpus.size() ? &info.cpus[cpu] : nullptr;
+		for (const EventSpec& e : events) {
+			std::string reason;
+			if (!ci || !ci->discovered())
+				reason = "never online (not discovered)";
+			else if (!ci->has_pmu())
+				reason = "no PMUv3";
+			else if (cpu_implements(*ci, e.number) == false)
+				reason = e.number >= ext_event_base && !ci->pmceid_ext()
+						 ? "no extended PMCEID (before PMUv3p1)"
+						 : std::string{"not implemented (PMCEID"} +
+							   ((e.number & 0xFF) < 0x20 ? "0" : "1") + "_EL0)";
+			if (!reason.empty())
+				missing.push_back({e.name, e.number, cpu, std::move(reason)});
+		}
+	}
+	return missing;
+}
+
+void require_events(std::span<const EventSpec> events, const Info& info, std::span<const unsigned> cpus)
+{
+	const std::vector<MissingEvent> missing = missing_events(events, info, cpus);
+	if (missing.empty())
+		return;
+	// one clause per event and reason, with the CPUs it holds for
+	std::vector<std::pair<std::string, std::vector<unsigned>>> clauses;
+	for (const MissingEvent& m : missing) {
+		const std::string key = m.name + " (" + hex(m.number, 4) + "): " + m.reason;
+		auto it = std::ranges::find(clauses, key, &std::pair<std::string, std::vector<unsigned>>::first);
+		if (it == clauses.end())
+			clauses.push_back({key, {m.cpu}});
+		else
+			it->second.push_back(m.cpu);
+	}
+	std::string text;
+	for (auto& [key, on] : clauses) {
+		std::ranges::sort(on);
+		text += (text.empty() ? "" : "; ") + key + " on CPU" + (on.size() > 1 ? "s " : " ") +
+			format_cpu_list(on);
+	}
+	throw Unsupported{"event check: " + text, EOPNOTSUPP};
+}
+
+} // namespace amupmu

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/error.hpp>
+#include <amupmu/sample.hpp>
+
+#include <linux/amupmu.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace amupmu {
+
+static_assert(offsetof(amupmu_ring_header, data_head) == 24);
+static_assert(offsetof(amupmu_ring_header, data_tail) == 32);
+
+namespace {
+
+amupmu_ring_header* header_of(unsigned char* base)
+{
+	return reinterpret_cast<amupmu_ring_header*>(base);
+}
+
+template <typename T>
+T load_relaxed(T& field)
+{
+	return std::atomic_ref<T>{field}.load(std::memory_order_relaxed);
+}
+
+} // namespace
+
+SampleReader SampleReader::map(int fd, std::uint32_t ring_pages)
+{
+	const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+	const std::size_t len = (std::size_t{1} + ring_pages) * page;
+	void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		throw_error("mmap of the sample ring", errno);
+	try {
+		return SampleReader{p, len, true};
+	} catch (...) {
+		::munmap(p, len);
+		throw;
+	}
+}
+
+SampleReader SampleReader::view(void* base, std::size_t len)
+{
+	return SampleReader{base, len, false};
+}
+
+SampleReader::SampleReader(void* base, std::size_t len, bool owned)
+	: base_{static_cast<unsigned char*>(base)}, len_{len}, owned_{owned}
+{
+	if (len < ring_header_size)
+		throw InvalidArgument{"sample ring: mapping smaller than its header", EINVAL};
+	amupmu_ring_header* h = header_of(base_);
+	const std::uint64_t off = load_relaxed(h->data_offset);
+	const std::uint64_t size = load_relaxed(h->data_size);
+	if (h->version != AMUPMU_RING_VERSION || off < ring_header_size || size == 0 ||
+	    (size & (size - 1)) != 0 || off > len || size > len - off || off % 8 != 0)
+		throw InvalidArgument{"sample ring: header (version " + std::to_string(h->version) +
+				      ", data at " + std::to_string(off) + " size " + std::to_string(size) +
+				      ") does not fit the mapping", EINVAL};
+	data_ = base_ + off;
+	data_size_ = size;
+}
+
+SampleReader::SampleReader(SampleReader&& other) noexcept
+	: base_{std::exchange(other.base_, nullptr)}, len_{std::exchange(other.len_, 0)},
+	  owned_{std::exchange(other.owned_, false)}, data_{std::exchange(other.data_, nullptr)},
+	  data_size_{std::exchange(other.data_size_, 0)}
+{
+}
+
+SampleReader& SampleReader::operator=(SampleReader&& other) noexcept
+{
+	if (this != &other) {
+		if (owned_ && base_)
+			::munmap(base_, len_);
+		base_ = std::exchange(other.base_, nullptr);
+		len_ = std::exchange(other.len_, 0);
+		owned_ = std::exchange(other.owned_, false);
+		data_ = std::exchange(other.data_, nullptr);
+		data_size_ = std::exchange(other.data_size_, 0);
+	}
+	return *this;
+}
+
+SampleReader::~SampleReader()
+{
+	if (owned_ && base_)
+		::munmap(base_, len_);
+}
+
+std::uint64_t SampleReader::load_head() const noexcept
+{
+	// pairs with the kernel's release store after writing the record
+	return std::atomic_ref<__u64>{header_of(base_)->data_head}.load(std::memory_order_acquire);
+}
+
+std::uint64_t SampleReader::load_tail() const noexcept
+{
+	return std::atomic_ref<__u64>{header_of(base_)->data_tail}.load(std::memory_order_relaxed);
+}
+
+void SampleReader::store_tail(std::uint64_t tail) noexcept
+{
+	// the records before tail are read: the kernel may overwrite them
+	std::atomic_ref<__u64>{header_of(base_)->data_tail}.store(tail, std::memory_order_release);
+}
+
+std::uint64_t SampleReader::available() const noexcept
+{
+	return load_head() - load_tail();
+}
+
+std::uint64_t SampleReader::samples() const noexcept
+{
+	return load_relaxed(header_of(base_)->samples);
+}
+
+std::uint64_t SampleReader::lost() const noexcept
+{
+	return load_relaxed(header_of(base_)->lost);
+}
+
+std::uint64_t SampleReader::timer_freq() const noexcept
+{
+	return load_relaxed(header_of(base_)->timer_freq);
+}
+
+std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample& s)
+{
+	const std::uint64_t mask = data_size_ - 1;
+	const std::size_t off = static_cast<std::size_t>(tail & mask);
+	const auto bad = [&](const std::string& why) {
+		store_tail(tail);
+		throw Error{"sample ring: record at " + std::to_string(tail) + ": " + why, EBADMSG};
+	};
+	if (head - tail < sample_header_size || tail % 8 != 0)
+		bad("truncated header");
+	std::uint32_t size = 0;
+	std::memcpy(&size, data_ + off, sizeof(size));	// size is the first field, 8-aligned
+	if (size < sample_header_size || size % 8 != 0 || size > sample_max_size || size > head - tail)
+		bad("size " + std::to_string(size));
+
+	const unsigned char* rec = data_ + off;
+	if (off + size > data_size_) {
+		// wraps: reassemble in the scratch buffer
+		const std::size_t first = data_size_ - off;
+		std::memcpy(scratch_.data(), data_ + off, first);
+		std::memcpy(scratch_.data() + first, data_, size - first);
+		rec = scratch_.data();
+	}
+	amupmu_sample h;
+	std::memcpy(&h, rec, sizeof(h));
+	if (sample_header_size + std::size_t{h.nr_values} * 8 > size)
+		bad(std::to_string(h.nr_values) + " values in " + std::to_string(size) + " bytes");
+	s.size = h.size;
+	s.type = h.type;
+	s.el = h.el;
+	s.event = h.event;
+	s.cpu = h.cpu;
+	s.pid = h.pid;
+	s.tid = h.tid;
+	s.time = h.time;
+	s.pc = h.pc;
+	s.values = {reinterpret_cast<const std::uint64_t*>(rec + sample_header_size), h.nr_values};
+	return size;
+}
+
+bool SampleReader::wait(int fd, int timeout_ms)
+{
+	pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
+	while (true) {
+		const int r = ::poll(&p, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			throw_error("poll of the sample ring", errno);
+		if (r > 0 && (p.revents & (POLLERR | POLLNVAL)))
+			throw Error{"poll of the sample ring", (p.revents & POLLNVAL) ? EBADF : EINVAL};
+		return r > 0;
+	}
+}
+
+} // namespace amupmu

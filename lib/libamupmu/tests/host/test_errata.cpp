@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// Errata, compensation models and calibration fitting [host]: pure logic
+// on synthetic data, no device.
+#include <amupmu/errata.hpp>
+#include <amupmu/error.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/stat.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <random>
+#include <unistd.h>
+
+using namespace amupmu;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::uint64_t midr_x2(unsigned variant, unsigned revision)
+{
+	return 0x410F0000u | (0xD48u << 4) | (variant << 20) | revision;
+}
+
+const Erratum& undef_erratum()
+{
+	return *find_erratum("AMUPMU-X2-EXC_UNDEF");
+}
+const Erratum& mcq_erratum()
+{
+	return *find_erratum("AMUPMU-X2-MCQ");
+}
+
+} // namespace
+
+TEST_CASE("errata table", "[host][errata]")
+{
+	REQUIRE(errata().size() == 2);
+	const Erratum& u = undef_erratum();
+	CHECK(u.event == 0x81);
+	CHECK(u.part == 0xD48);
+	CHECK(u.implementer == 0x41);
+	CHECK(u.default_value == Approx(1.21));
+	CHECK_THAT(std::string{u.provenance}, Contains("not in Arm's published errata"));
+	const Erratum& m = mcq_erratum();
+	CHECK(m.event == 0x160);
+	CHECK(m.companion == 0x4005);
+	CHECK(m.default_value >= 0.28);
+	CHECK(m.default_value <= 0.35);
+	CHECK(find_erratum("nope") == nullptr);
+}
+
+TEST_CASE("errata applicability by MIDR and revision", "[host][errata]")
+{
+	const Erratum& e = undef_erratum();
+	CHECK(applies(e, midr_x2(0, 0)) == Applicability::yes);
+	CHECK(applies(e, midr_x2(1, 0)) == Applicability::yes);
+	CHECK(applies(e, midr_x2(2, 0)) == Applicability::yes);
+	CHECK(applies(e, midr_x2(2, 1)) == Applicability::yes);
+	CHECK(applies(e, midr_x2(2, 2)) == Applicability::verify);
+	CHECK(applies(e, midr_x2(3, 0)) == Applicability::verify);
+	CHECK(applies(e, midr_x2(4, 1)) == Applicability::verify);
+	CHECK(applies(e, 0x410FD4F1) == Applicability::no);	// Neoverse V2
+	CHECK(applies(e, 0x4E0FD481) == Applicability::no);	// other implementer, same part
+	CHECK(applies(e, 0x000f0510) == Applicability::no);	// QEMU max
+	CHECK(errata_for(midr_x2(2, 1)).size() == 2);
+	CHECK(errata_for(0x000f0510).empty());
+	CHECK(to_string(Applicability::verify) == "verify");
+}
+
+TEST_CASE("EXC_UNDEF: a 17 % undercount is recovered within 1 % by the default factor", "[host][errata]")
+{
+	const double factor = undef_erratum().default_value;
+	for (const double truth : {100.0, 12345.0, 1e6, 7e9}) {
+		const double hw = truth * (1 - 0.17);
+		// all of them EC=0x00, ground truth given
+		CHECK(std::fabs(compensate_undercount(hw, truth, factor) - truth) / truth < 0.01);
+		// without ground truth
+		CHECK(std::fabs(compensate_undercount(hw, std::nullopt, factor) - truth) / truth < 0.01);
+	}
+	// mixed: 1000 other undefined exceptions counted exactly, 9000 EC=0x00 undercounted
+	const double hw = 1000 + 9000 * 0.83;
+	CHECK(compensate_undercount(hw, 9000.0, factor) == Approx(10000).epsilon(0.01));
+	// no EC=0x00 exception: nothing added
+	CHECK(compensate_undercount(500, 0.0, factor) == 500);
+	// factor 1: nothing changes
+	CHECK(compensate_undercount(500, 200.0, 1.0) == 500);
+}
+
+TEST_CASE("IMP_STALL_BACKEND_MCQ: the correction never goes negative", "[host][errata]")
+{
+	// seed 003: true = measured - min(measured * f, STALL_BACKEND_MEM)
+	CHECK(compensate_overcount(1000, 100, 0.3) == 900);
+	CHECK(compensate_overcount(1000, 5000, 0.3) == Approx(700));
+	CHECK(compensate_overcount(1380, 1e9, 0.38 / 1.38) == Approx(1000));
+	std::mt19937_64 rng{42};
+	std::uniform_real_distribution<double> d{0, 1e9};
+	std::uniform_real_distribution<double> f{-1, 3};
+	for (int i = 0; i < 10000; ++i) {
+		const double m = d(rng), c = d(rng) - 1e8, k = f(rng);
+		const double t = compensate_overcount(m, c, k);
+		REQUIRE(t >= 0);
+		REQUIRE(t <= m);
+	}
+	CHECK(compensate_overcount(0, 0, 0.3) == 0);
+}
+
+TEST_CASE("EXC_UNDEF cross-check against EXC_TAKEN / EXC_RETURN", "[host][errata]")
+{
+	CHECK(cross_check_exc_undef(1000, 1500, 1500).consistent);
+	CHECK_FALSE(cross_check_exc_undef(1600, 1500, 1500).consistent);
+	CHECK_FALSE(cross_check_exc_undef(1000, 100000, 50000).consistent);
+}
+
+TEST_CASE("calibration: fitting the EXC_UNDEF factor on synthetic data", "[host][errata][calibration]")
+{
+	std::mt19937_64 rng{7};
+	std::normal_distribution<double> noise{0, 0.002};
+	std::vector<UndefRun> runs;
+	for (const double n : {1000.0, 2000.0, 5000.0, 10000.0, 20000.0})
+		runs.push_back({n, n * 0.83 * (1 + noise(rng))});
+	const CalibratedValue v = fit_undercount(runs);
+	CHECK(v.value == Approx(1 / 0.83).epsilon(0.005));
+	CHECK(v.runs == 5);
+	CHECK(v.residual < 0.01);
+	CHECK(v.erratum == "AMUPMU-X2-EXC_UNDEF");
+	// exact data: exact fit
+	const UndefRun exact[] = {{100, 80}, {1000, 800}};
+	CHECK(fit_undercount(exact).value == Approx(1.25));
+	CHECK(fit_undercount(exact).residual == Approx(0).margin(1e-12));
+	// runs that counted nothing are skipped; none left is an error
+	const UndefRun none[] = {{100, 0}, {0, 0}};
+	CHECK_THROWS_AS(fit_undercount(none), InvalidArgument);
+}
+
+TEST_CASE("calibration: fitting MEM_BOUND_FACTOR on synthetic data", "[host][errata][calibration]")
+{
+	// true MCQ stalls b, measured 1.38 b (38 % overcount): share 0.38 / 1.38
+	std::vector<McqRun> runs;
+	for (const double b : {1e5, 2e5, 4e5, 8e5})
+		runs.push_back({b * 1.38, b});
+	const CalibratedValue v = fit_overcount(runs);
+	CHECK(v.value == Approx(0.38 / 1.38).epsilon(1e-9));
+	CHECK(v.runs == 4);
+	CHECK(v.erratum == "AMUPMU-X2-MCQ");
+	// the fitted factor recovers the true stalls
+	for (const McqRun& r : runs)
+		CHECK(compensate_overcount(r.measured, 1e12, v.value) == Approx(r.baseline));
+	// a baseline above the measurement clamps to 0, not negative
+	const McqRun low[] = {{100, 200}};
+	CHECK(fit_overcount(low).value == 0);
+	const McqRun empty[] = {{0, 0}};
+	CHECK_THROWS_AS(fit_overcount(empty), InvalidArgument);
+}
+
+TEST_CASE("calibration file: round trip, checks, parameter choice", "[host][errata][calibration]")
+{
+	Calibration c;
+	c.midr = midr_x2(2, 1);
+	c.values = {{"AMUPMU-X2-EXC_UNDEF", 1.19, 5, 0.004}, {"AMUPMU-X2-MCQ", 0.31, 4, 0.01}};
+	const std::string text = format_calibration(c);
+	CHECK_THAT(text, Contains("midr = 0x412fd481"));
+	CHECK_THAT(text, Contains("AMUPMU-X2-EXC_UNDEF.factor = 1.19"));
+	CHECK_THAT(text, Contains("AMUPMU-X2-MCQ.mem_bound_factor = 0.31"));
+	CHECK(parse_calibration(text) == c);
+
+	CHECK_THROWS_AS(parse_calibration("AMUPMU-X2-MCQ.mem_bound_factor = 0.3\n"), InvalidArgument);
+	CHECK_THROWS_WITH(parse_calibration("midr = 0x1\nAMUPMU-X2-MCQ.mem_bound_factor = 1.5\n"),
+			  Contains("line 2"));
+	CHECK_THROWS_AS(parse_calibration("midr = 0x1\nAMUPMU-X2-EXC_UNDEF.factor = 0.5\n"), InvalidArgument);
+	CHECK_THROWS_AS(parse_calibration("midr = 0x1\nbogus.factor = 1\n"), InvalidArgument);
+	CHECK_THROWS_AS(parse_calibration("midr = 0x1\njunk\n"), InvalidArgument);
+
+	// the calibrated value only for the MIDR it was measured on
+	CHECK(parameter_for(undef_erratum(), c.midr, &c).value == Approx(1.19));
+	CHECK(parameter_for(undef_erratum(), c.midr, &c).calibrated);
+	CHECK(parameter_for(undef_erratum(), midr_x2(2, 0), &c).value == Approx(1.21));
+	CHECK_FALSE(parameter_for(undef_erratum(), midr_x2(2, 0), &c).calibrated);
+	CHECK(parameter_for(undef_erratum(), c.midr, nullptr).value == Approx(1.21));
+
+	// save + load through a file
+	char dir[] = "/tmp/amupmu-cal-XXXXXX";
+	REQUIRE(mkdtemp(dir));
+	const std::string path = std::string{dir} + "/sub/calibration";
+	CHECK_FALSE(load_calibration(path));
+	save_calibration(c, path);
+	const auto loaded = load_calibration(path);
+	REQUIRE(loaded);
+	CHECK(*loaded == c);
+	std::remove(path.c_str());
+	rmdir((std::string{dir} + "/sub").c_str());
+	rmdir(dir);
+
+	setenv("AMUPMU_CALIBRATION", "/x/y", 1);
+	CHECK(default_calibration_path() == "/x/y");
+	unsetenv("AMUPMU_CALIBRATION");
+	CHECK(default_calibration_path() == "/var/lib/amupmu/calibration");
+}
+
+TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be turned off", "[host][errata][stat]")
+{
+	const auto report_of = [](std::uint64_t midr, const CompensationOptions& o) {
+		StatReport r;
+		r.rows = {{.name = "exc_undef", .number = 0x81, .value = 830},
+			  {.name = "exc_taken", .number = 0x09, .value = 5000},
+			  {.name = "exc_return", .number = 0x0A, .value = 5000},
+			  {.name = "imp_stall_backend_mcq", .number = 0x160, .value = 1380},
+			  {.name = "stall_backend_mem", .number = 0x4005, .value = 800},
+			  {.name = "inst_retired", .number = 0x08, .value = 1e6}};
+		apply_errata(r, midr, o);
+		return r;
+	};
+	const StatReport on = report_of(midr_x2(2, 1), {});
+	REQUIRE(on.rows[0].compensated);
+	CHECK(*on.rows[0].compensated == Approx(830 * 1.21));
+	CHECK(on.rows[0].value == 830);	// raw kept
+	CHECK(on.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
+	CHECK_THAT(on.rows[0].note, Contains("cross-check ok"));
+	REQUIRE(on.rows[3].compensated);
+	CHECK(*on.rows[3].compensated == Approx(1380 - 1380 * 0.30));
+	CHECK(on.rows[3].erratum == "AMUPMU-X2-MCQ");
+	CHECK_FALSE(on.rows[5].compensated);
+	CHECK(on.notes.size() == 2);
+
+	const StatReport off = report_of(midr_x2(2, 1), {.enabled = false});
+	CHECK_FALSE(off.rows[0].compensated);
+	CHECK(off.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
+	CHECK_THAT(off.rows[0].note, Contains("compensation off"));
+
+	const StatReport later = report_of(midr_x2(3, 0), {});
+	CHECK_FALSE(later.rows[0].compensated);
+	CHECK_THAT(later.rows[0].note, Contains("verify"));
+
+	const StatReport qemu = report_of(0x000f0510, {});
+	CHECK_FALSE(qemu.rows[0].compensated);
+	CHECK(qemu.rows[0].erratum.empty());
+	CHECK(qemu.notes.empty());
+
+	// the companions a model needs are added
+	const std::uint16_t asked[] = {0x160, 0x81};
+	const auto add = errata_companions(asked, midr_x2(2, 1));
+	CHECK(add == std::vector<std::uint16_t>{0x09, 0x0A, 0x4005});
+	CHECK(errata_companions(asked, 0x000f0510).empty());
+}

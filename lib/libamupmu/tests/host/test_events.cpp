@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// Event catalogue [host]: pure logic, no device. Golden numbers from the
+// Arm ARM / include/linux/perf/arm_pmuv3.h, typed in here independently of
+// the library's tables.
+#include "fixtures.hpp"
+
+#include <amupmu/decode.hpp>
+#include <amupmu/events.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+
+using namespace amupmu;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr std::uint64_t x2_r2p1 = 0x412FD481;
+constexpr std::uint64_t qemu_max = 0x000f0510;
+
+struct Golden {
+	const char* name;
+	std::uint16_t number;
+};
+
+// ARMV8_PMUV3_PERFCTR_* / ARMV8_IMPDEF_PERFCTR_* of Linux 6.12
+constexpr Golden golden[] = {
+	{"sw_incr", 0x00},	     {"l1i_cache_refill", 0x01}, {"l1d_cache_refill", 0x03},
+	{"l1d_cache", 0x04},	     {"inst_retired", 0x08},	 {"exc_taken", 0x09},
+	{"exc_return", 0x0A},	     {"pc_write_retired", 0x0C}, {"br_mis_pred", 0x10},
+	{"cpu_cycles", 0x11},	     {"br_pred", 0x12},		 {"mem_access", 0x13},
+	{"l2d_cache", 0x16},	     {"l2d_cache_refill", 0x17}, {"inst_spec", 0x1B},
+	{"bus_cycles", 0x1D},	     {"chain", 0x1E},		 {"br_retired", 0x21},
+	{"br_mis_pred_retired", 0x22}, {"stall_frontend", 0x23}, {"stall_backend", 0x24},
+	{"ll_cache_miss_rd", 0x37},  {"stall_slot", 0x3F},	 {"l1d_cache_rd", 0x40},
+	{"l1d_cache_wr", 0x41},	     {"l1d_cache_refill_rd", 0x42}, {"l2d_cache_rd", 0x50},
+	{"ld_spec", 0x70},	     {"st_spec", 0x71},		 {"br_indirect_spec", 0x7A},
+	{"exc_undef", 0x81},	     {"exc_svc", 0x82},		 {"exc_irq", 0x86},
+	{"exc_hvc", 0x8A},	     {"exc_trap_other", 0x8D},	 {"l3d_cache_rd", 0xA0},
+	{"stall_backend_mem", 0x4005}, {"l1i_cache_lmiss", 0x4006}, {"ldst_align_lat", 0x4020},
+};
+
+} // namespace
+
+TEST_CASE("golden event names <-> numbers", "[host][events]")
+{
+	for (const Golden& g : golden) {
+		INFO(g.name);
+		const auto e = find_event(g.name, qemu_max);
+		REQUIRE(e);
+		CHECK(e->number == g.number);
+		CHECK(e->source == EventSource::common);
+		CHECK(event_display_name(g.number, qemu_max) == g.name);
+	}
+}
+
+TEST_CASE("names are case-insensitive; perf aliases", "[host][events]")
+{
+	CHECK(find_event("L1D_CACHE_REFILL", 0)->number == 0x03);
+	CHECK(find_event("Inst_Retired", 0)->number == 0x08);
+	CHECK(find_event("cycles", 0)->number == 0x11);
+	CHECK(find_event("instructions", 0)->number == 0x08);
+	CHECK(find_event("branch-misses", 0)->number == 0x10);
+	CHECK_FALSE(find_event("l1d_miss", 0));
+}
+
+TEST_CASE("the Cortex-X2 table is chosen by MIDR", "[host][events]")
+{
+	const auto e = find_event("imp_stall_backend_mcq", x2_r2p1);
+	REQUIRE(e);
+	CHECK(e->number == 0x0160);
+	CHECK(e->source == EventSource::core);
+	// any revision of the part
+	CHECK(find_event("imp_stall_backend_mcq", 0x410FD480));
+	// not on another core or implementer
+	CHECK_FALSE(find_event("imp_stall_backend_mcq", qemu_max));
+	CHECK_FALSE(find_event("imp_stall_backend_mcq", 0x410FD4F0));	// Neoverse V2
+	CHECK_FALSE(find_event("imp_stall_backend_mcq", 0x4E0FD480));	// NVIDIA, same part number
+	REQUIRE(core_table(x2_r2p1));
+	CHECK(core_table(x2_r2p1)->core == "Cortex-X2");
+	CHECK(event_display_name(0x160, x2_r2p1) == "imp_stall_backend_mcq");
+	CHECK(event_display_name(0x160, qemu_max) == "r160");
+}
+
+TEST_CASE("parse_event: raw events and modifiers", "[host][events]")
+{
+	const EventSpec r = parse_event("r160", qemu_max);
+	CHECK(r.number == 0x160);
+	CHECK(r.source == EventSource::raw);
+	CHECK((r.flags & evflag::raw) != 0);	// PMCEID does not describe 0x160
+	CHECK(parse_event("r8", 0).flags == 0);	// 0x08 is checked against PMCEID
+	CHECK(parse_event("R11", 0).number == 0x11);
+	CHECK_THROWS_AS(parse_event("r10000", 0), InvalidArgument);
+
+	const EventSpec u = parse_event("inst_retired:u", 0);
+	CHECK(u.name == "inst_retired:u");
+	CHECK(u.flags == evflag::excl_el1);
+	CHECK(parse_event("cpu_cycles:k", 0).flags == evflag::excl_el0);
+	CHECK(parse_event("cpu_cycles:uk", 0).flags == 0);
+	CHECK(parse_event("cpu_cycles:h", 0).flags == (evflag::excl_el0 | evflag::excl_el1 | evflag::incl_el2));
+	CHECK(parse_event("exc_undef", 0).flags == evflag::raw);	// 0x81: not in PMCEID
+	CHECK_THROWS_AS(parse_event("cpu_cycles:x", 0), InvalidArgument);
+	CHECK_THROWS_AS(parse_event("cpu_cycles:", 0), InvalidArgument);
+	CHECK_THROWS_AS(parse_event("", 0), InvalidArgument);
+
+	const auto list = parse_event_list("cycles,inst_retired:u,r81", 0);
+	REQUIRE(list.size() == 3);
+	CHECK(list[0].number == 0x11);
+	CHECK(list[1].number == 0x08);
+	CHECK(list[2].number == 0x81);
+}
+
+TEST_CASE("an unknown name suggests the closest ones", "[host][events]")
+{
+	CHECK(edit_distance("kitten", "sitting") == 3);
+	CHECK(edit_distance("ABC", "abc") == 0);
+	CHECK(edit_distance("", "abc") == 3);
+
+	try {
+		(void)parse_event("l1d_cache_refil", qemu_max);
+		FAIL("no exception");
+	} catch (const UnknownEvent& e) {
+		CHECK(e.errnum() == EINVAL);
+		CHECK(e.name() == "l1d_cache_refil");
+		REQUIRE_FALSE(e.suggestions().empty());
+		CHECK(e.suggestions().front() == "l1d_cache_refill");
+		CHECK_THAT(std::string{e.what()}, Contains("did you mean 'l1d_cache_refill'"));
+	}
+	CHECK(closest_event_names("br_mispred", qemu_max).front() == "br_mis_pred");
+	CHECK(closest_event_names("imp_stall_backend_mqc", x2_r2p1).front() == "imp_stall_backend_mcq");
+	// nothing close: no suggestion, still a clear message
+	try {
+		(void)parse_event("zzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzzz", 0);
+		FAIL("no exception");
+	} catch (const UnknownEvent& e) {
+		CHECK(e.suggestions().empty());
+		CHECK_THAT(std::string{e.what()}, Contains("unknown event"));
+	}
+}
+
+TEST_CASE("events the CPU lacks are found from PMCEID before programming", "[host][events]")
+{
+	Info info;
+	info.cpus = {test::qemu_max_cpu(0), test::offline_cpu(1)};
+	// qemu_max_cpu: 0x00 0x08 0x11, 0x21 0x3F, 0x4004
+	const std::vector<EventSpec> ok = {parse_event("inst_retired", 0), parse_event("cpu_cycles:u", 0),
+					   parse_event("br_retired", 0), parse_event("cnt_cycles", 0),
+					   parse_event("exc_undef", 0), parse_event("r160", 0)};
+	const unsigned cpu0[] = {0};
+	CHECK(missing_events(ok, info, cpu0).empty());
+	CHECK_NOTHROW(require_events(ok, info, cpu0));
+
+	const std::vector<EventSpec> bad = {parse_event("l1d_cache", 0), parse_event("stall_backend_mem", 0)};
+	const auto missing = missing_events(bad, info, cpu0);
+	REQUIRE(missing.size() == 2);
+	CHECK(missing[0].number == 0x04);
+	CHECK_THAT(missing[0].reason, Contains("PMCEID0_EL0"));
+	CHECK(missing[1].number == 0x4005);
+	try {
+		require_events(bad, info, cpu0);
+		FAIL("no exception");
+	} catch (const Unsupported& e) {
+		CHECK(e.errnum() == EOPNOTSUPP);
+		CHECK_THAT(std::string{e.what()},
+			   Contains("l1d_cache (0x0004): not implemented (PMCEID0_EL0) on CPU 0; stall_backend_mem"));
+	}
+
+	// the extended half counts only with PMCEID_EXT
+	info.cpus[0].flags &= ~static_cast<std::uint32_t>(CpuFlag::pmceid_ext);
+	const std::vector<EventSpec> ext = {parse_event("cnt_cycles", 0)};
+	REQUIRE(missing_events(ext, info, cpu0).size() == 1);
+	CHECK_THAT(missing_events(ext, info, cpu0)[0].reason, Contains("extended PMCEID"));
+
+	// one clause per event for all the CPUs it is missing on
+	info.cpus.push_back(test::qemu_max_cpu(2));
+	const unsigned cpu02[] = {0, 2};
+	const std::vector<EventSpec> l1d = {parse_event("l1d_cache", 0)};
+	CHECK_THROWS_WITH(require_events(l1d, info, cpu02),
+			  "event check: l1d_cache (0x0004): not implemented (PMCEID0_EL0) on CPUs 0,2: "
+			  "Operation not supported (EOPNOTSUPP)");
+
+	// an undiscovered CPU lacks everything
+	const unsigned cpu1[] = {1};
+	CHECK(missing_events(ok, info, cpu1).size() == ok.size());
+	const unsigned cpu7[] = {7};
+	CHECK(missing_events(ok, info, cpu7).size() == ok.size());
+}
+
+TEST_CASE("cpu_implements reads both PMCEID halves", "[host][events][decode]")
+{
+	const CpuInfo c = test::qemu_max_cpu(0);
+	CHECK(cpu_implements(c, 0x08) == true);
+	CHECK(cpu_implements(c, 0x03) == false);
+	CHECK(cpu_implements(c, 0x3F) == true);
+	CHECK(cpu_implements(c, 0x4004) == true);
+	CHECK(cpu_implements(c, 0x4005) == false);
+	CHECK_FALSE(cpu_implements(c, 0x81).has_value());
+	CHECK_FALSE(cpu_implements(c, 0x160).has_value());
+	CHECK(event_name(0x81) == "EXC_UNDEF");
+	CHECK(event_name(0x40) == "L1D_CACHE_RD");
+}

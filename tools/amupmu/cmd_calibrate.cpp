@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu calibrate: measure this board's erratum parameters with the
+// seeds' microbenchmarks and store them for the library.
+#include "cli.hpp"
+#include "kernels.hpp"
+
+#include <amupmu/cpu.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/errata.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/session.hpp>
+
+#include <cerrno>
+#include <charconv>
+#include <cstdio>
+#include <iostream>
+
+#include <sched.h>
+
+namespace amupmu::cli {
+
+namespace {
+
+constexpr std::string_view usage = R"(Usage: amupmu calibrate [-C CPU] [-o FILE] [--dry-run] [--device PATH]
+
+Measure the parameters of the PMU errata that apply to this CPU and store
+them in the calibration file that 'amupmu stat' and the library load:
+  AMUPMU-X2-EXC_UNDEF  known numbers of undefined instructions (UDF #0,
+                       EC=0x00) caught by a SIGILL handler; factor =
+                       least-squares injected / counted EXC_UNDEF
+  AMUPMU-X2-MCQ        STREAM triad and memset memory-pressure kernels
+                       against a compute-only baseline; mem_bound_factor
+                       = mean (MCQ - baseline MCQ) / MCQ
+On a CPU none of them applies to it says so and stores nothing.
+
+Options:
+  -C CPU          the CPU to measure on (default: the first online)
+  -o FILE         calibration file (default $AMUPMU_CALIBRATION or
+                  /var/lib/amupmu/calibration)
+  --dry-run       measure and print, store nothing
+  --device PATH   device node (default /dev/amupmu)
+  -h, --help      show this help
+)";
+
+/// Counts the events on cpu (pinned there) around f().
+template <typename F>
+std::vector<double> measure(const std::string& device, unsigned cpu, std::span<const GroupEvent> events, F&& f)
+{
+	const Session s = Session::open(GroupConfig{.events = {events.begin(), events.end()}, .cpus = {cpu}}, device);
+	s.reset();
+	s.enable();
+	f();
+	s.disable();
+	CpuReading r;
+	s.read(cpu, r);
+	std::vector<double> out;
+	for (const CounterValue& v : r.counters())
+		out.push_back(static_cast<double>(v.value));
+	return out;
+}
+
+CalibratedValue calibrate_undef(const std::string& device, unsigned cpu)
+{
+	const GroupEvent ev[] = {{.number = ev::exc_undef, .flags = evflag::raw}};
+	const double base = measure(device, cpu, ev, [] { (void)workloads::undefined_instructions(0); })[0];
+	std::vector<UndefRun> runs;
+	for (const std::uint64_t n : {1000u, 2000u, 5000u, 10000u, 20000u}) {
+		std::uint64_t caught = 0;
+		const double counted =
+			measure(device, cpu, ev, [&] { caught = workloads::undefined_instructions(n); })[0] - base;
+		std::printf("  undef %6llu injected, %6llu SIGILL, EXC_UNDEF %.0f\n", static_cast<unsigned long long>(n),
+			    static_cast<unsigned long long>(caught), counted);
+		runs.push_back({static_cast<double>(caught), counted});
+	}
+	return fit_undercount(runs);
+}
+
+CalibratedValue calibrate_mcq(const std::string& device, unsigned cpu)
+{
+	const GroupEvent ev[] = {{.number = ev::imp_stall_backend_mcq, .flags = evflag::raw},
+				 {.number = ev::cpu_cycles, .flags = 0}};
+	const auto b = measure(device, cpu, ev, [] { workloads::insn_loop(20000000); });
+	const double rate = b[1] > 0 ? b[0] / b[1] : 0;
+	std::printf("  baseline: MCQ %.0f in %.0f cycles\n", b[0], b[1]);
+	std::vector<McqRun> runs;
+	for (const std::size_t mib : {16u, 32u, 64u}) {
+		const auto t = measure(device, cpu, ev, [&] { (void)workloads::stream_triad(mib * 1024 * 1024 / 24, 3); });
+		std::printf("  triad %3zu MiB: MCQ %.0f in %.0f cycles\n", mib, t[0], t[1]);
+		runs.push_back({t[0], rate * t[1]});
+		const auto m = measure(device, cpu, ev, [&] { workloads::memset_pressure(mib * 1024 * 1024, 3); });
+		std::printf("  memset %3zu MiB: MCQ %.0f in %.0f cycles\n", mib, m[0], m[1]);
+		runs.push_back({m[0], rate * m[1]});
+	}
+	return fit_overcount(runs);
+}
+
+int run(Args args)
+{
+	std::string device{default_device_path}, output = default_calibration_path();
+	std::optional<unsigned> cpu;
+	bool dry = false;
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		if (auto v = option_value(args, i, "-C"))
+			cpu = number_arg<unsigned>("-C", *v);
+		else if (auto v = option_value(args, i, "-o"))
+			output = std::string{*v};
+		else if (args[i] == "--dry-run")
+			dry = true;
+		else if (auto v = option_value(args, i, "--device"))
+			device = std::string{*v};
+		else
+			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
+	}
+
+	const Info info = Device::open(device).info();
+	if (!cpu)
+		for (const CpuInfo& c : info.cpus)
+			if (c.online()) {
+				cpu = c.cpu;
+				break;
+			}
+	if (!cpu || *cpu >= info.cpus.size() || !info.cpus[*cpu].online())
+		throw UsageError{"no such online CPU"};
+	const std::uint64_t midr = info.cpus[*cpu].midr;
+	std::cout << "CPU " << *cpu << ": " << describe_midr(midr) << "\n";
+
+	std::vector<const Erratum*> todo;
+	for (const ErratumMatch& m : errata_for(midr)) {
+		if (m.applicability == Applicability::yes)
+			todo.push_back(m.erratum);
+		else
+			std::cout << m.erratum->id << ": " << revision_string(decode_midr(midr))
+				  << " is after the affected r0p0-r2p1: not applied, verify on this silicon; not calibrated\n";
+	}
+	if (todo.empty()) {
+		std::cout << "no erratum of the catalogue applies to this CPU (";
+		for (std::size_t i = 0; i < errata().size(); ++i)
+			std::cout << (i ? ", " : "") << errata()[i].id << ": " << errata()[i].core << " r0p0-r2p1";
+		std::cout << "): nothing to calibrate, nothing stored\n";
+		return exit_ok;
+	}
+
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	CPU_SET(*cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set) != 0)
+		throw_error("sched_setaffinity", errno);
+
+	Calibration cal{.midr = midr, .values = {}};
+	for (const Erratum* e : todo) {
+		std::cout << e->id << " (" << e->summary << "):\n";
+		CalibratedValue v = e->model == ErratumModel::undercount_ec0 ? calibrate_undef(device, *cpu)
+									   : calibrate_mcq(device, *cpu);
+		std::printf("  %s = %.4g (default %.4g), %u runs, residual %.3g\n", std::string{e->parameter}.c_str(),
+			    v.value, e->default_value, v.runs, v.residual);
+		if (v.value < e->min_value || v.value > e->max_value) {
+			std::printf("  outside [%g, %g]: not stored\n", e->min_value, e->max_value);
+			continue;
+		}
+		cal.values.push_back(std::move(v));
+	}
+	if (dry || cal.values.empty()) {
+		std::cout << "nothing stored" << (dry ? " (--dry-run)" : "") << "\n";
+		return exit_ok;
+	}
+	save_calibration(cal, output);
+	std::cout << "stored " << output << "\n";
+	return exit_ok;
+}
+
+} // namespace
+
+const Command calibrate_command{
+	.name = "calibrate",
+	.summary = "measure this board's erratum parameters and store them",
+	.usage = usage,
+	.run = run,
+};
+
+} // namespace amupmu::cli

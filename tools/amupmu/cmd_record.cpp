@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu record: overflow sampling while a command runs, to a file;
+// amupmu report: the hottest PCs and symbols of a recording.
+#include "child.hpp"
+#include "cli.hpp"
+
+#include <amupmu/cpu.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/elf.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/record.hpp>
+#include <amupmu/sample.hpp>
+#include <amupmu/session.hpp>
+
+#include <charconv>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include <unistd.h>
+
+namespace amupmu::cli {
+
+namespace {
+
+constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c PERIOD] [-C CPUS] [-o FILE] [--pages N]
+                     [--device PATH] [--] COMMAND [ARGS...]
+
+Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
+CPUS the counter overflows and the driver records the interrupted PC,
+PID and TID. The samples and the command's executable mappings (read
+from /proc/PID/maps right after each exec of the command's process, which
+is traced for that) go to FILE for 'amupmu report'.
+Exits with the command's status.
+
+Options:
+  -e EVENT        sampled event (default cpu_cycles); names as in stat
+  -c PERIOD       events per sample (default 100000)
+  -C CPUS         CPU list (default: all online)
+  -o FILE         output (default amupmu.rec)
+  --pages N       data pages of the ring, a power of two (default 16)
+  --device PATH   device node (default /dev/amupmu)
+  -h, --help      show this help
+)";
+
+constexpr std::string_view report_usage = R"(Usage: amupmu report [-i FILE] [--top N]
+
+Summarise a recording of 'amupmu record': samples per symbol and per PC,
+hottest first, symbolised from the ELF symbol tables of the recorded
+mappings (EL1/EL2 samples are "[kernel]").
+
+Options:
+  -i FILE     recording (default amupmu.rec)
+  --top N     lines per table (default 10)
+  -h, --help  show this help
+)";
+
+int record(Args args)
+{
+	std::string event = "cpu_cycles", cpus, output = "amupmu.rec";
+	std::string device{default_device_path};
+	std::uint64_t period = 100000;
+	std::uint32_t pages = 16;
+	std::size_t i = 0;
+	for (; i < args.size(); ++i) {
+		const std::string_view a = args[i];
+		if (end_of_options(args, i))
+			break;
+		if (auto v = option_value(args, i, "-e"))
+			event = std::string{*v};
+		else if (auto v = option_value(args, i, "-c"))
+			period = number_arg<std::uint64_t>("-c", *v);
+		else if (auto v = option_value(args, i, "-C"))
+			cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "-o"))
+			output = std::string{*v};
+		else if (auto v = option_value(args, i, "--pages"))
+			pages = number_arg<std::uint32_t>("--pages", *v);
+		else if (auto v = option_value(args, i, "--device"))
+			device = std::string{*v};
+		else
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+	}
+	if (period == 0)
+		throw UsageError{"-c needs a period above 0"};
+	if (pages == 0 || (pages & (pages - 1)) != 0)
+		throw UsageError{"--pages needs a power of two"};
+	const std::vector<std::string> command = command_of(args, i);
+
+	Device dev = Device::open(device);
+	const Info info = dev.info();
+	const std::vector<unsigned> set = cpu_set(info, cpus);
+	const std::uint64_t midr = info.cpus[set.front()].midr;
+	const EventSpec spec = parse_event(event, midr);
+	const EventSpec one[] = {spec};
+	require_events(one, info, set);
+
+	GroupConfig cfg{.events = {{.number = spec.number, .flags = spec.flags, .sample_period = period}},
+			.cpus = set,
+			.ring_pages = pages};
+	Session session = [&] {
+		try {
+			return Session::create(std::move(dev), cfg);
+		} catch (const InvalidArgument&) {
+			std::cerr << "amupmu record: the driver refused sample_period " << period << " with "
+				  << pages << " ring pages (a driver without overflow sampling refuses any)\n";
+			throw;
+		}
+	}();
+	SampleReader ring = session.sample_reader();
+
+	Recording rec;
+	rec.command = command;
+	rec.event = spec.name;
+	rec.number = spec.number;
+	rec.period = period;
+	rec.cpus = format_cpu_list(set);
+	rec.timer_freq = ring.timer_freq();
+	const auto drain = [&] {
+		ring.consume([&](const Sample& s) {
+			if (s.type == sample_pmu_overflow)
+				rec.samples.push_back(to_recorded(s));
+		});
+	};
+
+	std::signal(SIGINT, SIG_IGN);
+	std::signal(SIGQUIT, SIG_IGN);
+	Child child{command, true};
+	session.reset();
+	session.enable();
+	try {
+		child.start();
+		child.wait_exec();
+	} catch (const Error& e) {
+		session.disable();
+		std::cerr << "amupmu record: " << e.what() << "\n";
+		return 127;
+	}
+	// the tool's own samples (it runs on the same CPUs) get names too
+	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
+	const auto child_pid = static_cast<std::uint32_t>(child.pid());
+	const auto read_child_maps = [&] {
+		// a new exec of the same process (e.g. through taskset): its maps replace the old ones
+		std::erase_if(rec.maps, [&](const Mapping& m) { return m.pid == child_pid; });
+		for (Mapping& m : read_proc_maps(child_pid))
+			rec.maps.push_back(std::move(m));
+	};
+	read_child_maps();
+	child.follow_execs();
+	while (!child.wait_traced(0, read_child_maps)) {
+		SampleReader::wait(session.fd(), 50);
+		drain();
+	}
+	session.disable();
+	drain();
+	rec.lost = ring.lost();
+
+	std::ofstream out{output, std::ios::trunc};
+	if (!out)
+		throw Error{"open " + output, errno};
+	write_recording(out, rec);
+	if (!out.flush())
+		throw Error{"write " + output, EIO};
+	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << rec.event << " every " << period
+		  << " (" << rec.lost << " lost), " << rec.maps.size() << " mappings -> " << output << "\n";
+	return child.status();
+}
+
+int report(Args args)
+{
+	std::string input = "amupmu.rec";
+	ReportOptions opts;
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		if (auto v = option_value(args, i, "-i"))
+			input = std::string{*v};
+		else if (auto v = option_value(args, i, "--top"))
+			opts.top = number_arg<std::size_t>("--top", *v);
+		else
+			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
+	}
+	std::ifstream in{input};
+	if (!in)
+		throw Error{"open " + input, errno};
+	std::cout << format_report(read_recording(in), opts);
+	return exit_ok;
+}
+
+} // namespace
+
+const Command record_command{
+	.name = "record",
+	.summary = "run a command and sample PCs on counter overflow, to a file",
+	.usage = record_usage,
+	.run = record,
+};
+
+const Command report_command{
+	.name = "report",
+	.summary = "hottest PCs and symbols of a recording",
+	.usage = report_usage,
+	.run = report,
+};
+
+} // namespace amupmu::cli

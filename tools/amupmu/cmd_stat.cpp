@@ -1,0 +1,306 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu stat: count events while a command runs; perf-stat-like output.
+#include "child.hpp"
+#include "cli.hpp"
+
+#include <amupmu/cpu.hpp>
+#include <amupmu/decode.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/errata.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/session.hpp>
+#include <amupmu/stat.hpp>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+namespace amupmu::cli {
+
+namespace {
+
+constexpr std::string_view usage = R"(Usage: amupmu stat [-e EVENTS] [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
+                   [--no-compensate] [--ec0-count N] [--calibration FILE]
+                   [--device PATH] [--] COMMAND [ARGS...]
+
+Run COMMAND and count PMU events on the CPUs of CPUS (default: all online;
+the counters are per CPU, so everything running there is counted), then
+print the totals, derived metrics (IPC, L1D hit rate, branch prediction
+accuracy, backend-stall share) and erratum annotations. Exits with the
+command's status (128 + signal when it was killed).
+
+Options:
+  -e EVENTS         comma-separated events, repeatable: perf names
+                    (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
+                    imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
+                    modifiers :u (EL0) :k (EL1) :h (EL2). Default:
+                    cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,
+                    l1d_cache,l1d_cache_refill,stall_backend (those the
+                    CPU implements)
+  -C CPUS           CPU list, e.g. 0 or 0-3,6
+  -I MS             also print the counts of every MS milliseconds
+  --json            one JSON document (with -I: one JSON object per line)
+  -x SEP            separated values: kind,value,unit,event,code,
+                    running_pct,erratum,note
+  -o FILE           write the counts to FILE instead of stderr
+  --no-compensate   report raw values only (errata are still named)
+  --ec0-count N     software count of EC=0x00 exceptions in the run, for
+                    the EXC_UNDEF model (default: every counted one)
+  --calibration F   calibration file (default $AMUPMU_CALIBRATION or
+                    /var/lib/amupmu/calibration)
+  --device PATH     device node (default /dev/amupmu)
+  -h, --help        show this help
+)";
+
+constexpr std::string_view default_events =
+	"cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,l1d_cache,l1d_cache_refill,stall_backend";
+
+struct Options {
+	std::vector<std::string> events;
+	std::string cpus;
+	int interval_ms = 0;
+	bool json = false;
+	std::optional<std::string> sep;
+	std::optional<std::string> output;
+	bool compensate = true;
+	std::optional<double> ec0;
+	std::optional<std::string> calibration;
+	std::string device{default_device_path};
+	std::vector<std::string> command;
+};
+
+Options parse(Args args)
+{
+	Options o;
+	std::size_t i = 0;
+	for (; i < args.size(); ++i) {
+		const std::string_view a = args[i];
+		if (end_of_options(args, i))
+			break;
+		if (auto v = option_value(args, i, "-e"))
+			o.events.emplace_back(*v);
+		else if (auto v = option_value(args, i, "--event"))
+			o.events.emplace_back(*v);
+		else if (auto v = option_value(args, i, "-C"))
+			o.cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "--cpu"))
+			o.cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "-I")) {
+			o.interval_ms = number_arg<int>("-I", *v);
+			if (o.interval_ms < 10)
+				throw UsageError{"-I needs at least 10 ms"};
+		} else if (a == "--json")
+			o.json = true;
+		else if (auto v = option_value(args, i, "-x"))
+			o.sep = std::string{*v};
+		else if (auto v = option_value(args, i, "-o"))
+			o.output = std::string{*v};
+		else if (a == "--no-compensate")
+			o.compensate = false;
+		else if (auto v = option_value(args, i, "--ec0-count"))
+			o.ec0 = static_cast<double>(number_arg<unsigned long long>("--ec0-count", *v));
+		else if (auto v = option_value(args, i, "--calibration"))
+			o.calibration = std::string{*v};
+		else if (auto v = option_value(args, i, "--device"))
+			o.device = std::string{*v};
+		else
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+	}
+	if (o.json && o.sep)
+		throw UsageError{"--json and -x exclude each other"};
+	if (o.sep && o.sep->empty())
+		throw UsageError{"-x needs a separator"};
+	o.command = command_of(args, i);
+	return o;
+}
+
+struct Plan {
+	std::vector<EventSpec> events;
+	std::vector<bool> added;
+	std::vector<unsigned> cpus;
+	std::uint64_t midr = 0;
+	std::vector<std::string> notes;
+};
+
+Plan plan(const Options& o, const Info& info)
+{
+	Plan p;
+	p.cpus = cpu_set(info, o.cpus);
+	if (p.cpus.empty())
+		throw UsageError{"no online CPU to count on"};
+	p.midr = info.cpus[p.cpus.front()].midr;
+	for (const unsigned c : p.cpus)
+		if (info.cpus[c].discovered() && info.cpus[c].midr != p.midr)
+			p.notes.push_back("CPUs of different types (" + describe_midr(info.cpus[c].midr) +
+					  "): names and errata follow CPU " + std::to_string(p.cpus.front()));
+	if (o.events.empty()) {
+		for (const EventSpec& e : parse_event_list(default_events, p.midr)) {
+			const EventSpec one[] = {e};
+			if (missing_events(one, info, p.cpus).empty())
+				p.events.push_back(e);
+			else
+				p.notes.push_back(e.name + " left out of the default set: not implemented here");
+		}
+	} else {
+		for (const std::string& list : o.events)
+			for (EventSpec& e : parse_event_list(list, p.midr))
+				p.events.push_back(std::move(e));
+	}
+	p.added.assign(p.events.size(), false);
+	// events an erratum model needs, unless compensation is off
+	if (o.compensate) {
+		std::vector<std::uint16_t> numbers;
+		for (const EventSpec& e : p.events)
+			numbers.push_back(e.number);
+		for (const std::uint16_t n : errata_companions(numbers, p.midr)) {
+			EventSpec e = parse_event(event_display_name(n, p.midr), p.midr);
+			p.events.push_back(std::move(e));
+			p.added.push_back(true);
+		}
+	}
+	if (p.events.size() > max_group_events)
+		throw UsageError{std::to_string(p.events.size()) + " events: a group has at most " +
+				 std::to_string(max_group_events)};
+	// before anything is programmed
+	require_events(p.events, info, p.cpus);
+	return p;
+}
+
+class Reader {
+public:
+	Reader(const Session& s, const Plan& p) : session_{s}, plan_{p}, last_(p.events.size(), 0.0) {}
+
+	/// Totals over the CPUs; with delta, since the previous call.
+	StatReport report(bool delta)
+	{
+		StatReport r;
+		r.cpus = format_cpu_list(plan_.cpus);
+		r.cpu_description = describe_midr(plan_.midr);
+		r.notes = plan_.notes;
+		for (std::size_t i = 0; i < plan_.events.size(); ++i)
+			r.rows.push_back({.name = plan_.events[i].name,
+					  .number = plan_.events[i].number,
+					  .flags = plan_.events[i].flags,
+					  .time_enabled = 0,
+					  .time_running = UINT64_MAX,
+					  .added = plan_.added[i]});
+		for (const unsigned cpu : plan_.cpus) {
+			session_.read(cpu, reading_);
+			for (std::size_t i = 0; i < r.rows.size() && i < reading_.nr_values; ++i) {
+				r.rows[i].value += static_cast<double>(reading_.values[i].value);
+				r.rows[i].time_enabled = std::max(r.rows[i].time_enabled, reading_.time_enabled);
+				r.rows[i].time_running = std::min(r.rows[i].time_running, reading_.time_running);
+			}
+			if (reading_.state & read_state::offline)
+				r.notes.push_back("CPU " + std::to_string(cpu) + " was offline: its totals stopped then");
+		}
+		for (std::size_t i = 0; i < r.rows.size(); ++i) {
+			const double total = r.rows[i].value;
+			if (delta)
+				r.rows[i].value -= last_[i];
+			last_[i] = total;
+			if (r.rows[i].time_running == UINT64_MAX)
+				r.rows[i].time_running = 0;
+		}
+		return r;
+	}
+
+private:
+	const Session& session_;
+	const Plan& plan_;
+	std::vector<double> last_;
+	CpuReading reading_;
+};
+
+std::string render(const Options& o, const StatReport& r)
+{
+	if (o.json)
+		return format_stat_json(r, r.interval_end ? 0 : 2);
+	if (o.sep)
+		return format_stat_csv(r, *o.sep);
+	return format_stat_text(r);
+}
+
+int run(Args args)
+{
+	const Options o = parse(args);
+	Device dev = Device::open(o.device);
+	const Info info = dev.info();
+	Plan p = plan(o, info);
+
+	std::optional<Calibration> cal;
+	const std::string cal_path = o.calibration.value_or(default_calibration_path());
+	if (o.compensate && !errata_for(p.midr).empty())
+		cal = load_calibration(cal_path);
+
+	GroupConfig cfg{.events = group_events(p.events), .cpus = p.cpus};
+	const Session session = Session::create(std::move(dev), cfg);
+
+	std::ofstream file;
+	if (o.output) {
+		file.open(*o.output, std::ios::trunc);
+		if (!file)
+			throw Error{"open " + *o.output, errno};
+	}
+	std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cerr;
+
+	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
+				 .calibration = cal ? &*cal : nullptr};
+	Reader reader{session, p};
+
+	// the command: SIGINT/SIGQUIT go to it, not to us
+	std::signal(SIGINT, SIG_IGN);
+	std::signal(SIGQUIT, SIG_IGN);
+	Child child{o.command};
+	session.reset();
+	session.enable();
+	const auto t0 = std::chrono::steady_clock::now();
+	const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+	try {
+		child.start();
+	} catch (const Error& e) {
+		session.disable();
+		std::cerr << "amupmu stat: " << e.what() << "\n";
+		return 127;
+	}
+	if (o.interval_ms > 0) {
+		while (!child.wait(o.interval_ms)) {
+			StatReport r = reader.report(true);
+			r.interval_end = since();
+			r.seconds = o.interval_ms / 1000.0;
+			apply_errata(r, p.midr, comp);
+			derive_report_metrics(r);
+			out << render(o, r) << std::flush;
+		}
+	} else {
+		child.wait();
+	}
+	session.disable();
+	const double seconds = since();
+
+	StatReport r = reader.report(false);
+	r.command = o.command;
+	r.seconds = seconds;
+	r.exit_status = child.status();
+	apply_errata(r, p.midr, comp);
+	derive_report_metrics(r);
+	out << render(o, r) << std::flush;
+	if (!out)
+		throw Error{"write " + o.output.value_or("stderr"), EIO};
+	return child.status();
+}
+
+} // namespace
+
+const Command stat_command{
+	.name = "stat",
+	.summary = "run a command and count PMU events: totals, metrics, erratum compensation",
+	.usage = usage,
+	.run = run,
+};
+
+} // namespace amupmu::cli

@@ -1,0 +1,150 @@
+# SPDX-License-Identifier: GPL-2.0
+# The amupmu tool on the board (busybox sh; sourced by payloads after
+# /lib.sh). Backend: QEMU TCG PMUv3. Instruction counts are exact only
+# under -icount (INST_RETIRED counts nothing in TCG without it).
+
+owner() { cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null || echo unloaded; }
+icount() { case $AMUPMU_BOARD in *icount1) return 0 ;; esac; return 1; }
+
+# the value column of the CSV count line of EVENT in FILE
+csv_count() { grep "^count,[0-9]*,,$2," "$1" | head -1 | cut -d, -f2; }
+
+# stat of the fixed loop: 2 * N instructions at EL0, within 0.1 %. The
+# loop is pinned to CPU 0 and only CPU 0 counted: QEMU's -icount is one
+# instruction clock for all vCPUs, which makes the other (idle) vCPU
+# "retire" instructions too, and a migrating task's EL0 count fuzzy. The
+# rest is the workload's start and exit and the tool's own EL0 code
+# between enable and disable (printed from a 1-iteration run).
+stat_fixed_loop() {
+	amupmu stat -C 0 -e inst_retired:u -x, -o /tmp/one.csv -- taskset 1 amupmu-workload loop 1 || return 1
+	echo "# overhead of a 1-iteration run: $(csv_count /tmp/one.csv inst_retired:u) inst_retired:u"
+	n=100000000 expect=200000000
+	amupmu stat -C 0 -e inst_retired:u,cpu_cycles:u -x, -o /tmp/loop.csv -- taskset 1 amupmu-workload loop $n ||
+		return 1
+	sed 's/^/# /' /tmp/loop.csv
+	got=$(csv_count /tmp/loop.csv inst_retired:u)
+	[ -n "$got" ] || return 1
+	diff=$((got > expect ? got - expect : expect - got))
+	echo "# fixed loop: expected $expect inst_retired:u, measured $got, off by $diff ($((diff * 1000000 / expect)) ppm)"
+	[ $((diff * 1000)) -le $expect ]
+}
+
+# the perf-stat-like table of a branchy workload with derived metrics
+stat_table() {
+	amupmu stat -o /tmp/table.txt -- amupmu-workload branchy 1000000 0.1 || return 1
+	sed 's/^/# /' /tmp/table.txt
+	grep -q 'Performance counter stats for' /tmp/table.txt && grep -q 'cpu_cycles' /tmp/table.txt &&
+		grep -q 'seconds time elapsed' /tmp/table.txt
+}
+
+stat_exit_status() {
+	amupmu stat -e cpu_cycles -o /dev/null -- sh -c 'exit 7'
+	[ $? = 7 ]
+}
+
+stat_json() {
+	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 &&
+		grep -q '"events"' /tmp/stat.json && grep -q '"name": "cpu_cycles"' /tmp/stat.json
+}
+
+stat_interval() {
+	amupmu stat -I 100 -x, -e cpu_cycles -o /tmp/iv.csv -- sleep 1 || return 1
+	sed 's/^/# /' /tmp/iv.csv
+	# interval lines carry a time column first, the final lines do not
+	[ "$(grep -c '^[0-9.]*,count,' /tmp/iv.csv)" -ge 3 ] && grep -q '^count,' /tmp/iv.csv
+}
+
+stat_bad_event() {
+	amupmu stat -e inst_retird -- true 2>/tmp/err.txt
+	rc=$?
+	sed 's/^/# /' /tmp/err.txt
+	[ $rc = 1 ] && grep -q "unknown event 'inst_retird'; did you mean 'inst_retired'" /tmp/err.txt
+}
+
+stat_busy() {
+	n=$(amupmu info | grep -o '[0-9]* event counters' | head -1 | cut -d' ' -f1)
+	[ -n "$n" ] || return 1
+	ev=cpu_cycles i=0
+	while [ $i -lt "$n" ]; do ev=$ev,sw_incr; i=$((i + 1)); done
+	amupmu stat -e "$ev" -o /dev/null -- sleep 3 &
+	holder=$!
+	sleep 1
+	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
+	rc=$?
+	wait $holder
+	sed 's/^/# /' /tmp/err.txt
+	[ $rc = 1 ] && grep -q 'AMUPMU_PMU_CONFIG (0 counters free, 1 asked): Device or resource busy (EBUSY)' /tmp/err.txt
+}
+
+stat_kernel_owner() {
+	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
+	rc=$?
+	sed 's/^/# /' /tmp/err.txt
+	[ $rc = 1 ] && grep -q 'EBUSY' /tmp/err.txt && grep -q "kernel's arm_pmu" /tmp/err.txt
+}
+
+# the module cannot go away under an open session: rmmod is refused while
+# stat counts, and stat ends normally
+rmmod_while_counting() {
+	amupmu stat -e cpu_cycles -o /tmp/held.txt -- sleep 2 &
+	holder=$!
+	sleep 1
+	if rmmod amupmu 2>/tmp/rmmod.txt; then
+		wait $holder
+		echo "# rmmod succeeded under an open session"
+		insmod "$AMUPMU_KO"
+		return 1
+	fi
+	sed 's/^/# /' /tmp/rmmod.txt
+	wait $holder && grep -q cpu_cycles /tmp/held.txt
+}
+
+calibrate_not_x2() {
+	rm -f /tmp/cal
+	AMUPMU_CALIBRATION=/tmp/cal amupmu calibrate >/tmp/cal.txt 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/cal.txt
+	[ $rc = 0 ] && grep -q 'no erratum of the catalogue applies' /tmp/cal.txt &&
+		grep -q 'nothing stored' /tmp/cal.txt && [ ! -e /tmp/cal ]
+}
+
+# through taskset: the mappings of the last exec name the samples
+record_report() {
+	amupmu record -C 0 -e cpu_cycles:u -c 100000 -o /tmp/loop.rec -- taskset 1 amupmu-workload loop 20000000 ||
+		return 1
+	amupmu report -i /tmp/loop.rec --top 5 >/tmp/report.txt || return 1
+	sed 's/^/# /' /tmp/report.txt
+	# the loop's function is the hottest symbol of the static binary
+	sed -n '/hottest symbols/,/^$/p' /tmp/report.txt | sed -n 3p | grep -q 'amupmu::workloads::insn_loop'
+}
+
+# with the module loaded
+tool_tests() {
+	echo "# amupmu tool tests, pmu owner $(owner), board $AMUPMU_BOARD"
+	tap_check stat-bad-event stat_bad_event
+	tap_check calibrate-not-x2 calibrate_not_x2
+	case $(owner) in
+	amupmu)
+		if icount; then tap_check stat-fixed-loop-0.1% stat_fixed_loop; fi
+		tap_check stat-table stat_table
+		tap_check stat-exit-status stat_exit_status
+		tap_check stat-json stat_json
+		tap_check stat-interval stat_interval
+		tap_check stat-busy stat_busy
+		tap_check rmmod-refused-while-counting rmmod_while_counting
+		tap_check record-report record_report
+		;;
+	kernel)
+		tap_check stat-kernel-owner-ebusy stat_kernel_owner
+		;;
+	esac
+}
+
+# after rmmod
+tool_tests_unloaded() {
+	tap_check stat-no-module sh -c 'amupmu stat -- true 2>/tmp/err.txt; rc=$?; cat /tmp/err.txt;
+		[ $rc = 2 ] && grep -q "is the amupmu module loaded" /tmp/err.txt'
+	if [ -x /tests/amupmu_board_tests ]; then
+		run_test amupmu_board_tests-unloaded /tests/amupmu_board_tests -r tap --use-colour no "[unloaded]"
+	fi
+}
