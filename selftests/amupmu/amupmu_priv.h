@@ -7,11 +7,15 @@
 #ifndef AMUPMU_PRIV_H
 #define AMUPMU_PRIV_H
 
+#include <errno.h>
 #include <grp.h>
+#include <string.h>
+#include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <linux/types.h>
 
 /* The uid / gid tests drop to: "nobody" (the board has no user database). */
 #define AMUPMU_NOBODY		65534
