@@ -95,6 +95,12 @@ for k in 6.1 6.12; do
 	board pmu "$k" amupmu prod -i
 	board pmu32 "$k" amupmu prod
 	board pmu "$k" stock prod -i
+	# reliability (issue 5): hotplug, concurrency, load/unload on the
+	# amupmu DT; the fuzzer on both DTs and the mock build
+	board stress "$k" amupmu prod
+	board fuzz "$k" amupmu prod
+	board fuzz "$k" stock prod
+	board fuzz "$k" amupmu mock
 done
 
 line="check: $PASSED passed, $FAILED failed"

@@ -6,7 +6,8 @@
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 
-for t in amupmu_info_test amupmu_caps_test; do
+# the ABI sweep, bad sysfs input and the privilege table: issue 5
+for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else
