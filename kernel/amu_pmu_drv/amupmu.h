@@ -101,6 +101,28 @@ void amupmu_session_free(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 void amupmu_pmu_release_group(struct amupmu_session *s);
 ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf);
+struct file;
+struct poll_table_struct;
+struct vm_area_struct;
+ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
+			    bool nonblock);
+__poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
+			     struct poll_table_struct *wait);
+int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
+extern unsigned int amupmu_sample_period_min;
+
+/* amupmu_ring.c: the sample ring */
+struct amupmu_ring;
+struct amupmu_ring *amupmu_ring_alloc(unsigned int pages);
+void amupmu_ring_get(struct amupmu_ring *r);
+void amupmu_ring_put(struct amupmu_ring *r);
+unsigned int amupmu_ring_pages(const struct amupmu_ring *r);
+bool amupmu_ring_mapped(const struct amupmu_ring *r);
+void amupmu_ring_reset(struct amupmu_ring *r);
+bool amupmu_ring_write(struct amupmu_ring *r, const void *rec, u32 len);
+bool amupmu_ring_empty(struct amupmu_ring *r);
+ssize_t amupmu_ring_read(struct amupmu_ring *r, char __user *buf, size_t count);
+int amupmu_ring_mmap(struct amupmu_ring *r, struct vm_area_struct *vma);
 
 /* amupmu_sysfs.c */
 int amupmu_sysfs_init(void);

@@ -232,7 +232,25 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 static int amupmu_fops_open(struct inode *inode, struct file *filp)
 {
 	filp->private_data = amupmu_session_alloc();
-	return filp->private_data ? 0 : -ENOMEM;
+	if (!filp->private_data)
+		return -ENOMEM;
+	/* read() returns sample records: a stream, no file position */
+	return stream_open(inode, filp);
+}
+
+static ssize_t amupmu_fops_read(struct file *filp, char __user *buf, size_t count, loff_t *ppos)
+{
+	return amupmu_session_read(filp->private_data, buf, count, filp->f_flags & O_NONBLOCK);
+}
+
+static __poll_t amupmu_fops_poll(struct file *filp, struct poll_table_struct *wait)
+{
+	return amupmu_session_poll(filp->private_data, filp, wait);
+}
+
+static int amupmu_fops_mmap(struct file *filp, struct vm_area_struct *vma)
+{
+	return amupmu_session_mmap(filp->private_data, vma);
 }
 
 static int amupmu_fops_release(struct inode *inode, struct file *filp)
@@ -245,6 +263,9 @@ static const struct file_operations amupmu_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_fops_open,
 	.release = amupmu_fops_release,
+	.read = amupmu_fops_read,
+	.poll = amupmu_fops_poll,
+	.mmap = amupmu_fops_mmap,
 	.unlocked_ioctl = amupmu_fops_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.llseek = noop_llseek,

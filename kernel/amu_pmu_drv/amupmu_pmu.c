@@ -12,6 +12,13 @@
  *  - amupmu_pmu_cpu.lock (raw, IRQ-safe): a CPU's totals; taken by the
  *    overflow handler and the IPIs on that CPU and by readers of an offline
  *    CPU. The hardware of a CPU is only touched on that CPU.
+ *  - the ring's lock (raw): inside amupmu_pmu_cpu.lock, by the handler.
+ *
+ * Sampling: an event with a sample_period has its counter preloaded to
+ * 2^width - period; each overflow interrupt folds the count into the total,
+ * re-arms the counter for the next period (keeping the events counted since
+ * the overflow) and writes a struct amupmu_sample into the session's ring.
+ * Readers of the ring (read(), poll()) are woken through an irq_work.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,14 +29,20 @@
 #include <linux/cpu_pm.h>
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
+#include <linux/irq_work.h>
 #include <linux/ktime.h>
 #include <linux/module.h>
+#include <linux/poll.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
+#include <linux/wait.h>
+#include <asm/irq_regs.h>
 #include <asm/sysreg.h>
+#include <clocksource/arm_arch_timer.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
@@ -38,6 +51,40 @@ static unsigned int pmu_counter_bits = 64;
 module_param(pmu_counter_bits, uint, 0444);
 MODULE_PARM_DESC(pmu_counter_bits,
 		 "event counter width: 64 (PMCR_EL0.LP where PMUv3p5 has it) or 32 (overflows accumulated by the interrupt)");
+
+/*
+ * The smallest sample_period: an interrupt per 10,000 events at most. The
+ * module parameter can raise it (or lower it to 1,000) at load time or,
+ * for root, later through /sys/module/amupmu/parameters/; a write out of
+ * range is refused with EINVAL and changes nothing.
+ */
+#define AMUPMU_PERIOD_MIN_DEFAULT	10000
+#define AMUPMU_PERIOD_MIN_FLOOR		1000
+#define AMUPMU_PERIOD_MIN_CEIL		U32_MAX
+
+unsigned int amupmu_sample_period_min = AMUPMU_PERIOD_MIN_DEFAULT;
+
+static int amupmu_period_min_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+	int ret = kstrtouint(val, 0, &v);
+
+	if (ret)
+		return ret;
+	if (v < AMUPMU_PERIOD_MIN_FLOOR)
+		return -EINVAL;
+	WRITE_ONCE(amupmu_sample_period_min, v);
+	return 0;
+}
+
+static const struct kernel_param_ops amupmu_period_min_ops = {
+	.set = amupmu_period_min_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_period_min, &amupmu_period_min_ops, &amupmu_sample_period_min, 0644);
+MODULE_PARM_DESC(sample_period_min,
+		 "smallest sample_period accepted, 1000 .. 4294967295 (default 10000)");
 
 #define AMUPMU_CYCLE_IDX	31	/* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS */
 #define AMUPMU_CPU_CYCLES	0x11
@@ -55,6 +102,8 @@ MODULE_PARM_DESC(pmu_counter_bits,
  * @prev: hardware value at the last update
  * @total: 64-bit total up to @prev
  * @overflows: overflow interrupts taken
+ * @period: sample period, 0 when the counter only counts
+ * @ev: index of the counter's event in its owner's group
  */
 struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
@@ -62,6 +111,8 @@ struct amupmu_pmu_counter {
 	u64 prev;
 	u64 total;
 	u64 overflows;
+	u64 period;
+	u8 ev;
 };
 
 /**
@@ -98,6 +149,14 @@ struct amupmu_pmu_cpu {
  * @run_since: per CPU, when it last started counting there (0: not
  *	counting); written by commands and hotplug callbacks, which exclude
  *	each other through the hotplug lock
+ * @period: each event's sample period (0: counting only)
+ * @samples: per CPU, records written by that CPU (under its pc->lock)
+ * @lost: per CPU, records it dropped because the ring was full (idem)
+ * @ring: the sample ring, NULL until a sampling group is configured; kept
+ *	when the group is released, freed with the session (under @lock)
+ * @read_lock: serialises read()
+ * @wait: read() and poll() wait here for records
+ * @wake: wakes @wait from the interrupt handler
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
@@ -111,6 +170,13 @@ struct amupmu_session {
 	u64 enabled_since;
 	u64 *run_ns;
 	u64 *run_since;
+	u64 period[AMUPMU_PMU_MAX_EVENTS];
+	u64 *samples;
+	u64 *lost;
+	struct amupmu_ring *ring;
+	struct mutex read_lock; /* see @read_lock above */
+	wait_queue_head_t wait;
+	struct irq_work wake;
 };
 
 static struct amupmu_pmu_cpu *amupmu_pmu_cpus;	/* nr_cpu_ids, while exclusive */
@@ -188,11 +254,17 @@ static void amupmu_hw_write_type(unsigned int idx, u32 evtyper)
 	write_sysreg(evtyper, pmxevtyper_el0);
 }
 
+/* The cycle counter overflows at 64 bits (PMCR_EL0.LC), event counters at pc->mask. */
+static u64 amupmu_counter_mask(const struct amupmu_pmu_cpu *pc, unsigned int idx)
+{
+	return idx == AMUPMU_CYCLE_IDX ? U64_MAX : pc->mask;
+}
+
 /* Fold the hardware count into the total: the delta modulo the width. */
 static void amupmu_counter_update(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
-	u64 mask = idx == AMUPMU_CYCLE_IDX ? U64_MAX : pc->mask;
+	u64 mask = amupmu_counter_mask(pc, idx);
 	u64 now = amupmu_hw_read_counter(idx) & mask;
 
 	c->total += (now - c->prev) & mask;
@@ -208,24 +280,91 @@ static void amupmu_hw_counter_stop(unsigned int idx)
 	write_sysreg(BIT(idx), pmovsclr_el0);
 }
 
-/* Program a counter from zero, interrupt enabled, counting if @run. */
+/*
+ * Program a counter from zero (a sampling counter from 2^width - period),
+ * interrupt enabled, counting if @run.
+ */
 static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx, bool run)
 {
+	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+
 	amupmu_hw_counter_stop(idx);
-	amupmu_hw_write_type(idx, pc->cnt[idx].evtyper);
-	amupmu_hw_write_counter(idx, 0);
-	pc->cnt[idx].prev = 0;
+	amupmu_hw_write_type(idx, c->evtyper);
+	c->prev = -c->period & amupmu_counter_mask(pc, idx);
+	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
 	if (run)
 		write_sysreg(BIT(idx), pmcntenset_el0);
 	isb();
 }
 
+/*
+ * After the overflow of a sampling counter: fold its count in and set it to
+ * overflow again one period after the last overflow, keeping the events it
+ * counted since (unless they already exceed a period). Under pc->lock.
+ */
+static void amupmu_counter_rearm(struct amupmu_pmu_cpu *pc, unsigned int idx)
+{
+	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+	u64 mask = amupmu_counter_mask(pc, idx);
+	u64 now = amupmu_hw_read_counter(idx) & mask;
+	u64 next = now < c->period ? now - c->period : -c->period;
+
+	c->total += (now - c->prev) & mask;
+	c->prev = next & mask;
+	amupmu_hw_write_counter(idx, c->prev);
+}
+
+/* The sample record of a group, with room for its values. */
+struct amupmu_sample_buf {
+	struct amupmu_sample rec;
+	u64 values[AMUPMU_PMU_MAX_EVENTS];
+};
+
+static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
+				  u64 *totals);
+
+/*
+ * Write the sample of counter @c's overflow on this CPU into its session's
+ * ring: the interrupted context (PC, EL, task), the generic timer and the
+ * group's totals. In the interrupt handler, under pc->lock.
+ */
+static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_counter *c,
+			  unsigned int cpu)
+{
+	struct amupmu_session *s = c->owner;
+	struct pt_regs *regs = get_irq_regs();
+	struct amupmu_sample_buf b;
+	u32 len = sizeof(b.rec) + s->nr_events * sizeof(u64);
+
+	b.rec = (struct amupmu_sample) {
+		.size = len,
+		.type = AMUPMU_SAMPLE_PMU_OVERFLOW,
+		.event = c->ev,
+		.cpu = cpu,
+		.nr_values = s->nr_events,
+		.pid = task_tgid_nr(current),
+		.tid = task_pid_nr(current),
+		.time = arch_timer_read_counter(),
+	};
+	if (regs) {
+		b.rec.pc = instruction_pointer(regs);
+		b.rec.el = user_mode(regs) ? 0 : FIELD_GET(GENMASK(3, 2), regs->pstate);
+	}
+	amupmu_collect_totals(pc, amupmu_sess_idx(s, cpu), s->nr_events, b.values);
+	if (amupmu_ring_write(s->ring, &b, len)) {
+		s->samples[cpu]++;
+		irq_work_queue(&s->wake);
+	} else {
+		s->lost[cpu]++;
+	}
+}
+
 static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 {
 	struct amupmu_pmu_cpu *pc;
 	unsigned long ovs;
-	unsigned int idx;
+	unsigned int idx, cpu;
 
 	ovs = read_sysreg(pmovsclr_el0) & U32_MAX;
 	if (!ovs)
@@ -233,12 +372,18 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 	write_sysreg(ovs, pmovsclr_el0);
 	isb();
 
-	pc = &amupmu_pmu_cpus[smp_processor_id()];
+	cpu = smp_processor_id();
+	pc = &amupmu_pmu_cpus[cpu];
 	raw_spin_lock(&pc->lock);
 	for_each_set_bit(idx, &ovs, AMUPMU_PMU_MAX_EVENTS) {
 		if (pc->used & BIT(idx)) {
-			amupmu_counter_update(pc, idx);
 			pc->cnt[idx].overflows++;
+			if (pc->cnt[idx].period) {
+				amupmu_counter_rearm(pc, idx);
+				amupmu_sample(pc, &pc->cnt[idx], cpu);
+			} else {
+				amupmu_counter_update(pc, idx);
+			}
 		} else {
 			/* not ours: left over from before, mask it */
 			write_sysreg(BIT(idx), pmintenclr_el1);
@@ -473,6 +618,13 @@ void amupmu_pmu_release(void)
 
 /* ------------------------------------------------------------ sessions */
 
+static void amupmu_sess_wake(struct irq_work *work)
+{
+	struct amupmu_session *s = container_of(work, struct amupmu_session, wake);
+
+	wake_up_interruptible_poll(&s->wait, EPOLLIN | EPOLLRDNORM);
+}
+
 struct amupmu_session *amupmu_session_alloc(void)
 {
 	struct amupmu_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
@@ -480,6 +632,9 @@ struct amupmu_session *amupmu_session_alloc(void)
 	if (!s)
 		return NULL;
 	mutex_init(&s->lock);
+	mutex_init(&s->read_lock);
+	init_waitqueue_head(&s->wait);
+	init_irq_work(&s->wake, amupmu_sess_wake);
 	return s;
 }
 
@@ -492,6 +647,7 @@ struct amupmu_sess_ipi {
 	struct amupmu_session *s;
 	amupmu_counter_op_t op;
 	struct amupmu_pmu_value *vals;
+	struct amupmu_pmu_read *rd;
 };
 
 static void amupmu_sess_ipi_fn(void *arg)
@@ -536,6 +692,11 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 	}
 	c->total = 0;
 	c->overflows = 0;
+	/* once per CPU: the sample counts are the CPU's, not the counter's */
+	if (c->ev == 0) {
+		s->samples[pc - amupmu_pmu_cpus] = 0;
+		s->lost[pc - amupmu_pmu_cpus] = 0;
+	}
 }
 
 static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
@@ -584,9 +745,13 @@ static void amupmu_sess_free_group(struct amupmu_session *s)
 	kfree(s->idx);
 	kfree(s->run_ns);
 	kfree(s->run_since);
+	kfree(s->samples);
+	kfree(s->lost);
 	s->idx = NULL;
 	s->run_ns = NULL;
 	s->run_since = NULL;
+	s->samples = NULL;
+	s->lost = NULL;
 }
 
 /* Free the group's counters. Under cpus_read_lock() and s->lock. */
@@ -618,6 +783,10 @@ void amupmu_session_free(struct amupmu_session *s)
 		return;
 	if (s->configured)
 		amupmu_pmu_release_group(s);
+	/* no counter of the session runs: only a queued wake-up may be left */
+	irq_work_sync(&s->wake);
+	amupmu_ring_put(s->ring);
+	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->lock);
 	kfree(s);
 }
@@ -630,13 +799,27 @@ static int amupmu_pmu_owned(void)
 }
 
 /* PMEVTYPER value of @ev for a CPU, or -errno. */
+/*
+ * The largest sample period of a CPU's event counters: their width, which
+ * is 64 bits only with PMUv3p5 and pmu_counter_bits=64 (PMCR_EL0.LP).
+ */
+static u64 amupmu_period_max(const struct amupmu_cpu_info *ci)
+{
+	if (pmu_counter_bits == 64 && ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P5)
+		return S64_MAX;
+	return U32_MAX;
+}
+
 static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 			      const struct amupmu_cpu_info *ci)
 {
 	u32 n = ev->event, type = 0;
 	bool impl;
 
-	if (ev->flags & ~AMUPMU_EV_ALL || ev->sample_period)
+	if (ev->flags & ~AMUPMU_EV_ALL)
+		return -EINVAL;
+	if (ev->sample_period && (ev->sample_period < READ_ONCE(amupmu_sample_period_min) ||
+				  ev->sample_period > amupmu_period_max(ci)))
 		return -EINVAL;
 	if (n > (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P1 ? 0xffff : 0x3ff))
 		return -EINVAL;
@@ -751,10 +934,11 @@ static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free
 static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 				 struct amupmu_config_req *req)
 {
+	bool sampling = false;
 	unsigned int e;
 	int ret;
 
-	if (cfg->flags || cfg->__reserved || cfg->ring_pages)
+	if (cfg->flags || cfg->__reserved)
 		return -EINVAL;
 	if (!cfg->nr_events || cfg->nr_events > AMUPMU_PMU_MAX_EVENTS ||
 	    cfg->event_size < AMUPMU_PMU_EVENT_SIZE_VER0 || cfg->event_size > AMUPMU_SIZE_MAX ||
@@ -767,8 +951,39 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 					    u64_to_user_ptr(uptr), cfg->event_size);
 		if (ret)
 			return ret;
+		if (req->evs[e].sample_period)
+			sampling = true;
 	}
+	/* a ring exactly when an event samples */
+	if (sampling ? !is_power_of_2(cfg->ring_pages) || cfg->ring_pages > AMUPMU_RING_PAGES_MAX
+		     : cfg->ring_pages)
+		return -EINVAL;
 	return amupmu_read_cpuset(req->cpus, cfg);
+}
+
+/*
+ * Give a sampling group its ring: the session's own when it has the size
+ * asked for (emptied), else a new one; EBUSY while a ring of another size
+ * is mapped. Under s->lock.
+ */
+static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages)
+{
+	struct amupmu_ring *r;
+
+	if (s->ring && amupmu_ring_pages(s->ring) == pages) {
+		amupmu_ring_reset(s->ring);
+		return 0;
+	}
+	if (s->ring && amupmu_ring_mapped(s->ring))
+		return -EBUSY;
+	r = amupmu_ring_alloc(pages);
+	if (!r)
+		return -ENOMEM;
+	amupmu_ring_put(s->ring);
+	WRITE_ONCE(s->ring, r);
+	/* a reader waiting on the old ring looks again */
+	wake_up_interruptible_all(&s->wait);
+	return 0;
 }
 
 static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg,
@@ -804,15 +1019,23 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 				goto out_free;
 			}
 			s->evtyper[e] = type;
+			s->period[e] = evs[e].sample_period;
 		}
 	}
 
 	s->idx = kcalloc(nr_cpu_ids, AMUPMU_PMU_MAX_EVENTS, GFP_KERNEL);
 	s->run_ns = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
 	s->run_since = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	if (!s->idx || !s->run_ns || !s->run_since) {
+	s->samples = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	s->lost = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
+	if (!s->idx || !s->run_ns || !s->run_since || !s->samples || !s->lost) {
 		ret = -ENOMEM;
 		goto out_free;
+	}
+	if (cfg->ring_pages) {
+		ret = amupmu_sess_ring(s, cfg->ring_pages);
+		if (ret)
+			goto out_free;
 	}
 
 	mutex_lock(&amupmu_pmu_alloc_lock);
@@ -840,6 +1063,8 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 			*c = (struct amupmu_pmu_counter) {
 				.owner = s,
 				.evtyper = s->evtyper[e],
+				.period = s->period[e],
+				.ev = e,
 			};
 		}
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -926,19 +1151,36 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 }
 
 /*
- * Copy a session's @n totals on one CPU into @vals, folding the hardware
- * counts in first when @update (the caller runs on that CPU). Under pc->lock.
+ * Copy a session's totals on @cpu into @vals and its sample counts into
+ * @rd, folding the hardware counts in first when @update (the caller runs
+ * on that CPU). Under pc->lock.
  */
-static void amupmu_collect(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
+static void amupmu_collect(struct amupmu_session *s, unsigned int cpu, struct amupmu_pmu_read *rd,
 			   struct amupmu_pmu_value *vals, bool update)
 {
-	unsigned int e;
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	const u8 *idx = amupmu_sess_idx(s, cpu);
+	unsigned int e, n = s->nr_events;
 
+	rd->samples = s->samples[cpu];
+	rd->lost = s->lost[cpu];
 	for (e = 0; e < n; e++) {
 		if (update)
 			amupmu_counter_update(pc, idx[e]);
 		vals[e].value = pc->cnt[idx[e]].total;
 		vals[e].overflows = pc->cnt[idx[e]].overflows;
+	}
+}
+
+/* The group's totals on one CPU, the CPU's counts folded in. On it, under pc->lock. */
+static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
+				  u64 *totals)
+{
+	unsigned int e;
+
+	for (e = 0; e < n; e++) {
+		amupmu_counter_update(pc, idx[e]);
+		totals[e] = pc->cnt[idx[e]].total;
 	}
 }
 
@@ -949,7 +1191,7 @@ static void amupmu_read_ipi(void *arg)
 	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
 
 	raw_spin_lock(&pc->lock);
-	amupmu_collect(pc, amupmu_sess_idx(a->s, cpu), a->s->nr_events, a->vals, true);
+	amupmu_collect(a->s, cpu, a->rd, a->vals, true);
 	raw_spin_unlock(&pc->lock);
 }
 
@@ -957,7 +1199,7 @@ static void amupmu_read_ipi(void *arg)
 static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 			   struct amupmu_pmu_value *vals)
 {
-	struct amupmu_sess_ipi a = { .s = s, .vals = vals };
+	struct amupmu_sess_ipi a = { .s = s, .vals = vals, .rd = rd };
 	struct amupmu_pmu_cpu *pc;
 	unsigned long flags;
 	unsigned int cpu = rd->cpu;
@@ -974,7 +1216,7 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 	/* live cannot change under the hotplug lock, so the IPI cannot fail */
 	if (!pc->live || WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_read_ipi, &a, 1))) {
 		raw_spin_lock_irqsave(&pc->lock, flags);
-		amupmu_collect(pc, amupmu_sess_idx(s, cpu), s->nr_events, vals, false);
+		amupmu_collect(s, cpu, rd, vals, false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	now = ktime_get_ns();
@@ -997,7 +1239,6 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 	unsigned int cpu;
 	unsigned long flags;
 	bool live;
-	u8 *idx;
 	u64 now;
 
 	mutex_lock(&s->lock);
@@ -1010,11 +1251,10 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 		goto slow;
 	}
 	pc = &amupmu_pmu_cpus[cpu];
-	idx = amupmu_sess_idx(s, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	live = pc->live;
 	if (live)
-		amupmu_collect(pc, idx, s->nr_events, vals, true);
+		amupmu_collect(s, cpu, rd, vals, true);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = ktime_get_ns();
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
@@ -1161,4 +1401,98 @@ void amupmu_pmu_release_group(struct amupmu_session *s)
 	amupmu_sess_release_group(s);
 	mutex_unlock(&s->lock);
 	cpus_read_unlock();
+}
+
+/* ------------------------------------------------------------ sample ring: read, poll, mmap */
+
+/* The session's ring with a reference, or NULL when it has none. */
+static struct amupmu_ring *amupmu_sess_ring_get(struct amupmu_session *s)
+{
+	struct amupmu_ring *r;
+
+	mutex_lock(&s->lock);
+	r = s->ring;
+	if (r)
+		amupmu_ring_get(r);
+	mutex_unlock(&s->lock);
+	return r;
+}
+
+/**
+ * amupmu_session_read() - read(): whole sample records
+ * @s: the session
+ * @buf: user buffer
+ * @count: its size
+ * @nonblock: O_NONBLOCK: EAGAIN instead of waiting for a record
+ *
+ * Return: bytes read, or -EINVAL (no ring, or the next record does not fit
+ * in @count), -EAGAIN, -ERESTARTSYS, -EIO (the mapped tail was corrupted),
+ * -EFAULT.
+ */
+ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
+			    bool nonblock)
+{
+	struct amupmu_ring *r;
+	ssize_t ret;
+
+	if (mutex_lock_interruptible(&s->read_lock))
+		return -ERESTARTSYS;
+	do {
+		r = amupmu_sess_ring_get(s);
+		if (!r) {
+			ret = -EINVAL;
+			break;
+		}
+		ret = amupmu_ring_read(r, buf, count);
+		if (!ret && nonblock)
+			ret = -EAGAIN;
+		else if (!ret)
+			/* 0: a record came, or the ring was replaced: look again */
+			ret = wait_event_interruptible(s->wait, !amupmu_ring_empty(r) ||
+						       READ_ONCE(s->ring) != r);
+		amupmu_ring_put(r);
+	} while (!ret);
+	mutex_unlock(&s->read_lock);
+	return ret;
+}
+
+/**
+ * amupmu_session_poll() - poll(): EPOLLIN while the ring holds a record
+ * @s: the session
+ * @filp: its file
+ * @wait: the poll table
+ *
+ * Return: the poll mask; EPOLLERR when the session has no ring.
+ */
+__poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
+			     struct poll_table_struct *wait)
+{
+	struct amupmu_ring *r = amupmu_sess_ring_get(s);
+	__poll_t mask;
+
+	if (!r)
+		return EPOLLERR;
+	poll_wait(filp, &s->wait, wait);
+	mask = amupmu_ring_empty(r) ? 0 : EPOLLIN | EPOLLRDNORM;
+	amupmu_ring_put(r);
+	return mask;
+}
+
+/**
+ * amupmu_session_mmap() - mmap() of the session's ring
+ * @s: the session
+ * @vma: the mapping (see amupmu_ring_mmap())
+ *
+ * Return: 0, or -EINVAL when the session has no ring or the mapping has
+ * another shape.
+ */
+int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma)
+{
+	int ret = -EINVAL;
+
+	mutex_lock(&s->lock);
+	if (s->ring)
+		ret = amupmu_ring_mmap(s->ring, vma);
+	mutex_unlock(&s->lock);
+	return ret;
 }

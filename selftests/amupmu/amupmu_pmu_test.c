@@ -22,6 +22,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <time.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -2462,6 +2463,645 @@ TEST_F(pmu, read_size_larger_zero_tail)
 			TH_LOG("READ size %zu: the unknown tail was written", sizes[i]);
 		}
 	}
+}
+
+/* ---------------------------------------------------------------- sampling */
+
+#define PERIOD_MIN_PARAM	"/sys/module/amupmu/parameters/sample_period_min"
+#define SAMPLE_P		100003ULL	/* prime: no beat with the loop */
+#define REC_SZ(n)		(sizeof(struct amupmu_sample) + (n) * sizeof(__u64))
+
+/*
+ * The sampled loop as a function of its own, so that a sample's PC can be
+ * checked against [sample_loop, sample_loop_end): "subs; b.ne" @n times.
+ */
+void sample_loop(__u64 n);
+extern const char sample_loop_end[];
+#ifdef __aarch64__
+asm(".text\n"
+    ".globl sample_loop\n"
+    ".type sample_loop, %function\n"
+    "sample_loop:\n"
+    "1:	subs	x0, x0, #1\n"
+    "	b.ne	1b\n"
+    "	ret\n"
+    ".globl sample_loop_end\n"
+    "sample_loop_end:\n"
+    ".size sample_loop, . - sample_loop\n");
+#else
+void sample_loop(__u64 n) { (void)n; }
+const char sample_loop_end[1];
+#endif
+
+/* CONFIG of @g with a ring of @pages data pages. */
+static int group_config_ring(int fd, struct group *g, __u32 pages)
+{
+	amupmu_pmu_config_init(&g->cfg, g->ev, g->nr, g->cpus.w, g->cpus.len);
+	g->cfg.ring_pages = pages;
+	return amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &g->cfg);
+}
+
+/* The ring of a session, mapped. */
+struct ring {
+	struct amupmu_ring_header *hdr;
+	const unsigned char *data;
+	size_t len;
+};
+
+static int ring_map(int fd, __u32 pages, struct ring *r)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+
+	r->len = (pages + 1) * page;
+	r->hdr = mmap(NULL, r->len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (r->hdr == MAP_FAILED)
+		return -errno;
+	r->data = (const unsigned char *)r->hdr + r->hdr->data_offset;
+	return 0;
+}
+
+/* Copy the record at @pos out of the ring (it may wrap around the end). */
+static void ring_copy(const struct ring *r, __u64 pos, void *dst, size_t len)
+{
+	__u64 size = r->hdr->data_size, off = pos & (size - 1);
+	size_t first = len < size - off ? len : size - off;
+
+	memcpy(dst, r->data + off, first);
+	memcpy((unsigned char *)dst + first, r->data, len - first);
+}
+
+/* What the tests check of a run of samples. */
+struct sample_stats {
+	unsigned int sidx;	/* in: index of the sampled event in the group */
+	unsigned int n, bad_cpu, bad_pc, bad_el, bad_task, bad_type, bad_order;
+	__u64 first_pc, last_value, last_time;
+};
+
+struct sample_rec {
+	struct amupmu_sample s;
+	__u64 values[MAX_GROUP];
+};
+
+/*
+ * Check one record: type, CPU, the event that overflowed, its value a
+ * multiple of the period, time and values monotonic; with @loop_pc the PC
+ * must be in sample_loop at EL0 and the task this thread.
+ */
+static void sample_check(struct sample_stats *st, const struct sample_rec *r, __u32 cpu,
+			 unsigned int nr, bool loop_pc)
+{
+	__u64 pc = r->s.pc;
+
+	if (!st->n)
+		st->first_pc = pc;
+	st->n++;
+	if (r->s.type != AMUPMU_SAMPLE_PMU_OVERFLOW || r->s.size != REC_SZ(nr) ||
+	    r->s.nr_values != nr || r->s.event != st->sidx)
+		st->bad_type++;
+	if (r->s.cpu != cpu)
+		st->bad_cpu++;
+	if (r->s.time < st->last_time || r->values[st->sidx] <= st->last_value)
+		st->bad_order++;
+	st->last_time = r->s.time;
+	st->last_value = r->values[st->sidx];
+	if (!loop_pc)
+		return;
+	if (pc < (uintptr_t)sample_loop || pc >= (uintptr_t)sample_loop_end)
+		st->bad_pc++;
+	if (r->s.el != 0)
+		st->bad_el++;
+	if (r->s.pid != (__u32)getpid() || r->s.tid != (__u32)syscall(SYS_gettid))
+		st->bad_task++;
+}
+
+static void sample_report(struct __test_metadata *_metadata, const struct sample_stats *st)
+{
+	TH_LOG("%u samples: %u wrong type/size, %u wrong CPU, %u PC outside the loop "
+	       "(first PC 0x%llx, loop 0x%llx-0x%llx), %u not at EL0, %u other task, "
+	       "%u out of order", st->n, st->bad_type, st->bad_cpu, st->bad_pc,
+	       (unsigned long long)st->first_pc, (unsigned long long)(uintptr_t)sample_loop,
+	       (unsigned long long)(uintptr_t)sample_loop_end, st->bad_el, st->bad_task,
+	       st->bad_order);
+	EXPECT_EQ(0U, st->bad_type);
+	EXPECT_EQ(0U, st->bad_cpu);
+	EXPECT_EQ(0U, st->bad_pc);
+	EXPECT_EQ(0U, st->bad_el);
+	EXPECT_EQ(0U, st->bad_task);
+	EXPECT_EQ(0U, st->bad_order);
+}
+
+/* Drain the mapped ring into @st; returns the records consumed. */
+static unsigned int ring_drain(const struct ring *r, struct sample_stats *st, __u32 cpu,
+			       unsigned int nr, bool loop_pc)
+{
+	__u64 head = __atomic_load_n(&r->hdr->data_head, __ATOMIC_ACQUIRE);
+	__u64 tail = r->hdr->data_tail;
+	unsigned int n = 0;
+	struct sample_rec rec;
+
+	while (tail < head) {
+		ring_copy(r, tail, &rec, sizeof(rec.s));
+		if (rec.s.size < sizeof(rec.s) || rec.s.size > sizeof(rec))
+			break;
+		ring_copy(r, tail, &rec, rec.s.size);
+		sample_check(st, &rec, cpu, nr, loop_pc);
+		tail += rec.s.size;
+		n++;
+	}
+	__atomic_store_n(&r->hdr->data_tail, tail, __ATOMIC_RELEASE);
+	return n;
+}
+
+/* What is sampled over the known loop. */
+struct sample_case {
+	__u32 event;
+	bool event_counter;	/* CPU_CYCLES on an event counter, not PMCCNTR */
+	const char *what;
+};
+
+static const struct sample_case sample_cases[] = {
+	{ PMUV3_EV_CPU_CYCLES, false, "CPU_CYCLES at EL0 on the cycle counter" },
+	{ PMUV3_EV_CPU_CYCLES, true, "CPU_CYCLES at EL0 on an event counter" },
+	{ PMUV3_EV_INST_RETIRED, true, "INST_RETIRED at EL0 on an event counter" },
+};
+
+/*
+ * Sample @c at EL0 every SAMPLE_P over the known loop on CPU 0, with a
+ * second event counted beside it; the sampled one is event *@sidx of the
+ * group. Leaves the ring mapped in @r and the READ of CPU 0 in @sn.
+ */
+static void sample_loop_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+			    const struct sample_case *c, __u32 pages, struct ring *r,
+			    struct snap *sn, unsigned int *sidx)
+{
+	struct group g;
+	int ret;
+
+	group_init(&g, 0);
+	if (c->event_counter && c->event == PMUV3_EV_CPU_CYCLES) {
+		/* the first CPU_CYCLES takes the cycle counter */
+		group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+		group_add(&g, c->event, AMUPMU_EV_EXCL_EL1);
+		*sidx = 1;
+	} else {
+		group_add(&g, c->event, AMUPMU_EV_EXCL_EL1);
+		group_add(&g, self->filler, 0);
+		*sidx = 0;
+	}
+	g.ev[*sidx].sample_period = SAMPLE_P;
+	ret = group_config_ring(self->fd, &g, pages);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("%s: CONFIG with sample_period %llu, ring_pages %u: %s", c->what,
+		       (unsigned long long)SAMPLE_P, pages, errstr(ret));
+	}
+	EXPECT_EQ(c->event_counter, g.cfg.counters[*sidx] != AMUPMU_PMU_CYCLE_COUNTER);
+	ASSERT_EQ(0, ring_map(self->fd, pages, r));
+	ASSERT_EQ((__u32)AMUPMU_RING_VERSION, r->hdr->version);
+	ASSERT_EQ((__u64)pages * sysconf(_SC_PAGESIZE), r->hdr->data_size);
+	EXPECT_LT(0ULL, r->hdr->timer_freq);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	sample_loop(LOOP_N);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, 2, sn);
+}
+
+#define NEED_ICOUNT_LOOP() do {							\
+	NEED_EXCLUSIVE();							\
+	if (!self->icount)							\
+		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)"); \
+	ASSERT_EQ(0, pin_cpu(0));						\
+} while (0)
+
+/*
+ * Each sample case over the known loop (QEMU -icount: exact counts):
+ * floor(W / P) samples +-1, each at a PC inside the loop, at EL0, of this
+ * thread, on CPU 0, in order; the ring header, READ and the overflow count
+ * agree; nothing lost.
+ *
+ * QEMU (7.2, TCG) raises the overflow of an event counter only when it
+ * next looks at the PMU (an exception, a PMU register access), not when
+ * the count wraps; only the cycle counter has a timer for its overflow.
+ * So on QEMU the event-counter cases get one sample per timer tick or so:
+ * there they check what still holds (every overflow gave one record, in
+ * order, on the right CPU) and log the count; the PC/EL/count checks run
+ * for the cycle counter, and for every case on hardware.
+ */
+TEST_F(pmu, sample_loop_mmap)
+{
+	unsigned int i;
+
+	PMU_BEGIN();
+	NEED_ICOUNT_LOOP();
+	for (i = 0; i < ARRAY_SIZE(sample_cases); i++) {
+		const struct sample_case *c = &sample_cases[i];
+		struct sample_stats st = { 0 };
+		struct snap sn;
+		struct ring r;
+		__u64 w, want;
+
+		sample_loop_run(_metadata, self, c, 16, &r, &sn, &st.sidx);
+		w = sn.v[st.sidx].value;
+		want = w / SAMPLE_P;
+		ring_drain(&r, &st, 0, 2, true);
+		TH_LOG("%s: W %llu, P %llu: %u samples, floor(W/P) %llu; ring: samples %llu "
+		       "lost %llu; READ: samples %llu lost %llu, overflows %llu", c->what,
+		       (unsigned long long)w, (unsigned long long)SAMPLE_P, st.n,
+		       (unsigned long long)want, (unsigned long long)r.hdr->samples,
+		       (unsigned long long)r.hdr->lost, (unsigned long long)sn.rd.samples,
+		       (unsigned long long)sn.rd.lost,
+		       (unsigned long long)sn.v[st.sidx].overflows);
+		EXPECT_LE(LOOP_INSNS, w);
+		EXPECT_EQ((__u64)st.n, r.hdr->samples);
+		EXPECT_EQ((__u64)st.n, sn.rd.samples);
+		EXPECT_EQ(0ULL, r.hdr->lost);
+		EXPECT_EQ(0ULL, sn.rd.lost);
+		EXPECT_EQ((__u64)st.n, sn.v[st.sidx].overflows);
+		EXPECT_LT(0U, st.n);
+		if (self->qemu && c->event_counter) {
+			TH_LOG("%s: QEMU raises event-counter overflows late: count, PC and "
+			       "EL not checked", c->what);
+			st.bad_pc = st.bad_el = st.bad_task = 0;
+		} else {
+			EXPECT_LE(want - 1, (__u64)st.n);
+			EXPECT_GE(want + 1, (__u64)st.n);
+		}
+		sample_report(_metadata, &st);
+		munmap(r.hdr, r.len);
+		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	}
+}
+
+/* The same run consumed with poll() and read() into a buffer of 3 records. */
+TEST_F(pmu, sample_loop_read_poll)
+{
+	struct sample_stats st = { 0 };
+	unsigned char buf[3 * REC_SZ(2)];
+	struct sample_rec rec;
+	struct pollfd pfd;
+	struct snap sn;
+	struct ring r;
+	ssize_t n, off;
+	__u64 want;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_ICOUNT_LOOP();
+	sample_loop_run(_metadata, self, &sample_cases[0], 16, &r, &sn, &st.sidx);
+	want = sn.v[st.sidx].value / SAMPLE_P;
+	ASSERT_LT(3ULL, want);
+
+	pfd = (struct pollfd) { .fd = self->fd, .events = POLLIN };
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_TRUE(pfd.revents & POLLIN);
+	/* smaller than one record: EINVAL, nothing consumed */
+	n = read(self->fd, buf, REC_SZ(2) - 8);
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(0ULL, r.hdr->data_tail);
+	for (;;) {
+		pfd.revents = 0;
+		ret = poll(&pfd, 1, 0);
+		if (ret == 0)
+			break;
+		ASSERT_EQ(1, ret);
+		n = read(self->fd, buf, sizeof(buf));
+		ASSERT_LT(0, n) {
+			TH_LOG("read after POLLIN: %s", strerror(errno));
+		}
+		ASSERT_EQ(0U, (size_t)n % REC_SZ(2));
+		for (off = 0; off < n; off += (ssize_t)REC_SZ(2)) {
+			memcpy(&rec, buf + off, REC_SZ(2));
+			sample_check(&st, &rec, 0, 2, true);
+		}
+	}
+	EXPECT_EQ(r.hdr->data_head, r.hdr->data_tail);
+	/* empty: O_NONBLOCK read fails with EAGAIN */
+	ASSERT_EQ(0, fcntl(self->fd, F_SETFL, O_NONBLOCK));
+	n = read(self->fd, buf, sizeof(buf));
+	EXPECT_EQ(-1, n);
+	EXPECT_EQ(EAGAIN, errno);
+	TH_LOG("read(): %u samples, floor(W/P) %llu", st.n, (unsigned long long)want);
+	EXPECT_LE(want - 1, (__u64)st.n);
+	EXPECT_GE(want + 1, (__u64)st.n);
+	EXPECT_EQ((__u64)st.n, sn.rd.samples);
+	sample_report(_metadata, &st);
+	munmap(r.hdr, r.len);
+}
+
+/*
+ * A one-page ring fills: exactly floor(page / record) samples are kept,
+ * every other overflow is counted lost, in the header and in READ, and
+ * kept + lost is the overflow count.
+ */
+TEST_F(pmu, sample_lost_exact)
+{
+	struct sample_stats st = { 0 };
+	__u64 fit = sysconf(_SC_PAGESIZE) / REC_SZ(2);
+	struct snap sn;
+	struct ring r;
+
+	PMU_BEGIN();
+	NEED_ICOUNT_LOOP();
+	sample_loop_run(_metadata, self, &sample_cases[0], 1, &r, &sn, &st.sidx);
+	ASSERT_LT(fit, sn.v[st.sidx].overflows) {
+		TH_LOG("only %llu overflows: the ring did not fill",
+		       (unsigned long long)sn.v[st.sidx].overflows);
+	}
+	ring_drain(&r, &st, 0, 2, true);
+	TH_LOG("one page: %u kept (room for %llu), lost %llu (READ %llu), overflows %llu",
+	       st.n, (unsigned long long)fit, (unsigned long long)r.hdr->lost,
+	       (unsigned long long)sn.rd.lost, (unsigned long long)sn.v[st.sidx].overflows);
+	EXPECT_EQ(fit, (__u64)st.n);
+	EXPECT_EQ(fit, r.hdr->samples);
+	EXPECT_EQ(sn.v[st.sidx].overflows - fit, r.hdr->lost);
+	EXPECT_EQ(r.hdr->lost, sn.rd.lost);
+	EXPECT_EQ(fit, sn.rd.samples);
+	sample_report(_metadata, &st);
+	/* RESET zeroes READ's counts; the ring keeps its records */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
+	read_ok(_metadata, self->fd, 0, 2, &sn);
+	EXPECT_EQ(0ULL, sn.rd.samples);
+	EXPECT_EQ(0ULL, sn.rd.lost);
+	munmap(r.hdr, r.len);
+}
+
+/*
+ * The cycle counter sampled in the kernel (EL0 excluded) over a loop of
+ * system calls: most samples at EL1 (EL2 under VHE), a kernel PC exactly
+ * for the samples not at EL0. The interrupt may be taken a little after
+ * the overflow (skid), after the return to EL0: some EL0 samples are
+ * allowed. Needs no icount.
+ */
+TEST_F(pmu, sample_cycles_kernel)
+{
+	struct sample_stats st = { 0 };
+	unsigned int el[4] = { 0 }, kernel_pc = 0, bad_pc = 0, i;
+	struct sample_rec rec;
+	struct group g;
+	struct snap sn;
+	struct ring r;
+	__u64 tail;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, pin_cpu(0));
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL0);
+	g.ev[0].sample_period = 1000000;
+	ret = group_config_ring(self->fd, &g, 8);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG: %s", errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
+	ASSERT_EQ(0, ring_map(self->fd, 8, &r));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	for (i = 0; i < 20000; i++)
+		syscall(SYS_getppid);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, 1, &sn);
+	tail = r.hdr->data_tail;
+	while (tail < r.hdr->data_head) {
+		ring_copy(&r, tail, &rec, REC_SZ(1));
+		sample_check(&st, &rec, 0, 1, false);
+		el[rec.s.el & 3]++;
+		if ((rec.s.pc >= KERNEL_ADDR) != (rec.s.el != 0))
+			bad_pc++;
+		if (rec.s.pc >= KERNEL_ADDR)
+			kernel_pc++;
+		tail += REC_SZ(1);
+	}
+	r.hdr->data_tail = tail;
+	TH_LOG("%llu kernel cycles, %u samples (overflows %llu, lost %llu): EL0 %u EL1 %u "
+	       "EL2 %u, %u kernel PCs", (unsigned long long)sn.v[0].value, st.n,
+	       (unsigned long long)sn.v[0].overflows, (unsigned long long)r.hdr->lost,
+	       el[0], el[1], el[2], kernel_pc);
+	EXPECT_LT(0U, st.n);
+	EXPECT_EQ(sn.v[0].overflows, st.n + r.hdr->lost);
+	EXPECT_LT(el[0], el[1] + el[2]) {
+		TH_LOG("a counter that excludes EL0 sampled mostly at EL0");
+	}
+	EXPECT_EQ(0U, bad_pc) {
+		TH_LOG("%u samples: kernel PC at EL0 or user PC at EL1/EL2", bad_pc);
+	}
+	EXPECT_EQ(0U, st.bad_type);
+	EXPECT_EQ(0U, st.bad_cpu);
+	EXPECT_EQ(0U, st.bad_order);
+	munmap(r.hdr, r.len);
+}
+
+/*
+ * Refused sampling requests change nothing: a period below the minimum or
+ * beyond the counter's width, a ring of 0, 3 or too many pages; the
+ * minimum's own parameter refuses out-of-range writes.
+ */
+TEST_F(pmu, sample_config_refused)
+{
+	const __u64 page = sysconf(_SC_PAGESIZE);
+	__u64 min = 0, max, after = 0;
+	static const __u32 bad_pages[] = { 0, 3, 6, AMUPMU_RING_PAGES_MAX * 2, 0x80000000U };
+	static const char *const bad_min[] = { "999", "0", "-1", "abc", "4294967296", "" };
+	union cfg_buf b;
+	struct group g;
+	unsigned int i;
+	char what[96];
+	int fd;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
+	EXPECT_LE(1000ULL, min);
+	max = self->counter_bits == 64 && DFR0_PMUVER(self->cpu0->id_aa64dfr0) >= 6 ?
+	      (1ULL << 63) - 1 : 0xFFFFFFFFULL;
+	TH_LOG("sample_period_min %llu, largest period %llu", (unsigned long long)min,
+	       (unsigned long long)max);
+	(void)page;
+
+	struct { __u64 period; const char *what; } bad[] = {
+		{ 1, "period 1" },
+		{ min - 1, "period just below the minimum" },
+		{ max + 1, "period beyond the counter width" },
+		{ ~0ULL, "period 2^64 - 1" },
+	};
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		group_init(&g, 0);
+		group_add(&g, self->filler, 0);
+		g.ev[0].sample_period = bad[i].period;
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
+		b.cfg.ring_pages = 1;
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, bad[i].what);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad_pages); i++) {
+		group_init(&g, 0);
+		group_add(&g, self->filler, 0);
+		g.ev[0].sample_period = min;
+		memset(&b, 0, sizeof(b));
+		amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
+		b.cfg.ring_pages = bad_pages[i];
+		snprintf(what, sizeof(what), "sampling with ring_pages %u", bad_pages[i]);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+	}
+	expect_all_free(_metadata, self, "after the refused sampling requests");
+
+	/* the minimum and the largest ring are accepted */
+	group_init(&g, 0);
+	group_add(&g, self->filler, 0);
+	g.ev[0].sample_period = min;
+	EXPECT_EQ(0, group_config_ring(self->fd, &g, AMUPMU_RING_PAGES_MAX));
+	EXPECT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+
+	if (geteuid() != 0)
+		return;
+	for (i = 0; i < ARRAY_SIZE(bad_min); i++) {
+		fd = open(PERIOD_MIN_PARAM, O_WRONLY | O_CLOEXEC);
+		ASSERT_LE(0, fd);
+		EXPECT_EQ(-1, write(fd, bad_min[i], strlen(bad_min[i]) + 1)) {
+			TH_LOG("sample_period_min \"%s\" accepted", bad_min[i]);
+		}
+		close(fd);
+		ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &after));
+		EXPECT_EQ(min, after) {
+			TH_LOG("refused write \"%s\" changed sample_period_min", bad_min[i]);
+		}
+	}
+}
+
+/* Without a sampling group: mmap, read and poll fail; bad mappings too. */
+TEST_F(pmu, sample_ring_refused)
+{
+	const size_t page = sysconf(_SC_PAGESIZE);
+	struct pollfd pfd = { .fd = self->fd, .events = POLLIN };
+	static const struct {
+		size_t pages;
+		int prot, flags;
+		off_t off;
+		const char *what;
+	} bad[] = {
+		{ 1, PROT_READ, MAP_SHARED, 0, "header only" },
+		{ 3, PROT_READ, MAP_SHARED, 0, "one page too many" },
+		{ 2, PROT_READ, MAP_PRIVATE, 0, "MAP_PRIVATE" },
+		{ 2, PROT_READ | PROT_EXEC, MAP_SHARED, 0, "PROT_EXEC" },
+		{ 2, PROT_READ, MAP_SHARED, 1, "offset one page" },
+	};
+	unsigned char buf[512];
+	struct group g;
+	unsigned int i;
+	void *m;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	m = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, self->fd, 0);
+	EXPECT_EQ(MAP_FAILED, m);
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EINVAL, errno);
+	EXPECT_EQ(1, poll(&pfd, 1, 0));
+	EXPECT_TRUE(pfd.revents & POLLERR);
+
+	/* a counting group has no ring either */
+	group_init(&g, 0);
+	group_add(&g, self->filler, 0);
+	ASSERT_EQ(0, group_config(self->fd, &g));
+	EXPECT_EQ(-1, read(self->fd, buf, sizeof(buf)));
+	EXPECT_EQ(EINVAL, errno);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+
+	g.ev[0].sample_period = 1000000;
+	ASSERT_EQ(0, group_config_ring(self->fd, &g, 1));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		m = mmap(NULL, bad[i].pages * page, bad[i].prot, bad[i].flags, self->fd,
+			 bad[i].off * page);
+		EXPECT_EQ(MAP_FAILED, m) {
+			TH_LOG("mmap %s accepted", bad[i].what);
+		}
+		if (m != MAP_FAILED)
+			munmap(m, bad[i].pages * page);
+	}
+	/* mapped read-only, the ring cannot be made writable or executable */
+	m = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, self->fd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(-1, mprotect(m, 2 * page, PROT_READ | PROT_EXEC));
+	/* a mapped ring of another size blocks a new group; the same size not */
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	EXPECT_EQ(-EBUSY, group_config_ring(self->fd, &g, 2));
+	EXPECT_EQ(0, group_config_ring(self->fd, &g, 1));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	munmap(m, 2 * page);
+	EXPECT_EQ(0, group_config_ring(self->fd, &g, 2));
+}
+
+/*
+ * Sampling the cycle counter on CPUs 0 and 1 while cpu1 goes offline and
+ * back: samples name their CPU, nothing is lost on the way, totals
+ * monotonic, cpu1 samples again once online.
+ */
+TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
+{
+	unsigned int per_cpu[2] = { 0 }, bad_cpu = 0, before1;
+	struct sample_rec rec;
+	struct snap a, b2;
+	struct group g;
+	struct ring r;
+	__u64 tail;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	if (self->nr_cpu_ids < 2 || !amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online"))
+		SKIP(return, "no hot-pluggable cpu1");
+	if (geteuid() != 0)
+		SKIP(return, "offlining cpu1 needs root");
+	if (amupmu_cpu_online(1) != 1)
+		SKIP(return, "cpu1 is offline already");
+	group_init(&g, 0);
+	cpuset_add(&g.cpus, 1);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	g.ev[0].sample_period = 1000000;
+	ret = group_config_ring(self->fd, &g, 16);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG on cpus 0-1: %s", errstr(ret));
+	}
+	ASSERT_EQ(0, ring_map(self->fd, 16, &r));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	ASSERT_EQ(0, pin_cpu(1));
+	busy_ns(20 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, pin_cpu(0));
+	read_ok(_metadata, self->fd, 1, 1, &a);
+	before1 = a.rd.samples;
+	ASSERT_EQ(0, set_online(1, false));
+	self->cpu1_offlined = true;
+	busy_ns(20 * NSEC_PER_MSEC);
+	read_ok(_metadata, self->fd, 1, 1, &b2);
+	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), b2.rd.state);
+	EXPECT_LE(a.v[0].value, b2.v[0].value);
+	EXPECT_EQ(before1 <= b2.rd.samples, 1);
+	ASSERT_EQ(0, set_online(1, true));
+	self->cpu1_offlined = false;
+	ASSERT_EQ(0, pin_cpu(1));
+	busy_ns(20 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 1, 1, &a);
+	EXPECT_LT(b2.v[0].value, a.v[0].value);
+	EXPECT_LT(b2.rd.samples, a.rd.samples) {
+		TH_LOG("cpu1 did not sample again after coming back");
+	}
+	tail = r.hdr->data_tail;
+	while (tail < r.hdr->data_head) {
+		ring_copy(&r, tail, &rec, REC_SZ(1));
+		if (rec.s.cpu < 2)
+			per_cpu[rec.s.cpu]++;
+		else
+			bad_cpu++;
+		tail += REC_SZ(1);
+	}
+	TH_LOG("samples: cpu0 %u, cpu1 %u (READ %llu), lost %llu", per_cpu[0], per_cpu[1],
+	       (unsigned long long)a.rd.samples, (unsigned long long)r.hdr->lost);
+	EXPECT_EQ(0U, bad_cpu);
+	EXPECT_EQ(0ULL, r.hdr->lost);
+	EXPECT_EQ(a.rd.samples, (__u64)per_cpu[1]);
+	munmap(r.hdr, r.len);
 }
 
 TEST_HARNESS_MAIN

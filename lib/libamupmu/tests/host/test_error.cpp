@@ -39,7 +39,7 @@ TEST_CASE("AbiMismatch", "[host][error]")
 {
 	const AbiMismatch e{"AMUPMU_INFO", 2, 3};
 	CHECK(std::string_view{e.what()} ==
-	      "AMUPMU_INFO: driver ABI 2.3 is incompatible with libamupmu's ABI 1.0 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 2.3 is incompatible with libamupmu's ABI 1.1 (EPROTO)");
 	CHECK(e.errnum() == EPROTO);
 	CHECK(e.driver_major() == 2);
 	CHECK(e.driver_minor() == 3);

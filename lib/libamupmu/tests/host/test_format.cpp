@@ -72,7 +72,7 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 1.0"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 1.1"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "

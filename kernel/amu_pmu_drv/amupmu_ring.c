@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: the sample ring of a sampling session.
+ *
+ * One header page (struct amupmu_ring_header) and a power-of-two data area,
+ * vmalloc_user() memory that user space may map. Records are written by
+ * the overflow interrupt of any CPU of the session (under the ring's raw
+ * lock, never sleeping, never allocating) and consumed either through the
+ * mapping or by read() (amupmu_ring_read()).
+ *
+ * The kernel never trusts the mapped header: it keeps its own head and
+ * only reads data_tail, which user space owns; a tail that does not make
+ * sense makes the ring look full to the writer (samples are counted as
+ * lost) and makes read() fail with EIO.
+ *
+ * The ring is reference counted: the session, each mapping and a read() in
+ * progress hold a reference, so a ring that is replaced or whose session
+ * goes away lives until the last of them lets go.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kref.h>
+#include <linux/mm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/arch_timer.h>
+
+#include "amupmu.h"
+#include "amupmu_compat.h"
+
+/**
+ * struct amupmu_ring - a sample ring
+ * @ref: references (session, mappings, readers)
+ * @lock: serialises writers (the interrupt handlers of the session's CPUs)
+ * @mmaps: live mappings (VMAs) of the ring
+ * @hdr: the header page, shared with user space
+ * @data: the data area, right after @hdr
+ * @size: bytes of @data, a power of two
+ * @pages: data pages
+ * @head: bytes written, the kernel's own copy (published to @hdr)
+ * @samples: records written
+ * @lost: records dropped because the ring was full
+ */
+struct amupmu_ring {
+	struct kref ref;
+	raw_spinlock_t lock;
+	atomic_t mmaps;
+	struct amupmu_ring_header *hdr;
+	u8 *data;
+	u64 size;
+	unsigned int pages;
+	u64 head;
+	u64 samples;
+	u64 lost;
+};
+
+struct amupmu_ring *amupmu_ring_alloc(unsigned int pages)
+{
+	struct amupmu_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
+
+	if (!r)
+		return NULL;
+	r->hdr = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
+	if (!r->hdr) {
+		kfree(r);
+		return NULL;
+	}
+	kref_init(&r->ref);
+	raw_spin_lock_init(&r->lock);
+	atomic_set(&r->mmaps, 0);
+	r->data = (u8 *)r->hdr + PAGE_SIZE;
+	r->size = (u64)pages << PAGE_SHIFT;
+	r->pages = pages;
+	r->hdr->version = AMUPMU_RING_VERSION;
+	r->hdr->header_size = sizeof(*r->hdr);
+	r->hdr->data_offset = PAGE_SIZE;
+	r->hdr->data_size = r->size;
+	r->hdr->timer_freq = arch_timer_get_cntfrq();
+	return r;
+}
+
+static void amupmu_ring_release(struct kref *ref)
+{
+	struct amupmu_ring *r = container_of(ref, struct amupmu_ring, ref);
+
+	vfree(r->hdr);
+	kfree(r);
+}
+
+void amupmu_ring_get(struct amupmu_ring *r)
+{
+	kref_get(&r->ref);
+}
+
+void amupmu_ring_put(struct amupmu_ring *r)
+{
+	if (r)
+		kref_put(&r->ref, amupmu_ring_release);
+}
+
+unsigned int amupmu_ring_pages(const struct amupmu_ring *r)
+{
+	return r->pages;
+}
+
+bool amupmu_ring_mapped(const struct amupmu_ring *r)
+{
+	return atomic_read(&r->mmaps) > 0;
+}
+
+/* Empty the ring for a new group. No writer may run (no group uses it). */
+void amupmu_ring_reset(struct amupmu_ring *r)
+{
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	r->head = 0;
+	r->samples = 0;
+	r->lost = 0;
+	WRITE_ONCE(r->hdr->samples, 0);
+	WRITE_ONCE(r->hdr->lost, 0);
+	WRITE_ONCE(r->hdr->data_tail, 0);
+	/* a reader of the mapping sees the counts reset with the head */
+	smp_store_release(&r->hdr->data_head, 0);
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+}
+
+/**
+ * amupmu_ring_write() - append one record, from the interrupt handler
+ * @r: the ring
+ * @rec: the record
+ * @len: its size, a multiple of 8, at most a page
+ *
+ * Return: true when written, false when the ring was full (counted lost).
+ */
+bool amupmu_ring_write(struct amupmu_ring *r, const void *rec, u32 len)
+{
+	u64 tail, used, off, first;
+	bool ok = false;
+
+	raw_spin_lock(&r->lock);
+	/* pairs with the reader's release: it is done with what it consumed */
+	tail = smp_load_acquire(&r->hdr->data_tail);
+	used = r->head - tail;
+	if (used <= r->size && r->size - used >= len) {
+		off = r->head & (r->size - 1);
+		first = min_t(u64, len, r->size - off);
+		memcpy(r->data + off, rec, first);
+		memcpy(r->data, (const u8 *)rec + first, len - first);
+		r->head += len;
+		r->samples++;
+		WRITE_ONCE(r->hdr->samples, r->samples);
+		/* the record is in place before the head moves past it */
+		smp_store_release(&r->hdr->data_head, r->head);
+		ok = true;
+	} else {
+		r->lost++;
+		WRITE_ONCE(r->hdr->lost, r->lost);
+	}
+	raw_spin_unlock(&r->lock);
+	return ok;
+}
+
+/* The kernel's head, with the records before it visible. */
+static u64 amupmu_ring_head(struct amupmu_ring *r)
+{
+	unsigned long flags;
+	u64 head;
+
+	raw_spin_lock_irqsave(&r->lock, flags);
+	head = r->head;
+	raw_spin_unlock_irqrestore(&r->lock, flags);
+	return head;
+}
+
+bool amupmu_ring_empty(struct amupmu_ring *r)
+{
+	return amupmu_ring_head(r) == READ_ONCE(r->hdr->data_tail);
+}
+
+/* Copy @len ring bytes from offset @pos (modulo the size) to user space. */
+static int amupmu_ring_copy_out(struct amupmu_ring *r, char __user *buf, u64 pos, u64 len)
+{
+	u64 off = pos & (r->size - 1), first = min_t(u64, len, r->size - off);
+
+	if (copy_to_user(buf, r->data + off, first) ||
+	    copy_to_user(buf + first, r->data, len - first))
+		return -EFAULT;
+	return 0;
+}
+
+/**
+ * amupmu_ring_read() - read(): move whole records to user space
+ * @r: the ring (a reference is held; readers are serialised by the caller)
+ * @buf: user buffer
+ * @count: its size
+ *
+ * Return: bytes copied, 0 when the ring is empty, -EINVAL when the next
+ * record does not fit in @count, -EIO when the tail in the mapped header
+ * does not make sense, -EFAULT.
+ */
+ssize_t amupmu_ring_read(struct amupmu_ring *r, char __user *buf, size_t count)
+{
+	u64 head = amupmu_ring_head(r), tail = READ_ONCE(r->hdr->data_tail), start = tail;
+	ssize_t ret = 0;
+	u32 len;
+
+	if (head - tail > r->size || tail & 7)
+		return -EIO;
+	while (tail != head) {
+		/* records are 8-byte aligned: their size field never wraps */
+		len = READ_ONCE(*(u32 *)(r->data + (tail & (r->size - 1))));
+		if (len < sizeof(struct amupmu_sample) || len & 7 || len > head - tail) {
+			ret = -EIO;
+			break;
+		}
+		if (tail - start + len > count) {
+			if (tail == start)
+				ret = -EINVAL;
+			break;
+		}
+		ret = amupmu_ring_copy_out(r, buf + (tail - start), tail, len);
+		if (ret)
+			break;
+		tail += len;
+	}
+	if (tail != start) {
+		/* pairs with the writer's acquire: the bytes may be reused */
+		smp_store_release(&r->hdr->data_tail, tail);
+		return tail - start;
+	}
+	return ret;
+}
+
+static void amupmu_ring_vm_open(struct vm_area_struct *vma)
+{
+	struct amupmu_ring *r = vma->vm_private_data;
+
+	amupmu_ring_get(r);
+	atomic_inc(&r->mmaps);
+}
+
+static void amupmu_ring_vm_close(struct vm_area_struct *vma)
+{
+	struct amupmu_ring *r = vma->vm_private_data;
+
+	atomic_dec(&r->mmaps);
+	amupmu_ring_put(r);
+}
+
+static const struct vm_operations_struct amupmu_ring_vm_ops = {
+	.open = amupmu_ring_vm_open,
+	.close = amupmu_ring_vm_close,
+};
+
+/**
+ * amupmu_ring_mmap() - map the whole ring: header page and data
+ * @r: the ring
+ * @vma: offset 0, length (1 + pages) pages, shared, not executable
+ *
+ * Return: 0, or -EINVAL for any other shape of mapping.
+ */
+int amupmu_ring_mmap(struct amupmu_ring *r, struct vm_area_struct *vma)
+{
+	int ret;
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != (u64)(r->pages + 1) << PAGE_SHIFT ||
+	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+	amupmu_vm_flags_clear(vma, VM_MAYEXEC);
+	ret = remap_vmalloc_range(vma, r->hdr, 0);
+	if (ret)
+		return ret;
+	vma->vm_private_data = r;
+	vma->vm_ops = &amupmu_ring_vm_ops;
+	amupmu_ring_vm_open(vma);
+	return 0;
+}
