@@ -16,9 +16,9 @@
  *    inherited by) an unprivileged one, which may then read and control it,
  *    as with a perf event fd;
  *  - a session without a group has nothing to control or read (ENODEV);
- *  - no file in sysfs or the module parameters is writable, by anyone
- *    (amupmu_sysfs_test checks every file); debugfs is root-only (its
- *    mount point is mode 0700).
+ *  - of sysfs and the module parameters only sample_period_min is
+ *    writable, by root (0644; amupmu_sysfs_test checks every file);
+ *    debugfs is root-only (its mount point is mode 0700).
  *
  * Each row runs in a child dropped to uid/gid 65534 without capabilities,
  * to root without CAP_PERFMON and CAP_SYS_ADMIN, or to uid 65534 with only
@@ -249,6 +249,10 @@ TEST_F(priv, matrix)
 			   AMUPMU_SYSFS "/abi_version", -EACCES);
 		expect_row(_metadata, w, "write parameter pmu_counter_bits", row_write_open,
 			   "/sys/module/amupmu/parameters/pmu_counter_bits", -EACCES);
+		/* 0644 root:root: uid 0 writes it whatever its capabilities */
+		expect_row(_metadata, w, "write parameter sample_period_min", row_write_open,
+			   "/sys/module/amupmu/parameters/sample_period_min",
+			   w->uid ? -EACCES : 0);
 	}
 	printf("# AMUPMU-FIGURE priv-matrix rows=%d\n", rows_passed);
 	fflush(stdout);

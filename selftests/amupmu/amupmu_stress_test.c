@@ -4,8 +4,9 @@
  * and go, and module load/unload cycles.
  *
  *  hotplug_counting  AMUPMU_HOTPLUG_CYCLES (default 100) offline/online
- *                    cycles of every secondary CPU while a group counts on
- *                    all CPUs: totals never go back, the offline CPU reads
+ *                    cycles of every secondary CPU while a group counts and
+ *                    another samples (CPU_CYCLES every 10^7, drained with
+ *                    read()) on all CPUs: totals never go back, the offline CPU reads
  *                    AMUPMU_READ_OFFLINE with frozen totals, it counts
  *                    again once back, and the PMU interrupt does not storm
  *                    (/proc/interrupts delta per second bounded).
@@ -17,8 +18,9 @@
  *                    is the harness's timeout.
  *  load_unload       AMUPMU_LOAD_CYCLES (default 100) finit_module /
  *                    delete_module cycles of $AMUPMU_KO, each opening the
- *                    device; unloading with a session open is refused and
- *                    works once it is closed; no interrupt is left behind
+ *                    device; unloading with a session open, or with its
+ *                    sample ring still mapped after close, is refused and
+ *                    works once both are gone; no interrupt is left behind
  *                    and the slab and MemAvailable come back within bounds.
  *
  * Backend: the CPU's PMU (QEMU TCG PMUv3 on the board) in exclusive mode
@@ -31,6 +33,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "amupmu_test.h"
@@ -199,6 +202,64 @@ static void all_cpus(__u64 *w, unsigned int nr_cpu_ids, __u32 *len)
 	*len = ((nr_cpu_ids + 63) / 64) * 8;
 }
 
+/*
+ * A sampling session: CPU_CYCLES every SAMPLE_PERIOD on every CPU into a
+ * ring of SAMPLE_PAGES pages, drained with non-blocking read().
+ */
+#define SAMPLE_PERIOD	10000000ULL
+#define SAMPLE_PAGES	8
+
+struct sampler {
+	int fd;
+	unsigned long long records, bad;
+	unsigned char buf[65536];
+};
+
+static int sampler_open(struct sampler *sp, unsigned int nr_cpu_ids)
+{
+	struct amupmu_pmu_event ev;
+	struct amupmu_pmu_config cfg;
+	__u64 w[16];
+	__u32 len;
+	int ret;
+
+	sp->fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
+	if (sp->fd < 0)
+		return -errno;
+	all_cpus(w, nr_cpu_ids, &len);
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, 0);
+	ev.sample_period = SAMPLE_PERIOD;
+	amupmu_pmu_config_init(&cfg, &ev, 1, w, len);
+	cfg.ring_pages = SAMPLE_PAGES;
+	ret = amupmu_ioctl(sp->fd, AMUPMU_PMU_CONFIG, &cfg);
+	return ret ?: amupmu_pmu_ctl(sp->fd, AMUPMU_PMU_CTL_ENABLE);
+}
+
+/* Read what the ring holds; every record well-formed. */
+static void sampler_drain(struct sampler *sp, unsigned int nr_cpu_ids)
+{
+	ssize_t n;
+
+	while ((n = read(sp->fd, sp->buf, sizeof(sp->buf))) > 0) {
+		size_t off = 0;
+
+		while (off + sizeof(struct amupmu_sample) <= (size_t)n) {
+			struct amupmu_sample smp;
+
+			memcpy(&smp, sp->buf + off, sizeof(smp));
+			if (smp.size < sizeof(smp) || smp.size % 8 || off + smp.size > (size_t)n ||
+			    smp.type != AMUPMU_SAMPLE_PMU_OVERFLOW || smp.cpu >= nr_cpu_ids) {
+				sp->bad++;
+				break;
+			}
+			sp->records++;
+			off += smp.size;
+		}
+	}
+	if (n < 0 && errno != EAGAIN)
+		sp->bad++;
+}
+
 struct cpu_read {
 	struct amupmu_pmu_read rd;
 	struct amupmu_pmu_value v[MAX_EV];
@@ -222,9 +283,14 @@ static void expect_monotonic(struct __test_metadata *_metadata, const struct cpu
 
 	for (e = 0; e < 2; e++) {
 		EXPECT_LE(a->v[e].value, b->v[e].value) {
-			TH_LOG("cpu%u event %u %s: total went back %llu -> %llu", cpu, e, what,
+			TH_LOG("cpu%u event %u %s: total went back %llu -> %llu (overflows %llu -> "
+			       "%llu, state 0x%x -> 0x%x, time_running %llu -> %llu)", cpu, e, what,
 			       (unsigned long long)a->v[e].value,
-			       (unsigned long long)b->v[e].value);
+			       (unsigned long long)b->v[e].value,
+			       (unsigned long long)a->v[e].overflows,
+			       (unsigned long long)b->v[e].overflows, a->rd.state, b->rd.state,
+			       (unsigned long long)a->rd.time_running,
+			       (unsigned long long)b->rd.time_running);
 		}
 	}
 }
@@ -232,10 +298,13 @@ static void expect_monotonic(struct __test_metadata *_metadata, const struct cpu
 TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 {
 	unsigned int cycles = env_ull("AMUPMU_HOTPLUG_CYCLES", 100), lines, i, n, cpu, c;
+	char what[64];
 	struct cpu_read prev[64], r, off;
+	static struct sampler sp;
 	unsigned long long irq0, irq1;
 	__u64 w[16], t0, secs;
 	__u32 len;
+	int ret;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	if (!self->exclusive)
@@ -246,6 +315,11 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	all_cpus(w, self->nr_cpu_ids, &len);
 	ASSERT_EQ(0, config(self->fd, 2, w, len));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	ret = sampler_open(&sp, self->nr_cpu_ids);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("sampling session (period %llu, %u pages): %s", SAMPLE_PERIOD,
+		       SAMPLE_PAGES, strerror(-ret));
+	}
 	for (c = 0; c < self->nr_cpu_ids; c++)
 		read_cpu(_metadata, self->fd, c, &prev[c]);
 
@@ -260,16 +334,19 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 			EXPECT_TRUE((off.rd.state & AMUPMU_READ_OFFLINE) != 0) {
 				TH_LOG("cycle %u: cpu%u offline, state 0x%x", n, cpu, off.rd.state);
 			}
-			expect_monotonic(_metadata, &prev[cpu], &off, cpu, "going offline");
+			snprintf(what, sizeof(what), "cycle %u, going offline", n);
+			expect_monotonic(_metadata, &prev[cpu], &off, cpu, what);
 			read_cpu(_metadata, self->fd, cpu, &r);
 			EXPECT_EQ(0, memcmp(off.v, r.v, sizeof(r.v[0]) * 2)) {
 				TH_LOG("cycle %u: cpu%u counted while offline", n, cpu);
 			}
 			ASSERT_EQ(0, set_online(cpu, true));
+			sampler_drain(&sp, self->nr_cpu_ids);
 			/* the other CPUs keep counting meanwhile */
 			for (c = 0; c < self->nr_cpu_ids; c++) {
 				read_cpu(_metadata, self->fd, c, &r);
-				expect_monotonic(_metadata, &prev[c], &r, c, "after the cycle");
+				snprintf(what, sizeof(what), "cycle %u, back online", n);
+				expect_monotonic(_metadata, &prev[c], &r, c, what);
 				EXPECT_FALSE((r.rd.state & AMUPMU_READ_OFFLINE) != 0) {
 					TH_LOG("cycle %u: cpu%u online but reads offline", n, c);
 				}
@@ -290,12 +367,17 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	}
 	secs = (now_ns() - t0) / NSEC_PER_SEC + 1;
 	irq1 = amupmu_irqs(&lines);
-	TH_LOG("%u cycles x %u CPUs in %llu s, %llu PMU interrupts", cycles, self->nr_secondary,
-	       (unsigned long long)secs, irq1 - irq0);
-	printf("# AMUPMU-FIGURE hotplug cycles=%u cpus=%u irqs=%llu seconds=%llu\n", cycles,
-	       self->nr_secondary, irq1 - irq0, (unsigned long long)secs);
+	sampler_drain(&sp, self->nr_cpu_ids);
+	TH_LOG("%u cycles x %u CPUs in %llu s, %llu PMU interrupts, %llu samples read "
+	       "(%llu malformed)", cycles, self->nr_secondary, (unsigned long long)secs,
+	       irq1 - irq0, sp.records, sp.bad);
+	printf("# AMUPMU-FIGURE hotplug cycles=%u cpus=%u irqs=%llu samples=%llu seconds=%llu\n",
+	       cycles, self->nr_secondary, irq1 - irq0, sp.records, (unsigned long long)secs);
 	fflush(stdout);
 	EXPECT_GE(IRQ_STORM_PER_SEC * secs, irq1 - irq0);
+	EXPECT_LT(0ULL, sp.records);
+	EXPECT_EQ(0ULL, sp.bad);
+	close(sp.fd);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
 }
 
@@ -491,6 +573,27 @@ TEST_F_TIMEOUT(stress, load_unload, 1200)
 	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
 	close(self->fd);
 	self->fd = -1;
+	if (self->exclusive) {
+		/* a mapped ring holds the module after its file is closed */
+		static struct sampler sp;
+		long page = sysconf(_SC_PAGESIZE);
+		size_t mlen = (1 + SAMPLE_PAGES) * page;
+		void *m;
+
+		ASSERT_EQ(0, sampler_open(&sp, self->nr_cpu_ids));
+		m = mmap(NULL, mlen, PROT_READ, MAP_SHARED, sp.fd, 0);
+		ASSERT_NE(MAP_FAILED, m) {
+			TH_LOG("mmap of the ring: %s", strerror(errno));
+		}
+		close(sp.fd);
+		ret = unload();
+		EXPECT_TRUE(ret == -EWOULDBLOCK || ret == -EBUSY) {
+			TH_LOG("delete_module with a ring mapped: %s",
+			       ret ? strerror(-ret) : "unloaded");
+		}
+		EXPECT_EQ((__u32)AMUPMU_RING_VERSION, ((struct amupmu_ring_header *)m)->version);
+		munmap(m, mlen);
+	}
 	ASSERT_EQ(0, unload());
 	EXPECT_FALSE(amupmu_path_exists(AMUPMU_DEV));
 	amupmu_irqs(&lines);

@@ -10,8 +10,8 @@
  * partial writes, each refused with the documented errno, and the value
  * read back unchanged. Every other file must be read-only by mode and
  * refuse to open for writing, also for root (EACCES: no store()), with its
- * value unchanged. Today no file is writable: the table is empty, and a
- * writable file that is not in it fails the test (document it first).
+ * value unchanged. A writable file that is not in the table fails the test
+ * (document it first). A valid write must work (and is undone).
  *
  * Backend: none needed (sysfs, module parameters); run on every board.
  */
@@ -33,9 +33,10 @@ struct writable {
 	int err_range;			/* errno out of range */
 };
 
-/* Documented writable files (none yet). */
+/* Documented writable files: Documentation/admin-guide/amupmu.rst. */
 static const struct writable writable[] = {
-	{ NULL, NULL, 0, 0, 0 },
+	/* kstrtouint(); below the floor EINVAL (above U32_MAX: ERANGE) */
+	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL },
 };
 
 /* Files the driver core adds to every device: not amupmu's. */
@@ -91,7 +92,7 @@ static void sweep_writable(struct __test_metadata *_metadata, const char *path,
 	static char big[MIB + 1];
 	char before[VALUE_MAX], after[VALUE_MAX], s[64];
 	const char *inputs[] = {
-		"abc", "0x", "1a", "", "\n", " ", "-1", "-0x1", "18446744073709551616",
+		"abc", "0x", "1a", "\n", " ", "-1", "-0x1", "18446744073709551616",
 		"99999999999999999999999999", "4294967296", "1.5", "1e3", "1 2",
 	};
 	size_t i;
@@ -122,7 +123,8 @@ static void sweep_writable(struct __test_metadata *_metadata, const char *path,
 		EXPECT_NE(0, ret) {
 			TH_LOG("%s: '%.32s' (%zu bytes) accepted", path, in, len);
 		}
-		if (in != big && ret != -E2BIG && ret != -ERANGE) {
+		/* overflowing numbers: kstrto*() says ERANGE */
+		if (in != big && ret != -ERANGE) {
 			EXPECT_EQ(want, ret) {
 				TH_LOG("%s: '%.32s': %s", path, in, strerror(-ret));
 			}
@@ -131,10 +133,29 @@ static void sweep_writable(struct __test_metadata *_metadata, const char *path,
 		EXPECT_STREQ(before, after);
 		c->cases++;
 	}
-	/* a partial write: the first byte of a valid number alone is a whole write */
+	/*
+	 * A partial write: the first byte of a valid number is a whole write
+	 * of its own in sysfs, refused when that number is out of range.
+	 */
 	snprintf(s, sizeof(s), "%llu", w->max);
-	ret = write_file(path, s, 1);
-	TH_LOG("%s: partial write '%c': %s", path, s[0], ret ? strerror(-ret) : "accepted");
+	if ((unsigned long long)(s[0] - '0') < w->min) {
+		ret = write_file(path, s, 1);
+		EXPECT_EQ(-w->err_range, ret) {
+			TH_LOG("%s: partial write '%c': %s", path, s[0],
+			       ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
+	/* the file is writable for real: the minimum, read back, then undone */
+	snprintf(s, sizeof(s), "%llu", w->min);
+	EXPECT_EQ(0, write_file(path, s, strlen(s)));
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_EQ(w->min, strtoull(after, NULL, 0));
+	EXPECT_EQ(0, write_file(path, before, strlen(before)));
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
 	c->cases++;
 }
 
