@@ -72,6 +72,10 @@ step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can
 
 step "host build (cmake, -Wall -Wextra -Werror)" make -s host-build
 tap "host tests (Catch2, x86-64)" make -s host-test
+step "host build under ASan+UBSan" make -s host-asan
+tap "host tests under ASan+UBSan (x86-64)" make -s host-asan-test
+tap "clang-tidy and cppcheck (lib/, tools/)" ./tools/static-check.sh
+tap "syzkaller description in sync with the UAPI" ./selftests/syzkaller/check.py
 
 for k in 6.1 6.12; do
 	for v in prod mock; do
