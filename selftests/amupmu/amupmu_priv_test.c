@@ -98,6 +98,26 @@ static int row_config(void *arg)
 	return ret;
 }
 
+/* CONFIG a sampling CPU_CYCLES on CPU 0 with a one-page ring. */
+static int row_config_sampling(void *arg)
+{
+	struct amupmu_pmu_event ev;
+	struct amupmu_pmu_config cfg;
+	__u64 cpus = 1;
+	int fd = open_dev(), ret;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL1);
+	ev.sample_period = 1000000;
+	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
+	cfg.ring_pages = 1;
+	ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
+	close(fd);
+	return ret;
+}
+
 static int row_ctl_no_group(void *arg)
 {
 	int fd = open_dev(), ret;
@@ -240,6 +260,8 @@ TEST_F(priv, matrix)
 			   (void *)&all_els, cfg_err);
 		expect_row(_metadata, w, "PMU_CONFIG, EL0 only", row_config,
 			   (void *)&el0_only, cfg_err);
+		expect_row(_metadata, w, "PMU_CONFIG, sampling EL0", row_config_sampling, NULL,
+			   cfg_err);
 		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
 			   self->exclusive ? -ENODEV : -EBUSY);
 		expect_row(_metadata, w, "debugfs (mount point 0700)", row_debugfs, NULL,
