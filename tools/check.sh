@@ -107,6 +107,10 @@ for k in 6.1 6.12; do
 	board fuzz "$k" amupmu mock
 done
 
+# every reliability suite printed its figure on its boards; the committed
+# suite table of Documentation/dev-tools/amupmu-reliability.rst is current
+tap "reliability figures and table" ./tools/reliability-table.py --check --require-figures
+
 line="check: $PASSED passed, $FAILED failed"
 [ "$SKIPPED" = 0 ] || line="$line, $SKIPPED skipped"
 note "# check took $(($(date +%s) - T0)) s"

@@ -164,14 +164,6 @@ static unsigned int rnd_below(struct fuzz_thread *t, unsigned int n)
 	return (unsigned int)((rnd(t) >> 32) % n);
 }
 
-static unsigned long long env_ull(const char *name, unsigned long long def)
-{
-	const char *s = getenv(name);
-	__u64 v;
-
-	return s && !amupmu_parse_u64(s, &v) ? v : def;
-}
-
 /* A boundary value for a field of @len bytes. */
 static __u64 boundary(struct fuzz_thread *t, unsigned int len)
 {
@@ -590,9 +582,9 @@ FIXTURE_TEARDOWN(fuzz)
 TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 {
 	static struct fuzz_thread th[FUZZ_MAX_THREADS];
-	unsigned long long calls = env_ull("AMUPMU_FUZZ_CALLS", 200000);
-	unsigned long long seed = env_ull("AMUPMU_FUZZ_SEED", (unsigned long long)time(NULL));
-	unsigned int nthreads = env_ull("AMUPMU_FUZZ_THREADS", 4), i, k, cpu;
+	unsigned long long calls = amupmu_env_u64("AMUPMU_FUZZ_CALLS", 200000);
+	unsigned long long seed = amupmu_env_u64("AMUPMU_FUZZ_SEED", (unsigned long long)time(NULL));
+	unsigned int nthreads = amupmu_env_u64("AMUPMU_FUZZ_THREADS", 4), i, k, cpu;
 	unsigned long long total = 0, ok = 0, bad = 0, err[FUZZ_MAX_ERRNO] = { 0 };
 	struct amupmu_info after;
 	char hist[1024];

@@ -81,8 +81,8 @@ static int row_info(void *arg)
 	return ret;
 }
 
-/* CONFIG CPU_CYCLES on CPU 0 with the event flags at @arg. */
-static int row_config(void *arg)
+/* CONFIG CPU_CYCLES on CPU 0 in a new session; sampling when @period. */
+static int config_cpu0(__u32 flags, __u64 period)
 {
 	struct amupmu_pmu_event ev;
 	struct amupmu_pmu_config cfg;
@@ -91,31 +91,26 @@ static int row_config(void *arg)
 
 	if (fd < 0)
 		return -errno;
-	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, *(const __u32 *)arg);
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, flags);
+	ev.sample_period = period;
 	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
+	cfg.ring_pages = period ? 1 : 0;
 	ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
 	close(fd);
 	return ret;
 }
 
-/* CONFIG a sampling CPU_CYCLES on CPU 0 with a one-page ring. */
+/* Counting, with the event flags at @arg. */
+static int row_config(void *arg)
+{
+	return config_cpu0(*(const __u32 *)arg, 0);
+}
+
+/* Sampling at EL0 with a one-page ring. */
 static int row_config_sampling(void *arg)
 {
-	struct amupmu_pmu_event ev;
-	struct amupmu_pmu_config cfg;
-	__u64 cpus = 1;
-	int fd = open_dev(), ret;
-
 	(void)arg;
-	if (fd < 0)
-		return -errno;
-	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL1);
-	ev.sample_period = 1000000;
-	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
-	cfg.ring_pages = 1;
-	ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
-	close(fd);
-	return ret;
+	return config_cpu0(AMUPMU_EV_EXCL_EL1, 1000000);
 }
 
 static int row_ctl_no_group(void *arg)

@@ -46,36 +46,12 @@
 #define SLAB_SLACK_KB	512
 #define AVAIL_SLACK_KB	4096
 
-static unsigned long long env_ull(const char *name, unsigned long long def)
-{
-	const char *s = getenv(name);
-	__u64 v;
-
-	return s && !amupmu_parse_u64(s, &v) ? v : def;
-}
-
 static __u64 now_ns(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static int set_online(unsigned int cpu, bool on)
-{
-	char path[128];
-	ssize_t n;
-	int fd, ret;
-
-	snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, on ? "1" : "0", 1);
-	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
-	close(fd);
-	return ret;
 }
 
 /* Sum of the "amupmu" lines of /proc/interrupts; @lines gets how many. */
@@ -171,7 +147,7 @@ FIXTURE_TEARDOWN(stress)
 	unsigned int i;
 
 	for (i = 0; i < self->nr_secondary; i++)
-		set_online(self->secondary[i], true);
+		amupmu_set_online(self->secondary[i], true);
 	free(self->cpus);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -297,7 +273,7 @@ static void expect_monotonic(struct __test_metadata *_metadata, const struct cpu
 
 TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 {
-	unsigned int cycles = env_ull("AMUPMU_HOTPLUG_CYCLES", 100), lines, i, n, cpu, c;
+	unsigned int cycles = amupmu_env_u64("AMUPMU_HOTPLUG_CYCLES", 100), lines, i, n, cpu, c;
 	char what[64];
 	struct cpu_read prev[64], r, off;
 	static struct sampler sp;
@@ -329,7 +305,7 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	for (i = 0; i < self->nr_secondary; i++) {
 		cpu = self->secondary[i];
 		for (n = 0; n < cycles; n++) {
-			ASSERT_EQ(0, set_online(cpu, false));
+			ASSERT_EQ(0, amupmu_set_online(cpu, false));
 			read_cpu(_metadata, self->fd, cpu, &off);
 			EXPECT_TRUE((off.rd.state & AMUPMU_READ_OFFLINE) != 0) {
 				TH_LOG("cycle %u: cpu%u offline, state 0x%x", n, cpu, off.rd.state);
@@ -340,7 +316,7 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 			EXPECT_EQ(0, memcmp(off.v, r.v, sizeof(r.v[0]) * 2)) {
 				TH_LOG("cycle %u: cpu%u counted while offline", n, cpu);
 			}
-			ASSERT_EQ(0, set_online(cpu, true));
+			ASSERT_EQ(0, amupmu_set_online(cpu, true));
 			sampler_drain(&sp, self->nr_cpu_ids);
 			/* the other CPUs keep counting meanwhile */
 			for (c = 0; c < self->nr_cpu_ids; c++) {
@@ -473,7 +449,7 @@ static void *toggler_fn(void *arg)
 	while (h->nr && now_ns() < h->deadline) {
 		unsigned int cpu = h->cpus[i++ % h->nr];
 
-		if (set_online(cpu, false) || set_online(cpu, true))
+		if (amupmu_set_online(cpu, false) || amupmu_set_online(cpu, true))
 			h->failed++;
 		h->toggles++;
 	}
@@ -483,7 +459,7 @@ static void *toggler_fn(void *arg)
 TEST_F_TIMEOUT(stress, concurrency, 600)
 {
 	static struct worker wk[NR_WORKERS];
-	unsigned long long secs = env_ull("AMUPMU_STRESS_SECONDS", 20), ops = 0, busy = 0;
+	unsigned long long secs = amupmu_env_u64("AMUPMU_STRESS_SECONDS", 20), ops = 0, busy = 0;
 	unsigned long long sessions = 0, bad = 0;
 	struct toggler h = { 0 };
 	unsigned int i;
@@ -549,7 +525,7 @@ static int unload(void)
 
 TEST_F_TIMEOUT(stress, load_unload, 1200)
 {
-	unsigned int cycles = env_ull("AMUPMU_LOAD_CYCLES", 100), n, lines;
+	unsigned int cycles = amupmu_env_u64("AMUPMU_LOAD_CYCLES", 100), n, lines;
 	unsigned long long slab0, avail0, slab1, avail1;
 	const char *ko = getenv("AMUPMU_KO");
 	struct amupmu_info info;
