@@ -317,6 +317,8 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 				TH_LOG("cycle %u: cpu%u counted while offline", n, cpu);
 			}
 			ASSERT_EQ(0, amupmu_set_online(cpu, true));
+			/* a few sampling interrupts on every CPU before the reads */
+			usleep(5000);
 			sampler_drain(&sp, self->nr_cpu_ids);
 			/* the other CPUs keep counting meanwhile */
 			for (c = 0; c < self->nr_cpu_ids; c++) {
