@@ -54,11 +54,20 @@ struct amupmu_ucmd {
 };
 
 /* Write the kernel copy back, for as many bytes as both sides know. */
-static int amupmu_ucmd_respond(struct amupmu_ucmd *ucmd, size_t cmd_len)
+/*
+ * Write the struct back: min(user's size, kernel's) bytes. Inlined, so that
+ * the usual case (the user's struct is at least the kernel's) copies a
+ * constant size.
+ */
+static __always_inline int amupmu_ucmd_respond(struct amupmu_ucmd *ucmd, size_t cmd_len)
 {
-	if (copy_to_user(ucmd->ubuffer, ucmd->cmd, min_t(size_t, ucmd->user_size, cmd_len)))
-		return -EFAULT;
-	return 0;
+	unsigned long left;
+
+	if (likely(ucmd->user_size >= cmd_len))
+		left = copy_to_user(ucmd->ubuffer, ucmd->cmd, cmd_len);
+	else
+		left = copy_to_user(ucmd->ubuffer, ucmd->cmd, ucmd->user_size);
+	return left ? -EFAULT : 0;
 }
 
 static int amupmu_copy_cpu_entries(const struct amupmu_info *info)

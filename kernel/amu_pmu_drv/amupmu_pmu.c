@@ -30,7 +30,7 @@
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
-#include <linux/ktime.h>
+#include <linux/sched/clock.h>
 #include <linux/module.h>
 #include <linux/poll.h>
 #include <linux/sched.h>
@@ -334,7 +334,8 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 {
 	struct amupmu_session *s = c->owner;
 	struct pt_regs *regs = get_irq_regs();
-	struct amupmu_sample_buf b;
+	/* filled up to len, the part copied: no zeroing (INIT_STACK_ALL_ZERO) */
+	struct amupmu_sample_buf b __uninitialized;
 	u32 len = sizeof(b.rec) + s->nr_events * sizeof(u64);
 
 	b.rec = (struct amupmu_sample) {
@@ -472,7 +473,7 @@ void amupmu_pmu_cpu_start(void)
 	pc->nr_counters = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
 	amupmu_pmu_hw_setup(pc, pmuver);
 
-	now = ktime_get_ns();
+	now = local_clock();
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		struct amupmu_session *s = pc->cnt[idx].owner;
@@ -500,7 +501,7 @@ void amupmu_pmu_cpu_stop(void)
 	pc = &amupmu_pmu_cpus[cpu];
 	amupmu_pmu_hw_save(pc);
 
-	now = ktime_get_ns();
+	now = local_clock();
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
@@ -1117,7 +1118,7 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 	if (!s->configured)
 		return -ENODEV;
 
-	now = ktime_get_ns();
+	now = local_clock();
 	switch (ctl->op) {
 	case AMUPMU_PMU_CTL_ENABLE:
 		if (s->enabled)
@@ -1219,7 +1220,7 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 		amupmu_collect(s, cpu, rd, vals, false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
-	now = ktime_get_ns();
+	now = local_clock();
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
@@ -1256,7 +1257,7 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 	if (live)
 		amupmu_collect(s, cpu, rd, vals, true);
 	/* the times too: once preemptible again this CPU may go offline */
-	now = ktime_get_ns();
+	now = local_clock();
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
@@ -1326,10 +1327,33 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	return len;
 }
 
+/*
+ * Copy @n values to user space in one user access window: no
+ * hardened-usercopy walk of the stack object for every read.
+ */
+static int amupmu_put_values(u64 uptr, const struct amupmu_pmu_value *vals, unsigned int n)
+{
+	struct amupmu_pmu_value __user *u = u64_to_user_ptr(uptr);
+	unsigned int e;
+
+	if (!user_access_begin(u, n * sizeof(*u)))
+		return -EFAULT;
+	for (e = 0; e < n; e++) {
+		unsafe_put_user(vals[e].value, &u[e].value, efault);
+		unsafe_put_user(vals[e].overflows, &u[e].overflows, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+}
+
 /* AMUPMU_PMU_READ: the values go to user space after the locks. */
 static int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 {
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
+	/* only the group's nr_values entries are filled and copied: no zeroing */
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
 	int ret;
 
 	ret = amupmu_pmu_read_local(s, rd, vals);
@@ -1340,9 +1364,8 @@ static int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read 
 		mutex_unlock(&s->lock);
 		cpus_read_unlock();
 	}
-	if (!ret && copy_to_user(u64_to_user_ptr(rd->values_uptr), vals,
-				 rd->nr_values * sizeof(vals[0])))
-		ret = -EFAULT;
+	if (!ret)
+		ret = amupmu_put_values(rd->values_uptr, vals, rd->nr_values);
 	return ret;
 }
 

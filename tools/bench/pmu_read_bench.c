@@ -28,30 +28,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
+
 #define NR_EVENTS 7
 /* CPU_CYCLES (cycle counter) + six event counters QEMU implements under icount */
 static const unsigned int events[NR_EVENTS] = { 0x11, 0x08, 0x00, 0x23, 0x24, 0x3c, 0x11 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-static void die(const char *what)
-{
-	fprintf(stderr, "pmu_read_bench: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 static int amupmu_setup(void)
 {
@@ -140,7 +121,6 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
 	void (*read_once)(int fd);
 	uint64_t *t, t0;
-	cpu_set_t set;
 	long i;
 	int fd;
 
@@ -148,10 +128,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null [N]\n");
 		return 2;
 	}
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		die("sched_setaffinity");
+	bench_name = "pmu_read_bench";
+	pin_cpu0();
 	fd = perf ? perf_setup() : amupmu_setup();
 	read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
 	t = calloc(n, sizeof(*t));

@@ -82,11 +82,13 @@ echo "root:x:0:0:root:/:/bin/sh" >"$I/etc/passwd"
 echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$I/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$I/etc/group"
 [ -d "$SELFTESTS" ] && cp -r "$SELFTESTS"/. "$I/selftests/"
-for b in tools/amupmu/amupmu tools/bench/pmu_read_bench lib/libamupmu/tests/amupmu_board_tests \
+for b in tools/amupmu/amupmu tools/bench/pmu_read_bench tools/bench/pmu_sample_bench lib/libamupmu/tests/amupmu_board_tests \
 	lib/libamupmu/tests/amupmu_host_tests; do
 	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"
 done
 [ -x "$I/tests/amupmu" ] && mv "$I/tests/amupmu" "$I/bin/amupmu"
+# BOARD_EXTRA="FILE..." (development): more aarch64 binaries into /tests
+for b in ${BOARD_EXTRA:-}; do cp "$b" "$I/tests/"; done
 chmod +x "$I/init"
 (cd "$I" && find . -print0 | cpio --null -o -H newc --owner 0:0 --quiet) | gzip -1 >"$W/initramfs.cpio.gz"
 

@@ -11,3 +11,5 @@ else
 	mode=perf
 fi
 run_test "pmu_read_bench-$mode" sh -c "/tests/pmu_read_bench $mode 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
+# overflow-interrupt cost: CPU_CYCLES at EL0 sampled every 100003 cycles
+run_test "pmu_sample_bench-$mode" sh -c "/tests/pmu_sample_bench $mode 100003 10000000 | sed 's/^BENCH/ok 1 - BENCH/'"
