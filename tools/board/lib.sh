@@ -40,6 +40,7 @@ mem_snapshot() {
 # mem_within A B SUITE: the slab grew by at most AMUPMU_SLAB_SLACK_KB
 # (default 512) and MemAvailable fell by at most AMUPMU_AVAIL_SLACK_KB
 # (default 2048) from snapshot A to B; prints the figure line.
+# shellcheck disable=SC2154 # s0 a0 s1 a1 come from the eval
 mem_within() {
 	eval "s0=\$mem_$1_slab a0=\$mem_$1_avail s1=\$mem_$2_slab a1=\$mem_$2_avail"
 	ds=$((s1 - s0)) da=$((a0 - a1))
