@@ -44,13 +44,13 @@ SUITES = [
     ("priv-matrix", "amupmu_priv_test", "check: every board",
      "uid 65534 / root without CAP_PERFMON / CAP_PERFMON only: open, INFO, CONFIG, CTL, "
      "debugfs, sysfs writes (Documentation/admin-guide/amupmu-privileges.rst)", "QEMU PMU"),
-    ("hotplug", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod",
+    ("hotplug", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod -icount",
      "100 offline/online cycles per secondary CPU while counting and sampling on all CPUs: "
      "monotonic totals, AMUPMU_READ_OFFLINE, no interrupt storm", "QEMU PMU"),
-    ("concurrency", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod",
+    ("concurrency", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod -icount",
      "8 threads of sessions for 20 s against a hotplug toggler: only EBUSY refusals, no "
      "deadlock", "QEMU PMU"),
-    ("load-unload", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod",
+    ("load-unload", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod -icount",
      "100 insmod/rmmod cycles; refused with a session open or a ring mapped; no IRQ left, "
      "Slab/MemAvailable within 512 / 4096 kB", "QEMU PMU"),
 ]

@@ -2,7 +2,12 @@
 # Board payload: CPU hotplug while counting (100 cycles of every secondary
 # CPU), 8 threads of sessions against a hotplug toggler, 100 load/unload
 # cycles, and what an unprivileged shell may not do. Run on the amupmu
-# devicetree (the counting parts need exclusive mode), without -icount.
+# devicetree (the counting parts need exclusive mode) with -icount: under
+# QEMU 7.2's multi-threaded TCG another CPU's PMU counters are reset now
+# and then while sampling interrupts fire and a CPU comes online, which
+# the monotonic-totals check of hotplug_counting catches (not amupmu:
+# ftrace shows no amupmu PMU write on that CPU; single-threaded -icount
+# TCG never shows it).
 . /lib.sh
 
 tap_check insmod insmod "$AMUPMU_KO"
