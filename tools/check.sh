@@ -113,7 +113,7 @@ done
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current
-tap "reliability figures and table" ./tools/reliability-table.py --check --require-figures
+tap "reliability figures and table" ./tools/reliability-table.py --check --require-figures --since "$LOGS"
 
 line="check: $PASSED passed, $FAILED failed"
 [ "$SKIPPED" = 0 ] || line="$line, $SKIPPED skipped"
