@@ -12,12 +12,13 @@
 
 int main(int argc, char **argv)
 {
-	unsigned long uid;
-	char *end;
+	unsigned long uid = 0;
+	char *end = NULL;
 	int ret;
 
-	if (argc < 3 || !*argv[1] || (uid = strtoul(argv[1], &end, 10), *end) ||
-	    uid > 0xfffffffe) {
+	if (argc >= 3)
+		uid = strtoul(argv[1], &end, 10);
+	if (argc < 3 || end == argv[1] || *end || uid > 0xfffffffe) {
 		fprintf(stderr, "usage: amupmu_runas UID CMD [ARG...]\n");
 		return 2;
 	}
