@@ -7,6 +7,7 @@ TOP := $(CURDIR)
 BUILD := $(TOP)/build
 KERNELS := 6.1 6.12
 CMAKE_HOST := $(BUILD)/host
+CMAKE_ASAN := $(BUILD)/host-asan
 CMAKE_AARCH64 := $(BUILD)/aarch64
 SELFTESTS_OUT := $(BUILD)/selftests/aarch64
 JOBS ?= $(shell nproc)
@@ -18,7 +19,8 @@ V ?= prod
 PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
-	dtcheck board check bench demo clean help
+	dtcheck board check bench demo clean help host-asan host-asan-test static \
+	syzcheck soak reliability-doc
 
 all: module host-build cross-build selftests
 
@@ -28,6 +30,8 @@ help:
 	@echo "make deps     install Debian packages, fetch the 6.1 and 6.12 kernels (root)"
 	@echo "make module   amupmu.ko for $(KERNELS) (prod and mock test builds)"
 	@echo "make bench    amupmu vs perf figures (build/bench/results.json)"
+	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
+	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
 	@echo "make board K=6.1|6.12 DT=stock|amupmu V=prod|mock PAYLOAD=check [ICOUNT=1]"
 
 deps:
@@ -43,6 +47,32 @@ host-build:
 
 host-test: host-build
 	./tools/catch2-tap.sh -- $(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests
+
+# the host build and tests again under ASan + UBSan (every report fatal)
+host-asan:
+	./tools/asan-configure.sh $(CMAKE_ASAN)
+	cmake --build $(CMAKE_ASAN) -j$(JOBS)
+
+host-asan-test: host-asan
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		./tools/catch2-tap.sh -- $(CMAKE_ASAN)/lib/libamupmu/tests/amupmu_host_tests
+
+# clang-tidy and cppcheck of lib/ and tools/ (.clang-tidy, tools/static/)
+static:
+	./tools/static-check.sh
+
+# selftests/syzkaller/dev_amupmu.txt against include/uapi/linux/amupmu.h
+syzcheck:
+	./selftests/syzkaller/check.py
+
+# the fuzzer with 10,000,000 calls on both kernels (amupmu devicetree)
+soak: module selftests
+	@for k in $(KERNELS); do \
+		./tools/board/run.sh -t 3600 -k $$k -d amupmu -v prod soak || exit 1; done
+
+# Documentation/dev-tools/amupmu-reliability.rst from the last boards' figures
+reliability-doc:
+	./tools/reliability-table.py --update
 
 cross-build:
 	cmake -S . -B $(CMAKE_AARCH64) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -73,5 +103,5 @@ demo:
 	./tools/demo.sh
 
 clean:
-	rm -rf $(BUILD)/host $(BUILD)/aarch64 $(BUILD)/selftests $(BUILD)/module \
+	rm -rf $(BUILD)/host $(BUILD)/host-asan $(BUILD)/aarch64 $(BUILD)/selftests $(BUILD)/module \
 		$(BUILD)/board $(BUILD)/check

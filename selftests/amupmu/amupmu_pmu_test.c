@@ -198,22 +198,6 @@ static int pin_cpu(unsigned int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
-static int set_online(unsigned int cpu, bool on)
-{
-	char path[128];
-	ssize_t n;
-	int fd, ret;
-
-	snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, on ? "1" : "0", 1);
-	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
-	close(fd);
-	return ret;
-}
-
 /*
  * The known loop, at EL0: @n iterations of "subs; b.ne", 2 * @n
  * instructions plus the compiler's few around it.
@@ -324,7 +308,7 @@ FIXTURE_SETUP(pmu)
 
 FIXTURE_TEARDOWN(pmu)
 {
-	if (self->cpu1_offlined && set_online(1, true))
+	if (self->cpu1_offlined && amupmu_set_online(1, true))
 		TH_LOG("could not put cpu1 back online");
 	free(self->cpus);
 	if (self->fd >= 0)
@@ -1008,7 +992,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
 	EXPECT_LT(0ULL, r1.v[0].value);
 
-	ret = set_online(1, false);
+	ret = amupmu_set_online(1, false);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("offlining cpu1: %s", errstr(ret));
 	}
@@ -1031,7 +1015,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	ret = snap_read(self->fd, 0, 1, &r4);
 	EXPECT_EQ(-EINVAL, ret);
 
-	ret = set_online(1, true);
+	ret = amupmu_set_online(1, true);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("onlining cpu1: %s", errstr(ret));
 	}
@@ -3110,14 +3094,14 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	ASSERT_EQ(0, pin_cpu(0));
 	read_ok(_metadata, self->fd, 1, 1, &a);
 	before1 = a.rd.samples;
-	ASSERT_EQ(0, set_online(1, false));
+	ASSERT_EQ(0, amupmu_set_online(1, false));
 	self->cpu1_offlined = true;
 	busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 1, 1, &b2);
 	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), b2.rd.state);
 	EXPECT_LE(a.v[0].value, b2.v[0].value);
 	EXPECT_EQ(before1 <= b2.rd.samples, 1);
-	ASSERT_EQ(0, set_online(1, true));
+	ASSERT_EQ(0, amupmu_set_online(1, true));
 	self->cpu1_offlined = false;
 	ASSERT_EQ(0, pin_cpu(1));
 	busy_ns(20 * NSEC_PER_MSEC);

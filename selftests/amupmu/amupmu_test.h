@@ -171,6 +171,15 @@ static inline int amupmu_read_u64(const char *path, __u64 *val)
 	return ret ? ret : amupmu_parse_u64(buf, val);
 }
 
+/* The number in environment variable @name, or @def when unset or not a number. */
+static inline unsigned long long amupmu_env_u64(const char *name, unsigned long long def)
+{
+	const char *s = getenv(name);
+	__u64 v;
+
+	return s && !amupmu_parse_u64(s, &v) ? v : def;
+}
+
 static inline bool amupmu_path_exists(const char *path)
 {
 	struct stat st;
@@ -254,6 +263,23 @@ static inline int amupmu_cpu_online(unsigned int cpu)
 	if (ret)
 		return ret;
 	return cpu < AMUPMU_TEST_MAX_CPUS && online.cpu[cpu];
+}
+
+/* Write cpuN/online. Returns 0 or -errno. */
+static inline int amupmu_set_online(unsigned int cpu, bool on)
+{
+	char path[128];
+	ssize_t n;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, on ? "1" : "0", 1);
+	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
+	close(fd);
+	return ret;
 }
 
 /* ---------------------------------------------------------------- ioctl */

@@ -26,3 +26,25 @@ board_backend() {
 	be=$(cat /sys/class/misc/amupmu/backend 2>/dev/null || echo unloaded)
 	echo "# backend: QEMU TCG PMUv3 ($AMUPMU_BOARD), AMU/SPE registers: $be"
 }
+
+# mem_snapshot NAME: Slab and MemAvailable (kB) after dropping the caches,
+# into mem_NAME_slab / mem_NAME_avail.
+mem_snapshot() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	sleep 1
+	eval "$(awk -v n="$1" '/^Slab:/ { printf "mem_%s_slab=%s\n", n, $2 }
+		/^MemAvailable:/ { printf "mem_%s_avail=%s\n", n, $2 }' /proc/meminfo)"
+}
+
+# mem_within A B SUITE: the slab grew by at most AMUPMU_SLAB_SLACK_KB
+# (default 512) and MemAvailable fell by at most AMUPMU_AVAIL_SLACK_KB
+# (default 2048) from snapshot A to B; prints the figure line.
+# shellcheck disable=SC2154 # s0 a0 s1 a1 come from the eval
+mem_within() {
+	eval "s0=\$mem_$1_slab a0=\$mem_$1_avail s1=\$mem_$2_slab a1=\$mem_$2_avail"
+	ds=$((s1 - s0)) da=$((a0 - a1))
+	echo "# $3 memory: Slab ${s0} -> ${s1} kB ($ds), MemAvailable ${a0} -> ${a1} kB (-$da)"
+	echo "# AMUPMU-FIGURE $3-memory slab_delta_kb=$ds avail_drop_kb=$da"
+	[ "$ds" -le "${AMUPMU_SLAB_SLACK_KB:-512}" ] && [ "$da" -le "${AMUPMU_AVAIL_SLACK_KB:-2048}" ]
+}

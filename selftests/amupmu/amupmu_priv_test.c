@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Who may do what with amupmu (Documentation/admin-guide/amupmu-privileges.rst
+ * has the same table):
+ *
+ *  - /dev/amupmu is a character device, root:root, mode 0666: anybody may
+ *    open it and ask INFO (what the CPUs are; the same as sysfs shows);
+ *  - configuring PMU counters (AMUPMU_PMU_CONFIG) needs CAP_PERFMON (or
+ *    CAP_SYS_ADMIN): the counters are per CPU, system-wide, and count the
+ *    kernel too. perf requires the same for CPU-wide events when
+ *    kernel.perf_event_paranoid > 0; the sysctl is not exported to modules,
+ *    so amupmu always behaves as perf does at paranoid >= 1, whatever the
+ *    sysctl says (checked at paranoid -1 and 2 here);
+ *  - the privilege is checked when the group is configured: a file with a
+ *    group configured by a privileged process may be handed to (or
+ *    inherited by) an unprivileged one, which may then read and control it,
+ *    as with a perf event fd;
+ *  - a session without a group has nothing to control or read (ENODEV);
+ *  - of sysfs and the module parameters only sample_period_min is
+ *    writable, by root (0644; amupmu_sysfs_test checks every file);
+ *    debugfs is root-only (its mount point is mode 0700).
+ *
+ * Each row runs in a child dropped to uid/gid 65534 without capabilities,
+ * to root without CAP_PERFMON and CAP_SYS_ADMIN, or to uid 65534 with only
+ * CAP_PERFMON. Backend: the CPU's PMU (QEMU TCG PMUv3 on the board); with
+ * the kernel's arm_pmu owning the PMU every PMU command is EBUSY for
+ * everybody, which the rows then expect instead.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include "amupmu_test.h"
+#include "amupmu_priv.h"
+
+#define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
+#define CAP_BIT(c)	(1ULL << (c))
+
+struct who {
+	const char *name;
+	uid_t uid;
+	__u64 caps;
+	bool perfmon;	/* may configure */
+};
+
+static const struct who whos[] = {
+	{ "uid 65534, no capabilities", AMUPMU_NOBODY, 0, false },
+	{ "root without CAP_PERFMON/CAP_SYS_ADMIN", 0,
+	  ~(CAP_BIT(CAP_PERFMON) | CAP_BIT(CAP_SYS_ADMIN)) & (CAP_BIT(CAP_LAST_CAP + 1) - 1), false },
+	{ "uid 65534 with CAP_PERFMON", AMUPMU_NOBODY, CAP_BIT(CAP_PERFMON), true },
+};
+
+static int inherited_fd = -1;
+
+static int open_dev(void)
+{
+	return open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+}
+
+static int row_open(void *arg)
+{
+	int fd = open_dev();
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int row_info(void *arg)
+{
+	struct amupmu_info info;
+	int fd = open_dev(), ret;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	ret = amupmu_query(fd, &info, NULL, 0);
+	close(fd);
+	return ret;
+}
+
+/* CONFIG CPU_CYCLES on CPU 0 in a new session; sampling when @period. */
+static int config_cpu0(__u32 flags, __u64 period)
+{
+	struct amupmu_pmu_event ev;
+	struct amupmu_pmu_config cfg;
+	__u64 cpus = 1;
+	int fd = open_dev(), ret;
+
+	if (fd < 0)
+		return -errno;
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, flags);
+	ev.sample_period = period;
+	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
+	cfg.ring_pages = period ? 1 : 0;
+	ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
+	close(fd);
+	return ret;
+}
+
+/* Counting, with the event flags at @arg. */
+static int row_config(void *arg)
+{
+	return config_cpu0(*(const __u32 *)arg, 0);
+}
+
+/* Sampling at EL0 with a one-page ring. */
+static int row_config_sampling(void *arg)
+{
+	(void)arg;
+	return config_cpu0(AMUPMU_EV_EXCL_EL1, 1000000);
+}
+
+static int row_ctl_no_group(void *arg)
+{
+	int fd = open_dev(), ret;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE);
+	close(fd);
+	return ret;
+}
+
+/* READ and CTL of the group the parent configured, on the inherited file. */
+static int row_inherited(void *arg)
+{
+	struct amupmu_pmu_value v;
+	struct amupmu_pmu_read rd;
+	int ret;
+
+	(void)arg;
+	ret = amupmu_pmu_ctl(inherited_fd, AMUPMU_PMU_CTL_ENABLE);
+	if (!ret)
+		ret = amupmu_pmu_read(inherited_fd, 0, &v, 1, &rd);
+	if (!ret)
+		ret = amupmu_pmu_ctl(inherited_fd, AMUPMU_PMU_CTL_DISABLE);
+	return ret;
+}
+
+/* Open the file at @arg for writing. */
+static int row_write_open(void *arg)
+{
+	int fd = open(arg, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+static int row_debugfs(void *arg)
+{
+	DIR *d = opendir("/sys/kernel/debug");
+
+	(void)arg;
+	if (!d)
+		return -errno;
+	closedir(d);
+	return 0;
+}
+
+FIXTURE(priv) {
+	int fd;
+	struct amupmu_info info;
+	bool exclusive;
+	int paranoid;
+};
+
+FIXTURE_SETUP(priv)
+{
+	char buf[32];
+
+	self->fd = -1;
+	if (geteuid() != 0)
+		SKIP(return, "needs root to drop to the other users");
+	AMUPMU_OPEN_DEVICE(self->fd);
+	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, NULL, 0));
+	self->exclusive = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
+	self->paranoid = 99;
+	if (!amupmu_read_line(PARANOID, buf, sizeof(buf)))
+		self->paranoid = atoi(buf);
+	TH_LOG("backend: %s PMU; kernel.perf_event_paranoid %d",
+	       self->exclusive ? "exclusive-mode (amupmu owns it)" : "kernel-owned (arm_pmu)",
+	       self->paranoid);
+}
+
+FIXTURE_TEARDOWN(priv)
+{
+	char buf[16];
+	int fd;
+
+	if (self->paranoid != 99) {
+		fd = open(PARANOID, O_WRONLY);
+		if (fd >= 0) {
+			snprintf(buf, sizeof(buf), "%d", self->paranoid);
+			if (write(fd, buf, strlen(buf)) < 0)
+				TH_LOG("could not restore %s", PARANOID);
+			close(fd);
+		}
+	}
+	if (self->fd >= 0)
+		close(self->fd);
+}
+
+static int rows_passed;
+
+static void expect_row(struct __test_metadata *_metadata, const struct who *w,
+		       const char *what, int (*fn)(void *), void *arg, int want)
+{
+	int got = amupmu_run_as(w->uid, w->uid, w->caps, fn, arg);
+
+	EXPECT_EQ(want, got) {
+		TH_LOG("%s: %s: expected %s, got %s", w->name, what,
+		       want ? strerror(-want) : "allowed", got ? strerror(-got) : "allowed");
+	}
+	if (want == got) {
+		rows_passed++;
+		TH_LOG("%-42s %-40s %s", w->name, what, got ? strerror(-got) : "allowed");
+	}
+}
+
+TEST_F(priv, device_node)
+{
+	struct stat st;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, stat(AMUPMU_DEV, &st));
+	EXPECT_TRUE(S_ISCHR(st.st_mode));
+	EXPECT_EQ(0666U, st.st_mode & 07777) {
+		TH_LOG("%s mode %o: the documented mode is 0666", AMUPMU_DEV, st.st_mode & 07777);
+	}
+	EXPECT_EQ(0U, st.st_uid);
+	EXPECT_EQ(0U, st.st_gid);
+}
+
+TEST_F(priv, matrix)
+{
+	static const __u32 all_els = 0, el0_only = AMUPMU_EV_EXCL_EL1;
+	int pmu_err = self->exclusive ? -EACCES : -EBUSY;
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	rows_passed = 0;
+	for (i = 0; i < ARRAY_SIZE(whos); i++) {
+		const struct who *w = &whos[i];
+		int cfg_err = w->perfmon ? (self->exclusive ? 0 : -EBUSY) : pmu_err;
+
+		expect_row(_metadata, w, "open /dev/amupmu", row_open, NULL, 0);
+		expect_row(_metadata, w, "AMUPMU_INFO", row_info, NULL, 0);
+		expect_row(_metadata, w, "PMU_CONFIG, EL0 and EL1", row_config,
+			   (void *)&all_els, cfg_err);
+		expect_row(_metadata, w, "PMU_CONFIG, EL0 only", row_config,
+			   (void *)&el0_only, cfg_err);
+		expect_row(_metadata, w, "PMU_CONFIG, sampling EL0", row_config_sampling, NULL,
+			   cfg_err);
+		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
+			   self->exclusive ? -ENODEV : -EBUSY);
+		expect_row(_metadata, w, "debugfs (mount point 0700)", row_debugfs, NULL,
+			   w->uid ? -EACCES : 0);
+		/* every file: amupmu_sysfs_test */
+		expect_row(_metadata, w, "write sysfs abi_version", row_write_open,
+			   AMUPMU_SYSFS "/abi_version", -EACCES);
+		expect_row(_metadata, w, "write parameter pmu_counter_bits", row_write_open,
+			   "/sys/module/amupmu/parameters/pmu_counter_bits", -EACCES);
+		/* 0644 root:root: uid 0 writes it whatever its capabilities */
+		expect_row(_metadata, w, "write parameter sample_period_min", row_write_open,
+			   "/sys/module/amupmu/parameters/sample_period_min",
+			   w->uid ? -EACCES : 0);
+	}
+	printf("# AMUPMU-FIGURE priv-matrix rows=%d\n", rows_passed);
+	fflush(stdout);
+}
+
+/* The privilege is checked at CONFIG: an inherited configured file works. */
+TEST_F(priv, inherited_group)
+{
+	struct amupmu_pmu_event ev;
+	struct amupmu_pmu_config cfg;
+	__u64 cpus = 1;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!self->exclusive)
+		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, 0);
+	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &cfg));
+	inherited_fd = self->fd;
+	expect_row(_metadata, &whos[0], "CTL + READ of an inherited group", row_inherited,
+		   NULL, 0);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+}
+
+/* amupmu ignores kernel.perf_event_paranoid: CAP_PERFMON at every level. */
+TEST_F(priv, paranoid_levels)
+{
+	static const char * const levels[] = { "-1", "0", "2" };
+	static const __u32 el0_only = AMUPMU_EV_EXCL_EL1;
+	char what[64];
+	size_t i;
+	int fd;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!self->exclusive)
+		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	if (self->paranoid == 99)
+		SKIP(return, "no %s", PARANOID);
+	for (i = 0; i < ARRAY_SIZE(levels); i++) {
+		fd = open(PARANOID, O_WRONLY);
+		ASSERT_LE(0, fd);
+		ASSERT_EQ((ssize_t)strlen(levels[i]), write(fd, levels[i], strlen(levels[i])));
+		close(fd);
+		snprintf(what, sizeof(what), "PMU_CONFIG EL0 only, paranoid %s", levels[i]);
+		expect_row(_metadata, &whos[0], what, row_config, (void *)&el0_only, -EACCES);
+	}
+}
+
+TEST_HARNESS_MAIN

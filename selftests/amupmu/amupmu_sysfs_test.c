@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Bad input to every file amupmu exposes: /sys/class/misc/amupmu/ and its
+ * cpuN/ directories, /sys/module/amupmu/parameters/, and its debugfs
+ * directories when they exist (/sys/kernel/debug/amupmu, .../arm_spe).
+ *
+ * A writable file must be in the writable[] table below, with the range
+ * its documentation gives; it then gets non-numeric text, negative,
+ * overflowing and out-of-range numbers, reserved bits, a 1 MiB string and
+ * partial writes, each refused with the documented errno, and the value
+ * read back unchanged. Every other file must be read-only by mode and
+ * refuse to open for writing, also for root (EACCES: no store()), with its
+ * value unchanged. A writable file that is not in the table fails the test
+ * (document it first). A valid write must work (and is undone).
+ *
+ * Backend: none needed (sysfs, module parameters); run on every board.
+ */
+#include <dirent.h>
+#include <limits.h>
+#include <sys/mman.h>
+
+#include "amupmu_test.h"
+
+#define DEBUGFS		"/sys/kernel/debug"
+#define VALUE_MAX	4096
+#define MIB		(1024 * 1024)
+
+/* A writable file: its path relative to its directory, and its contract. */
+struct writable {
+	const char *dir;
+	const char *name;
+	unsigned long long min, max;	/* accepted range */
+	int err_range;			/* errno out of range */
+};
+
+/* Documented writable files: Documentation/admin-guide/amupmu.rst. */
+static const struct writable writable[] = {
+	/* kstrtouint(); below the floor EINVAL (above U32_MAX: ERANGE) */
+	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL },
+};
+
+/* Files the driver core adds to every device: not amupmu's. */
+static const char * const core_files[] = { "uevent", "dev", "power", "subsystem", "device" };
+
+/* Files whose value moves by itself (counters): not compared. */
+static const char * const moving_files[] = { "pmu_counters_view" };
+
+static bool in_list(const char *name, const char * const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+static const struct writable *find_writable(const char *dir, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(writable); i++)
+		if (writable[i].name && strstr(dir, writable[i].dir) &&
+		    !strcmp(name, writable[i].name))
+			return &writable[i];
+	return NULL;
+}
+
+/* Write @len bytes of @s to @path in one write(). Returns 0 or -errno. */
+static int write_file(const char *path, const char *s, size_t len)
+{
+	ssize_t n;
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, len);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+struct counts {
+	unsigned int files, writable, cases;
+};
+
+/* The bad inputs of a writable file, each refused, the value unchanged. */
+static void sweep_writable(struct __test_metadata *_metadata, const char *path,
+			   const struct writable *w, struct counts *c)
+{
+	static char big[MIB + 1];
+	char before[VALUE_MAX], after[VALUE_MAX], s[64];
+	const char *inputs[] = {
+		"abc", "0x", "1a", "\n", " ", "-1", "-0x1", "18446744073709551616",
+		"99999999999999999999999999", "4294967296", "1.5", "1e3", "1 2",
+	};
+	size_t i;
+	int ret;
+
+	ASSERT_LE(0, amupmu_read_file(path, before, sizeof(before)));
+	memset(big, '7', MIB);
+	for (i = 0; i <= ARRAY_SIZE(inputs) + 3; i++) {
+		const char *in = s;
+		size_t len;
+		int want = -EINVAL;
+
+		if (i < ARRAY_SIZE(inputs)) {
+			in = inputs[i];
+		} else if (i == ARRAY_SIZE(inputs)) {
+			snprintf(s, sizeof(s), "%llu", w->max + 1);
+			want = -w->err_range;
+		} else if (i == ARRAY_SIZE(inputs) + 1 && w->min) {
+			snprintf(s, sizeof(s), "%llu", w->min - 1);
+			want = -w->err_range;
+		} else if (i == ARRAY_SIZE(inputs) + 2) {
+			in = big;	/* 1 MiB of digits: longer than a page */
+		} else {
+			snprintf(s, sizeof(s), "0x%llx", 1ULL << 63);	/* a reserved bit */
+		}
+		len = in == big ? MIB : strlen(in);
+		ret = write_file(path, in, len);
+		EXPECT_NE(0, ret) {
+			TH_LOG("%s: '%.32s' (%zu bytes) accepted", path, in, len);
+		}
+		/* overflowing numbers: kstrto*() says ERANGE */
+		if (in != big && ret != -ERANGE) {
+			EXPECT_EQ(want, ret) {
+				TH_LOG("%s: '%.32s': %s", path, in, strerror(-ret));
+			}
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
+	/*
+	 * A partial write: the first byte of a valid number is a whole write
+	 * of its own in sysfs, refused when that number is out of range.
+	 */
+	snprintf(s, sizeof(s), "%llu", w->max);
+	if ((unsigned long long)(s[0] - '0') < w->min) {
+		ret = write_file(path, s, 1);
+		EXPECT_EQ(-w->err_range, ret) {
+			TH_LOG("%s: partial write '%c': %s", path, s[0],
+			       ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
+	/* the file is writable for real: the minimum, read back, then undone */
+	snprintf(s, sizeof(s), "%llu", w->min);
+	EXPECT_EQ(0, write_file(path, s, strlen(s)));
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_EQ(w->min, strtoull(after, NULL, 0));
+	EXPECT_EQ(0, write_file(path, before, strlen(before)));
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+	c->cases++;
+}
+
+/* A read-only file: no write bit, and no open for writing, even for root. */
+static void check_readonly(struct __test_metadata *_metadata, const char *path,
+			   const char *name, struct counts *c)
+{
+	static const int modes[] = { O_WRONLY, O_RDWR, O_WRONLY | O_TRUNC, O_WRONLY | O_APPEND };
+	char before[VALUE_MAX], after[VALUE_MAX];
+	bool moving = in_list(name, moving_files, ARRAY_SIZE(moving_files));
+	size_t i;
+	int fd;
+
+	ASSERT_LE(0, amupmu_read_file(path, before, sizeof(before))) {
+		TH_LOG("%s: not readable", path);
+	}
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		fd = open(path, modes[i] | O_CLOEXEC);
+		EXPECT_EQ(-1, fd) {
+			TH_LOG("%s opens for writing (flags 0x%x)", path, modes[i]);
+		}
+		if (fd >= 0) {
+			EXPECT_GT(0, write(fd, "abc", 3));
+			close(fd);
+		} else {
+			EXPECT_EQ(EACCES, errno) {
+				TH_LOG("%s: open for writing: %s", path, strerror(errno));
+			}
+		}
+		c->cases++;
+	}
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	if (!moving) {
+		EXPECT_STREQ(before, after);
+	}
+}
+
+static void walk(struct __test_metadata *_metadata, const char *dir, bool recurse,
+		 struct counts *c)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d = opendir(dir);
+
+	ASSERT_NE(NULL, d) {
+		TH_LOG("%s: %s", dir, strerror(errno));
+	}
+	while ((de = readdir(d))) {
+		const struct writable *w;
+
+		if (de->d_name[0] == '.' ||
+		    in_list(de->d_name, core_files, ARRAY_SIZE(core_files)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (lstat(path, &st))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (recurse)
+				walk(_metadata, path, false, c);
+			continue;
+		}
+		if (!S_ISREG(st.st_mode))
+			continue;
+		c->files++;
+		w = find_writable(dir, de->d_name);
+		if (st.st_mode & 0222) {
+			c->writable++;
+			EXPECT_NE(NULL, w) {
+				TH_LOG("%s: writable (mode %o) but not documented in writable[]",
+				       path, st.st_mode & 0777);
+			}
+			EXPECT_EQ(0U, st.st_mode & 0022) {
+				TH_LOG("%s: writable by group or others (mode %o)", path,
+				       st.st_mode & 0777);
+			}
+			if (w)
+				sweep_writable(_metadata, path, w, c);
+		} else {
+			EXPECT_EQ(NULL, w) {
+				TH_LOG("%s: documented as writable, mode %o", path,
+				       st.st_mode & 0777);
+			}
+			check_readonly(_metadata, path, de->d_name, c);
+		}
+	}
+	closedir(d);
+}
+
+FIXTURE(sysfs) {
+	int unused;
+};
+
+FIXTURE_SETUP(sysfs)
+{
+	self->unused = 0;
+}
+
+FIXTURE_TEARDOWN(sysfs)
+{
+}
+
+TEST_F(sysfs, bad_input)
+{
+	static const char * const dirs[] = {
+		AMUPMU_SYSFS, "/sys/module/amupmu/parameters", DEBUGFS "/amupmu",
+		DEBUGFS "/arm_spe",
+	};
+	struct counts c = { 0 };
+	size_t i;
+
+	if (geteuid() != 0)
+		SKIP(return, "needs root (writes as root must fail too)");
+	if (!amupmu_path_exists(AMUPMU_SYSFS) && amupmu_allow_skip())
+		SKIP(return, "amupmu not loaded");
+	TH_LOG("backend: sysfs / module parameters / debugfs of the loaded module");
+	for (i = 0; i < ARRAY_SIZE(dirs); i++) {
+		if (i >= 2 && !amupmu_path_exists(dirs[i]))
+			continue;
+		walk(_metadata, dirs[i], i == 0, &c);
+	}
+	EXPECT_LT(10U, c.files);
+	TH_LOG("%u files, %u writable, %u cases", c.files, c.writable, c.cases);
+	printf("# AMUPMU-FIGURE sysfs files=%u writable=%u cases=%u\n", c.files, c.writable,
+	       c.cases);
+	fflush(stdout);
+}
+
+TEST_HARNESS_MAIN

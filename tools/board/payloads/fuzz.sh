@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: GPL-2.0
+# Board payload: the ioctl fuzzer (AMUPMU_FUZZ_CALLS calls, default
+# 200000; soak.sh: 10000000), then the module must unload, and the slab and
+# MemAvailable must be back within bounds once it is reloaded. The kernel
+# log is checked by run.sh (no oops, WARN, BUG).
+. /lib.sh
+
+tap_check insmod insmod "$AMUPMU_KO"
+board_backend
+mem_snapshot before
+run_test amupmu_fuzz env AMUPMU_FUZZ_CALLS="${AMUPMU_FUZZ_CALLS:-200000}" /selftests/amupmu_fuzz
+tap_check rmmod-after-fuzz rmmod amupmu
+tap_check insmod-after-fuzz insmod "$AMUPMU_KO"
+mem_snapshot after
+tap_check fuzz-memory-back mem_within before after fuzz
+tap_check rmmod rmmod amupmu

@@ -1,0 +1,73 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Static analysis of the C++ in lib/ and tools/, as TAP: clang-tidy with
+# the checked-in .clang-tidy (one result per file; files in
+# tools/static/clang-tidy-exclude.txt are skipped, with the reason given
+# there) and cppcheck (warning, performance, portability) with
+# tools/static/cppcheck-suppressions.txt. Zero findings pass.
+# The compile commands come from the ASan build directory (configured here
+# if needed: configuring is enough, nothing is built).
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+cd "$TOP" || exit 1
+BUILD=${ASAN_BUILD:-$TOP/build/host-asan}
+JOBS=${JOBS:-$(nproc)}
+OUT=$BUILD/static
+mkdir -p "$OUT"
+
+if [ ! -f "$BUILD/compile_commands.json" ]; then
+	"$TOP/tools/asan-configure.sh" "$BUILD" >"$OUT/configure.log" 2>&1 ||
+		{ echo "not ok 1 - configure $BUILD (log $OUT/configure.log)"; exit 1; }
+fi
+
+mapfile -t excluded < <(grep -v '^[[:space:]]*\(#\|$\)' tools/static/clang-tidy-exclude.txt)
+mapfile -t files < <(git ls-files 'lib/*.cpp' 'tools/*.cpp')
+todo=()
+for f in "${files[@]}"; do
+	skip=0
+	for e in "${excluded[@]}"; do [ "$f" = "$e" ] && skip=1; done
+	[ $skip = 1 ] || todo+=("$f")
+done
+
+echo "TAP version 13"
+echo "1..$((${#files[@]} + 1))"
+# clang-tidy, $JOBS files at a time; one log per file
+printf '%s\n' "${todo[@]}" | xargs -P "$JOBS" -I{} sh -c \
+	'clang-tidy -p "$1" --quiet "$2" >"$3/tidy-$(echo "$2" | tr / _).log" 2>&1; echo $? >"$3/tidy-$(echo "$2" | tr / _).rc"' \
+	sh "$BUILD" {} "$OUT"
+n=0 failed=0
+for f in "${files[@]}"; do
+	n=$((n + 1))
+	log=$OUT/tidy-$(echo "$f" | tr / _).log
+	if [ ! -f "$log" ] || ! printf '%s\n' "${todo[@]}" | grep -qx "$f"; then
+		echo "ok $n - clang-tidy $f # SKIP listed in tools/static/clang-tidy-exclude.txt"
+		continue
+	fi
+	findings=$(grep -cE '(warning|error): ' "$log")
+	if [ "$(cat "${log%.log}.rc")" = 0 ] && [ "$findings" = 0 ]; then
+		echo "ok $n - clang-tidy $f"
+	else
+		echo "not ok $n - clang-tidy $f: $findings findings (log $log)"
+		grep -E '(warning|error): ' "$log" | head -10 | sed 's/^/#   /'
+		failed=1
+	fi
+done
+
+n=$((n + 1))
+# cppcheck takes no comments in its list: the reasons stay in the file
+grep -v '^[[:space:]]*\(#\|$\)' tools/static/cppcheck-suppressions.txt >"$OUT/cppcheck-suppressions"
+if cppcheck --quiet --enable=warning,performance,portability --std=c++20 --language=c++ \
+	--inline-suppr --suppressions-list="$OUT/cppcheck-suppressions" \
+	--error-exitcode=1 -I lib/libamupmu/include -I include/uapi \
+	-I "$BUILD/lib/libamupmu/include" \
+	--template='{file}:{line}: {severity} [{id}] {message}' \
+	lib/libamupmu/src lib/libamupmu/tests tools/amupmu >"$OUT/cppcheck.log" 2>&1; then
+	echo "ok $n - cppcheck lib/ tools/ ($(grep -c . "$OUT/cppcheck.log") findings)"
+else
+	echo "not ok $n - cppcheck lib/ tools/ (log $OUT/cppcheck.log)"
+	head -10 "$OUT/cppcheck.log" | sed 's/^/#   /'
+	failed=1
+fi
+exit $failed
