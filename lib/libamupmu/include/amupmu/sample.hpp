@@ -31,7 +31,7 @@ inline constexpr std::uint16_t sample_pmu_overflow = 1;
 /// sizeof(struct amupmu_sample) without values.
 inline constexpr std::size_t sample_header_size = 40;
 /// Largest record: the header and 32 values.
-inline constexpr std::size_t sample_max_size = sample_header_size + 32 * 8;
+inline constexpr std::size_t sample_max_size = sample_header_size + std::size_t{32} * 8;
 /// sizeof(struct amupmu_ring_header) of ring version 1.
 inline constexpr std::size_t ring_header_size = 64;
 
