@@ -138,6 +138,7 @@ std::vector<std::string> closest_event_names(std::string_view name, std::uint64_
 {
 	std::vector<std::string> names = all_names(midr);
 	std::vector<std::pair<std::size_t, std::string>> scored;
+	scored.reserve(names.size());
 	for (std::string& n : names)
 		scored.emplace_back(edit_distance(name, n), std::move(n));
 	std::ranges::stable_sort(scored, {}, &std::pair<std::size_t, std::string>::first);
@@ -257,11 +258,13 @@ std::vector<MissingEvent> missing_events(std::span<const EventSpec> events, cons
 				reason = "never online (not discovered)";
 			else if (!ci->has_pmu())
 				reason = "no PMUv3";
-			else if (cpu_implements(*ci, e.number) == false)
-				reason = e.number >= ext_event_base && !ci->pmceid_ext()
-						 ? "no extended PMCEID (before PMUv3p1)"
-						 : std::string{"not implemented (PMCEID"} +
-							   ((e.number & 0xFF) < 0x20 ? "0" : "1") + "_EL0)";
+			else if (cpu_implements(*ci, e.number) == false) {
+				if (e.number >= ext_event_base && !ci->pmceid_ext())
+					reason = "no extended PMCEID (before PMUv3p1)";
+				else
+					reason = std::string{"not implemented (PMCEID"} +
+						 ((e.number & 0xFF) < 0x20 ? "0" : "1") + "_EL0)";
+			}
 			if (!reason.empty())
 				missing.push_back({e.name, e.number, cpu, std::move(reason)});
 		}
