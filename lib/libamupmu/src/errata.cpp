@@ -81,7 +81,7 @@ template <typename T>
 bool parse_number(std::string_view s, T& out, int base = 10)
 {
 	const char* end = s.data() + s.size();
-	std::from_chars_result r;
+	std::from_chars_result r{};
 	if constexpr (std::is_floating_point_v<T>)
 		r = std::from_chars(s.data(), end, out);
 	else

@@ -159,7 +159,7 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 		std::memcpy(scratch_.data() + first, data_, size - first);
 		rec = scratch_.data();
 	}
-	amupmu_sample h;
+	amupmu_sample h{};
 	std::memcpy(&h, rec, sizeof(h));
 	if (sample_header_size + std::size_t{h.nr_values} * 8 > size)
 		bad(std::to_string(h.nr_values) + " values in " + std::to_string(size) + " bytes");
