@@ -184,6 +184,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	out << "# command: " << cmd << "\n\n";
 
 	std::vector<std::pair<std::string, std::uint64_t>> syms;
+	syms.reserve(by_symbol.size());
 	for (const auto& [k, c] : by_symbol)
 		syms.push_back({k.first + "  " + k.second, c});
 	std::ranges::stable_sort(syms, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
