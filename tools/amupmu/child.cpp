@@ -40,6 +40,7 @@ Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, 
 		throw_error("pipe", e);
 	}
 	std::vector<char*> args;
+	args.reserve(argv.size() + 1);
 	for (const std::string& a : argv)
 		args.push_back(const_cast<char*>(a.c_str()));
 	args.push_back(nullptr);
@@ -141,7 +142,7 @@ bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
 {
 	if (done_)
 		return true;
-	timespec t0;
+	timespec t0{};
 	::clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (!done_) {
 		int st = 0;
@@ -154,6 +155,7 @@ bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
 				on_exec();
 			else if (WSTOPSIG(st) != SIGTRAP)
 				sig = WSTOPSIG(st);
+			// NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace(2) takes the signal to deliver in its void* data argument
 			if (::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(sig)) != 0 && errno != ESRCH)
 				throw_error("PTRACE_CONT", errno);
 			continue;
@@ -163,7 +165,7 @@ bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
 			status_ = decode_status(st);
 			break;
 		}
-		timespec now;
+		timespec now{};
 		::clock_gettime(CLOCK_MONOTONIC, &now);
 		const long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
 		if (ms >= timeout_ms)
