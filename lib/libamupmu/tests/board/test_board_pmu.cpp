@@ -156,7 +156,7 @@ TEST_CASE("board: overflow samples through the mmap ring", "[board][sample]")
 			      .ring_pages = 4};
 	Session s = Session::open(cfg);
 	SampleReader ring = s.sample_reader();
-	CHECK(ring.data_size() == 4 * 4096);
+	CHECK(ring.data_size() == std::uint64_t{4} * 4096);
 	CHECK(ring.timer_freq() > 0);
 	pin(cpus.front());
 	s.enable();

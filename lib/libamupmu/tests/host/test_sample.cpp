@@ -76,7 +76,7 @@ TEST_CASE("SampleReader reads records, publishes the tail", "[host][sample]")
 
 	ring.push(0, 0x400000, {1, 2, 3});
 	ring.push(1, 0x400004, {4, 5, 6});
-	CHECK(r.available() == 2 * (40 + 24));
+	CHECK(r.available() == std::uint64_t{2} * (40 + 24));
 	std::vector<std::uint64_t> pcs, sums;
 	const std::size_t n = r.consume([&](const Sample& s) {
 		pcs.push_back(s.pc);
@@ -116,7 +116,7 @@ TEST_CASE("SampleReader reassembles records that wrap around the end", "[host][s
 		}
 	}
 	CHECK(seen == 200);
-	CHECK(ring.hdr()->data_tail == 200 * 72);
+	CHECK(ring.hdr()->data_tail == std::uint64_t{200} * 72);
 }
 
 TEST_CASE("SampleReader refuses malformed rings and records", "[host][sample]")
