@@ -53,7 +53,8 @@ struct FakeRing {
 		s.time = 1000 * pc;
 		s.pc = pc;
 		std::memcpy(rec.data(), &s, sizeof(s));
-		std::memcpy(rec.data() + sizeof(s), values.data(), values.size() * 8);
+		if (!values.empty())	// memcpy from an empty vector's null data() is UB
+			std::memcpy(rec.data() + sizeof(s), values.data(), values.size() * 8);
 		const std::uint64_t ds = hdr()->data_size;
 		for (std::size_t i = 0; i < rec.size(); ++i)
 			data()[(hdr()->data_head + i) & (ds - 1)] = rec[i];
