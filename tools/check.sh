@@ -108,9 +108,10 @@ for k in 6.1 6.12; do
 	# amupmu DT, under -icount: without it QEMU's multi-threaded TCG resets
 	# another CPU's PMU counters now and then while sampling interrupts
 	# fire and a CPU comes online (Documentation/dev-tools/
-	# amupmu-reliability.rst); the fuzzer, with parallel vCPUs, on both DTs
-	# and the mock build
+	# amupmu-reliability.rst); concurrency and load/unload again with both
+	# vCPUs in parallel; the fuzzer (parallel vCPUs) on both DTs and mock
 	board stress "$k" amupmu prod -i
+	board parallel "$k" amupmu prod
 	board fuzz "$k" amupmu prod
 	board fuzz "$k" stock prod
 	board fuzz "$k" amupmu mock

@@ -34,6 +34,7 @@ done
 echo "TAP version 13"
 echo "1..$((${#files[@]} + 1))"
 # clang-tidy, $JOBS files at a time; one log per file
+# shellcheck disable=SC2016 # the sh -c script expands its own arguments
 printf '%s\n' "${todo[@]}" | xargs -P "$JOBS" -I{} sh -c \
 	'clang-tidy -p "$1" --quiet "$2" >"$3/tidy-$(echo "$2" | tr / _).log" 2>&1; echo $? >"$3/tidy-$(echo "$2" | tr / _).rc"' \
 	sh "$BUILD" {} "$OUT"

@@ -23,6 +23,8 @@
  *                    works once both are gone; no interrupt is left behind
  *                    and the slab and MemAvailable come back within bounds.
  *
+ * AMUPMU_STRESS_SKIP=name,... skips tests by name.
+ *
  * Backend: the CPU's PMU (QEMU TCG PMUv3 on the board) in exclusive mode
  * for the counting parts; with the kernel's arm_pmu owning the PMU,
  * hotplug_counting skips and the other two run with every PMU request
@@ -81,6 +83,24 @@ static unsigned long long amupmu_irqs(unsigned int *lines)
 	fclose(f);
 	return sum;
 }
+
+/* AMUPMU_STRESS_SKIP: comma-separated names of tests to skip. */
+static bool stress_skipped(const char *name)
+{
+	const char *list = getenv("AMUPMU_STRESS_SKIP"), *p;
+	size_t n = strlen(name);
+
+	for (p = list; p && (p = strstr(p, name)); p += n)
+		if ((p == list || p[-1] == ',') && (p[n] == ',' || !p[n]))
+			return true;
+	return false;
+}
+
+#define STRESS_BEGIN(_name) do {						\
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);					\
+	if (stress_skipped(_name))						\
+		SKIP(return, "in AMUPMU_STRESS_SKIP");				\
+} while (0)
 
 /* Slab and MemAvailable in kB, after dropping the caches. */
 static void meminfo(unsigned long long *slab, unsigned long long *avail)
@@ -282,7 +302,7 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	__u32 len;
 	int ret;
 
-	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	STRESS_BEGIN("hotplug_counting");
 	if (!self->exclusive)
 		SKIP(return, "the kernel's arm_pmu owns the PMU");
 	if (!self->nr_secondary)
@@ -466,7 +486,7 @@ TEST_F_TIMEOUT(stress, concurrency, 600)
 	struct toggler h = { 0 };
 	unsigned int i;
 
-	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	STRESS_BEGIN("concurrency");
 	h.deadline = now_ns() + secs * NSEC_PER_SEC;
 	h.cpus = self->secondary;
 	h.nr = self->nr_secondary;
@@ -535,7 +555,7 @@ TEST_F_TIMEOUT(stress, load_unload, 1200)
 	__u64 cpu0 = 1;
 	int fd, ret;
 
-	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	STRESS_BEGIN("load_unload");
 	if (!ko || !amupmu_path_exists(ko))
 		SKIP(return, "AMUPMU_KO (the module to load) not set");
 
