@@ -60,18 +60,15 @@ MODULE_PARM_DESC(pmu_counter_bits,
  */
 #define AMUPMU_PERIOD_MIN_DEFAULT	10000
 #define AMUPMU_PERIOD_MIN_FLOOR		1000
-#define AMUPMU_PERIOD_MIN_CEIL		U32_MAX
 
 unsigned int amupmu_sample_period_min = AMUPMU_PERIOD_MIN_DEFAULT;
 
 static int amupmu_period_min_set(const char *val, const struct kernel_param *kp)
 {
 	unsigned int v;
-	int ret = kstrtouint(val, 0, &v);
 
-	if (ret)
-		return ret;
-	if (v < AMUPMU_PERIOD_MIN_FLOOR)
+	/* not a number, or beyond 32 bits (kstrtouint: ERANGE): EINVAL all the same */
+	if (kstrtouint(val, 0, &v) || v < AMUPMU_PERIOD_MIN_FLOOR)
 		return -EINVAL;
 	WRITE_ONCE(amupmu_sample_period_min, v);
 	return 0;
