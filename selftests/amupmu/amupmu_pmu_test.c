@@ -198,6 +198,17 @@ static int pin_cpu(unsigned int cpu)
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
 }
 
+/* Spin on @cpu for @ns, then go back to CPU 0. */
+static int busy_on(unsigned int cpu, __u64 ns)
+{
+	int ret = pin_cpu(cpu);
+
+	if (ret)
+		return ret;
+	busy_ns(ns);
+	return pin_cpu(0);
+}
+
 /*
  * The known loop, at EL0: @n iterations of "subs; b.ne", 2 * @n
  * instructions plus the compiler's few around it.
@@ -328,6 +339,17 @@ FIXTURE_TEARDOWN(pmu)
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)			\
 		SKIP(return, "no PMUv3 (pmu_owner %u)", self->info.pmu_owner);	\
 	ASSERT_LT(0U, self->nr_counters);					\
+} while (0)
+
+/* The tests that take cpu1 offline and back. */
+#define NEED_CPU1_HOTPLUG() do {						\
+	if (self->nr_cpu_ids < 2 ||						\
+	    !amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online"))		\
+		SKIP(return, "no hot-pluggable cpu1");				\
+	if (geteuid() != 0)							\
+		SKIP(return, "offlining cpu1 needs root");			\
+	if (amupmu_cpu_online(1) != 1)						\
+		SKIP(return, "cpu1 is offline already");			\
 } while (0)
 
 /* Every event counter and the cycle counter of @cpu: N + 1 events. */
@@ -971,12 +993,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	if (self->nr_cpu_ids < 2 || !amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online"))
-		SKIP(return, "no hot-pluggable cpu1");
-	if (geteuid() != 0)
-		SKIP(return, "offlining cpu1 needs root");
-	if (amupmu_cpu_online(1) != 1)
-		SKIP(return, "cpu1 is offline already");
+	NEED_CPU1_HOTPLUG();
 
 	group_init(&g, 1);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
@@ -985,9 +1002,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 		TH_LOG("CONFIG on cpu1: %s", errstr(ret));
 	}
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	ASSERT_EQ(0, pin_cpu(1));
-	busy_ns(20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &r1);
 	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
 	EXPECT_LT(0ULL, r1.v[0].value);
@@ -1020,18 +1035,14 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 		TH_LOG("onlining cpu1: %s", errstr(ret));
 	}
 	self->cpu1_offlined = false;
-	ASSERT_EQ(0, pin_cpu(1));
-	busy_ns(20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &r4);
 	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r4.rd.state);
 	EXPECT_LT(r3.v[0].value, r4.v[0].value) {
 		TH_LOG("counting did not resume on cpu1");
 	}
 	EXPECT_LT(r3.rd.time_running, r4.rd.time_running);
-	ASSERT_EQ(0, pin_cpu(1));
-	busy_ns(5 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, busy_on(1, 5 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &r5);
 	EXPECT_LT(r4.v[0].value, r5.v[0].value);
 	TH_LOG("cpu1 cycles: %llu before offline, %llu offline, %llu, %llu after online",
@@ -3073,12 +3084,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	if (self->nr_cpu_ids < 2 || !amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online"))
-		SKIP(return, "no hot-pluggable cpu1");
-	if (geteuid() != 0)
-		SKIP(return, "offlining cpu1 needs root");
-	if (amupmu_cpu_online(1) != 1)
-		SKIP(return, "cpu1 is offline already");
+	NEED_CPU1_HOTPLUG();
 	group_init(&g, 0);
 	cpuset_add(&g.cpus, 1);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
@@ -3089,9 +3095,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	}
 	ASSERT_EQ(0, ring_map(self->fd, 16, &r));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	ASSERT_EQ(0, pin_cpu(1));
-	busy_ns(20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &a);
 	before1 = a.rd.samples;
 	ASSERT_EQ(0, amupmu_set_online(1, false));
@@ -3103,9 +3107,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	EXPECT_EQ(before1 <= b2.rd.samples, 1);
 	ASSERT_EQ(0, amupmu_set_online(1, true));
 	self->cpu1_offlined = false;
-	ASSERT_EQ(0, pin_cpu(1));
-	busy_ns(20 * NSEC_PER_MSEC);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 1, 1, &a);
 	EXPECT_LT(b2.v[0].value, a.v[0].value);
