@@ -232,6 +232,12 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 		return -EINVAL;
 	if (ucmd.user_size > AMUPMU_SIZE_MAX)
 		return -E2BIG;
+	/* the read fast path: its exact size, a constant-size copy */
+	if (nr == AMUPMU_CMD_PMU_READ && ucmd.user_size == sizeof(buf.pmu_read)) {
+		if (copy_from_user(&buf.pmu_read, ucmd.ubuffer, sizeof(buf.pmu_read)))
+			return -EFAULT;
+		return op->execute(&ucmd);
+	}
 	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
 	if (ret)
 		return ret;

@@ -190,7 +190,7 @@ static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 /* PMEVCNTR<n>_EL0 by number: no PMSELR_EL0 write and ISB on the read path */
 #define AMUPMU_EVCNTR_CASE(n)	case n: return read_sysreg(pmevcntr##n##_el0)
 
-static u64 amupmu_hw_read_counter(unsigned int idx)
+static __always_inline u64 amupmu_hw_read_counter(unsigned int idx)
 {
 	switch (idx) {
 	AMUPMU_EVCNTR_CASE(0);
