@@ -116,7 +116,7 @@ void amupmu_ring_reset(struct amupmu_ring *r)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&r->lock, flags);
-	r->head = 0;
+	WRITE_ONCE(r->head, 0);
 	r->samples = 0;
 	r->lost = 0;
 	WRITE_ONCE(r->hdr->samples, 0);
@@ -149,10 +149,11 @@ bool amupmu_ring_write(struct amupmu_ring *r, const void *rec, u32 len)
 		first = min_t(u64, len, r->size - off);
 		memcpy(r->data + off, rec, first);
 		memcpy(r->data, (const u8 *)rec + first, len - first);
-		r->head += len;
 		r->samples++;
 		WRITE_ONCE(r->hdr->samples, r->samples);
 		/* the record is in place before the head moves past it */
+		smp_store_release(&r->head, r->head + len);
+		/* and for the mapped reader, through the header */
 		smp_store_release(&r->hdr->data_head, r->head);
 		ok = true;
 	} else {
@@ -163,16 +164,11 @@ bool amupmu_ring_write(struct amupmu_ring *r, const void *rec, u32 len)
 	return ok;
 }
 
-/* The kernel's head, with the records before it visible. */
+/* The kernel's head, with the records before it visible: no lock needed. */
 static u64 amupmu_ring_head(struct amupmu_ring *r)
 {
-	unsigned long flags;
-	u64 head;
-
-	raw_spin_lock_irqsave(&r->lock, flags);
-	head = r->head;
-	raw_spin_unlock_irqrestore(&r->lock, flags);
-	return head;
+	/* pairs with the writer's release */
+	return smp_load_acquire(&r->head);
 }
 
 bool amupmu_ring_empty(struct amupmu_ring *r)
