@@ -34,17 +34,23 @@ mem_snapshot() {
 	echo 3 >/proc/sys/vm/drop_caches
 	sleep 1
 	eval "$(awk -v n="$1" '/^Slab:/ { printf "mem_%s_slab=%s\n", n, $2 }
+		/^VmallocUsed:/ { printf "mem_%s_vmalloc=%s\n", n, $2 }
 		/^MemAvailable:/ { printf "mem_%s_avail=%s\n", n, $2 }' /proc/meminfo)"
 }
 
 # mem_within A B SUITE: the slab grew by at most AMUPMU_SLAB_SLACK_KB
-# (default 512) and MemAvailable fell by at most AMUPMU_AVAIL_SLACK_KB
-# (default 2048) from snapshot A to B; prints the figure line.
-# shellcheck disable=SC2154 # s0 a0 s1 a1 come from the eval
+# (default 512) and VmallocUsed by at most AMUPMU_VMALLOC_SLACK_KB (default
+# 256: kernel thread stacks are vmalloc, 16 kB each) from snapshot A to B;
+# prints the figure line (MemAvailable too).
+# shellcheck disable=SC2154 # s0 a0 s1 a1 v0 v1 come from the eval
 mem_within() {
 	eval "s0=\$mem_$1_slab a0=\$mem_$1_avail s1=\$mem_$2_slab a1=\$mem_$2_avail"
-	ds=$((s1 - s0)) da=$((a0 - a1))
-	echo "# $3 memory: Slab ${s0} -> ${s1} kB ($ds), MemAvailable ${a0} -> ${a1} kB (-$da)"
-	echo "# AMUPMU-FIGURE $3-memory slab_delta_kb=$ds avail_drop_kb=$da"
-	[ "$ds" -le "${AMUPMU_SLAB_SLACK_KB:-512}" ] && [ "$da" -le "${AMUPMU_AVAIL_SLACK_KB:-2048}" ]
+	eval "v0=\$mem_$1_vmalloc v1=\$mem_$2_vmalloc"
+	ds=$((s1 - s0)) da=$((a0 - a1)) dv=$((v1 - v0))
+	echo "# $3 memory: Slab ${s0} -> ${s1} kB ($ds), VmallocUsed ${v0} -> ${v1} kB ($dv), MemAvailable ${a0} -> ${a1} kB (-$da)"
+	echo "# AMUPMU-FIGURE $3-memory slab_delta_kb=$ds vmalloc_delta_kb=$dv avail_drop_kb=$da"
+	# the driver allocates from the slab and vmalloc (rings) only; MemAvailable
+	# moves by MiBs with page-cache refills (seen: -4.6 MB with slab +60 kB)
+	# and is reported, not bounded
+	[ "$ds" -le "${AMUPMU_SLAB_SLACK_KB:-512}" ] && [ "$dv" -le "${AMUPMU_VMALLOC_SLACK_KB:-256}" ]
 }
