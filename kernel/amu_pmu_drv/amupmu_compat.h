@@ -56,4 +56,18 @@ static int name(struct platform_device *pdev)				\
 #define amupmu_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
 #endif
 
+/*
+ * Several stores to user memory in one access window: arm64 has its own
+ * user_access_begin()/unsafe_put_user() (sttr between the two) from 6.12.
+ * Before, linux/uaccess.h supplies a fallback that makes each
+ * unsafe_put_user() a complete __put_user() (and defines unsafe_op_wrap for
+ * it); there one copy_to_user() of the whole buffer costs less.
+ */
+#include <linux/uaccess.h>
+#ifdef unsafe_op_wrap
+#define AMUPMU_HAVE_UACCESS_WINDOW	0
+#else
+#define AMUPMU_HAVE_UACCESS_WINDOW	1
+#endif
+
 #endif /* AMUPMU_COMPAT_H */

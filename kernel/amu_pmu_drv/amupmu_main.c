@@ -124,10 +124,16 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	return amupmu_ucmd_respond(ucmd, sizeof(*info));
 }
 
-/* PMU commands: the session does the work; all write their struct back. */
-static int amupmu_ioctl_pmu(struct amupmu_ucmd *ucmd, unsigned int cmd, size_t len)
+/*
+ * PMU commands: the session does the work; all write their struct back.
+ * Inlined into each command's handler: @len is a constant there, so the
+ * struct goes back in a constant-size copy.
+ */
+static __always_inline int amupmu_ioctl_pmu(struct amupmu_ucmd *ucmd, unsigned int cmd,
+					    size_t len)
 {
-	int ret = amupmu_pmu_cmd(ucmd->sess, cmd, ucmd->cmd);
+	int ret = cmd == AMUPMU_CMD_PMU_READ ? amupmu_pmu_cmd_read(ucmd->sess, ucmd->cmd) :
+					      amupmu_pmu_cmd(ucmd->sess, cmd, ucmd->cmd);
 
 	if (ret == AMUPMU_EBUSY_RESPOND)
 		return amupmu_ucmd_respond(ucmd, len) ?: -EBUSY;
@@ -209,7 +215,12 @@ static u64 amupmu_supported_ioctls(void)
 static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long arg)
 {
 	const struct amupmu_ioctl_op *op;
-	union amupmu_ucmd_buffer buf;
+	/*
+	 * Not zeroed (INIT_STACK_ALL_ZERO would clear the whole union on every
+	 * call): the copy below fills the command's op->size bytes, zero-extended,
+	 * and no handler looks past its own struct.
+	 */
+	union amupmu_ucmd_buffer buf __uninitialized;
 	struct amupmu_ucmd ucmd = {
 		.ubuffer = (void __user *)arg,
 		.cmd = &buf,
@@ -217,6 +228,13 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 	};
 	unsigned int nr = _IOC_NR(cmd);
 	int ret;
+
+	/* the hot command first; anything but its common case comes back EAGAIN */
+	if (cmd == AMUPMU_PMU_READ) {
+		ret = amupmu_pmu_read_fast(ucmd.sess, ucmd.ubuffer);
+		if (ret != -EAGAIN)
+			return ret;
+	}
 
 	/* only _IO(AMUPMU_TYPE, nr) commands: no direction or size bits */
 	if (cmd != _IO(AMUPMU_TYPE, nr) || nr < AMUPMU_CMD_BASE ||
@@ -232,12 +250,6 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 		return -EINVAL;
 	if (ucmd.user_size > AMUPMU_SIZE_MAX)
 		return -E2BIG;
-	/* the read fast path: its exact size, a constant-size copy */
-	if (nr == AMUPMU_CMD_PMU_READ && ucmd.user_size == sizeof(buf.pmu_read)) {
-		if (copy_from_user(&buf.pmu_read, ucmd.ubuffer, sizeof(buf.pmu_read)))
-			return -EFAULT;
-		return op->execute(&ucmd);
-	}
 	ret = copy_struct_from_user(ucmd.cmd, op->size, ucmd.ubuffer, ucmd.user_size);
 	if (ret)
 		return ret;

@@ -100,7 +100,10 @@ MODULE_PARM_DESC(sample_period_min,
  * @total: 64-bit total up to @prev
  * @overflows: overflow interrupts taken
  * @period: sample period, 0 when the counter only counts
+ * @mask: its width as programmed (amupmu_hw_counter_start())
  * @ev: index of the counter's event in its owner's group
+ *
+ * 64 bytes: the read path indexes an array of them.
  */
 struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
@@ -109,6 +112,7 @@ struct amupmu_pmu_counter {
 	u64 total;
 	u64 overflows;
 	u64 period;
+	u64 mask;
 	u8 ev;
 };
 
@@ -192,7 +196,8 @@ static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 
 static __always_inline u64 amupmu_hw_read_counter(unsigned int idx)
 {
-	switch (idx) {
+	/* 0..31, one jump */
+	switch (idx & AMUPMU_CYCLE_IDX) {
 	AMUPMU_EVCNTR_CASE(0);
 	AMUPMU_EVCNTR_CASE(1);
 	AMUPMU_EVCNTR_CASE(2);
@@ -224,7 +229,7 @@ static __always_inline u64 amupmu_hw_read_counter(unsigned int idx)
 	AMUPMU_EVCNTR_CASE(28);
 	AMUPMU_EVCNTR_CASE(29);
 	AMUPMU_EVCNTR_CASE(30);
-	default:
+	default: /* AMUPMU_CYCLE_IDX */
 		return read_sysreg(pmccntr_el0);
 	}
 }
@@ -252,20 +257,37 @@ static void amupmu_hw_write_type(unsigned int idx, u32 evtyper)
 }
 
 /* The cycle counter overflows at 64 bits (PMCR_EL0.LC), event counters at pc->mask. */
-static u64 amupmu_counter_mask(const struct amupmu_pmu_cpu *pc, unsigned int idx)
+static __always_inline u64 amupmu_counter_mask(const struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	return idx == AMUPMU_CYCLE_IDX ? U64_MAX : pc->mask;
 }
 
-/* Fold the hardware count into the total: the delta modulo the width. */
+/*
+ * Fold the hardware count of counter @idx (@c) into its total: the delta
+ * modulo the width. Inlined into the loops of the read and interrupt paths.
+ */
+static __always_inline void amupmu_counter_fold(struct amupmu_pmu_counter *c, unsigned int idx)
+{
+	u64 now = amupmu_hw_read_counter(idx) & c->mask;
+
+	c->total += (now - c->prev) & c->mask;
+	c->prev = now;
+}
+
 static void amupmu_counter_update(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
-	struct amupmu_pmu_counter *c = &pc->cnt[idx];
-	u64 mask = amupmu_counter_mask(pc, idx);
-	u64 now = amupmu_hw_read_counter(idx) & mask;
+	amupmu_counter_fold(&pc->cnt[idx], idx);
+}
 
-	c->total += (now - c->prev) & mask;
-	c->prev = now;
+/*
+ * The total counter @idx (@c) would have after a fold, without folding: a
+ * read changes no state. Any wrap since the last fold (at most one: its
+ * interrupt folds it) is in the masked delta.
+ */
+static __always_inline u64 amupmu_counter_peek(const struct amupmu_pmu_counter *c,
+					       unsigned int idx)
+{
+	return c->total + ((amupmu_hw_read_counter(idx) - c->prev) & c->mask);
 }
 
 /* Stop a counter and clear it in hardware; its total is kept. */
@@ -287,7 +309,8 @@ static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx,
 
 	amupmu_hw_counter_stop(idx);
 	amupmu_hw_write_type(idx, c->evtyper);
-	c->prev = -c->period & amupmu_counter_mask(pc, idx);
+	c->mask = amupmu_counter_mask(pc, idx);
+	c->prev = -c->period & c->mask;
 	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
 	if (run)
@@ -303,12 +326,11 @@ static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx,
 static void amupmu_counter_rearm(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
-	u64 mask = amupmu_counter_mask(pc, idx);
-	u64 now = amupmu_hw_read_counter(idx) & mask;
+	u64 now = amupmu_hw_read_counter(idx) & c->mask;
 	u64 next = now < c->period ? now - c->period : -c->period;
 
-	c->total += (now - c->prev) & mask;
-	c->prev = next & mask;
+	c->total += (now - c->prev) & c->mask;
+	c->prev = next & c->mask;
 	amupmu_hw_write_counter(idx, c->prev);
 }
 
@@ -1150,11 +1172,13 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 
 /*
  * Copy a session's totals on @cpu into @vals and its sample counts into
- * @rd, folding the hardware counts in first when @update (the caller runs
- * on that CPU). Under pc->lock.
+ * @rd, the hardware counts included when @update (the caller runs on that
+ * CPU). Under pc->lock. Inlined, so that each caller gets the loop for its
+ * @update without a test per counter.
  */
-static void amupmu_collect(struct amupmu_session *s, unsigned int cpu, struct amupmu_pmu_read *rd,
-			   struct amupmu_pmu_value *vals, bool update)
+static __always_inline void amupmu_collect(struct amupmu_session *s, unsigned int cpu,
+					   struct amupmu_pmu_read *rd,
+					   struct amupmu_pmu_value *vals, bool update)
 {
 	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
 	const u8 *idx = amupmu_sess_idx(s, cpu);
@@ -1163,10 +1187,11 @@ static void amupmu_collect(struct amupmu_session *s, unsigned int cpu, struct am
 	rd->samples = s->samples[cpu];
 	rd->lost = s->lost[cpu];
 	for (e = 0; e < n; e++) {
-		if (update)
-			amupmu_counter_update(pc, idx[e]);
-		vals[e].value = pc->cnt[idx[e]].total;
-		vals[e].overflows = pc->cnt[idx[e]].overflows;
+		unsigned int i = idx[e];
+		const struct amupmu_pmu_counter *c = &pc->cnt[i];
+
+		vals[e].value = update ? amupmu_counter_peek(c, i) : c->total;
+		vals[e].overflows = c->overflows;
 	}
 }
 
@@ -1177,8 +1202,10 @@ static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsi
 	unsigned int e;
 
 	for (e = 0; e < n; e++) {
-		amupmu_counter_update(pc, idx[e]);
-		totals[e] = pc->cnt[idx[e]].total;
+		unsigned int i = idx[e];
+
+		amupmu_counter_fold(&pc->cnt[i], i);
+		totals[e] = pc->cnt[i].total;
 	}
 }
 
@@ -1228,9 +1255,10 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 /*
  * The read fast path: the caller runs on the CPU it reads. With preemption
  * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
- * needed. Returns -EAGAIN to take the general path instead.
+ * needed. Returns -EAGAIN to take the general path instead. Inlined into
+ * amupmu_pmu_read_fast(): no second frame on the hot path.
  */
-static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd,
+static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 				 struct amupmu_pmu_value *vals)
 {
 	struct amupmu_pmu_cpu *pc;
@@ -1239,7 +1267,9 @@ static int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_rea
 	bool live;
 	u64 now;
 
-	mutex_lock(&s->lock);
+	/* contended (another command of this session runs): the general path waits */
+	if (!mutex_trylock(&s->lock))
+		return -EAGAIN;
 	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || rd->flags || rd->__reserved ||
 	    rd->nr_values < s->nr_events)
 		goto slow;
@@ -1298,7 +1328,11 @@ static void amupmu_view_update_ipi(void *arg)
  */
 ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 {
-	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
+	struct {
+		u32 evtyper;
+		u64 total;
+		u64 overflows;
+	} cnt[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_pmu_cpu *pc;
 	unsigned long used = 0, flags;
 	unsigned int idx;
@@ -1312,7 +1346,11 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 			smp_call_function_single(cpu, amupmu_view_update_ipi, pc, 1);
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		used = pc->used;
-		memcpy(cnt, pc->cnt, sizeof(cnt));
+		for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+			cnt[idx].evtyper = pc->cnt[idx].evtyper;
+			cnt[idx].total = pc->cnt[idx].total;
+			cnt[idx].overflows = pc->cnt[idx].overflows;
+		}
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	mutex_unlock(&amupmu_pmu_alloc_lock);
@@ -1325,12 +1363,13 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 }
 
 /*
- * Copy @n values to user space in one user access window: no
- * hardened-usercopy walk of the stack object for every read.
+ * Copy @n values to user space: stores in one user-access window where the
+ * kernel has one (AMUPMU_HAVE_UACCESS_WINDOW), else one copy_to_user().
  */
-static int amupmu_put_values(u64 uptr, const struct amupmu_pmu_value *vals, unsigned int n)
+static __always_inline int amupmu_put_values(struct amupmu_pmu_value __user *u,
+					     const struct amupmu_pmu_value *vals, unsigned int n)
 {
-	struct amupmu_pmu_value __user *u = u64_to_user_ptr(uptr);
+#if AMUPMU_HAVE_UACCESS_WINDOW
 	unsigned int e;
 
 	if (!user_access_begin(u, n * sizeof(*u)))
@@ -1344,10 +1383,74 @@ static int amupmu_put_values(u64 uptr, const struct amupmu_pmu_value *vals, unsi
 efault:
 	user_access_end();
 	return -EFAULT;
+#else
+	return copy_to_user(u, vals, n * sizeof(*vals)) ? -EFAULT : 0;
+#endif
 }
 
-/* AMUPMU_PMU_READ: the values go to user space after the locks. */
-static int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
+/*
+ * Write a READ back: its output fields into @u (the user's struct of this
+ * kernel's size) and the values at rd->values_uptr.
+ */
+static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu_pmu_read *rd,
+			   const struct amupmu_pmu_value *vals)
+{
+#if AMUPMU_HAVE_UACCESS_WINDOW
+	if (!user_access_begin(u, sizeof(*u)))
+		return -EFAULT;
+	unsafe_put_user(rd->nr_values, &u->nr_values, efault);
+	unsafe_put_user(rd->time_enabled, &u->time_enabled, efault);
+	unsafe_put_user(rd->time_running, &u->time_running, efault);
+	unsafe_put_user(rd->state, &u->state, efault);
+	unsafe_put_user(rd->samples, &u->samples, efault);
+	unsafe_put_user(rd->lost, &u->lost, efault);
+	user_access_end();
+#else
+	if (copy_to_user(u, rd, sizeof(*rd)))
+		return -EFAULT;
+#endif
+	return amupmu_put_values(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values);
+#if AMUPMU_HAVE_UACCESS_WINDOW
+efault:
+	user_access_end();
+	return -EFAULT;
+#endif
+}
+
+/**
+ * amupmu_pmu_read_fast() - AMUPMU_PMU_READ without the general dispatch
+ * @s: the session
+ * @u: the user's struct amupmu_pmu_read
+ *
+ * The common case only: a struct of this kernel's size, read on the CPU the
+ * caller runs on (amupmu_pmu_read_local()). A struct that is shorter (it
+ * may end where the user's mapping ends, so the copy can fault), or any
+ * other case, returns -EAGAIN having changed nothing, and the general
+ * dispatch then runs the command from the start.
+ *
+ * Return: 0, -EAGAIN, or -errno from writing the result back.
+ */
+int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u)
+{
+	struct amupmu_pmu_read rd __uninitialized;
+	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
+
+	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
+	    amupmu_pmu_read_local(s, &rd, vals))
+		return -EAGAIN;
+	return amupmu_put_read(u, &rd, vals);
+}
+
+/**
+ * amupmu_pmu_cmd_read() - AMUPMU_PMU_READ
+ * @s: the session
+ * @rd: the kernel copy of the command's struct
+ *
+ * The values go to user space after the locks, in one copy.
+ *
+ * Return: 0 or -errno; EBUSY whenever amupmu does not own the PMU.
+ */
+int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 {
 	/* only the group's nr_values entries are filled and copied: no zeroing */
 	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
@@ -1362,14 +1465,15 @@ static int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read 
 		cpus_read_unlock();
 	}
 	if (!ret)
-		ret = amupmu_put_values(rd->values_uptr, vals, rd->nr_values);
+		ret = amupmu_put_values(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values);
 	return ret;
 }
 
 /**
- * amupmu_pmu_cmd() - run a PMU command of a session
+ * amupmu_pmu_cmd() - run a PMU command of a session (READ has its own,
+ *	amupmu_pmu_cmd_read())
  * @s: the session
- * @cmd: AMUPMU_CMD_PMU_*
+ * @cmd: AMUPMU_CMD_PMU_CONFIG or AMUPMU_CMD_PMU_CTL
  * @arg: the kernel copy of the command's struct
  *
  * Return: 0 or -errno; EBUSY whenever amupmu does not own the PMU.
@@ -1379,8 +1483,6 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 	struct amupmu_config_req *req = NULL;
 	int ret;
 
-	if (cmd == AMUPMU_CMD_PMU_READ)
-		return amupmu_pmu_cmd_read(s, arg);
 	/* user memory is read before the locks */
 	if (cmd == AMUPMU_CMD_PMU_CONFIG) {
 		req = kzalloc(sizeof(*req), GFP_KERNEL);

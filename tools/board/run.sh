@@ -97,13 +97,16 @@ chmod +x "$I/init"
 # ---------------------------------------------------------------- boot
 extra=()
 [ "$ICOUNT" = 1 ] && extra+=(-icount shift=0)
+# BOARD_QEMU_EXTRA="ARGS" (development): more QEMU arguments, e.g. a TCG plugin
+read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
+extra+=("${qextra[@]}")
 LOG=$W/console.log
 BOARD="kernel=$K dt=$DT module=$VARIANT icount=$ICOUNT"
 set +e
 timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
 	-serial stdio -monitor none -no-reboot \
 	-kernel "$KC/Image" -initrd "$W/initramfs.cpio.gz" \
-	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$DT/$VARIANT/icount$ICOUNT" \
+	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$DT/$VARIANT/icount$ICOUNT${BOARD_APPEND:+ $BOARD_APPEND}" \
 	</dev/null >"$LOG" 2>&1
 qrc=$?
 set -e
