@@ -19,6 +19,13 @@
  * re-arms the counter for the next period (keeping the events counted since
  * the overflow) and writes a struct amupmu_sample into the session's ring.
  * Readers of the ring (read(), poll()) are woken through an irq_work.
+ *
+ * Wraps: a total is the sum of the counter's deltas modulo its width, so
+ * fewer than 2^width events may pass between two folds. 64-bit counters
+ * never get near that. A 32-bit counter that only counts is re-armed like a
+ * sampling one, every 2^31 events (as perf does): its interrupt then folds
+ * it 2^31 events before the next wrap could hide one, however late the
+ * interrupt comes and however rarely the session reads.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -101,9 +108,11 @@ MODULE_PARM_DESC(sample_period_min,
  * @overflows: overflow interrupts taken
  * @period: sample period, 0 when the counter only counts
  * @mask: its width as programmed (amupmu_hw_counter_start())
+ * @span: events from one re-arm to the next overflow: @period, 2^31 for a
+ *	32-bit counter that only counts, 0 when the overflow only folds
  * @ev: index of the counter's event in its owner's group
  *
- * 64 bytes: the read path indexes an array of them.
+ * A power-of-two size: the read path indexes an array of them.
  */
 struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
@@ -113,6 +122,7 @@ struct amupmu_pmu_counter {
 	u64 overflows;
 	u64 period;
 	u64 mask;
+	u64 span;
 	u8 ev;
 };
 
@@ -300,8 +310,8 @@ static void amupmu_hw_counter_stop(unsigned int idx)
 }
 
 /*
- * Program a counter from zero (a sampling counter from 2^width - period),
- * interrupt enabled, counting if @run.
+ * Program a counter from zero (a re-armed one from 2^width - span, see
+ * struct amupmu_pmu_counter), interrupt enabled, counting if @run.
  */
 static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx, bool run)
 {
@@ -310,7 +320,8 @@ static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx,
 	amupmu_hw_counter_stop(idx);
 	amupmu_hw_write_type(idx, c->evtyper);
 	c->mask = amupmu_counter_mask(pc, idx);
-	c->prev = -c->period & c->mask;
+	c->span = c->period ?: (c->mask == U32_MAX ? BIT_ULL(31) : 0);
+	c->prev = -c->span & c->mask;
 	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
 	if (run)
@@ -319,15 +330,15 @@ static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx,
 }
 
 /*
- * After the overflow of a sampling counter: fold its count in and set it to
- * overflow again one period after the last overflow, keeping the events it
- * counted since (unless they already exceed a period). Under pc->lock.
+ * After the overflow of a re-armed counter: fold its count in and set it to
+ * overflow again one span after the last overflow, keeping the events it
+ * counted since (unless they already exceed a span). Under pc->lock.
  */
 static void amupmu_counter_rearm(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 	u64 now = amupmu_hw_read_counter(idx) & c->mask;
-	u64 next = now < c->period ? now - c->period : -c->period;
+	u64 next = now < c->span ? now - c->span : -c->span;
 
 	c->total += (now - c->prev) & c->mask;
 	c->prev = next & c->mask;
@@ -398,12 +409,12 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 	for_each_set_bit(idx, &ovs, AMUPMU_PMU_MAX_EVENTS) {
 		if (pc->used & BIT(idx)) {
 			pc->cnt[idx].overflows++;
-			if (pc->cnt[idx].period) {
+			if (pc->cnt[idx].span)
 				amupmu_counter_rearm(pc, idx);
-				amupmu_sample(pc, &pc->cnt[idx], cpu);
-			} else {
+			else
 				amupmu_counter_update(pc, idx);
-			}
+			if (pc->cnt[idx].period)
+				amupmu_sample(pc, &pc->cnt[idx], cpu);
 		} else {
 			/* not ours: left over from before, mask it */
 			write_sysreg(BIT(idx), pmintenclr_el1);
@@ -1195,6 +1206,60 @@ static __always_inline void amupmu_collect(struct amupmu_session *s, unsigned in
 	}
 }
 
+#if AMUPMU_HAVE_UACCESS_WINDOW
+/*
+ * amupmu_collect() with the hardware counts, the values stored straight
+ * into the user's array @u: one pass, no copy through the stack. Under
+ * pc->lock, so page faults are disabled: false when a store would fault
+ * (the caller then takes the general path, which copies and may fault).
+ */
+static __always_inline bool amupmu_collect_user(struct amupmu_session *s, unsigned int cpu,
+						struct amupmu_pmu_read *rd,
+						struct amupmu_pmu_value __user *u)
+{
+	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	const u8 *idx = amupmu_sess_idx(s, cpu);
+	unsigned int e, n = s->nr_events;
+	bool done = false;
+
+	if (!user_access_begin(u, n * sizeof(*u)))
+		return false;
+	pagefault_disable();
+	for (e = 0; e < n; e++) {
+		unsigned int i = idx[e];
+		const struct amupmu_pmu_counter *c = &pc->cnt[i];
+
+		unsafe_put_user(amupmu_counter_peek(c, i), &u[e].value, fault);
+		unsafe_put_user(c->overflows, &u[e].overflows, fault);
+	}
+	done = true;
+fault:
+	pagefault_enable();
+	user_access_end();
+	rd->samples = s->samples[cpu];
+	rd->lost = s->lost[cpu];
+	return done;
+}
+#endif
+
+/*
+ * The session's values on this CPU with the hardware counts: into @uvals
+ * when the caller passes it (a kernel with a user-access window), else into
+ * @vals. False when a store to @uvals would fault. Under pc->lock.
+ */
+static __always_inline bool amupmu_collect_live(struct amupmu_session *s, unsigned int cpu,
+						struct amupmu_pmu_read *rd,
+						struct amupmu_pmu_value *vals,
+						struct amupmu_pmu_value __user *uvals)
+{
+#if AMUPMU_HAVE_UACCESS_WINDOW
+	if (uvals)
+		return amupmu_collect_user(s, cpu, rd, uvals);
+#endif
+	amupmu_collect(s, cpu, rd, vals, true);
+	return true;
+}
+
 /* The group's totals on one CPU, the CPU's counts folded in. On it, under pc->lock. */
 static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
 				  u64 *totals)
@@ -1255,11 +1320,15 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 /*
  * The read fast path: the caller runs on the CPU it reads. With preemption
  * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
- * needed. Returns -EAGAIN to take the general path instead. Inlined into
+ * needed. The values go to @vals, or with a user-access window straight to
+ * @uvals when that is set. Returns -EAGAIN to take the general path instead
+ * (also when a store to @uvals would fault). Inlined into
  * amupmu_pmu_read_fast(): no second frame on the hot path.
  */
-static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s, struct amupmu_pmu_read *rd,
-				 struct amupmu_pmu_value *vals)
+static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
+						 struct amupmu_pmu_read *rd,
+						 struct amupmu_pmu_value *vals,
+						 struct amupmu_pmu_value __user *uvals)
 {
 	struct amupmu_pmu_cpu *pc;
 	unsigned int cpu;
@@ -1280,9 +1349,7 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s, struc
 	}
 	pc = &amupmu_pmu_cpus[cpu];
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	live = pc->live;
-	if (live)
-		amupmu_collect(s, cpu, rd, vals, true);
+	live = pc->live && amupmu_collect_live(s, cpu, rd, vals, uvals);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = local_clock();
 	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
@@ -1388,12 +1455,8 @@ efault:
 #endif
 }
 
-/*
- * Write a READ back: its output fields into @u (the user's struct of this
- * kernel's size) and the values at rd->values_uptr.
- */
-static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu_pmu_read *rd,
-			   const struct amupmu_pmu_value *vals)
+/* Write a READ's output fields back into @u, the user's struct of this kernel's size. */
+static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu_pmu_read *rd)
 {
 #if AMUPMU_HAVE_UACCESS_WINDOW
 	if (!user_access_begin(u, sizeof(*u)))
@@ -1405,15 +1468,12 @@ static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu
 	unsafe_put_user(rd->samples, &u->samples, efault);
 	unsafe_put_user(rd->lost, &u->lost, efault);
 	user_access_end();
-#else
-	if (copy_to_user(u, rd, sizeof(*rd)))
-		return -EFAULT;
-#endif
-	return amupmu_put_values(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values);
-#if AMUPMU_HAVE_UACCESS_WINDOW
+	return 0;
 efault:
 	user_access_end();
 	return -EFAULT;
+#else
+	return copy_to_user(u, rd, sizeof(*rd)) ? -EFAULT : 0;
 #endif
 }
 
@@ -1433,12 +1493,22 @@ efault:
 int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u)
 {
 	struct amupmu_pmu_read rd __uninitialized;
+#if AMUPMU_HAVE_UACCESS_WINDOW
+	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
+	    amupmu_pmu_read_local(s, &rd, NULL, u64_to_user_ptr(rd.values_uptr)))
+		return -EAGAIN;
+	return amupmu_put_read(u, &rd);
+#else
 	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
+	int ret;
 
 	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
-	    amupmu_pmu_read_local(s, &rd, vals))
+	    amupmu_pmu_read_local(s, &rd, vals, NULL))
 		return -EAGAIN;
-	return amupmu_put_read(u, &rd, vals);
+	/* the values first: a READ whose values cannot be written writes nothing else */
+	ret = amupmu_put_values(u64_to_user_ptr(rd.values_uptr), vals, rd.nr_values);
+	return ret ?: amupmu_put_read(u, &rd);
+#endif
 }
 
 /**
@@ -1456,7 +1526,7 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
 	int ret;
 
-	ret = amupmu_pmu_read_local(s, rd, vals);
+	ret = amupmu_pmu_read_local(s, rd, vals, NULL);
 	if (ret == -EAGAIN) {
 		cpus_read_lock();
 		mutex_lock(&s->lock);

@@ -327,7 +327,8 @@ struct amupmu_pmu_ctl {
 /**
  * struct amupmu_pmu_value - one event's total on one CPU
  * @value: 64-bit total since configuration or the last reset
- * @overflows: overflow interrupts taken for this counter
+ * @overflows: overflow interrupts taken for this counter (a 32-bit counter
+ *	that only counts interrupts every 2^31 events)
  */
 struct amupmu_pmu_value {
 	__aligned_u64 value;
