@@ -53,6 +53,11 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_counter.h"
+
+static_assert(AMUPMU_PMEVTYPER_P == ARMV8_PMU_EXCLUDE_EL1);
+static_assert(AMUPMU_PMEVTYPER_U == ARMV8_PMU_EXCLUDE_EL0);
+static_assert(AMUPMU_PMEVTYPER_NSH == ARMV8_PMU_INCLUDE_EL2);
 
 static unsigned int pmu_counter_bits = 64;
 module_param(pmu_counter_bits, uint, 0444);
@@ -280,7 +285,7 @@ static __always_inline void amupmu_counter_fold(struct amupmu_pmu_counter *c, un
 {
 	u64 now = amupmu_hw_read_counter(idx) & c->mask;
 
-	c->total += (now - c->prev) & c->mask;
+	c->total += amupmu_counter_delta(now, c->prev, c->mask);
 	c->prev = now;
 }
 
@@ -297,7 +302,7 @@ static void amupmu_counter_update(struct amupmu_pmu_cpu *pc, unsigned int idx)
 static __always_inline u64 amupmu_counter_peek(const struct amupmu_pmu_counter *c,
 					       unsigned int idx)
 {
-	return c->total + ((amupmu_hw_read_counter(idx) - c->prev) & c->mask);
+	return c->total + amupmu_counter_delta(amupmu_hw_read_counter(idx), c->prev, c->mask);
 }
 
 /* Stop a counter and clear it in hardware; its total is kept. */
@@ -320,7 +325,7 @@ static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx,
 	amupmu_hw_counter_stop(idx);
 	amupmu_hw_write_type(idx, c->evtyper);
 	c->mask = amupmu_counter_mask(pc, idx);
-	c->span = c->period ?: (c->mask == U32_MAX ? BIT_ULL(31) : 0);
+	c->span = amupmu_counter_span(c->period, c->mask);
 	c->prev = -c->span & c->mask;
 	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
@@ -338,10 +343,9 @@ static void amupmu_counter_rearm(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 	u64 now = amupmu_hw_read_counter(idx) & c->mask;
-	u64 next = now < c->span ? now - c->span : -c->span;
 
-	c->total += (now - c->prev) & c->mask;
-	c->prev = next & c->mask;
+	c->total += amupmu_counter_delta(now, c->prev, c->mask);
+	c->prev = amupmu_counter_next(now, c->span, c->mask);
 	amupmu_hw_write_counter(idx, c->prev);
 }
 
@@ -844,7 +848,7 @@ static u64 amupmu_period_max(const struct amupmu_cpu_info *ci)
 static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 			      const struct amupmu_cpu_info *ci)
 {
-	u32 n = ev->event, type = 0;
+	u32 n = ev->event;
 	bool impl;
 
 	if (ev->flags & ~AMUPMU_EV_ALL)
@@ -873,13 +877,7 @@ static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 		if (!impl)
 			return -EOPNOTSUPP;
 	}
-	if (ev->flags & AMUPMU_EV_EXCL_EL0)
-		type |= ARMV8_PMU_EXCLUDE_EL0;
-	if (ev->flags & AMUPMU_EV_EXCL_EL1)
-		type |= ARMV8_PMU_EXCLUDE_EL1;
-	if (ev->flags & AMUPMU_EV_INCL_EL2)
-		type |= ARMV8_PMU_INCLUDE_EL2;
-	return type | n;
+	return amupmu_evtyper(ev->flags, n);
 }
 
 /**
@@ -1243,9 +1241,10 @@ fault:
 #endif
 
 /*
- * The session's values on this CPU with the hardware counts: into @uvals
- * when the caller passes it (a kernel with a user-access window), else into
- * @vals. False when a store to @uvals would fault. Under pc->lock.
+ * The session's values on this CPU with the hardware counts: into @vals, or
+ * when @vals is NULL (a kernel with a user-access window) into the user's
+ * @uvals, whatever address that is. False when a store to @uvals would
+ * fault. Under pc->lock.
  */
 static __always_inline bool amupmu_collect_live(struct amupmu_session *s, unsigned int cpu,
 						struct amupmu_pmu_read *rd,
@@ -1253,7 +1252,7 @@ static __always_inline bool amupmu_collect_live(struct amupmu_session *s, unsign
 						struct amupmu_pmu_value __user *uvals)
 {
 #if AMUPMU_HAVE_UACCESS_WINDOW
-	if (uvals)
+	if (!vals)
 		return amupmu_collect_user(s, cpu, rd, uvals);
 #endif
 	amupmu_collect(s, cpu, rd, vals, true);
@@ -1320,8 +1319,8 @@ static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
 /*
  * The read fast path: the caller runs on the CPU it reads. With preemption
  * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
- * needed. The values go to @vals, or with a user-access window straight to
- * @uvals when that is set. Returns -EAGAIN to take the general path instead
+ * needed. The values go to @vals, or with a user-access window and @vals
+ * NULL straight to @uvals. Returns -EAGAIN to take the general path instead
  * (also when a store to @uvals would fault). Inlined into
  * amupmu_pmu_read_fast(): no second frame on the hot path.
  */
