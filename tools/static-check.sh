@@ -61,7 +61,7 @@ n=$((n + 1))
 grep -v '^[[:space:]]*\(#\|$\)' tools/static/cppcheck-suppressions.txt >"$OUT/cppcheck-suppressions"
 if cppcheck --quiet --enable=warning,performance,portability --std=c++20 --language=c++ \
 	--inline-suppr --suppressions-list="$OUT/cppcheck-suppressions" \
-	--error-exitcode=1 -I lib/libamupmu/include -I include/uapi \
+	--error-exitcode=1 -I lib/libamupmu/include -I include/uapi -I kernel/amu_pmu_drv \
 	-I "$BUILD/lib/libamupmu/include" \
 	--template='{file}:{line}: {severity} [{id}] {message}' \
 	lib/libamupmu/src lib/libamupmu/tests tools/amupmu >"$OUT/cppcheck.log" 2>&1; then
