@@ -8,7 +8,7 @@
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
-K=${K:-6.1}
+K=${K:-6.1}	# K=6.12 make bench: the trixie kernel
 OUT=$TOP/build/bench
 mkdir -p "$OUT"
 boot() { # boot DT: one bench boot
@@ -37,7 +37,7 @@ cat >"$OUT/results.json" <<JSON
   "what": "median guest ns of one batch read of CPU_CYCLES + 6 event counters on CPU 0, 10000 reads",
   "pmu_read": { "amupmu_ns": $a, "perf_ns": $p, "ratio": $ratio, "target_ratio": 0.5,
                 "refused_ioctl_ns": ${z:-null},
-                "note": "refused_ioctl_ns: an ioctl the driver refuses at once (system call + dispatch + the timing itself), the floor under both figures" },
+                "note": "refused_ioctl_ns: an AMUPMU_PMU_CTL the driver refuses (EINVAL): system call, LSM ioctl hooks, dispatch, the session locks and the timing itself, for reference" },
   "pmu_sample": { "amupmu_ns_per_irq": $sa, "perf_ns_per_irq": $sp, "ratio": $sratio,
                   "what": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
                   "amupmu_run": "$(sline amupmu amupmu)", "perf_run": "$(sline stock perf)" }
