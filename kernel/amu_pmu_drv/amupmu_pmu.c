@@ -18,7 +18,8 @@
  * 2^width - period; each overflow interrupt folds the count into the total,
  * re-arms the counter for the next period (keeping the events counted since
  * the overflow) and writes a struct amupmu_sample into the session's ring.
- * Readers of the ring (read(), poll()) are woken through an irq_work.
+ * Readers of the ring (read(), poll()) are woken through an irq_work, queued
+ * only when one waits.
  *
  * Wraps: a total is the sum of the counter's deltas modulo its width, so
  * fewer than 2^width events may pass between two folds. 64-bit counters
@@ -389,7 +390,14 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 	amupmu_collect_totals(pc, amupmu_sess_idx(s, cpu), s->nr_events, b.values);
 	if (amupmu_ring_write(s->ring, &b, len)) {
 		s->samples[cpu]++;
-		irq_work_queue(&s->wake);
+		/*
+		 * The wake-up is an irq_work, i.e. an IPI to this CPU: only
+		 * when a reader waits. wq_has_sleeper()'s barrier pairs with
+		 * the one between a reader queueing itself and looking at the
+		 * ring (set_current_state() in read(), smp_mb() in poll()).
+		 */
+		if (wq_has_sleeper(&s->wait))
+			irq_work_queue(&s->wake);
 	} else {
 		s->lost[cpu]++;
 	}
@@ -1664,6 +1672,8 @@ __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 	if (!r)
 		return EPOLLERR;
 	poll_wait(filp, &s->wait, wait);
+	/* queued before looking: pairs with wq_has_sleeper() in amupmu_sample() */
+	smp_mb();
 	mask = amupmu_ring_empty(r) ? 0 : EPOLLIN | EPOLLRDNORM;
 	amupmu_ring_put(r);
 	return mask;
