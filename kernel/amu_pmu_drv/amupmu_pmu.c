@@ -1436,30 +1436,11 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	return len;
 }
 
-/*
- * Copy @n values to user space: stores in one user-access window where the
- * kernel has one (AMUPMU_HAVE_UACCESS_WINDOW), else one copy_to_user().
- */
-static __always_inline int amupmu_put_values(struct amupmu_pmu_value __user *u,
-					     const struct amupmu_pmu_value *vals, unsigned int n)
+/* Copy @n values to user space (on 6.12 the fast path stores them itself). */
+static int amupmu_put_values(struct amupmu_pmu_value __user *u,
+			     const struct amupmu_pmu_value *vals, unsigned int n)
 {
-#if AMUPMU_HAVE_UACCESS_WINDOW
-	unsigned int e;
-
-	if (!user_access_begin(u, n * sizeof(*u)))
-		return -EFAULT;
-	for (e = 0; e < n; e++) {
-		unsafe_put_user(vals[e].value, &u[e].value, efault);
-		unsafe_put_user(vals[e].overflows, &u[e].overflows, efault);
-	}
-	user_access_end();
-	return 0;
-efault:
-	user_access_end();
-	return -EFAULT;
-#else
 	return copy_to_user(u, vals, n * sizeof(*vals)) ? -EFAULT : 0;
-#endif
 }
 
 /* Write a READ's output fields back into @u, the user's struct of this kernel's size. */
