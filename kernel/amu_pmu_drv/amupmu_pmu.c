@@ -729,8 +729,15 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
 	if (pc->live) {
-		amupmu_counter_update(pc, idx);
-		/* the update folded any wrap: its interrupt must not count later */
+		/*
+		 * Start it over: one span from its overflow, so that a counter
+		 * re-armed every span keeps its margin and a sampling one its
+		 * period. Then drop an overflow it had before (its interrupt
+		 * would re-arm nothing and count one for the new total).
+		 */
+		c->prev = -c->span & c->mask;
+		amupmu_hw_write_counter(idx, c->prev);
+		isb();
 		write_sysreg(BIT(idx), pmovsclr_el0);
 	}
 	c->total = 0;

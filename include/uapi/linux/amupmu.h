@@ -297,7 +297,8 @@ struct amupmu_pmu_config {
  * enum amupmu_pmu_ctl_op - amupmu_pmu_ctl.op
  * @AMUPMU_PMU_CTL_ENABLE: start counting on every CPU of the set
  * @AMUPMU_PMU_CTL_DISABLE: stop counting; totals are kept
- * @AMUPMU_PMU_CTL_RESET: zero the totals, overflow counts and times
+ * @AMUPMU_PMU_CTL_RESET: zero the totals, overflow counts and times; the
+ *	counters start over (a sampling counter's period restarts)
  *	(counting goes on if enabled)
  * @AMUPMU_PMU_CTL_RELEASE: free the group's counters
  */
