@@ -97,7 +97,8 @@ chmod +x "$I/init"
 # ---------------------------------------------------------------- boot
 extra=()
 [ "$ICOUNT" = 1 ] && extra+=(-icount shift=0)
-# BOARD_QEMU_EXTRA="ARGS" (development): more QEMU arguments, e.g. a TCG plugin
+# BOARD_QEMU_EXTRA="ARGS" (development): more QEMU arguments, e.g. a TCG plugin;
+# BOARD_APPEND="ARGS": more kernel command line, e.g. nokaslr
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
 extra+=("${qextra[@]}")
 LOG=$W/console.log
