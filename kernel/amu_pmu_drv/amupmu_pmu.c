@@ -109,6 +109,7 @@ MODULE_PARM_DESC(sample_period_min,
  * struct amupmu_pmu_counter - one hardware counter of one CPU
  * @owner: the session it is allocated to, NULL when free
  * @evtyper: PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
+ * @ev: index of the counter's event in its owner's group
  * @prev: hardware value at the last update
  * @total: 64-bit total up to @prev
  * @overflows: overflow interrupts taken
@@ -116,21 +117,22 @@ MODULE_PARM_DESC(sample_period_min,
  * @mask: its width as programmed (amupmu_hw_counter_start())
  * @span: events from one re-arm to the next overflow: @period, 2^31 for a
  *	32-bit counter that only counts, 0 when the overflow only folds
- * @ev: index of the counter's event in its owner's group
  *
- * A power-of-two size: the read path indexes an array of them.
+ * A power-of-two size (64 bytes): the read path indexes an array of them.
  */
 struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
 	u32 evtyper;
+	u8 ev;
 	u64 prev;
 	u64 total;
 	u64 overflows;
 	u64 period;
 	u64 mask;
 	u64 span;
-	u8 ev;
 };
+
+static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_counter) - 1)) == 0);
 
 /**
  * struct amupmu_pmu_cpu - the PMU of one CPU in exclusive mode
