@@ -20,11 +20,21 @@
  *  E2BIG       size larger than the kernel knows with non-zero bytes in
  *              the part it does not know, or larger than AMUPMU_SIZE_MAX
  *  EOPNOTSUPP  the hardware lacks the unit or feature asked for
- *  EBUSY       counters exhausted, or the unit is owned by someone else
- *              (for example the kernel's arm_pmu owns the PMU)
+ *  EBUSY       in use now: too few free counters on a CPU of the set, or
+ *              the session already holds a group (it may succeed later)
+ *  ENXIO       owned by the kernel, permanently while this boots: the
+ *              kernel's arm_pmu owns the PMU (amupmu_info.pmu_owner says
+ *              so); only a devicetree that hands the PMU to amupmu changes
+ *              it
  *  EACCES      the caller lacks the privilege (CAP_PERFMON) for the request
  *  ENODEV      the CPU is offline / not possible, or the unit is absent
+ *  ENOMEM      out of memory, or the sample ring would take the caller
+ *              beyond its RLIMIT_MEMLOCK (without CAP_IPC_LOCK)
  * A command that fails changes no driver state.
+ *
+ * ABI 2 (the ioctl type, the event filters, the READ of every CPU, the
+ * sample's mode and clock) is not compatible with ABI 1: see
+ * Documentation/userspace-api/amupmu.rst, "Incompatible changes".
  */
 #ifndef _UAPI_LINUX_AMUPMU_H
 #define _UAPI_LINUX_AMUPMU_H
@@ -32,15 +42,18 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
-/* ABI version: the major changes only on incompatible changes (never, so far). */
-#define AMUPMU_ABI_MAJOR	1
-#define AMUPMU_ABI_MINOR	1	/* 1: overflow sampling */
+/* ABI version: the major changes only on incompatible changes (once: 1 -> 2). */
+#define AMUPMU_ABI_MAJOR	2
+#define AMUPMU_ABI_MINOR	0
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
 
-/* 0xB7 is not registered in ioctl-number.rst; the driver is out of tree. */
-#define AMUPMU_TYPE		0xB7
+/*
+ * 0xB8 is free in Documentation/userspace-api/ioctl/ioctl-number.rst (make
+ * check verifies it against linux-source); numbers 0x80-0x9F of it are ours.
+ */
+#define AMUPMU_TYPE		0xB8
 #define AMUPMU_CMD_BASE		0x80
 
 enum {
@@ -48,7 +61,6 @@ enum {
 	AMUPMU_CMD_PMU_CONFIG,
 	AMUPMU_CMD_PMU_CTL,
 	AMUPMU_CMD_PMU_READ,
-	AMUPMU_CMD_LAST,	/* not a command: one past the last */
 };
 
 /**
@@ -72,7 +84,7 @@ enum amupmu_features {
  * enum amupmu_pmu_owner - amupmu_info.pmu_owner
  * @AMUPMU_PMU_OWNER_NONE: no CPU implements PMUv3
  * @AMUPMU_PMU_OWNER_KERNEL: the kernel's arm_pmu (perf) owns the PMU; amupmu
- *	writes no PMU register and refuses PMU requests with EBUSY
+ *	writes no PMU register and refuses PMU requests with ENXIO
  * @AMUPMU_PMU_OWNER_AMUPMU: the devicetree node "amupmu,pmuv3" bound to
  *	amupmu, which owns the PMU registers and the overflow interrupt
  */
@@ -128,6 +140,11 @@ enum amupmu_cpu_flags {
  * @pmu_num_counters: PMCR_EL0.N, event counters besides the cycle counter
  * @amu_version: ID_AA64PFR0_EL1.AMU (1 = AMUv1, 2 = AMUv1p1)
  * @spe_version: ID_AA64DFR0_EL1.PMSVer (1 = SPE, 2 = SPEv1p1, ...)
+ * @pmu_counters_free: (since AMUPMU_CPU_INFO_SIZE_VER1) the counters of
+ *	this CPU no session holds now, as a mask: bit n event counter n
+ *	(below pmu_num_counters), bit 31 the cycle counter. 0 unless amupmu
+ *	owns the PMU. What AMUPMU_PMU_CONFIG can have, barring a race.
+ * @__reserved: 0
  */
 struct amupmu_cpu_info {
 	__u32 cpu;
@@ -147,9 +164,12 @@ struct amupmu_cpu_info {
 	__u32 pmu_num_counters;
 	__u32 amu_version;
 	__u32 spe_version;
+	__u32 pmu_counters_free;
+	__u32 __reserved;
 };
 
 #define AMUPMU_CPU_INFO_SIZE_VER0	112	/* first published size */
+#define AMUPMU_CPU_INFO_SIZE_VER1	120	/* adds pmu_counters_free */
 #define AMUPMU_CPU_ENTRY_SIZE_MAX	4096	/* largest cpu_entry_size */
 
 /**
@@ -171,6 +191,10 @@ struct amupmu_cpu_info {
  * @__reserved: must be 0
  * @cpus_uptr: in: user pointer to an array of @nr_cpus entries of
  *	@cpu_entry_size bytes; entry i describes CPU i. May be 0 if @nr_cpus is 0.
+ * @kernel_el: out (since AMUPMU_INFO_SIZE_VER1): the exception level the
+ *	kernel runs at: 2 on a VHE host (the kernel is the hypervisor), else 1.
+ *	It decides what the event filters program (enum amupmu_event_flags).
+ * @clock: out (idem): enum amupmu_clock, the counter amupmu_sample.time reads
  *
  * Entries are filled for CPUs 0 .. min(@nr_cpus, nr_cpu_ids) - 1.
  */
@@ -186,9 +210,27 @@ struct amupmu_info {
 	__u32 cpu_entry_size;
 	__u32 __reserved;
 	__aligned_u64 cpus_uptr;
+	__u32 kernel_el;
+	__u32 clock;
 };
 
 #define AMUPMU_INFO_SIZE_VER0	56	/* first published size */
+#define AMUPMU_INFO_SIZE_VER1	64	/* adds kernel_el, clock */
+
+/**
+ * enum amupmu_clock - which generic-timer count amupmu_sample.time holds
+ * @AMUPMU_CLOCK_CNTVCT: CNTVCT_EL0, the virtual count (the kernel at EL1)
+ * @AMUPMU_CLOCK_CNTPCT: CNTPCT_EL0, the physical count (a VHE host kernel
+ *	uses the EL2 physical timer: under VHE CNTVCT_EL0 read at EL0 is
+ *	offset by CNTVOFF_EL2, so user space must not compare the two)
+ *
+ * Either is what the kernel's clocksource reads; amupmu_ring_header gives
+ * the conversion to CLOCK_MONOTONIC_RAW nanoseconds.
+ */
+enum amupmu_clock {
+	AMUPMU_CLOCK_CNTVCT	= 1,
+	AMUPMU_CLOCK_CNTPCT	= 2,
+};
 
 #define AMUPMU_INFO		_IO(AMUPMU_TYPE, AMUPMU_CMD_INFO)
 
@@ -207,9 +249,9 @@ struct amupmu_info {
  * totals; reading it reports AMUPMU_READ_OFFLINE, and counting resumes when
  * it comes back.
  *
- * Besides the general contract: EBUSY when the kernel's arm_pmu owns the
- * PMU (every PMU command) or when a CPU has too few free counters (then
- * amupmu_pmu_config.counters_free says how many it has); EACCES without
+ * Besides the general contract: ENXIO when the kernel's arm_pmu owns the
+ * PMU (every PMU command); EBUSY when a CPU has too few free counters
+ * (amupmu_cpu_info.pmu_counters_free says which are free); EACCES without
  * CAP_PERFMON (the counters are per CPU: system-wide).
  */
 
@@ -217,22 +259,39 @@ struct amupmu_info {
 
 /**
  * enum amupmu_event_flags - amupmu_pmu_event.flags
- * @AMUPMU_EV_EXCL_EL0: do not count at EL0 (PMEVTYPER<n>_EL0.U)
- * @AMUPMU_EV_EXCL_EL1: do not count at EL1 (PMEVTYPER<n>_EL0.P)
- * @AMUPMU_EV_INCL_EL2: also count at EL2 (PMEVTYPER<n>_EL0.NSH); EINVAL
- *	when the CPU has no EL2
+ * @AMUPMU_EV_EXCL_USER: do not count user space (perf's exclude_user)
+ * @AMUPMU_EV_EXCL_KERNEL: do not count the kernel (exclude_kernel)
+ * @AMUPMU_EV_EXCL_HV: do not count the hypervisor (exclude_hv); ignored
+ *	where the kernel is the hypervisor (VHE, amupmu_info.kernel_el 2)
+ * @AMUPMU_EV_EXCL_HOST: do not count the host (exclude_host)
+ * @AMUPMU_EV_EXCL_GUEST: do not count guests (exclude_guest)
  * @AMUPMU_EV_RAW: the event number is not checked against PMCEID0/1 (for
  *	IMPLEMENTATION DEFINED events such as 0x0160); without it an event
  *	the CPU does not implement is refused with EOPNOTSUPP
  *
- * Excluding both EL0 and EL1 without AMUPMU_EV_INCL_EL2 counts nothing and
- * is refused with EINVAL.
+ * No flag counts everything this kernel runs: user space and the kernel,
+ * at whatever exception level the kernel runs. The filters are translated
+ * into PMEVTYPER<n>_EL0 P (EL1), U (EL0) and NSH (EL2) the way the
+ * kernel's armv8pmu_set_event_filter() does:
+ *  - VHE (kernel at EL2): NSH unless EXCL_KERNEL or EXCL_HOST; P with
+ *    EXCL_KERNEL or EXCL_GUEST (EL1 is only guest kernels); U with
+ *    EXCL_USER or EXCL_HOST.
+ *  - kernel at EL1: NSH (a hypervisor at EL2) unless EXCL_HV or EXCL_HOST,
+ *    and only where the CPU implements EL2; P with EXCL_KERNEL; U with
+ *    EXCL_USER.
+ * The PMU cannot tell a guest's EL0/EL1 from the host's without KVM's
+ * world-switch hooks, which amupmu does not have: under VHE EXCL_GUEST
+ * excludes guest kernels (EL1) only, and EXCL_HOST also excludes guests'
+ * user space (both run at EL0); at EL1 EXCL_GUEST changes nothing.
+ * A combination that counts at no exception level is refused with EINVAL.
  */
 enum amupmu_event_flags {
-	AMUPMU_EV_EXCL_EL0	= 1 << 0,
-	AMUPMU_EV_EXCL_EL1	= 1 << 1,
-	AMUPMU_EV_INCL_EL2	= 1 << 2,
-	AMUPMU_EV_RAW		= 1 << 3,
+	AMUPMU_EV_EXCL_USER	= 1 << 0,
+	AMUPMU_EV_EXCL_KERNEL	= 1 << 1,
+	AMUPMU_EV_EXCL_HV	= 1 << 2,
+	AMUPMU_EV_EXCL_HOST	= 1 << 3,
+	AMUPMU_EV_EXCL_GUEST	= 1 << 4,
+	AMUPMU_EV_RAW		= 1 << 5,
 };
 
 /**
@@ -263,8 +322,9 @@ struct amupmu_pmu_event {
  * @cpus_uptr: in: CPU set as a bitmap of __u64 words (bit n of word w =
  *	CPU 64 * w + n); every CPU in it must be possible (else ENODEV)
  * @cpus_len: in: bytes at @cpus_uptr, a multiple of 8, at most 1024
- * @counters_free: out, also on EBUSY: the fewest free counters (cycle
- *	counter included) on a CPU of the set, before this request
+ * @counters_free: out: the fewest free counters (cycle counter included)
+ *	on a CPU of the set, before this request. A refused request writes
+ *	nothing back: ask amupmu_cpu_info.pmu_counters_free before.
  * @counters: out: counter index of each event on the first CPU of the set
  *	(0..30 event counters, 31 the cycle counter); the same on every CPU
  *	of the set when their counters were equally free
@@ -273,8 +333,8 @@ struct amupmu_pmu_event {
  *	(EINVAL otherwise)
  * @__reserved: must be 0
  *
- * EBUSY also when the session already has a group. Nothing is allocated
- * when the request fails.
+ * EBUSY also when the session already has a group. Nothing is allocated,
+ * and no counter changes, when the request fails.
  */
 struct amupmu_pmu_config {
 	__u32 size;
@@ -348,20 +408,61 @@ enum amupmu_read_flags {
 };
 
 /**
- * struct amupmu_pmu_read - AMUPMU_PMU_READ: one CPU's totals, in one call
+ * enum amupmu_pmu_read_op_flags - amupmu_pmu_read.flags
+ * @AMUPMU_PMU_READ_ALL: every CPU of the session's set in one call, as an
+ *	array of struct amupmu_pmu_read_cpu at @values_uptr
+ */
+enum amupmu_pmu_read_op_flags {
+	AMUPMU_PMU_READ_ALL	= 1 << 0,
+};
+
+/**
+ * struct amupmu_pmu_read_cpu - one CPU's entry of an AMUPMU_PMU_READ_ALL
+ * @cpu: the CPU
+ * @state: enum amupmu_read_flags
+ * @time_running: ns the group has counted on this CPU
+ * @samples: sample records this CPU wrote into the ring
+ * @lost: samples it dropped because the ring was full
+ * @skid: samples it dropped because the interrupt came in the kernel while
+ *	the counter excludes the kernel (as perf drops skid samples)
+ * @values: the group's totals on this CPU, in event order
+ */
+struct amupmu_pmu_read_cpu {
+	__u32 cpu;
+	__u32 state;
+	__aligned_u64 time_running;
+	__aligned_u64 samples;
+	__aligned_u64 lost;
+	__aligned_u64 skid;
+	struct amupmu_pmu_value values[];
+};
+
+/**
+ * struct amupmu_pmu_read - AMUPMU_PMU_READ: the totals, in one call
  * @size: sizeof(struct amupmu_pmu_read)
- * @flags: must be 0
- * @cpu: in: a CPU of the session's set (else EINVAL)
- * @nr_values: in: entries at @values_uptr, at least the group's size
- *	(else EINVAL); out: the group's size
- * @values_uptr: in: array of struct amupmu_pmu_value, in event order
+ * @flags: 0 to read @cpu; AMUPMU_PMU_READ_ALL to read every CPU of the set
+ * @cpu: in: without AMUPMU_PMU_READ_ALL a CPU of the session's set (else
+ *	EINVAL); with it must be 0
+ * @nr_values: in: values room per CPU, at least the group's size (else
+ *	EINVAL); out: the group's size
+ * @values_uptr: in: without AMUPMU_PMU_READ_ALL an array of @nr_values
+ *	struct amupmu_pmu_value, in event order; with it an array of @nr_cpus
+ *	entries of sizeof(struct amupmu_pmu_read_cpu) + @nr_values *
+ *	sizeof(struct amupmu_pmu_value) bytes each, filled for the CPUs of the
+ *	set in ascending order
  * @time_enabled: out: ns the group has been enabled
- * @time_running: out: ns it has counted on this CPU (enabled and online)
- * @state: out: enum amupmu_read_flags
- * @__reserved: must be 0
- * @samples: out (since size AMUPMU_PMU_READ_SIZE_VER1): sample records this
- *	CPU wrote into the ring since configuration or the last reset
- * @lost: out (idem): samples this CPU dropped because the ring was full
+ * @time_running: out: ns it has counted on @cpu (enabled and online);
+ *	0 with AMUPMU_PMU_READ_ALL (see the entries)
+ * @state: out: enum amupmu_read_flags of @cpu (AMUPMU_READ_ENABLED only with
+ *	AMUPMU_PMU_READ_ALL)
+ * @nr_cpus: in: with AMUPMU_PMU_READ_ALL the entries' room, at least the
+ *	CPUs of the set (else EINVAL), at most 4096; out: entries written.
+ *	Without it must be 0.
+ * @samples: out (since size AMUPMU_PMU_READ_SIZE_VER1): sample records @cpu
+ *	wrote into the ring since configuration or the last reset
+ * @lost: out (idem): samples @cpu dropped because the ring was full
+ * @skid: out (since AMUPMU_PMU_READ_SIZE_VER2): samples @cpu dropped as
+ *	kernel context of a counter that excludes the kernel
  */
 struct amupmu_pmu_read {
 	__u32 size;
@@ -372,13 +473,16 @@ struct amupmu_pmu_read {
 	__aligned_u64 time_enabled;
 	__aligned_u64 time_running;
 	__u32 state;
-	__u32 __reserved;
+	__u32 nr_cpus;
 	__aligned_u64 samples;
 	__aligned_u64 lost;
+	__aligned_u64 skid;
 };
 
 #define AMUPMU_PMU_READ_SIZE_VER0	48
 #define AMUPMU_PMU_READ_SIZE_VER1	64	/* adds samples, lost */
+#define AMUPMU_PMU_READ_SIZE_VER2	72	/* adds skid */
+#define AMUPMU_PMU_READ_CPUS_MAX	4096
 
 /*
  * Overflow sampling.
@@ -404,6 +508,11 @@ struct amupmu_pmu_read {
  * The interrupt handler never blocks or allocates: when the ring is full
  * the sample is dropped and counted in amupmu_ring_header.lost and in
  * amupmu_pmu_read.lost of the CPU that dropped it.
+ *
+ * The ring's pages count against the configuring process's locked memory
+ * (RLIMIT_MEMLOCK, as for perf's and VFIO's pinned buffers; CAP_IPC_LOCK
+ * lifts the limit) from AMUPMU_PMU_CONFIG until the ring is freed: a ring
+ * beyond it is refused with ENOMEM.
  */
 #define AMUPMU_RING_PAGES_MAX		256
 #define AMUPMU_RING_VERSION		1
@@ -419,6 +528,17 @@ struct amupmu_pmu_read {
  * @samples: records ever written
  * @lost: samples dropped because the ring was full
  * @timer_freq: CNTFRQ_EL0, Hz of amupmu_sample.time
+ * @clock: enum amupmu_clock: the counter amupmu_sample.time reads
+ * @time_shift: see @time_mult
+ * @time_mult: with @time_shift and @time_zero, converts a sample's time to
+ *	CLOCK_MONOTONIC_RAW nanoseconds as perf's mmap page does:
+ *	  d = time - time_zero;
+ *	  ns = time_zero_ns + (d >> time_shift) * time_mult +
+ *	       (((d & ((1 << time_shift) - 1)) * time_mult) >> time_shift);
+ *	(for times before time_zero, d is negative: use signed arithmetic)
+ * @time_zero: a counter value ...
+ * @time_zero_ns: ... and CLOCK_MONOTONIC_RAW in ns at the same instant,
+ *	taken when the ring was set up (ktime_get_snapshot())
  */
 struct amupmu_ring_header {
 	__u32 version;
@@ -430,6 +550,11 @@ struct amupmu_ring_header {
 	__aligned_u64 samples;
 	__aligned_u64 lost;
 	__aligned_u64 timer_freq;
+	__u32 clock;
+	__u32 time_shift;
+	__aligned_u64 time_mult;
+	__aligned_u64 time_zero;
+	__aligned_u64 time_zero_ns;
 };
 
 /**
@@ -441,23 +566,38 @@ enum amupmu_sample_type {
 };
 
 /**
+ * enum amupmu_sample_mode - amupmu_sample.mode, in perf's terms
+ * @AMUPMU_MODE_USER: user space (EL0)
+ * @AMUPMU_MODE_KERNEL: the kernel, at EL1 or, on a VHE host, at EL2
+ * @AMUPMU_MODE_HV: a hypervisor below an EL1 kernel (never seen by Linux's
+ *	interrupt, kept for the encoding)
+ */
+enum amupmu_sample_mode {
+	AMUPMU_MODE_USER	= 0,
+	AMUPMU_MODE_KERNEL	= 1,
+	AMUPMU_MODE_HV		= 2,
+};
+
+/**
  * struct amupmu_sample - one record in the ring
  * @size: bytes of the record, values included; a multiple of 8
  * @type: enum amupmu_sample_type
- * @el: exception level of the interrupted context (0, 1 or 2)
+ * @mode: enum amupmu_sample_mode of the interrupted context
  * @event: index in the group of the event whose counter overflowed
  * @cpu: CPU that took the interrupt
  * @nr_values: entries in @values (the group's size)
- * @pid: thread group id of the interrupted task (initial pid namespace)
- * @tid: thread id of the interrupted task (0 for the idle task)
- * @time: CNTVCT_EL0 when the interrupt was handled
+ * @pid: thread group id of the interrupted task in the pid namespace of
+ *	the process that configured the group (0 if not visible there)
+ * @tid: thread id of the interrupted task, likewise (0 for the idle task)
+ * @time: the generic timer's count when the interrupt was handled
+ *	(amupmu_ring_header.clock says which; convert with its time_*)
  * @pc: PC of the interrupted context
  * @values: the group's 64-bit totals on @cpu, in event order
  */
 struct amupmu_sample {
 	__u32 size;
 	__u16 type;
-	__u8 el;
+	__u8 mode;
 	__u8 event;
 	__u32 cpu;
 	__u32 nr_values;
