@@ -231,8 +231,8 @@ struct amupmu_sess_cpu {
  * @nr_events: events in the group
  * @evtyper: each event's PMEVTYPER value
  * @no_kernel: each event's filter excludes the kernel
- * @cpus: the CPU set
- * @scratch: a CPU mask for the commands (under @lock)
+ * @cpus: the CPU set (empty without a group); allocated with the session
+ * @scratch: a CPU mask for the commands (under @lock), idem
  * @pcpu: per CPU of the set: counters, times, sample counts
  * @enabled_ns: time enabled before @enabled_since
  * @enabled_since: when it was last enabled (valid while @enabled)
@@ -860,6 +860,12 @@ struct amupmu_session *amupmu_session_alloc(void)
 
 	if (!s)
 		return NULL;
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&s->scratch, GFP_KERNEL)) {
+		free_cpumask_var(s->cpus);
+		kfree(s);
+		return NULL;
+	}
 	mutex_init(&s->lock);
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wait);
@@ -1009,11 +1015,10 @@ static void amupmu_sess_ring_unaccount(struct amupmu_session *s)
 	s->ring_locked = 0;
 }
 
-/* Free the group's CPU set and per-CPU state (not its counters). */
+/* Free the group's per-CPU state (not its counters). */
 static void amupmu_sess_free_group(struct amupmu_session *s)
 {
-	free_cpumask_var(s->cpus);
-	free_cpumask_var(s->scratch);
+	cpumask_clear(s->cpus);
 	free_percpu(s->pcpu);
 	s->pcpu = NULL;
 	if (s->pid_ns)
@@ -1072,6 +1077,8 @@ void amupmu_session_free(struct amupmu_session *s)
 	amupmu_ring_put(s->ring);
 	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->lock);
+	free_cpumask_var(s->scratch);
+	free_cpumask_var(s->cpus);
 	kfree(s);
 }
 
@@ -1296,11 +1303,6 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 		return -EBUSY;
 	if (!perfmon_capable())
 		return -EACCES;
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) ||
-	    !zalloc_cpumask_var(&s->scratch, GFP_KERNEL)) {
-		ret = -ENOMEM;
-		goto out_free;
-	}
 	cpumask_copy(s->cpus, req->cpus);
 
 	/* the events must be valid and implemented on every CPU of the set */
@@ -1486,6 +1488,15 @@ static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsi
 	}
 }
 
+/* An entry with room for the largest group: on the stack, or an array of them. */
+struct amupmu_read_one {
+	struct amupmu_pmu_read_cpu ent;
+	struct amupmu_pmu_value values[AMUPMU_PMU_MAX_EVENTS];
+};
+
+static_assert(offsetof(struct amupmu_read_one, values) ==
+	      offsetof(struct amupmu_read_one, ent.values));
+
 /**
  * struct amupmu_read_req - a READ's output, gathered under the locks and
  *	copied to user space after them
@@ -1614,7 +1625,7 @@ static void amupmu_read_fill(struct amupmu_pmu_read *rd, const struct amupmu_pmu
  */
 static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 						 struct amupmu_pmu_read *rd,
-						 struct amupmu_pmu_read_cpu *ent)
+						 struct amupmu_read_one *one)
 {
 	struct amupmu_pmu_cpu *pc;
 	struct amupmu_sess_cpu *sc;
@@ -1641,7 +1652,7 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	live = pc->live;
 	if (live)
-		amupmu_collect(s, pc, ent->values, true);
+		amupmu_collect(s, pc, one->values, true);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = local_clock();
 	rd->time_running = sc->run_ns + (sc->run_since ? now - sc->run_since : 0);
@@ -1755,12 +1766,6 @@ efault:
 #endif
 }
 
-/* A single-CPU entry with room for the largest group, on the stack. */
-struct amupmu_read_one {
-	struct amupmu_pmu_read_cpu ent;
-	struct amupmu_pmu_value values[AMUPMU_PMU_MAX_EVENTS];
-};
-
 /**
  * amupmu_pmu_read_fast() - AMUPMU_PMU_READ without the general dispatch
  * @s: the session
@@ -1781,11 +1786,11 @@ int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user
 	struct amupmu_read_one one __uninitialized;
 
 	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
-	    amupmu_pmu_read_local(s, &rd, &one.ent))
+	    amupmu_pmu_read_local(s, &rd, &one))
 		return -EAGAIN;
 	/* the values first: a READ whose values cannot be written writes nothing else */
-	if (copy_to_user(u64_to_user_ptr(rd.values_uptr), one.ent.values,
-			 rd.nr_values * sizeof(one.ent.values[0])))
+	if (copy_to_user(u64_to_user_ptr(rd.values_uptr), one.values,
+			 rd.nr_values * sizeof(one.values[0])))
 		return -EFAULT;
 	return amupmu_put_read(u, &rd);
 }
@@ -1848,8 +1853,8 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 		rd->skid = 0;
 	} else {
 		amupmu_read_fill(rd, &one.ent);
-		if (copy_to_user(u64_to_user_ptr(rd->values_uptr), one.ent.values,
-				 rd->nr_values * sizeof(one.ent.values[0])))
+		if (copy_to_user(u64_to_user_ptr(rd->values_uptr), one.values,
+				 rd->nr_values * sizeof(one.values[0])))
 			ret = -EFAULT;
 	}
 out:

@@ -30,7 +30,6 @@
 #include <asm/arch_timer.h>
 #include <asm/virt.h>
 
-
 #include "amupmu.h"
 #include "amupmu_compat.h"
 
