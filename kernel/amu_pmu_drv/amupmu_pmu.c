@@ -1634,11 +1634,15 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 	bool live;
 	u64 now;
 
-	if (!down_read_trylock(&amupmu_pmu_own_rwsem))
-		return -EAGAIN;
+	/*
+	 * Without the own rwsem: the per-CPU state lives as long as the module
+	 * and the session's as long as s->lock is held, so a device removal
+	 * racing this read can at worst let it return the totals of a group
+	 * that ended a moment before.
+	 */
 	/* contended (another command of this session runs): the general path waits */
 	if (!mutex_trylock(&s->lock))
-		goto out_own;
+		return -EAGAIN;
 	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || amupmu_sess_stale(s) ||
 	    rd->flags || rd->nr_cpus || rd->nr_values < s->nr_events)
 		goto slow;
@@ -1668,12 +1672,9 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
 	rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
 	mutex_unlock(&s->lock);
-	up_read(&amupmu_pmu_own_rwsem);
 	return 0;
 slow:
 	mutex_unlock(&s->lock);
-out_own:
-	up_read(&amupmu_pmu_own_rwsem);
 	return -EAGAIN;
 }
 
@@ -1743,6 +1744,33 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	return len;
 }
 
+/*
+ * Copy @n values to user space, after every lock: in one user-access
+ * window where the kernel has one (6.12: no hardened-usercopy walk, no
+ * call), else copy_to_user().
+ */
+static __always_inline int amupmu_put_values(struct amupmu_pmu_value __user *u,
+					     const struct amupmu_pmu_value *vals, unsigned int n)
+{
+#if AMUPMU_HAVE_UACCESS_WINDOW
+	unsigned int e;
+
+	if (!user_access_begin(u, n * sizeof(*u)))
+		return -EFAULT;
+	for (e = 0; e < n; e++) {
+		unsafe_put_user(vals[e].value, &u[e].value, efault);
+		unsafe_put_user(vals[e].overflows, &u[e].overflows, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+#else
+	return copy_to_user(u, vals, n * sizeof(*vals)) ? -EFAULT : 0;
+#endif
+}
+
 /* Write a READ's output fields back into @u, the user's struct of this kernel's size. */
 static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu_pmu_read *rd)
 {
@@ -1789,10 +1817,8 @@ int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user
 	    amupmu_pmu_read_local(s, &rd, &one))
 		return -EAGAIN;
 	/* the values first: a READ whose values cannot be written writes nothing else */
-	if (copy_to_user(u64_to_user_ptr(rd.values_uptr), one.values,
-			 rd.nr_values * sizeof(one.values[0])))
-		return -EFAULT;
-	return amupmu_put_read(u, &rd);
+	return amupmu_put_values(u64_to_user_ptr(rd.values_uptr), one.values, rd.nr_values) ?:
+	       amupmu_put_read(u, &rd);
 }
 
 /**
@@ -1853,9 +1879,8 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 		rd->skid = 0;
 	} else {
 		amupmu_read_fill(rd, &one.ent);
-		if (copy_to_user(u64_to_user_ptr(rd->values_uptr), one.values,
-				 rd->nr_values * sizeof(one.values[0])))
-			ret = -EFAULT;
+		ret = amupmu_put_values(u64_to_user_ptr(rd->values_uptr), one.values,
+					rd->nr_values);
 	}
 out:
 	if (all)
