@@ -57,7 +57,7 @@ OUT=
 while getopts "o:h" opt; do
 	case $opt in
 	o) OUT=$OPTARG ;;
-	h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,38s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-o DIR] [DTB...]" >&2; exit 2 ;;
 	esac
 done
