@@ -12,8 +12,10 @@ CMAKE_AARCH64 := $(BUILD)/aarch64
 SELFTESTS_OUT := $(BUILD)/selftests/aarch64
 JOBS ?= $(shell nproc)
 
-# board defaults: make board K=6.12 DT=stock V=prod PAYLOAD=check
+# board defaults: make board K=6.12 MACHINE=vhe DT=stock V=prod PAYLOAD=check
 K ?= 6.1
+MACHINE ?= el1
+SMP ?= 2
 DT ?= amupmu
 V ?= prod
 PAYLOAD ?= check
@@ -25,14 +27,14 @@ PAYLOAD ?= check
 all: module host-build cross-build selftests
 
 help:
-	@echo "make demo     boot the emulated board, load amupmu, print what it sees"
+	@echo "make demo     boot the emulated board, load amupmu, print what it sees (MACHINE=vhe)"
 	@echo "make check    every test: host, both kernels' modules, dt, the boards"
 	@echo "make deps     install Debian packages, fetch the 6.1 and 6.12 kernels (root)"
 	@echo "make module   amupmu.ko for $(KERNELS) (prod and mock test builds)"
 	@echo "make bench    amupmu vs perf figures (build/bench/results.json)"
 	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
 	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
-	@echo "make board K=6.1|6.12 DT=stock|amupmu V=prod|mock PAYLOAD=check [ICOUNT=1]"
+	@echo "make board K=6.1|6.12 MACHINE=el1|vhe DT=stock|amupmu V=prod|mock PAYLOAD=check [SMP=2] [ICOUNT=1]"
 
 deps:
 	./tools/deps.sh
@@ -90,7 +92,7 @@ dtcheck:
 	./dts/check.sh
 
 board: module cross-build selftests
-	./tools/board/run.sh -k $(K) -d $(DT) -v $(V) $(if $(ICOUNT),-i) $(PAYLOAD)
+	./tools/board/run.sh -k $(K) -m $(MACHINE) -s $(SMP) -d $(DT) -v $(V) $(if $(ICOUNT),-i) $(PAYLOAD)
 
 check:
 	./tools/check.sh

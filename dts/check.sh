@@ -8,20 +8,24 @@
 #   Checks the binding (dt-doc-validate), builds its example and validates
 #   it against the binding (dt-extract-example, cpp, dtc, dt-mk-schema,
 #   dt-validate), makes sure the validator does reject a bad node, compiles
-#   the overlay dts/amupmu-virt.dtso, and checks overlaid DTBs:
-#    - with no DTB argument: QEMU virt DTBs dumped for gic-version=2 and 3
-#      (skipped without qemu-system-aarch64), overlaid with amupmu-virt.dtbo;
+#   every overlay dts/*.dtso, and checks overlaid DTBs:
+#    - with no DTB argument: for each board machine of
+#      tools/board/machines.sh (el1: -M virt, GICv2; vhe: -M
+#      virt,virtualization=on,gic-version=3) at -smp 2 and 8, QEMU's DTB
+#      dumped with the board's own options (skipped without
+#      qemu-system-aarch64), overlaid with that machine's overlay;
 #    - each DTB argument: a DTB that already has an "amupmu,pmuv3" node is
 #      checked as it is, any other DTB gets amupmu-virt.dtbo applied first.
 #   An overlaid DTB must have exactly one enabled "amupmu,pmuv3" node that
 #   passes dt-validate against the binding, with an interrupts property and
 #   an interrupt parent (its own or inherited), and no enabled arm_pmu node
 #   (arm,armv8-pmuv3, arm,cortex-*-pmu, arm,neoverse-*-pmu); with a single
-#   arm_pmu node in the tree, the PPI number and trigger must match it (the
-#   GICv2 CPU mask, cell 2 bits [15:8], is ignored by the GIC drivers).
+#   arm_pmu node in the tree, the interrupt specifier must match it: cell
+#   for cell with a GICv3, PPI number and trigger with a GICv2 (its CPU
+#   mask, cell 2 bits [15:8], depends on -smp and the GIC drivers ignore it).
 #
-#   -o DIR  keep the products (amupmu-virt.dtbo, virt-gicv*.dtb,
-#           virt-gicv*-amupmu.dtb, *-amupmu.dtb) in DIR.
+#   -o DIR  keep the products (*.dtbo, MACHINE-smpN-*.dtb, MACHINE-smpN-amupmu.dtb,
+#           *-amupmu.dtb) in DIR.
 #
 # Output: one "ok - <what>" or "not ok - <what>" line per check (TAP-like,
 # "# SKIP <why>" on skipped checks, "# ..." diagnostics), a "1..N" plan
@@ -39,7 +43,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BINDINGS=$HERE/bindings
 BINDING=$BINDINGS/perf/amupmu,pmuv3.yaml
-OVERLAY=$HERE/amupmu-virt.dtso
+# shellcheck source=tools/board/machines.sh
+. "$TOP/tools/board/machines.sh"
 
 DTC=${DTC:-dtc}
 FDTOVERLAY=${FDTOVERLAY:-fdtoverlay}
@@ -52,7 +57,7 @@ OUT=
 while getopts "o:h" opt; do
 	case $opt in
 	o) OUT=$OPTARG ;;
-	h) sed -n '4,34s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,38s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-o DIR] [DTB...]" >&2; exit 2 ;;
 	esac
 done
@@ -193,16 +198,16 @@ else
 	HAVE_JSON=0
 fi
 
-# ------------------------------------------------------------- overlay
-DTBO=$OUT/amupmu-virt.dtbo
+# ------------------------------------------------------------- overlays
 # /amupmu inherits the root node's interrupt-parent, which dtc cannot see
-# while compiling a fragment: that one warning is expected.
-if run "dtc compiles amupmu-virt.dtso" "$TMP/dtbo.log" \
-	"$DTC" -@ -Wno-interrupts_property -I dts -O dtb -o "$DTBO" "$OVERLAY"; then
-	HAVE_DTBO=1
-else
-	HAVE_DTBO=0
-fi
+# while compiling a fragment: that one warning is expected. $OUT/NAME.dtbo
+# exists only for the overlays that compiled.
+for f in "$HERE"/*.dtso; do
+	o=$(basename "$f" .dtso)
+	run "dtc compiles $o.dtso" "$TMP/$o.dtbo.log" \
+		"$DTC" -@ -Wno-interrupts_property -I dts -O dtb -o "$OUT/$o.dtbo" "$f" ||
+		rm -f "$OUT/$o.dtbo"
+done
 
 # nodes <dts>: "path<TAB>compatible-list" for every node with a compatible,
 # from dtc's canonical decompiled output.
@@ -296,19 +301,26 @@ check_dtb() {
 
 	if [ -n "$irq" ] && [ ${#armall[@]} -eq 1 ] &&
 	   ref=$("$FDTGET" -t u "$dtb" "${armall[0]}" interrupts 2>/dev/null); then
-		local a b
+		local a b same
 		read -r -a a <<<"$irq"
 		read -r -a b <<<"$ref"
 		ok=1
-		if [ "${a[0]:-}" != "${b[0]:-}" ] || [ "${a[1]:-}" != "${b[1]:-}" ] ||
-		   [ $((${a[2]:-0} & 0xf)) -ne $((${b[2]:-0} & 0xf)) ]; then
-			ok=0
-		fi
 		why="<$irq> vs ${armall[0]} <$ref>"
-		if [ $ok = 1 ]; then
-			pass "$name: same PPI and trigger as ${armall[0]} ($why)"
+		if grep -q '"arm,gic-v3"' "$dts"; then
+			# GICv3: no CPU mask, the specifier is copied verbatim
+			same="same interrupt specifier as ${armall[0]} (GICv3)"
+			[ "$irq" = "$ref" ] || ok=0
 		else
-			fail "$name: same PPI and trigger as ${armall[0]} ($why)"
+			same="same PPI and trigger as ${armall[0]}"
+			if [ "${a[0]:-}" != "${b[0]:-}" ] || [ "${a[1]:-}" != "${b[1]:-}" ] ||
+			   [ $((${a[2]:-0} & 0xf)) -ne $((${b[2]:-0} & 0xf)) ]; then
+				ok=0
+			fi
+		fi
+		if [ $ok = 1 ]; then
+			pass "$name: $same ($why)"
+		else
+			fail "$name: $same ($why)"
 		fi
 	fi
 
@@ -320,49 +332,49 @@ check_dtb() {
 	fi
 }
 
-# overlay_and_check <name> <base dtb>
+# overlay_and_check <name> <base dtb> <overlay name>
 overlay_and_check() {
-	local name=$1 base=$2 out
+	local name=$1 base=$2 dtbo=$3.dtbo out
 	if "$FDTGET" "$base" / compatible >/dev/null 2>&1 &&
 	   "$DTC" -q -I dtb -O dts "$base" 2>/dev/null | grep -q '"amupmu,pmuv3"'; then
 		check_dtb "$name" "$base"
 		return
 	fi
-	if [ "$HAVE_DTBO" != 1 ]; then
-		fail "$name: fdtoverlay amupmu-virt.dtbo (no overlay)"
+	if [ ! -s "$OUT/$dtbo" ]; then
+		fail "$name: fdtoverlay $dtbo (no overlay)"
 		return
 	fi
 	out=$OUT/$name-amupmu.dtb
-	if run "$name: fdtoverlay amupmu-virt.dtbo" "$TMP/$name.ovl.log" \
-		"$FDTOVERLAY" -i "$base" -o "$out" "$DTBO"; then
+	if run "$name: fdtoverlay $dtbo" "$TMP/$name.ovl.log" \
+		"$FDTOVERLAY" -i "$base" -o "$out" "$OUT/$dtbo"; then
 		check_dtb "$name" "$out"
 	fi
 }
 
 if [ $# -eq 0 ]; then
-	for g in 2 3; do
-		what="QEMU virt gic-version=$g DTB"
-		if ! have "$QEMU"; then
-			skip "$what" "$QEMU not installed"
-			continue
-		fi
-		base=$OUT/virt-gicv$g.dtb
-		if "$QEMU" -M "virt,gic-version=$g,dumpdtb=$base" \
-			-cpu max,pauth-impdef=on -smp 2 -m 1024 \
-			-display none -nic none >"$TMP/qemu$g.log" 2>&1 &&
-		   [ -s "$base" ]; then
-			pass "$what dumped"
-			overlay_and_check "virt-gicv$g" "$base"
-		else
-			fail "$what dumped"
-			diag "$TMP/qemu$g.log"
-		fi
+	# every board machine, with its own options and its own overlay
+	for m in $BOARD_MACHINES; do
+		for smp in 2 8; do
+			machine_qemu "$m" "$smp"
+			what="$m-smp$smp DTB (${QEMU_CMD[*]:1})"
+			if ! have "$QEMU"; then
+				skip "$what" "$QEMU not installed"
+				continue
+			fi
+			if base=$(machine_dtb "$m" "$smp" "$OUT"); then
+				pass "$what dumped"
+				ovl=$(machine_overlay "$m")
+				overlay_and_check "$m-smp$smp" "$base" "${ovl%.dtso}"
+			else
+				fail "$what dumped"
+			fi
+		done
 	done
 else
 	for f in "$@"; do
 		name=$(basename "$f" .dtb)
 		if [ -r "$f" ]; then
-			overlay_and_check "$name" "$f"
+			overlay_and_check "$name" "$f" amupmu-virt
 		else
 			fail "$name: $f readable"
 		fi

@@ -49,22 +49,28 @@ tap() {
 	[ "$f" = 0 ] || grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
-# board PAYLOAD K DT VARIANT [flags]: one boot; its results count one by one
+# board PAYLOAD K MACHINE DT VARIANT [flags]: one boot; its results count
+# one by one; the line names the board and says how long it took
 board() {
-	local p=$1 k=$2 dt=$3 v=$4 log sum
-	shift 4
-	log=$LOGS/board-$p-$k-$dt-$v$(printf '%s' "$@" | tr -c 'A-Za-z0-9' '_').log
-	./tools/board/run.sh -q -k "$k" -d "$dt" -v "$v" "$@" "$p" >"$log" 2>&1
-	sum=$(ls -t build/board/"$k-$dt-$v"*-"$p"/summary 2>/dev/null | head -1)
-	if [ -z "$sum" ] || ! grep -q '^passed=' "$sum"; then
-		FAILED=$((FAILED + 1)); note "not ok - board $p $k/$dt/$v: no summary (log $log)"
+	local p=$1 k=$2 m=$3 dt=$4 v=$5 log name sum t0 what
+	shift 5
+	what="board $p $k/$m/$dt/$v${*:+ $*}"
+	log=$LOGS/board-$p-$k-$m-$dt-$v$(printf '%s' "$@" | tr -c 'A-Za-z0-9' '_').log
+	t0=$(date +%s)
+	./tools/board/run.sh -q -k "$k" -m "$m" -d "$dt" -v "$v" "$@" "$p" >"$log" 2>&1
+	name=$(sed -n 's/^board \(.*\): [0-9]* passed, .*/\1/p' "$log" | tail -1)
+	sum=build/board/$name/summary
+	if [ -z "$name" ] || [ ! -f "$sum" ] || ! grep -q '^passed=' "$sum"; then
+		FAILED=$((FAILED + 1)); note "not ok - $what: no summary (log $log)"
 		tail -15 "$log" | sed 's/^/#   /'
 		return
 	fi
+	local passed failed skipped identity
 	# shellcheck disable=SC1090
 	. "$sum"
 	PASSED=$((PASSED + passed)); FAILED=$((FAILED + failed)); SKIPPED=$((SKIPPED + skipped))
-	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - board $p $k/$dt/$v${*:+ $*}: $passed passed, $failed failed, $skipped skipped"
+	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped ($(($(date +%s) - t0)) s)"
+	[ "$failed" = 0 ] || echo "#   booted: ${identity:-unknown}"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
@@ -95,27 +101,35 @@ step "CLI and workload tests (ctest, aarch64 under qemu-aarch64-static)" \
 step "selftests build (kselftest lib.mk, aarch64)" make -s selftests
 tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
 
-tap "board harness self-test (WARN and timeout detection)" ./tools/board/selftest/run.sh
+tap "board harness self-test (WARN, timeout and machine detection)" ./tools/board/selftest/run.sh
 
+# The boards (README.md, "What runs where"): the EL1/GICv2 board (-M virt)
+# and the EL2/VHE/GICv3 board real hardware is like (-M
+# virt,virtualization=on,gic-version=3). Reliability (issue 5): hotplug,
+# concurrency, load/unload on the amupmu DT under -icount (without it QEMU's
+# multi-threaded TCG resets another CPU's PMU counters now and then while
+# sampling interrupts fire and a CPU comes online, Documentation/dev-tools/
+# amupmu-reliability.rst); concurrency and load/unload again with both vCPUs
+# in parallel; the fuzzer (parallel vCPUs) on both DTs and mock.
 for k in 6.1 6.12; do
-	board check "$k" stock prod
-	board check "$k" amupmu prod
-	board check "$k" amupmu mock
-	board pmu "$k" amupmu prod -i
-	board pmu32 "$k" amupmu prod
-	board pmu "$k" stock prod -i
-	# reliability (issue 5): hotplug, concurrency, load/unload on the
-	# amupmu DT, under -icount: without it QEMU's multi-threaded TCG resets
-	# another CPU's PMU counters now and then while sampling interrupts
-	# fire and a CPU comes online (Documentation/dev-tools/
-	# amupmu-reliability.rst); concurrency and load/unload again with both
-	# vCPUs in parallel; the fuzzer (parallel vCPUs) on both DTs and mock
-	board stress "$k" amupmu prod -i
-	board parallel "$k" amupmu prod
-	board fuzz "$k" amupmu prod
-	board fuzz "$k" stock prod
-	board fuzz "$k" amupmu mock
+	board check "$k" el1 stock prod
+	board check "$k" el1 amupmu prod
+	board check "$k" el1 amupmu mock
+	board pmu "$k" el1 amupmu prod -i
+	board pmu "$k" el1 stock prod -i
+	board parallel "$k" el1 amupmu prod
+	board check "$k" vhe stock prod
+	board pmu "$k" vhe amupmu prod -i
+	board stress "$k" vhe amupmu prod -i
+	board fuzz "$k" vhe amupmu prod
 done
+# on one kernel only: what the other kernel runs on the VHE board, or
+# module logic the kernel version does not change (the time budget: 30 min)
+board stress 6.1 el1 amupmu prod -i
+board fuzz 6.1 el1 amupmu prod
+board fuzz 6.1 el1 stock prod
+board pmu32 6.12 el1 amupmu prod
+board fuzz 6.12 el1 amupmu mock
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current

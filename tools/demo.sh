@@ -5,10 +5,15 @@
 # (Debian 6.1 kernel, the amupmu devicetree so amupmu owns the PMU,
 # -icount shift=0), load the module, print `amupmu info`, count workloads
 # with `amupmu stat` and sample one with `amupmu record` / `amupmu report`.
+# K=6.12: the trixie kernel; MACHINE=vhe: the EL2/VHE, GICv3 board.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 cd "$TOP"
+# shellcheck source=tools/board/machines.sh
+. tools/board/machines.sh
 K=${K:-6.1}
+MACH=${MACHINE:-el1}
+M=$(machine_opt "$MACH") || { echo "demo: MACHINE=${BOARD_MACHINES// /|}" >&2; exit 2; }
 step() { printf '\n==> %s\n' "$*"; }
 
 step "dependencies (make deps)"
@@ -17,6 +22,6 @@ step "amupmu.ko for $K"
 ./tools/build-module.sh "$K" prod
 step "aarch64 amupmu tool and workloads"
 make -s cross-build >build/demo-cross.log 2>&1 || { cat build/demo-cross.log; exit 1; }
-step "booting qemu-system-aarch64 -M virt -cpu max (Debian $(cat build/cache/kernels/$K/abi)), amupmu devicetree, -icount shift=0"
-./tools/board/run.sh -k "$K" -d amupmu -i demo | grep -vE '^\[|^AMUPMU-(BEGIN|END)|^(not )?ok 1 ' || true
-grep -q '^passed=.* failed=0 ' build/board/"$K"-amupmu-prod-icount-demo/summary
+step "booting qemu-system-aarch64 -M $M -cpu max (Debian $(cat "build/cache/kernels/$K/abi")), amupmu devicetree, -icount shift=0"
+./tools/board/run.sh -k "$K" -m "$MACH" -d amupmu -i demo | grep -vE '^\[|^AMUPMU-(BEGIN|END)|^(not )?ok 1 ' || true
+grep -q '^passed=.* failed=0 ' build/board/"$K-$MACH"-amupmu-prod-icount-demo/summary

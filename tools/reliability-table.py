@@ -25,9 +25,9 @@ TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(TOP, "Documentation/dev-tools/amupmu-reliability.rst")
 BOARDS = os.path.join(TOP, "build/board")
 
-# suite, program, boards (payload@kernels/DT/variant), what it checks, backend
+# suite, program, boards (payload: kernels machine DT/variant), what it checks, backend
 SUITES = [
-    ("fuzz", "amupmu_fuzz (payload fuzz)", "fuzz: 6.1+6.12 amupmu/prod, stock/prod, amupmu/mock",
+    ("fuzz", "amupmu_fuzz (payload fuzz)", "fuzz: 6.1+6.12 vhe amupmu/prod; 6.1 el1 amupmu/prod, stock/prod; 6.12 el1 amupmu/mock",
      "200,000 ioctl/read/poll/mmap calls from 4 threads (make soak: 10,000,000): every answer "
      "in the errno contract, nothing left allocated",
      "QEMU PMU (exclusive or kernel-owned), mock AMU/SPE"),
@@ -46,13 +46,13 @@ SUITES = [
     ("priv-matrix", "amupmu_priv_test", "check: every board",
      "uid 65534 / root without CAP_PERFMON / CAP_PERFMON only: open, INFO, CONFIG, CTL, "
      "debugfs, sysfs writes (Documentation/admin-guide/amupmu-privileges.rst)", "QEMU PMU"),
-    ("hotplug", "amupmu_stress_test", "stress: 6.1+6.12 amupmu/prod -icount",
+    ("hotplug", "amupmu_stress_test", "stress: 6.1+6.12 vhe, 6.1 el1 amupmu/prod -icount",
      "100 offline/online cycles per secondary CPU while counting and sampling on all CPUs: "
      "monotonic totals, AMUPMU_READ_OFFLINE, no interrupt storm", "QEMU PMU"),
-    ("concurrency", "amupmu_stress_test", "stress (-icount), parallel: 6.1+6.12 amupmu/prod",
+    ("concurrency", "amupmu_stress_test", "stress (-icount, as hotplug), parallel: 6.1+6.12 el1 amupmu/prod",
      "8 threads of sessions for 20 s against a hotplug toggler: only EBUSY refusals, no "
      "deadlock", "QEMU PMU"),
-    ("load-unload", "amupmu_stress_test", "stress (-icount), parallel: 6.1+6.12 amupmu/prod",
+    ("load-unload", "amupmu_stress_test", "stress (-icount, as hotplug), parallel: 6.1+6.12 el1 amupmu/prod",
      "100 insmod/rmmod cycles; refused with a session open or a ring mapped; no IRQ left, "
      "Slab/MemAvailable within 512 / 4096 kB", "QEMU PMU"),
 ]

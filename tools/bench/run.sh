@@ -9,13 +9,14 @@ set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$TOP"
 K=${K:-6.1}	# K=6.12 make bench: the trixie kernel
+MACH=el1	# the board machine (tools/board/machines.sh)
 OUT=$TOP/build/bench
 mkdir -p "$OUT"
 boot() { # boot DT: one bench boot
-	./tools/board/run.sh -q -i -k "$K" -d "$1" bench >"$OUT/$1.log" 2>&1 || { cat "$OUT/$1.log" >&2; exit 1; }
+	./tools/board/run.sh -q -i -k "$K" -m "$MACH" -d "$1" bench >"$OUT/$1.log" 2>&1 || { cat "$OUT/$1.log" >&2; exit 1; }
 }
 fig() { # fig DT NAME -> the figure printed as "BENCH NAME <n>"
-	sed -n "s/.*BENCH $2 \([0-9]*\) .*/\1/p" "build/board/$K-$1-prod-icount-bench/console.log" | head -1
+	sed -n "s/.*BENCH $2 \([0-9]*\) .*/\1/p" "build/board/$K-$MACH-$1-prod-icount-bench/console.log" | head -1
 }
 boot amupmu
 boot stock
@@ -29,7 +30,7 @@ sp=$(fig stock pmu_sample.perf_ns_per_irq)
 ratio=$(awk -v a="$a" -v p="$p" 'BEGIN { printf "%.3f", a / p }')
 sratio=$(awk -v a="$sa" -v p="$sp" 'BEGIN { printf "%.3f", a / p }')
 sline() { sed -n "s/.*BENCH pmu_sample\.$2_ns_per_irq [0-9]* (\(.*\)).*/\1/p" \
-	"build/board/$K-$1-prod-icount-bench/console.log" | head -1; }
+	"build/board/$K-$MACH-$1-prod-icount-bench/console.log" | head -1; }
 cat >"$OUT/results.json" <<JSON
 {
   "kernel": "$(cat build/cache/kernels/$K/abi)",

@@ -21,10 +21,40 @@ tap_check() {
 	echo "AMUPMU-END $name rc=0"
 }
 
+# board_identity: the board of this boot, one line of key=value. The
+# kernel, its exception level, the GIC, the devicetree and the vCPUs come
+# from the running system; the machine, the module build and icount from
+# amupmu_board= (K/MACHINE/DT/VARIANT/smpN/icountI, set by run.sh), which
+# run.sh compares with what it asked for.
+# shellcheck disable=SC2154 # amupmu_board: a kernel parameter, from run.sh
+board_identity() {
+	local el gic dt
+	el=$(dmesg | sed -n 's/.*CPU: All CPU(s) started at EL\([0-9]\).*/\1/p' | head -1)
+	# booted at EL2, the kernel stays there with VHE; without VHE it runs
+	# at EL1 under a hypervisor stub
+	if [ "$el" = 2 ] && ! dmesg | grep -q 'CPU features: detected: Virtualization Host Extensions'; then
+		el=1
+	fi
+	# the irq chip's name: "GICv3", or "GIC-0" for a GICv2
+	if grep -q ' GICv3 ' /proc/interrupts; then
+		gic=v3
+	elif grep -q ' GIC-[0-9]' /proc/interrupts; then
+		gic=v2
+	else
+		gic=unknown
+	fi
+	dt=stock
+	grep -q 'amupmu,pmuv3' /proc/device-tree/amupmu/compatible 2>/dev/null && dt=amupmu
+	echo "kernel=$(uname -r | cut -d. -f1,2) machine=$(echo "$amupmu_board" | cut -d/ -f2)" \
+		"kernel_el=${el:-unknown} gic=$gic dt=$dt module=$(echo "$amupmu_board" | cut -d/ -f4)" \
+		"icount=$(echo "$amupmu_board" | cut -d/ -f6 | sed 's/^icount//')" \
+		"smp=$(grep -c '^processor' /proc/cpuinfo)"
+}
+
 # the backend every test of this boot runs on
 board_backend() {
 	be=$(cat /sys/class/misc/amupmu/backend 2>/dev/null || echo unloaded)
-	echo "# backend: QEMU TCG PMUv3 ($AMUPMU_BOARD), AMU/SPE registers: $be"
+	echo "# backend: QEMU TCG PMUv3 ($AMUPMU_BOARD_ID), AMU/SPE registers: $be"
 }
 
 # mem_snapshot NAME: Slab and MemAvailable (kB) after dropping the caches,

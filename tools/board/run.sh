@@ -6,27 +6,38 @@
 # kernel on qemu-system-aarch64 -M virt, run a payload, collect its KTAP/TAP
 # results from the serial console and check the kernel log.
 #
-# run.sh -k 6.1|6.12 -d stock|amupmu [-v prod|mock] [-i] [-t SECS] [-q] PAYLOAD
+# run.sh -k 6.1|6.12 -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
+#        [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
 #       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
+#   -m  machine (tools/board/machines.sh): el1 = -M virt (kernel at EL1,
+#       GICv2; default), vhe = -M virt,virtualization=on,gic-version=3
+#       (kernel at EL2 with VHE, GICv3, like real boards)
+#   -s  vCPUs (-smp, default 2)
 #   -v  module build: prod, or mock (AMU/SPE from the mock register model)
 #   -i  add -icount shift=0 (exact, deterministic INST_RETIRED)
 #   -t  timeout in seconds (default 300)
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
+# The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]-PAYLOAD.
 # Prints "board NAME: P passed, F failed, S skipped" and writes the same
-# counts to build/board/NAME/summary; exits 1 when anything failed.
+# counts to build/board/NAME/summary; exits 1 when anything failed, also
+# when the booted system is not the board asked for (the AMUPMU-BOARD line
+# init prints: kernel, exception level, GIC, devicetree, vCPUs).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
-K=6.1 DT=stock VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0
-while getopts "k:d:v:it:q" o; do
+# shellcheck source=tools/board/machines.sh
+. "$TOP/tools/board/machines.sh"
+K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0
+while getopts "k:d:m:s:v:it:q" o; do
 	case $o in
-	k) K=$OPTARG ;; d) DT=$OPTARG ;; v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;;
-	t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;; *) sed -n '4,20p' "$0"; exit 2 ;;
+	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; s) SMP=$OPTARG ;;
+	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
+	*) sed -n '4,28p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -36,8 +47,11 @@ PSCRIPT=$TOP/tools/board/payloads/$PAYLOAD.sh
 case $PAYLOAD in */*) PSCRIPT=$(realpath "$PAYLOAD"); PAYLOAD=$(basename "$PAYLOAD" .sh) ;; esac
 [ -f "$PSCRIPT" ] || { echo "board: no payload $PSCRIPT" >&2; exit 2; }
 case $DT in stock|amupmu) ;; *) echo "board: -d stock|amupmu" >&2; exit 2 ;; esac
+machine_opt "$MACH" >/dev/null || { echo "board: -m ${BOARD_MACHINES// /|}" >&2; exit 2; }
+case $SMP in [1-9] | [1-9][0-9]) ;; *) echo "board: -s 1..99 vCPUs" >&2; exit 2 ;; esac
 
-NAME=$K-$DT-$VARIANT
+NAME=$K-$MACH-$DT-$VARIANT
+[ "$SMP" = 2 ] || NAME=$NAME-smp$SMP
 [ "$ICOUNT" = 1 ] && NAME=$NAME-icount
 NAME=$NAME-$PAYLOAD
 W=$TOP/build/board/$NAME
@@ -51,19 +65,18 @@ for f in "$KC/Image" "$KO" "$BUSYBOX"; do
 done
 rm -rf "$W"; mkdir -p "$W"
 
-MACHINE=virt
-CPU=max,pauth-impdef=on
-QEMU=(qemu-system-aarch64 -M "$MACHINE" -cpu "$CPU" -smp 2 -m 1024 -display none -nic none)
+machine_qemu "$MACH" "$SMP"
+QEMU=("${QEMU_CMD[@]}")
 
 # ---------------------------------------------------------------- devicetree
 dtb_args=()
 if [ "$DT" = amupmu ]; then
-	base=$TOP/build/board/dtb/$MACHINE.dtb
-	mkdir -p "${base%/*}"
-	# the dumped DTB must come from the same -M/-cpu/-smp/-m as the boot
-	[ -s "$base" ] || "${QEMU[@]}" -machine dumpdtb="$base" >/dev/null 2>&1
-	dtc -q -@ -I dts -O dtb -o "$W/amupmu-virt.dtbo" "$TOP/dts/amupmu-virt.dtso"
-	fdtoverlay -i "$base" -o "$W/board.dtb" "$W/amupmu-virt.dtbo"
+	# QEMU's DTB dumped with the same -M/-cpu/-smp/-m as the boot, cached
+	base=$(machine_dtb "$MACH" "$SMP" "$TOP/build/board/dtb") ||
+		{ echo "board: cannot dump the DTB of ${QEMU[*]}" >&2; exit 2; }
+	ovl=$(machine_overlay "$MACH")
+	dtc -q -@ -I dts -O dtb -o "$W/${ovl%.dtso}.dtbo" "$TOP/dts/$ovl"
+	fdtoverlay -i "$base" -o "$W/board.dtb" "$W/${ovl%.dtso}.dtbo"
 	dtb_args=(-dtb "$W/board.dtb")
 fi
 
@@ -102,12 +115,11 @@ extra=()
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
 extra+=("${qextra[@]}")
 LOG=$W/console.log
-BOARD="kernel=$K dt=$DT module=$VARIANT icount=$ICOUNT"
 set +e
 timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
 	-serial stdio -monitor none -no-reboot \
 	-kernel "$KC/Image" -initrd "$W/initramfs.cpio.gz" \
-	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$DT/$VARIANT/icount$ICOUNT${BOARD_APPEND:+ $BOARD_APPEND}" \
+	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$MACH/$DT/$VARIANT/smp$SMP/icount$ICOUNT${BOARD_APPEND:+ $BOARD_APPEND}" \
 	</dev/null >"$LOG" 2>&1
 qrc=$?
 set -e
@@ -116,9 +128,22 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 
 # ---------------------------------------------------------------- results
 # Sections "AMUPMU-BEGIN name" .. "AMUPMU-END name rc=N" hold one test
-# program's TAP; every top-level "ok"/"not ok" line is a result.
-awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" '
+# program's TAP; every top-level "ok"/"not ok" line is a result. The
+# "AMUPMU-BOARD: kernel=..." line init derives from the running system must
+# match the board asked for.
+want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP"
+awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
+	function val(kv) { sub(/^[^=]*=/, "", kv); return kv }
+	/^AMUPMU-BOARD: kernel=/ {
+		ident = substr($0, 15); gsub(/[^A-Za-z0-9=. _\/-]/, "", ident)
+		for (i = 2; i <= NF; i++) { k = $i; sub(/=.*/, "", k); got[k] = val($i) }
+		n = split(want, w, " ")
+		for (i = 1; i <= n; i++) {
+			k = w[i]; sub(/=.*/, "", k)
+			if (got[k] != val(w[i])) fail("booted " k "=" got[k] ", asked for " w[i])
+		}
+	}
 	/^AMUPMU-BEGIN / { sec = substr($0, 14); sfail = 0; sres = 0; insec = 1; next }
 	/^AMUPMU-END / {
 		rc = $NF; sub(/^rc=/, "", rc)
@@ -141,8 +166,10 @@ awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" '
 		if (insec) fail(sec " did not finish")
 		if (qrc == 124) fail("timeout after " timeout " s")
 		else if (!done) fail("board did not reach the end of the payload (qemu status " qrc ")")
+		else if (ident == "") fail("no AMUPMU-BOARD line naming the board")
 		printf "board %s: %d passed, %d failed, %d skipped\n", board, passed, failed, skipped
 		printf "passed=%d failed=%d skipped=%d\n", passed, failed, skipped > "/dev/stderr"
+		printf "identity=\"%s\"\n", ident > "/dev/stderr"
 		exit (failed > 0 ? 1 : 0)
 	}' "$LOG" 2>"$W/summary" | tee "$W/results.txt" | { if [ "$QUIET" = 1 ]; then grep -v '^skip -' || true; else cat; fi; }
 exit "${PIPESTATUS[0]}"

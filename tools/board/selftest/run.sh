@@ -5,7 +5,7 @@
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 D=$TOP/tools/board/selftest
-echo "1..3"
+echo "1..4"
 out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/warn.sh" 2>&1); rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q 'kernel log: .*WARNING: CPU'; then
 	echo "ok 1 - harness fails a boot whose kernel log has a WARNING"
@@ -23,4 +23,13 @@ if [ $rc = 2 ]; then
 	echo "ok 3 - harness refuses a malformed command line"
 else
 	echo "not ok 3 - harness accepted options after the payload (status $rc)"
+fi
+# a VHE/GICv3 machine where el1 was asked for: the AMUPMU-BOARD line must say so
+out=$(BOARD_QEMU_EXTRA="-M virt,virtualization=on,gic-version=3" \
+	"$TOP/tools/board/run.sh" -q -k 6.1 -d stock -m el1 "$D/pass.sh" 2>&1); rc=$?
+if [ $rc != 0 ] && echo "$out" | grep -q 'booted kernel_el=2, asked for kernel_el=1' &&
+   echo "$out" | grep -q 'booted gic=v3, asked for gic=v2'; then
+	echo "ok 4 - harness fails a boot on another machine than the one asked for"
+else
+	echo "not ok 4 - harness missed a machine mismatch (status $rc)"; sed 's/^/# /' <<<"$out"
 fi

@@ -1,0 +1,68 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# The board machines (bash, sourced by tools/board/run.sh and dts/check.sh):
+# the QEMU options of each and the amupmu overlay that goes with it, so that
+# a DTB is dumped and checked with the options of the boot that uses it.
+#   el1  -M virt: the kernel runs at EL1, GICv2
+#   vhe  -M virt,virtualization=on,gic-version=3: the kernel boots at EL2
+#        and runs there with VHE, GICv3, as on real Armv8.1+ boards
+
+# shellcheck disable=SC2034 # used by the scripts that source this file
+BOARD_MACHINES="el1 vhe"
+BOARD_CPU=max,pauth-impdef=on
+BOARD_MEM=1024
+
+# machine_opt MACH: the -M value of a machine
+machine_opt() {
+	case $1 in
+	el1) echo virt ;;
+	vhe) echo virt,virtualization=on,gic-version=3 ;;
+	*) return 1 ;;
+	esac
+}
+
+# machine_overlay MACH: the overlay (in dts/) that hands the machine's PMU
+# to amupmu. QEMU writes the PMU PPI as <1 7 4> with a GICv3 and <1 7 0xN04>
+# with a GICv2 (N: the CPU mask, which depends on -smp); the GIC drivers
+# ignore that mask, so the one overlay with <1 7 4> serves both machines at
+# any -smp (dts/check.sh checks it against each machine's DTB).
+machine_overlay() {
+	machine_opt "$1" >/dev/null && echo amupmu-virt.dtso
+}
+
+# machine_qemu MACH SMP: the QEMU command of a machine, into QEMU_CMD
+machine_qemu() {
+	local m
+	m=$(machine_opt "$1") || return 1
+	QEMU_CMD=("${QEMU:-qemu-system-aarch64}" -M "$m" -cpu "$BOARD_CPU" -smp "$2" -m "$BOARD_MEM"
+		-display none -nic none)
+}
+
+# machine_dtb MACH SMP DIR: print the path of QEMU's DTB for that machine
+# and -smp, dumped into DIR with the same options as the boot (once: the
+# name carries a hash of the command and of the QEMU version)
+machine_dtb() {
+	local key f
+	machine_qemu "$1" "$2" || return 1
+	key=$({ printf '%s\n' "${QEMU_CMD[@]}"; "${QEMU_CMD[0]}" --version | head -1; } | md5sum | cut -c1-8)
+	f=$3/$1-smp$2-$key.dtb
+	if [ ! -s "$f" ]; then
+		mkdir -p "$3" || return 1
+		if ! "${QEMU_CMD[@]}" -machine dumpdtb="$f.tmp$$" >/dev/null 2>&1 ||
+		   ! [ -s "$f.tmp$$" ] || ! mv "$f.tmp$$" "$f"; then
+			rm -f "$f.tmp$$"
+			return 1
+		fi
+	fi
+	echo "$f"
+}
+
+# machine_expect MACH: what init must find on the booted machine (the
+# kernel_el and gic fields of its AMUPMU-BOARD line)
+machine_expect() {
+	case $1 in
+	el1) echo "kernel_el=1 gic=v2" ;;
+	vhe) echo "kernel_el=2 gic=v3" ;;
+	*) return 1 ;;
+	esac
+}
