@@ -131,9 +131,9 @@ TEST_CASE("modifiers: perf's parse-events golden table", "[host][events]")
 	constexpr std::uint32_t U = AMUPMU_EV_EXCL_USER, K = AMUPMU_EV_EXCL_KERNEL, HV = AMUPMU_EV_EXCL_HV;
 	constexpr std::uint32_t HOST = AMUPMU_EV_EXCL_HOST, GUEST = AMUPMU_EV_EXCL_GUEST;
 	struct Row {
-		const char* mods;
-		std::uint32_t flags;
-		const char* canonical;
+		const char* mods = "";
+		std::uint32_t flags = 0;
+		const char* canonical = "";
 	};
 	constexpr Row rows[] = {
 		{"u", K | HV, "u"},
@@ -185,10 +185,10 @@ TEST_CASE("modifiers: the exception levels they count at (UAPI translation)", "[
 	constexpr std::uint32_t U = AMUPMU_EV_EXCL_USER, K = AMUPMU_EV_EXCL_KERNEL, HV = AMUPMU_EV_EXCL_HV;
 	constexpr std::uint32_t HOST = AMUPMU_EV_EXCL_HOST, GUEST = AMUPMU_EV_EXCL_GUEST;
 	struct Row {
-		std::uint32_t flags;
-		std::uint32_t kernel_el;
-		bool has_el2;
-		CountedLevels levels;
+		std::uint32_t flags = 0;
+		std::uint32_t kernel_el = 0;
+		bool has_el2 = false;
+		CountedLevels levels{};
 	};
 	// include/uapi/linux/amupmu.h, enum amupmu_event_flags
 	constexpr Row rows[] = {
