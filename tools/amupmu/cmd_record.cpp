@@ -29,9 +29,10 @@ constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c
 
 Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
 CPUS the counter overflows and the driver records the interrupted PC,
-PID, TID, mode (user, kernel or hv, as perf names them) and time. The samples and the command's executable mappings (read
-from /proc/PID/maps right after each exec of the command's process, which
-is traced for that) go to FILE for 'amupmu report'.
+PID, TID, mode (user, kernel or hv, as perf names them) and time. The
+samples and the command's executable mappings (read from /proc/PID/maps
+right after each exec of the command's process, which is traced for
+that) go to FILE for 'amupmu report'.
 Exits with the command's status.
 
 Options:
