@@ -10,7 +10,11 @@ set; syzkaller itself is not needed):
  - every struct of the header is described (or listed in NOT_DESCRIBED with
    the reason) with the same fields in the same order, each of its width
    (__u8 int8, __u16 int16, __u32 int32, __u64 int64, arrays of the same
-   length, a flexible array as array[...]);
+   length, a flexible array as array[...], an array of struct X as
+   array[X]);
+ - every struct a description's array, pointer or union names is described
+   (unions, [ ... ] blocks, are the description's own: a buffer that holds
+   one of several layouts);
  - the "size" of a command's struct is len[parent, ...]; fields the header's kernel-doc says "must be
    0" are const[0, ...];
  - every flags[<set>] set lists exactly the constants of the header's enum
@@ -47,7 +51,7 @@ def parse_header(path):
             decl = " ".join(decl.split())
             if not decl:
                 continue
-            m = re.fullmatch(r"(\w+)\s+(\w+)(?:\[(\w*)\])?", decl)
+            m = re.fullmatch(r"((?:struct\s+)?\w+)\s+(\w+)(?:\[(\w*)\])?", decl)
             if not m:
                 raise SystemExit(f"check.py: cannot parse '{decl}' in struct {name}")
             fields.append((m.group(2), m.group(1), m.group(3)))
@@ -70,7 +74,21 @@ def parse_desc(path):
         structs[name] = [tuple(l.split(None, 1)) for l in body.splitlines() if l.strip()]
     flagsets = {n: [v.strip() for v in vals.split(",")]
                 for n, vals in re.findall(r"^(\w+)\s*=\s*(.+)$", text, flags=re.M)}
-    return ioctls, structs, flagsets
+    unions = {}
+    for name, body in re.findall(r"^(\w+)\s*\[\n(.*?)^\]", text, flags=re.S | re.M):
+        unions[name] = [tuple(l.split(None, 1)) for l in body.splitlines() if l.strip()]
+    return ioctls, structs, flagsets, unions
+
+
+def named_types(t):
+    """The struct/union names a syzkaller type refers to (array[X], ptr64[dir, X])."""
+    m = re.fullmatch(r"array\[(\w+)(?:,.*)?\]", t)
+    if m:
+        return [m.group(1)]
+    m = re.fullmatch(r"ptr64\[\w+,\s*(.+)\]", t)
+    if m:
+        return named_types(m.group(1)) or [m.group(1)]
+    return []
 
 
 def width_of(t):
@@ -93,7 +111,7 @@ def result(ok, what, why=""):
 
 def main():
     cmds, hstructs, enums, zero = parse_header(HEADER)
-    ioctls, dstructs, flagsets = parse_desc(DESC)
+    ioctls, dstructs, flagsets, unions = parse_desc(DESC)
 
     seen = {}
     for name, args in ioctls:
@@ -129,8 +147,16 @@ def main():
             if harr is not None:
                 m = re.fullmatch(r"array\[(\w+)(?:,\s*(\w+))?\]", dtype)
                 n = {"AMUPMU_PMU_MAX_EVENTS": "32"}.get(harr, harr)
-                if not m or width_of(m.group(1)) != WIDTH.get(htype) or (m.group(2) or "") != n:
+                if htype.startswith("struct "):
+                    elem_ok = m is not None and m.group(1) == htype.split()[1]
+                else:
+                    elem_ok = m is not None and width_of(m.group(1)) == WIDTH.get(htype)
+                if not elem_ok or (m.group(2) or "") != n:
                     errs.append(f"{hname}: {dtype} is not array of {htype}[{harr}]")
+                continue
+            if htype.startswith("struct "):
+                if dtype != htype.split()[1]:
+                    errs.append(f"{hname}: {dtype} is not {htype}")
                 continue
             if width_of(dtype) != WIDTH.get(htype):
                 errs.append(f"{hname}: {dtype} is not {WIDTH.get(htype)} bits ({htype})")
@@ -142,6 +168,18 @@ def main():
     for s in dstructs:
         if s not in hstructs:
             result(False, f"struct {s}", "the header has no such struct")
+
+    known = set(dstructs) | set(unions)
+    for s, fields in sorted(list(dstructs.items()) + list(unions.items())):
+        missing = sorted({t for f in fields if len(f) > 1 for t in named_types(f[1])
+                          if not re.fullmatch(r"u?int(8|16|32|64)", t) and t not in known})
+        kind = "union" if s in unions else "struct"
+        if missing or kind == "union":
+            result(not missing, f"{kind} {s}: the types it names are described",
+                   f"not described: {missing}" if missing else "")
+    for s in unions:
+        if s in hstructs:
+            result(False, f"union {s}", "the header has a struct of that name")
 
     for name, vals in sorted(flagsets.items()):
         ok = name in enums and sorted(vals) == sorted(enums[name])

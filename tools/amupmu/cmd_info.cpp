@@ -5,6 +5,7 @@
 
 #include <amupmu/device.hpp>
 #include <amupmu/format.hpp>
+#include <amupmu/platform.hpp>
 
 #include <iostream>
 
@@ -15,9 +16,11 @@ namespace {
 constexpr std::string_view usage = R"(Usage: amupmu info [--json] [-v|--verbose] [--device PATH]
 
 Show what the amupmu driver found: its ABI version and features, who owns
-the PMU, the register backend, and for each possible CPU its identification
-(MIDR_EL1), PMUv3 version and counters, implemented common events, SPE and
-AMU.
+the PMU, the register backend, the exception level the kernel runs at
+(EL2 with VHE, or EL1), the interrupt controller (GICv3 or GICv2, from
+/proc/interrupts), the counter sample times read, and for each possible CPU
+its identification (MIDR_EL1), PMUv3 version and counters (free ones when
+amupmu owns the PMU), implemented common events, SPE and AMU.
 
 Options:
   --json          print a JSON document instead of text
@@ -45,7 +48,8 @@ int run(Args args)
 	}
 
 	const Info info = Device::open(path).info();
-	std::cout << (json ? format_info_json(info) : format_info_text(info, options));
+	options.gic = read_gic_version();
+	std::cout << (json ? format_info_json(info, options) : format_info_text(info, options));
 	return exit_ok;
 }
 
@@ -53,7 +57,7 @@ int run(Args args)
 
 const Command info_command{
 	.name = "info",
-	.summary = "show the driver ABI, PMU ownership and each CPU's PMU, SPE and AMU",
+	.summary = "show the driver ABI, PMU ownership, kernel EL, GIC and each CPU's PMU, SPE and AMU",
 	.usage = usage,
 	.run = run,
 };

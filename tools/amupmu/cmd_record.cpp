@@ -29,13 +29,15 @@ constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c
 
 Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
 CPUS the counter overflows and the driver records the interrupted PC,
-PID and TID. The samples and the command's executable mappings (read
-from /proc/PID/maps right after each exec of the command's process, which
-is traced for that) go to FILE for 'amupmu report'.
+PID, TID, mode (user, kernel or hv, as perf names them) and time. The
+samples and the command's executable mappings (read from /proc/PID/maps
+right after each exec of the command's process, which is traced for
+that) go to FILE for 'amupmu report'.
 Exits with the command's status.
 
 Options:
-  -e EVENT        sampled event (default cpu_cycles); names as in stat
+  -e EVENT        sampled event (default cpu_cycles); names and perf's
+                  modifiers (:u :k :h :G :H) as in stat
   -c PERIOD       events per sample (default 100000)
   -C CPUS         CPU list (default: all online)
   -o FILE         output (default amupmu.rec)
@@ -46,9 +48,11 @@ Options:
 
 constexpr std::string_view report_usage = R"(Usage: amupmu report [-i FILE] [--top N]
 
-Summarise a recording of 'amupmu record': samples per symbol and per PC,
-hottest first, symbolised from the ELF symbol tables of the recorded
-mappings (EL1/EL2 samples are "[kernel]").
+Summarise a recording of 'amupmu record': samples per mode and the time
+span (CLOCK_MONOTONIC_RAW), then samples per symbol and per PC, hottest
+first, with perf's marks [.] user, [k] kernel, [H] hypervisor, symbolised
+from the ELF symbol tables of the recorded mappings (kernel samples are
+"[kernel]").
 
 Options:
   -i FILE     recording (default amupmu.rec)
@@ -95,6 +99,7 @@ int record(Args args)
 	const EventSpec spec = parse_event(event, midr);
 	const EventSpec one[] = {spec};
 	require_events(one, info, set);
+	require_countable(one, info, set);
 
 	GroupConfig cfg{.events = {{.number = spec.number, .flags = spec.flags, .sample_period = period}},
 			.cpus = set,
@@ -115,8 +120,10 @@ int record(Args args)
 	rec.event = spec.name;
 	rec.number = spec.number;
 	rec.period = period;
+	rec.modifiers = spec.modifiers;
 	rec.cpus = format_cpu_list(set);
 	rec.timer_freq = ring.timer_freq();
+	rec.time = ring.time_conversion();
 	const auto drain = [&] {
 		ring.consume([&](const Sample& s) {
 			if (s.type == sample_pmu_overflow)
@@ -155,6 +162,8 @@ int record(Args args)
 	session.disable();
 	drain();
 	rec.lost = ring.lost();
+	for (const CpuReading& c : session.read_all().cpus())
+		rec.skid += c.skid;
 
 	std::ofstream out{output, std::ios::trunc};
 	if (!out)
@@ -162,8 +171,14 @@ int record(Args args)
 	write_recording(out, rec);
 	if (!out.flush())
 		throw Error{"write " + output, EIO};
+	std::uint64_t by_mode[3] = {};
+	for (const RecordedSample& s : rec.samples)
+		if (static_cast<unsigned>(s.mode) < 3)
+			++by_mode[static_cast<unsigned>(s.mode)];
 	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << rec.event << " every " << period
-		  << " (" << rec.lost << " lost), " << rec.maps.size() << " mappings -> " << output << "\n";
+		  << " (user " << by_mode[0] << ", kernel " << by_mode[1] << ", hv " << by_mode[2] << "; " << rec.lost
+		  << " lost, " << rec.skid << " dropped as kernel skid), " << rec.maps.size() << " mappings -> "
+		  << output << "\n";
 	return child.status();
 }
 

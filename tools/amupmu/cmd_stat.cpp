@@ -37,7 +37,8 @@ Options:
   -e EVENTS         comma-separated events, repeatable: perf names
                     (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
                     imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
-                    modifiers :u (EL0) :k (EL1) :h (EL2). Default:
+                    perf's modifiers :u (user) :k (kernel) :h (hypervisor)
+                    :G (guest) :H (host), combinable (:uk). Default:
                     cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,
                     l1d_cache,l1d_cache_refill,stall_backend (those the
                     CPU implements)
@@ -45,7 +46,7 @@ Options:
   -I MS             also print the counts of every MS milliseconds
   --json            one JSON document (with -I: one JSON object per line)
   -x SEP            separated values: kind,value,unit,event,code,
-                    running_pct,erratum,note
+                    running_pct,erratum,note,modifiers
   -o FILE           write the counts to FILE instead of stderr
   --no-compensate   report raw values only (errata are still named)
   --ec0-count N     software count of EC=0x00 exceptions in the run, for
@@ -167,6 +168,7 @@ Plan plan(const Options& o, const Info& info)
 				 std::to_string(max_group_events)};
 	// before anything is programmed
 	require_events(p.events, info, p.cpus);
+	require_countable(p.events, info, p.cpus);
 	return p;
 }
 
@@ -185,18 +187,20 @@ public:
 			r.rows.push_back({.name = plan_.events[i].name,
 					  .number = plan_.events[i].number,
 					  .flags = plan_.events[i].flags,
+					  .modifiers = plan_.events[i].modifiers,
 					  .time_enabled = 0,
 					  .time_running = UINT64_MAX,
 					  .added = plan_.added[i]});
-		for (const unsigned cpu : plan_.cpus) {
-			session_.read(cpu, reading_);
-			for (std::size_t i = 0; i < r.rows.size() && i < reading_.nr_values; ++i) {
-				r.rows[i].value += static_cast<double>(reading_.values[i].value);
-				r.rows[i].time_enabled = std::max(r.rows[i].time_enabled, reading_.time_enabled);
-				r.rows[i].time_running = std::min(r.rows[i].time_running, reading_.time_running);
+		// every CPU in one AMUPMU_PMU_READ_ALL
+		session_.read_all(reading_);
+		for (const CpuReading& c : reading_.cpus()) {
+			for (std::size_t i = 0; i < r.rows.size() && i < c.nr_values; ++i) {
+				r.rows[i].value += static_cast<double>(c.values[i].value);
+				r.rows[i].time_enabled = std::max(r.rows[i].time_enabled, c.time_enabled);
+				r.rows[i].time_running = std::min(r.rows[i].time_running, c.time_running);
 			}
-			if (reading_.state & read_state::offline)
-				r.notes.push_back("CPU " + std::to_string(cpu) + " was offline: its totals stopped then");
+			if (c.state & read_state::offline)
+				r.notes.push_back("CPU " + std::to_string(c.cpu) + " was offline: its totals stopped then");
 		}
 		for (std::size_t i = 0; i < r.rows.size(); ++i) {
 			const double total = r.rows[i].value;
@@ -213,7 +217,7 @@ private:
 	const Session& session_;
 	const Plan& plan_;
 	std::vector<double> last_;
-	CpuReading reading_;
+	GroupReading reading_;
 };
 
 std::string render(const Options& o, const StatReport& r)

@@ -84,10 +84,14 @@ int run(const Command& command, Args args)
 	} catch (const amupmu::DeviceMissing& e) {
 		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
 		return exit_no_device;
+	} catch (const amupmu::OwnedByKernel& e) {
+		std::cerr << "amupmu: " << e.what()
+			  << " -- it stays the kernel's while this boots; boot with a devicetree that gives amupmu "
+			     "the PMU (dts/amupmu-virt.dtso; see 'amupmu info')\n";
+		return exit_error;
 	} catch (const amupmu::Busy& e) {
 		std::cerr << "amupmu: " << e.what()
-			  << " -- counters in use by another session, or the kernel's arm_pmu owns the PMU "
-			     "(see 'amupmu info'; boot with the amupmu devicetree)\n";
+			  << " -- counters in use by another session now (see the free counters in 'amupmu info')\n";
 		return exit_error;
 	} catch (const std::exception& e) {
 		std::cerr << "amupmu: " << e.what() << "\n";

@@ -8,10 +8,17 @@
  * Under -icount shift=0 guest time is a deterministic function of the
  * instructions executed, so two boots compare.
  *
- *   pmu_read_bench amupmu|perf|null [N]
+ *   pmu_read_bench amupmu|perf|null|amupmu-all|perf-all [N]
  *
  * null: an AMUPMU_PMU_CTL the driver refuses (EINVAL), i.e. the cost of the
  * system call and the ioctl dispatch alone, for reference.
+ *
+ * amupmu-all / perf-all: the same seven events counted system-wide on every
+ * online CPU (CPUs 0 .. online - 1), and one read of all of them: amupmu's
+ * single AMUPMU_PMU_READ with AMUPMU_PMU_READ_ALL against one read() of
+ * each CPU's perf group (a group per CPU). Printed as
+ *   BENCH pmu_read_all.<amupmu|perf>_ns <median> (cpus=<vCPUs>, n=<N>, min <min>, p90 <p90>)
+ * (the reader stays on CPU 0: the other CPUs' counters are remote to it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -31,15 +38,20 @@
 #include "bench_util.h"
 
 #define NR_EVENTS 7
+#define MAX_CPUS 1024
 /* CPU_CYCLES (cycle counter) + six event counters QEMU implements under icount */
 static const unsigned int events[NR_EVENTS] = { 0x11, 0x08, 0x00, 0x23, 0x24, 0x3c, 0x11 };
+
+static int nr_cpus = 1;	/* CPUs counted: 1 (CPU 0), or every online one for *-all */
+
+/* CPUs 0 .. nr_cpus - 1 as an amupmu CPU bitmap */
+static uint64_t cpu_mask[MAX_CPUS / 64];
 
 static int amupmu_setup(void)
 {
 	struct amupmu_pmu_event evs[NR_EVENTS];
 	struct amupmu_pmu_config cfg = { .size = sizeof(cfg) };
 	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = AMUPMU_PMU_CTL_ENABLE };
-	uint64_t cpus = 1;
 	int fd, i;
 
 	fd = open("/dev/amupmu", O_RDWR);
@@ -51,8 +63,10 @@ static int amupmu_setup(void)
 	cfg.nr_events = NR_EVENTS;
 	cfg.event_size = sizeof(evs[0]);
 	cfg.events_uptr = (uintptr_t)evs;
-	cfg.cpus_uptr = (uintptr_t)&cpus;
-	cfg.cpus_len = sizeof(cpus);
+	for (i = 0; i < nr_cpus; i++)
+		cpu_mask[i / 64] |= 1ULL << (i % 64);
+	cfg.cpus_uptr = (uintptr_t)cpu_mask;
+	cfg.cpus_len = ((nr_cpus + 63) / 64) * sizeof(uint64_t);
 	if (ioctl(fd, AMUPMU_PMU_CONFIG, &cfg))
 		die("AMUPMU_PMU_CONFIG");
 	if (ioctl(fd, AMUPMU_PMU_CTL, &ctl))
@@ -72,7 +86,27 @@ static void amupmu_read_once(int fd)
 		die("AMUPMU_PMU_READ");
 }
 
-static int perf_setup(void)
+/* AMUPMU_PMU_READ_ALL: every CPU's entry (struct amupmu_pmu_read_cpu and
+ * NR_EVENTS values) in one call */
+static void amupmu_read_all_once(int fd)
+{
+	static uint64_t buf[MAX_CPUS * (sizeof(struct amupmu_pmu_read_cpu) +
+					NR_EVENTS * sizeof(struct amupmu_pmu_value)) / 8];
+	struct amupmu_pmu_read rd = {
+		.size = sizeof(rd), .flags = AMUPMU_PMU_READ_ALL, .nr_values = NR_EVENTS,
+		.values_uptr = (uintptr_t)buf, .nr_cpus = nr_cpus,
+	};
+
+	if (ioctl(fd, AMUPMU_PMU_READ, &rd))
+		die("AMUPMU_PMU_READ_ALL");
+	if (rd.nr_cpus != (uint32_t)nr_cpus)
+		fprintf(stderr, "pmu_read_bench: READ_ALL wrote %u entries, not %d\n", rd.nr_cpus, nr_cpus);
+}
+
+static int perf_leaders[MAX_CPUS];
+
+/* one perf group of the NR_EVENTS events on cpu; returns its leader */
+static int perf_group(int cpu)
 {
 	struct perf_event_attr attr;
 	int leader = -1, fd, i;
@@ -85,7 +119,7 @@ static int perf_setup(void)
 		attr.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED |
 				   PERF_FORMAT_TOTAL_TIME_RUNNING;
 		attr.disabled = i == 0;
-		fd = syscall(SYS_perf_event_open, &attr, -1, 0, leader, 0);
+		fd = syscall(SYS_perf_event_open, &attr, -1, cpu, leader, 0);
 		if (fd < 0)
 			die("perf_event_open");
 		if (i == 0)
@@ -94,6 +128,15 @@ static int perf_setup(void)
 	if (ioctl(leader, PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP))
 		die("PERF_EVENT_IOC_ENABLE");
 	return leader;
+}
+
+static int perf_setup(void)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		perf_leaders[cpu] = perf_group(cpu);
+	return perf_leaders[0];
 }
 
 static void perf_read_once(int fd)
@@ -106,6 +149,16 @@ static void perf_read_once(int fd)
 		fprintf(stderr, "pmu_read_bench: perf group multiplexed\n");
 }
 
+/* one read() of every CPU's group: what perf stat -a does each interval */
+static void perf_read_all_once(int fd)
+{
+	int cpu;
+
+	(void)fd;
+	for (cpu = 0; cpu < nr_cpus; cpu++)
+		perf_read_once(perf_leaders[cpu]);
+}
+
 static void null_read_once(int fd)
 {
 	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = 0 };
@@ -116,22 +169,32 @@ static void null_read_once(int fd)
 
 int main(int argc, char **argv)
 {
-	int perf = argc > 1 && !strcmp(argv[1], "perf");
-	int null = argc > 1 && !strcmp(argv[1], "null");
+	const char *mode = argc > 1 ? argv[1] : "";
+	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all");
+	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all");
+	int null = !strcmp(mode, "null");
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
 	void (*read_once)(int fd);
 	uint64_t *t, t0;
 	long i;
 	int fd;
 
-	if (argc < 2 || (!perf && !null && strcmp(argv[1], "amupmu")) || n < 1) {
-		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null [N]\n");
+	if ((!perf && !null && !all && strcmp(mode, "amupmu")) || n < 1) {
+		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null|amupmu-all|perf-all [N]\n");
 		return 2;
 	}
 	bench_name = "pmu_read_bench";
+	if (all) {
+		nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		if (nr_cpus < 1 || nr_cpus > MAX_CPUS)
+			die("sysconf(_SC_NPROCESSORS_ONLN)");
+	}
 	pin_cpu0();
 	fd = perf ? perf_setup() : amupmu_setup();
-	read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
+	if (all)
+		read_once = perf ? perf_read_all_once : amupmu_read_all_once;
+	else
+		read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
 	t = calloc(n, sizeof(*t));
 	if (!t)
 		die("calloc");
@@ -154,8 +217,13 @@ int main(int argc, char **argv)
 		t[i] = now_ns() - t0;
 	}
 	qsort(t, n, sizeof(*t), cmp_u64);
-	printf("BENCH pmu_read.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", argv[1],
-	       (unsigned long long)t[n / 2], n, (unsigned long long)t[0],
-	       (unsigned long long)t[n * 9 / 10]);
+	if (all)
+		printf("BENCH pmu_read_all.%s_ns %llu (cpus=%d, n=%ld, min %llu, p90 %llu)\n",
+		       perf ? "perf" : "amupmu", (unsigned long long)t[n / 2], nr_cpus, n,
+		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
+	else
+		printf("BENCH pmu_read.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", mode,
+		       (unsigned long long)t[n / 2], n, (unsigned long long)t[0],
+		       (unsigned long long)t[n * 9 / 10]);
 	return 0;
 }

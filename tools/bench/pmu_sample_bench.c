@@ -2,7 +2,9 @@
 /*
  * pmu_sample_bench: guest ns per overflow interrupt handled, amupmu's
  * sampling (amupmu devicetree board) against perf's (stock board), the
- * same sampling in both: CPU_CYCLES at EL0 only on CPU 0, one period,
+ * same sampling in both: CPU_CYCLES in user space only (perf's
+ * exclude_kernel + exclude_hv, amupmu's AMUPMU_EV_EXCL_KERNEL +
+ * AMUPMU_EV_EXCL_HV: what ":u" sets in both tools) on CPU 0, one period,
  * each sample carrying PC, TID, time, CPU and the counter value.
  *
  * A loop of a known number of instructions runs R times with sampling and
@@ -76,6 +78,7 @@ static uint64_t amupmu_samples(struct sampler *s)
 
 	if (ioctl(s->fd, AMUPMU_PMU_READ, &rd))
 		die("AMUPMU_PMU_READ");
+	/* as perf counts: records written or lost; skid drops are neither */
 	return rd.samples + rd.lost;
 }
 
@@ -92,7 +95,8 @@ static void amupmu_reset(struct sampler *s)
 static void amupmu_setup(struct sampler *s, uint64_t period)
 {
 	struct amupmu_pmu_event ev = {
-		.event = 0x11, .flags = AMUPMU_EV_EXCL_EL1, .sample_period = period,
+		.event = 0x11, .flags = AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HV,
+		.sample_period = period,
 	};
 	uint64_t cpus = 1;
 	struct amupmu_pmu_config cfg = {

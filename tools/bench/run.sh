@@ -25,6 +25,14 @@ z=$(fig amupmu pmu_read.null_ns)
 p=$(fig stock pmu_read.perf_ns)
 sa=$(fig amupmu pmu_sample.amupmu_ns_per_irq)
 sp=$(fig stock pmu_sample.perf_ns_per_irq)
+# every CPU in one read: pmu_read_bench amupmu-all / perf-all, when the
+# bench payload runs them (null otherwise)
+ra=$(fig amupmu pmu_read_all.amupmu_ns)
+rp=$(fig stock pmu_read_all.perf_ns)
+rcpus=$(sed -n "s/.*BENCH pmu_read_all\.[a-z]*_ns [0-9]* (cpus=\([0-9]*\),.*/\1/p" \
+	"build/board/$K-amupmu-prod-icount-bench/console.log" | head -1)
+rratio=null
+[ -n "$ra" ] && [ -n "$rp" ] && rratio=$(awk -v a="$ra" -v p="$rp" 'BEGIN { printf "%.3f", a / p }')
 [ -n "$a" ] && [ -n "$p" ] && [ -n "$sa" ] && [ -n "$sp" ] ||
 	{ echo "bench: no figure (see $OUT/*.log)" >&2; exit 1; }
 ratio=$(awk -v a="$a" -v p="$p" 'BEGIN { printf "%.3f", a / p }')
@@ -39,6 +47,8 @@ cat >"$OUT/results.json" <<JSON
   "pmu_read": { "amupmu_ns": $a, "perf_ns": $p, "ratio": $ratio, "target_ratio": 0.5,
                 "refused_ioctl_ns": ${z:-null},
                 "note": "refused_ioctl_ns: an AMUPMU_PMU_CTL the driver refuses (EINVAL): system call, LSM ioctl hooks, dispatch, the session locks and the timing itself, for reference" },
+  "pmu_read_all": { "amupmu_ns": ${ra:-null}, "perf_ns": ${rp:-null}, "ratio": $rratio, "cpus": ${rcpus:-null},
+                    "what": "median guest ns of reading the same 7 counters on every vCPU from CPU 0: one AMUPMU_PMU_READ_ALL against one read() per CPU of a perf group per CPU" },
   "pmu_sample": { "amupmu_ns_per_irq": $sa, "perf_ns_per_irq": $sp, "ratio": $sratio,
                   "what": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
                   "amupmu_run": "$(sline amupmu amupmu)", "perf_run": "$(sline stock perf)" }

@@ -23,8 +23,10 @@ static_assert(command_base == AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_config) == AMUPMU_CMD_PMU_CONFIG - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_ctl) == AMUPMU_CMD_PMU_CTL - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_read) == AMUPMU_CMD_PMU_READ - AMUPMU_CMD_BASE);
-static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER0);
-static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
+static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER1);
+static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1);
+static_assert(static_cast<std::uint32_t>(Clock::cntvct) == AMUPMU_CLOCK_CNTVCT);
+static_assert(static_cast<std::uint32_t>(Clock::cntpct) == AMUPMU_CLOCK_CNTPCT);
 static_assert(static_cast<std::uint64_t>(Feature::pmu) == AMUPMU_FEAT_PMU);
 static_assert(static_cast<std::uint64_t>(Feature::pmu_exclusive) == AMUPMU_FEAT_PMU_EXCLUSIVE);
 static_assert(static_cast<std::uint64_t>(Feature::amu) == AMUPMU_FEAT_AMU);
@@ -67,6 +69,7 @@ CpuInfo to_cpu_info(const amupmu_cpu_info& c) noexcept
 		.pmu_num_counters = c.pmu_num_counters,
 		.amu_version = c.amu_version,
 		.spe_version = c.spe_version,
+		.pmu_counters_free = c.pmu_counters_free,
 	};
 }
 
@@ -157,6 +160,8 @@ Info Device::info() const
 		.supported_ioctls = req.supported_ioctls,
 		.pmu_owner = static_cast<PmuOwner>(req.pmu_owner),
 		.cpus = {},
+		.kernel_el = req.kernel_el,
+		.clock = static_cast<Clock>(req.clock),
 	};
 	info.cpus.reserve(raw.size());
 	for (const amupmu_cpu_info& c : raw)

@@ -202,10 +202,14 @@ std::vector<Mapping> read_proc_maps(std::uint32_t pid)
 	return parse_proc_maps(ss.str(), pid);
 }
 
-Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, unsigned el)
+Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode)
 {
-	if (el > 0)
-		return {"", "[kernel]"};
+	switch (mode) {
+	case SampleMode::user: break;
+	case SampleMode::kernel: return {"", "[kernel]"};
+	case SampleMode::hv: return {"", "[hypervisor]"};
+	default: return {"", "[unknown]"};
+	}
 	for (const Mapping& m : maps_) {
 		if (m.pid != pid || pc < m.start || pc >= m.end)
 			continue;

@@ -108,6 +108,11 @@ AbiMismatch::AbiMismatch(const std::string& operation, std::uint32_t driver_majo
 {
 }
 
+OwnedByKernel::OwnedByKernel(const std::string& operation, int err)
+	: Error{operation, err, operation + ": PMU owned by the kernel's arm_pmu (" + errno_name(err) + ")"}
+{
+}
+
 void throw_error(std::string operation, int err, ErrorContext context)
 {
 	switch (err) {
@@ -122,6 +127,11 @@ void throw_error(std::string operation, int err, ErrorContext context)
 	case EACCES:
 	case EPERM:
 		throw PermissionDenied{std::move(operation), err};
+	case ENXIO:
+		// open(2) of a character device whose driver is gone
+		if (context == ErrorContext::open)
+			throw DeviceMissing{std::move(operation), err};
+		throw OwnedByKernel{operation, err};
 	case EOPNOTSUPP:
 		throw Unsupported{std::move(operation), err};
 	case EBUSY:

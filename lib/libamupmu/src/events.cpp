@@ -10,6 +10,7 @@
 #include <charconv>
 #include <iterator>
 #include <numeric>
+#include <utility>
 
 namespace amupmu {
 
@@ -170,6 +171,76 @@ std::optional<EventSpec> find_event(std::string_view name, std::uint64_t midr)
 	return std::nullopt;
 }
 
+std::uint32_t parse_modifiers(std::string_view modifiers)
+{
+	if (modifiers.empty())
+		throw InvalidArgument{"empty modifier", EINVAL};
+	bool user = false, kernel = false, hv = false, guest = false, host = false;
+	for (const char c : modifiers) {
+		switch (c) {
+		case 'u': user = true; break;
+		case 'k': kernel = true; break;
+		case 'h': hv = true; break;
+		case 'G': guest = true; break;
+		case 'H': host = true; break;
+		default:
+			throw InvalidArgument{"modifier '" + std::string(1, c) + "' (amupmu takes u, k, h, G, H)",
+					      EINVAL};
+		}
+	}
+	// perf: the first of u/k/h excludes all three, then each one given
+	// includes its level again; likewise G/H for guest and host.
+	std::uint32_t flags = 0;
+	if (user || kernel || hv) {
+		if (!user)
+			flags |= evflag::excl_user;
+		if (!kernel)
+			flags |= evflag::excl_kernel;
+		if (!hv)
+			flags |= evflag::excl_hv;
+	}
+	if (guest || host) {
+		if (!guest)
+			flags |= evflag::excl_guest;
+		if (!host)
+			flags |= evflag::excl_host;
+	}
+	return flags;
+}
+
+std::string canonical_modifiers(std::string_view modifiers)
+{
+	(void)parse_modifiers(modifiers);
+	std::string out;
+	for (const char c : std::string_view{"ukhGH"})
+		if (modifiers.find(c) != std::string_view::npos)
+			out += c;
+	return out;
+}
+
+std::vector<std::string_view> exclusion_names(std::uint32_t flags)
+{
+	constexpr std::pair<std::uint32_t, std::string_view> names[] = {
+		{evflag::excl_user, "user"}, {evflag::excl_kernel, "kernel"}, {evflag::excl_hv, "hv"},
+		{evflag::excl_host, "host"}, {evflag::excl_guest, "guest"},
+	};
+	std::vector<std::string_view> out;
+	for (const auto& [bit, name] : names)
+		if (flags & bit)
+			out.push_back(name);
+	return out;
+}
+
+CountedLevels counted_levels(std::uint32_t flags, std::uint32_t kernel_el, bool has_el2) noexcept
+{
+	const bool user = flags & evflag::excl_user, kernel = flags & evflag::excl_kernel;
+	const bool hv = flags & evflag::excl_hv, host = flags & evflag::excl_host;
+	const bool guest = flags & evflag::excl_guest;
+	if (kernel_el == 2)	// VHE: EL1 runs only guest kernels, EL0 host and guest user space
+		return {.el0 = !(user || host), .el1 = !(kernel || guest), .el2 = !(kernel || host)};
+	return {.el0 = !user, .el1 = !kernel, .el2 = has_el2 && !(hv || host)};
+}
+
 EventSpec parse_event(std::string_view text, std::uint64_t midr)
 {
 	const std::size_t colon = text.find(':');
@@ -195,26 +266,12 @@ EventSpec parse_event(std::string_view text, std::uint64_t midr)
 	}
 
 	if (colon != std::string_view::npos) {
-		bool u = false, k = false, h = false;
-		if (mods.empty())
-			throw InvalidArgument{"event '" + std::string{text} + "': empty modifier", EINVAL};
-		for (char c : mods) {
-			if (c == 'u')
-				u = true;
-			else if (c == 'k')
-				k = true;
-			else if (c == 'h')
-				h = true;
-			else
-				throw InvalidArgument{"event '" + std::string{text} + "': modifier '" +
-						      std::string(1, c) + "' (u, k or h)", EINVAL};
+		try {
+			spec.flags |= parse_modifiers(mods);
+			spec.modifiers = canonical_modifiers(mods);
+		} catch (const InvalidArgument& e) {
+			throw InvalidArgument{"event '" + std::string{text} + "': " + e.operation(), EINVAL};
 		}
-		if (!u)
-			spec.flags |= evflag::excl_el0;
-		if (!k)
-			spec.flags |= evflag::excl_el1;
-		if (h)
-			spec.flags |= evflag::incl_el2;
 		spec.name += ":" + std::string{mods};
 	}
 	if (!pmceid_describes(spec.number))
@@ -294,6 +351,27 @@ void require_events(std::span<const EventSpec> events, const Info& info, std::sp
 			format_cpu_list(on);
 	}
 	throw Unsupported{"event check: " + text, EOPNOTSUPP};
+}
+
+void require_countable(std::span<const EventSpec> events, const Info& info, std::span<const unsigned> cpus)
+{
+	if (info.kernel_el == 0)
+		return;
+	for (const unsigned cpu : cpus) {
+		if (cpu >= info.cpus.size() || !info.cpus[cpu].discovered())
+			continue;
+		const bool el2 = pfr0_el2(info.cpus[cpu].id_aa64pfr0) != 0;
+		for (const EventSpec& e : events) {
+			if (counted_levels(e.flags, info.kernel_el, el2).any())
+				continue;
+			std::string why = "the kernel runs at " + std::string{kernel_el_name(info.kernel_el)};
+			if (info.kernel_el == 2)
+				why += ", where it is the hypervisor: ':h' counts nothing there (use ':k')";
+			else if (!el2)
+				why += " and CPU " + std::to_string(cpu) + " has no EL2";
+			throw InvalidArgument{"event '" + e.name + "' counts at no exception level: " + why, EINVAL};
+		}
+	}
 }
 
 } // namespace amupmu

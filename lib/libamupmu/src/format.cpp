@@ -122,6 +122,12 @@ std::string amu_summary(const CpuInfo& c)
 	       std::to_string(amu.counter_bits) + "-bit";
 }
 
+std::string free_summary(const CpuInfo& c)
+{
+	return std::to_string(c.counters_free()) + " of " + std::to_string(c.pmu_num_counters + 1) + " (" +
+	       counter_mask_list(c.pmu_counters_free) + ")";
+}
+
 std::string cpu_state(const CpuInfo& c)
 {
 	if (!c.possible())
@@ -157,7 +163,7 @@ private:
 	std::string out_;
 };
 
-void text_cpu(TextReport& r, const CpuInfo& c, const FormatOptions& opt)
+void text_cpu(TextReport& r, const Info& info, const CpuInfo& c, const FormatOptions& opt)
 {
 	constexpr unsigned in = 2;
 	r.line("");
@@ -177,6 +183,8 @@ void text_cpu(TextReport& r, const CpuInfo& c, const FormatOptions& opt)
 	}
 
 	r.row("pmu", pmu_summary(c), in);
+	if (c.has_pmu() && info.pmu_owner == PmuOwner::amupmu)
+		r.row("pmu free", free_summary(c), in);
 	if (c.has_pmu()) {
 		const std::vector<std::uint16_t> events = implemented_events(c);
 		if (opt.verbose) {
@@ -227,7 +235,7 @@ void json_strings(JsonWriter& w, std::string_view name, const std::vector<std::s
 	w.end_array();
 }
 
-void json_pmu(JsonWriter& w, const CpuInfo& c)
+void json_pmu(JsonWriter& w, const Info& info, const CpuInfo& c)
 {
 	w.key("pmu");
 	if (!c.has_pmu()) {
@@ -242,6 +250,11 @@ void json_pmu(JsonWriter& w, const CpuInfo& c)
 		.member("pmceid0", hex(c.pmceid0))
 		.member("pmceid1", hex(c.pmceid1))
 		.member("pmceid_ext", c.pmceid_ext());
+	// only amupmu's own counters are free or not
+	if (info.pmu_owner == PmuOwner::amupmu)
+		w.member("counters_free_mask", hex(c.pmu_counters_free, 8)).member("counters_free", c.counters_free());
+	else
+		w.key("counters_free_mask").null().key("counters_free").null();
 	w.key("events").begin_array();
 	for (const std::uint16_t e : implemented_events(c)) {
 		w.begin_object().member("number", e).key("name");
@@ -303,7 +316,7 @@ void json_amu(JsonWriter& w, const CpuInfo& c)
 		.end_object();
 }
 
-void json_cpu(JsonWriter& w, const CpuInfo& c)
+void json_cpu(JsonWriter& w, const Info& info, const CpuInfo& c)
 {
 	w.begin_object()
 		.member("cpu", c.cpu)
@@ -333,7 +346,7 @@ void json_cpu(JsonWriter& w, const CpuInfo& c)
 			.member("part", midr.part);
 		name_or_null("part_name", part_name(midr.implementer, midr.part));
 		w.member("revision", midr.revision).member("rev", revision_string(midr));
-		json_pmu(w, c);
+		json_pmu(w, info, c);
 		json_spe(w, c);
 		json_amu(w, c);
 	}
@@ -341,6 +354,18 @@ void json_cpu(JsonWriter& w, const CpuInfo& c)
 }
 
 } // namespace
+
+std::string counter_mask_list(std::uint32_t mask)
+{
+	std::vector<unsigned> events;
+	for (unsigned n = 0; n < cycle_counter_bit; ++n)
+		if ((mask >> n) & 1)
+			events.push_back(n);
+	std::string s = format_cpu_list(events);
+	if ((mask >> cycle_counter_bit) & 1)
+		s += (s.empty() ? "" : ", ") + std::string{"cycle"};
+	return s.empty() ? "none" : s;
+}
 
 std::string format_info_text(const Info& info, const FormatOptions& options)
 {
@@ -351,16 +376,20 @@ std::string format_info_text(const Info& info, const FormatOptions& options)
 	r.row("features", features.empty() ? "(none)" : features);
 	r.row("ioctls", join(ioctl_names(info.supported_ioctls), " "));
 	r.row("pmu owner", std::string{to_string(info.pmu_owner)} + " (" + std::string{describe(info.pmu_owner)} + ")");
+	r.row("kernel", kernel_el_name(info.kernel_el));
+	if (options.gic)
+		r.row("gic", to_string(*options.gic));
+	r.row("sample clock", std::string{to_string(info.clock)} + " (" + std::string{describe(info.clock)} + ")");
 	r.row("backend", std::string{backend_name(info)} + " (" + backend_description(info) + ")");
 	r.row("cpus", count_and_list(cpus_where(info, &CpuInfo::possible), "possible") + ", " +
 			      count_and_list(cpus_where(info, &CpuInfo::online), "online") + ", " +
 			      count_and_list(cpus_where(info, &CpuInfo::discovered), "discovered"));
 	for (const CpuInfo& c : info.cpus)
-		text_cpu(r, c, options);
+		text_cpu(r, info, c, options);
 	return r.take();
 }
 
-std::string format_info_json(const Info& info)
+std::string format_info_json(const Info& info, const FormatOptions& options)
 {
 	JsonWriter w;
 	w.begin_object();
@@ -380,10 +409,16 @@ std::string format_info_json(const Info& info)
 	w.member("pmu_owner", to_string(info.pmu_owner))
 		.member("pmu_owner_description", describe(info.pmu_owner))
 		.member("backend", backend_name(info))
-		.member("backend_description", backend_description(info));
+		.member("backend_description", backend_description(info))
+		.member("kernel_el", info.kernel_el)
+		.member("kernel", kernel_el_name(info.kernel_el))
+		.member("clock", to_string(info.clock))
+		.member("clock_description", describe(info.clock));
+	if (options.gic)
+		w.member("gic", to_string(*options.gic));
 	w.key("cpus").begin_array();
 	for (const CpuInfo& c : info.cpus)
-		json_cpu(w, c);
+		json_cpu(w, info, c);
 	w.end_array();
 	w.end_object();
 	return w.str() + "\n";

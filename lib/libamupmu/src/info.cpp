@@ -69,12 +69,41 @@ std::string_view describe(PmuOwner owner) noexcept
 	case PmuOwner::none:
 		return "no CPU implements PMUv3";
 	case PmuOwner::kernel:
-		return "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with EBUSY";
+		return "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO";
 	case PmuOwner::amupmu:
 		return "the devicetree node \"amupmu,pmuv3\" gave amupmu the PMU registers "
 		       "and the overflow interrupt";
 	}
 	return "owner value unknown to this libamupmu version";
+}
+
+std::string_view kernel_el_name(std::uint32_t kernel_el) noexcept
+{
+	switch (kernel_el) {
+	case 1: return "EL1";
+	case 2: return "EL2 (VHE)";
+	default: return "unknown";
+	}
+}
+
+std::string_view to_string(Clock clock) noexcept
+{
+	switch (clock) {
+	case Clock::cntvct: return "CNTVCT_EL0";
+	case Clock::cntpct: return "CNTPCT_EL0";
+	case Clock::unknown: break;
+	}
+	return "unknown";
+}
+
+std::string_view describe(Clock clock) noexcept
+{
+	switch (clock) {
+	case Clock::cntvct: return "virtual count";
+	case Clock::cntpct: return "physical count (EL2 timer of a VHE host)";
+	case Clock::unknown: break;
+	}
+	return "not reported";
 }
 
 std::string_view backend_name(const Info& info) noexcept

@@ -36,7 +36,7 @@ std::vector<Metric> derive_metrics(std::span<const EventCount> counts)
 {
 	std::vector<Metric> out;
 	for (const MetricDef& d : defs) {
-		// the denominator with the numerator's EL filter
+		// the denominator with the numerator's exclusions
 		const auto num = find(counts, d.numerator, std::nullopt);
 		if (!num)
 			continue;

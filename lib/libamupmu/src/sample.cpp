@@ -19,6 +19,10 @@ namespace amupmu {
 
 static_assert(offsetof(amupmu_ring_header, data_head) == 24);
 static_assert(offsetof(amupmu_ring_header, data_tail) == 32);
+static_assert(offsetof(amupmu_ring_header, time_zero_ns) + 8 == ring_header_time_size);
+static_assert(static_cast<std::uint8_t>(SampleMode::user) == AMUPMU_MODE_USER);
+static_assert(static_cast<std::uint8_t>(SampleMode::kernel) == AMUPMU_MODE_KERNEL);
+static_assert(static_cast<std::uint8_t>(SampleMode::hv) == AMUPMU_MODE_HV);
 
 namespace {
 
@@ -34,6 +38,34 @@ T load_relaxed(T& field)
 }
 
 } // namespace
+
+std::string_view to_string(SampleMode mode) noexcept
+{
+	switch (mode) {
+	case SampleMode::user: return "user";
+	case SampleMode::kernel: return "kernel";
+	case SampleMode::hv: return "hv";
+	}
+	return "unknown";
+}
+
+std::optional<SampleMode> parse_sample_mode(std::string_view name) noexcept
+{
+	for (const SampleMode m : {SampleMode::user, SampleMode::kernel, SampleMode::hv})
+		if (name == to_string(m))
+			return m;
+	return std::nullopt;
+}
+
+char perf_level(SampleMode mode) noexcept
+{
+	switch (mode) {
+	case SampleMode::user: return '.';
+	case SampleMode::kernel: return 'k';
+	case SampleMode::hv: return 'H';
+	}
+	return '?';
+}
 
 SampleReader SampleReader::map(int fd, std::uint32_t ring_pages)
 {
@@ -136,6 +168,28 @@ std::uint64_t SampleReader::timer_freq() const noexcept
 	return load_relaxed(header_of(base_)->timer_freq);
 }
 
+Clock SampleReader::clock() const noexcept
+{
+	amupmu_ring_header* h = header_of(base_);
+	if (load_relaxed(h->header_size) < ring_header_time_size)
+		return Clock::unknown;
+	return static_cast<Clock>(load_relaxed(h->clock));
+}
+
+TimeConversion SampleReader::time_conversion() const noexcept
+{
+	amupmu_ring_header* h = header_of(base_);
+	if (load_relaxed(h->header_size) < ring_header_time_size)
+		return {};
+	return TimeConversion{
+		.clock = static_cast<Clock>(load_relaxed(h->clock)),
+		.time_shift = load_relaxed(h->time_shift),
+		.time_mult = load_relaxed(h->time_mult),
+		.time_zero = load_relaxed(h->time_zero),
+		.time_zero_ns = load_relaxed(h->time_zero_ns),
+	};
+}
+
 std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample& s)
 {
 	const std::uint64_t mask = data_size_ - 1;
@@ -165,7 +219,7 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 		bad(std::to_string(h.nr_values) + " values in " + std::to_string(size) + " bytes");
 	s.size = h.size;
 	s.type = h.type;
-	s.el = h.el;
+	s.mode = static_cast<SampleMode>(h.mode);
 	s.event = h.event;
 	s.cpu = h.cpu;
 	s.pid = h.pid;

@@ -231,6 +231,11 @@ std::string format_stat_json(const StatReport& r, unsigned indent)
 		w.begin_object();
 		w.member("name", row.name);
 		w.member("code", hex(row.number, 4));
+		w.member("modifiers", row.modifiers);
+		w.key("exclude").begin_array();
+		for (const std::string_view e : exclusion_names(row.flags))
+			w.value(e);
+		w.end_array();
 		w.member("value", row.value);
 		w.member("time_enabled_ns", row.time_enabled);
 		w.member("time_running_ns", row.time_running);
@@ -283,14 +288,14 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep)
 	};
 	for (const StatRow& row : r.rows) {
 		line({"count", fixed(row.value, 0), "", row.name, hex(row.number, 4), fixed(running_pct(row), 2),
-		      row.erratum, row.compensated ? "" : row.note});
+		      row.erratum, row.compensated ? "" : row.note, row.modifiers});
 		if (row.compensated)
 			line({"compensated", fixed(*row.compensated, 0), "", row.name, hex(row.number, 4),
-			      fixed(running_pct(row), 2), row.erratum, row.note});
+			      fixed(running_pct(row), 2), row.erratum, row.note, row.modifiers});
 	}
 	for (const Metric& m : r.metrics)
 		line({"metric", fixed(m.value, 4), std::string{m.unit}, std::string{m.name}, "", "", "",
-		      std::string{m.formula}});
+		      std::string{m.formula}, ""});
 	return out;
 }
 

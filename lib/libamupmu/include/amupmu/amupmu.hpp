@@ -16,6 +16,7 @@
 #include <amupmu/info.hpp>
 #include <amupmu/json.hpp>
 #include <amupmu/metrics.hpp>
+#include <amupmu/platform.hpp>
 #include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>

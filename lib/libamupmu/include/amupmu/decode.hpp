@@ -39,6 +39,11 @@ namespace amupmu {
 {
 	return static_cast<unsigned>(field<55, 52>(dfr0));
 }
+/// ID_AA64PFR0_EL1.EL2 [11:8]: 0 when the CPU does not implement EL2
+[[nodiscard]] constexpr unsigned pfr0_el2(std::uint64_t pfr0) noexcept
+{
+	return static_cast<unsigned>(field<11, 8>(pfr0));
+}
 /// ID_AA64PFR0_EL1.AMU [47:44]
 [[nodiscard]] constexpr unsigned pfr0_amu(std::uint64_t pfr0) noexcept
 {

@@ -15,7 +15,7 @@ namespace amupmu {
 /// destruction. A moved-from Device is invalid (fd() == -1).
 class [[nodiscard]] Device {
 public:
-	/// Opens path. Throws DeviceMissing (ENOENT/ENODEV: module not loaded),
+	/// Opens path. Throws DeviceMissing (ENOENT/ENODEV/ENXIO: module not loaded),
 	/// PermissionDenied (EACCES/EPERM) or Error.
 	[[nodiscard]] static Device open(std::string_view path = default_device_path);
 
@@ -42,8 +42,9 @@ public:
 	/// Closes the descriptor now (no-op when invalid).
 	void close() noexcept;
 
-	/// AMUPMU_INFO: the driver's ABI version, features, PMU owner and one
-	/// CpuInfo per possible CPU number. Asks twice: first for the number of
+	/// AMUPMU_INFO: the driver's ABI version, features, PMU owner, the
+	/// kernel's exception level, the sample clock and one CpuInfo per
+	/// possible CPU number (with its free counters). Asks twice: first for the number of
 	/// CPUs, then for the entries. Throws AbiMismatch when the driver's
 	/// major differs from abi_major, another Error when the ioctl fails.
 	[[nodiscard]] Info info() const;

@@ -5,6 +5,8 @@
 #ifndef AMUPMU_ELF_HPP
 #define AMUPMU_ELF_HPP
 
+#include <amupmu/sample.hpp>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -65,7 +67,7 @@ struct Mapping {
 
 struct Resolved {
 	std::string symbol{};	///< "main+0x1c", or "" when unknown
-	std::string dso{};	///< mapping path, "[kernel]" or "[unknown]"
+	std::string dso{};	///< mapping path, "[kernel]", "[hypervisor]" or "[unknown]"
 };
 
 /// Names PCs of sampled processes from their mappings; ELF files are
@@ -73,7 +75,9 @@ struct Resolved {
 class Symbolizer {
 public:
 	void add(const Mapping& m) { maps_.push_back(m); }
-	[[nodiscard]] Resolved resolve(std::uint32_t pid, std::uint64_t pc, unsigned el);
+	/// User-space PCs by the mappings of pid; kernel samples are
+	/// "[kernel]", hypervisor ones "[hypervisor]" (no symbols for either).
+	[[nodiscard]] Resolved resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode);
 
 private:
 	std::vector<Mapping> maps_{};

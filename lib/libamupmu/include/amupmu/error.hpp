@@ -42,8 +42,18 @@ class DeviceMissing : public Error { using Error::Error; };
 class PermissionDenied : public Error { using Error::Error; };
 /// EOPNOTSUPP: the hardware lacks the unit or feature asked for.
 class Unsupported : public Error { using Error::Error; };
-/// EBUSY: counters exhausted, or the unit is owned by someone else.
+/// EBUSY: in use now (too few free counters on a CPU of the set, or the
+/// session already holds a group); it may succeed later.
 class Busy : public Error { using Error::Error; };
+/// ENXIO on a command: the unit is owned by the kernel, permanently while
+/// this boots -- the kernel's arm_pmu owns the PMU (Info::pmu_owner is
+/// PmuOwner::kernel). Only a devicetree that hands the PMU to amupmu
+/// changes it. what() is "<operation>: PMU owned by the kernel's arm_pmu
+/// (ENXIO)".
+class OwnedByKernel : public Error {
+public:
+	OwnedByKernel(const std::string& operation, int err);
+};
 /// EINVAL: bad size, flags or values.
 class InvalidArgument : public Error { using Error::Error; };
 /// ENODEV on a command: the CPU is offline / not possible, or the unit is absent.
@@ -63,7 +73,8 @@ private:
 };
 
 /// Where an errno came from: the same value means different things on open(2)
-/// (ENODEV: no driver behind the node) and on an ioctl (ENODEV: CPU offline).
+/// (ENODEV, ENXIO: no driver behind the node) and on an ioctl (ENODEV: CPU
+/// offline; ENXIO: the kernel owns the unit).
 enum class ErrorContext { open, command };
 
 /// Throws the Error subclass that matches err in that context.

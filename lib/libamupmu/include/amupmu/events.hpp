@@ -2,8 +2,8 @@
 //
 // The event catalogue: PMUv3 events by perf-compatible name ("cpu_cycles",
 // "inst_retired", "l1d_cache_refill", "exc_undef"), raw "r<hex>" events,
-// EL modifiers (":u", ":k", ":h") and per-core IMPLEMENTATION DEFINED
-// tables selected by MIDR_EL1.
+// perf's modifiers (":u", ":k", ":h", ":G", ":H") and per-core
+// IMPLEMENTATION DEFINED tables selected by MIDR_EL1.
 #ifndef AMUPMU_EVENTS_HPP
 #define AMUPMU_EVENTS_HPP
 
@@ -70,19 +70,60 @@ struct CoreTable {
 struct EventSpec {
 	std::string name{};		///< as printed: "inst_retired:u", "r160"
 	std::uint16_t number = 0;
-	std::uint32_t flags = 0;	///< AMUPMU_EV_* (EXCL_EL0, EXCL_EL1, INCL_EL2, RAW)
+	std::uint32_t flags = 0;	///< evflag::* (perf's exclusions, raw)
 	EventSource source = EventSource::common;
+	std::string modifiers{};	///< perf's modifiers, "ukhGH" order: "u", "" for none
 
 	friend bool operator==(const EventSpec&, const EventSpec&) = default;
 };
 
-/// The event flags of amupmu_pmu_event (enum amupmu_event_flags).
+/// The event flags of amupmu_pmu_event (enum amupmu_event_flags): perf's
+/// perf_event_attr exclusions, translated into the PMU's EL filters by the
+/// driver as the kernel's arm_pmu does.
 namespace evflag {
-inline constexpr std::uint32_t excl_el0 = 1u << 0;
-inline constexpr std::uint32_t excl_el1 = 1u << 1;
-inline constexpr std::uint32_t incl_el2 = 1u << 2;
-inline constexpr std::uint32_t raw = 1u << 3;
+inline constexpr std::uint32_t excl_user = 1u << 0;	///< exclude_user
+inline constexpr std::uint32_t excl_kernel = 1u << 1;	///< exclude_kernel
+inline constexpr std::uint32_t excl_hv = 1u << 2;	///< exclude_hv
+inline constexpr std::uint32_t excl_host = 1u << 3;	///< exclude_host
+inline constexpr std::uint32_t excl_guest = 1u << 4;	///< exclude_guest
+inline constexpr std::uint32_t raw = 1u << 5;		///< no PMCEID check
+/// Every exclusion (what a modifier sets).
+inline constexpr std::uint32_t exclusions = excl_user | excl_kernel | excl_hv | excl_host | excl_guest;
 } // namespace evflag
+
+/// The exclusions perf's parse-events sets for an event modifier string
+/// ("u", "kh", "G", ... ; Linux tools/perf/util/parse-events.c,
+/// parse_events__modifier_list(), as perf stat and perf record run it):
+///   u  exclude kernel and hv      k  exclude user and hv
+///   h  exclude user and kernel    (several of u/k/h: the union of levels)
+///   G  exclude host               H  exclude guest   (both: neither)
+/// The order of the letters does not matter; repeating one changes
+/// nothing. No default exclude_guest (perf kvm's exclude_GH_default).
+/// Throws InvalidArgument for an empty string or another letter (perf's
+/// p, P, S, D, I, W, e, b, R have no meaning for amupmu).
+[[nodiscard]] std::uint32_t parse_modifiers(std::string_view modifiers);
+
+/// The letters of modifiers in canonical order "ukhGH", each once
+/// (validated as parse_modifiers() does).
+[[nodiscard]] std::string canonical_modifiers(std::string_view modifiers);
+
+/// perf_event_attr's words for the exclusions in flags, in bit order:
+/// "user", "kernel", "hv", "host", "guest" (exclude_<word>).
+[[nodiscard]] std::vector<std::string_view> exclusion_names(std::uint32_t flags);
+
+/// The exception levels an event with these flags counts at, as the
+/// driver translates them (include/uapi/linux/amupmu.h, enum
+/// amupmu_event_flags): kernel_el 2 (VHE) or 1; has_el2 whether the CPU
+/// implements EL2 (ID_AA64PFR0_EL1.EL2).
+struct CountedLevels {
+	bool el0 = false;
+	bool el1 = false;
+	bool el2 = false;
+
+	[[nodiscard]] constexpr bool any() const noexcept { return el0 || el1 || el2; }
+	friend constexpr bool operator==(const CountedLevels&, const CountedLevels&) = default;
+};
+[[nodiscard]] CountedLevels counted_levels(std::uint32_t flags, std::uint32_t kernel_el, bool has_el2) noexcept;
 
 /// An event name the catalogue does not know. what() lists the closest
 /// names; errnum() is EINVAL.
@@ -102,8 +143,8 @@ private:
 /// "branch-misses"), with the core table of midr. nullopt when unknown.
 [[nodiscard]] std::optional<EventSpec> find_event(std::string_view name, std::uint64_t midr);
 
-/// Parses "name[:mods]" or "r<hex>[:mods]". Modifiers: u (EL0), k (EL1),
-/// h (EL2); giving some counts only those ("inst_retired:u" is EL0 only).
+/// Parses "name[:mods]" or "r<hex>[:mods]". Modifiers are perf's (see
+/// parse_modifiers()): "inst_retired:u" counts user space only.
 /// Throws UnknownEvent (with suggestions) or InvalidArgument.
 [[nodiscard]] EventSpec parse_event(std::string_view text, std::uint64_t midr);
 
@@ -141,6 +182,13 @@ struct MissingEvent {
 /// Throws Unsupported (EOPNOTSUPP, operation "event check") naming every
 /// missing event when missing_events() is not empty.
 void require_events(std::span<const EventSpec> events, const Info& info, std::span<const unsigned> cpus);
+
+/// Throws InvalidArgument naming the first event whose modifiers count at
+/// no exception level on a CPU of cpus (counted_levels() with
+/// Info::kernel_el and the CPU's EL2), which the driver would refuse with
+/// EINVAL: ":h" on a VHE host (the kernel is the hypervisor) or on a CPU
+/// without EL2. Does nothing when the driver did not report kernel_el.
+void require_countable(std::span<const EventSpec> events, const Info& info, std::span<const unsigned> cpus);
 
 } // namespace amupmu
 

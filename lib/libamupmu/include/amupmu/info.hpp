@@ -7,6 +7,7 @@
 #ifndef AMUPMU_INFO_HPP
 #define AMUPMU_INFO_HPP
 
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -15,8 +16,8 @@
 namespace amupmu {
 
 /// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
-inline constexpr std::uint32_t abi_major = 1;
-inline constexpr std::uint32_t abi_minor = 1;
+inline constexpr std::uint32_t abi_major = 2;
+inline constexpr std::uint32_t abi_minor = 0;
 
 inline constexpr std::string_view default_device_path = "/dev/amupmu";
 
@@ -41,6 +42,18 @@ enum class PmuOwner : std::uint32_t {
 	kernel = 1,
 	amupmu = 2,
 };
+
+/// Which generic-timer count a sample's time holds (enum amupmu_clock). A
+/// newer driver may report a value not listed here; 0: the driver did not
+/// say.
+enum class Clock : std::uint32_t {
+	unknown = 0,
+	cntvct = 1,	///< CNTVCT_EL0, the virtual count (the kernel at EL1)
+	cntpct = 2,	///< CNTPCT_EL0, the physical count (a VHE host kernel)
+};
+
+/// Bit of CpuInfo::pmu_counters_free that stands for the cycle counter.
+inline constexpr std::uint32_t cycle_counter_bit = 31;
 
 /// CpuInfo::flags bits (enum amupmu_cpu_flags).
 enum class CpuFlag : std::uint32_t {
@@ -75,6 +88,19 @@ struct CpuInfo {
 	std::uint32_t pmu_num_counters = 0;
 	std::uint32_t amu_version = 0;
 	std::uint32_t spe_version = 0;
+	/// Counters no session holds now: bit n event counter n, bit 31 the
+	/// cycle counter. 0 unless amupmu owns the PMU.
+	std::uint32_t pmu_counters_free = 0;
+
+	/// Free counters, the cycle counter included.
+	[[nodiscard]] constexpr unsigned counters_free() const noexcept
+	{
+		return static_cast<unsigned>(std::popcount(pmu_counters_free));
+	}
+	[[nodiscard]] constexpr bool cycle_counter_free() const noexcept
+	{
+		return ((pmu_counters_free >> cycle_counter_bit) & 1) != 0;
+	}
 
 	[[nodiscard]] constexpr bool has(CpuFlag f) const noexcept
 	{
@@ -102,6 +128,11 @@ struct Info {
 	std::uint64_t supported_ioctls = 0;
 	PmuOwner pmu_owner = PmuOwner::none;
 	std::vector<CpuInfo> cpus;
+	/// The exception level the kernel runs at: 2 on a VHE host (the kernel
+	/// is the hypervisor), 1 otherwise; 0 when the driver did not say.
+	std::uint32_t kernel_el = 0;
+	/// The counter Sample::time reads.
+	Clock clock = Clock::unknown;
 
 	[[nodiscard]] constexpr bool has(Feature f) const noexcept
 	{
@@ -112,6 +143,8 @@ struct Info {
 	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(Feature::amu); }
 	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(Feature::spe); }
 	[[nodiscard]] constexpr bool mock() const noexcept { return has(Feature::mock); }
+	/// The kernel runs at EL2 with VHE.
+	[[nodiscard]] constexpr bool vhe() const noexcept { return kernel_el == 2; }
 	[[nodiscard]] constexpr bool supports(Ioctl c) const noexcept
 	{
 		return ((supported_ioctls >> static_cast<unsigned>(c)) & 1) != 0;
@@ -133,6 +166,15 @@ struct Info {
 [[nodiscard]] std::string_view to_string(PmuOwner owner) noexcept;
 /// What the ownership means for users of amupmu, one sentence.
 [[nodiscard]] std::string_view describe(PmuOwner owner) noexcept;
+
+/// "EL2 (VHE)", "EL1", or "unknown" (0 or another value).
+[[nodiscard]] std::string_view kernel_el_name(std::uint32_t kernel_el) noexcept;
+
+/// "CNTVCT_EL0", "CNTPCT_EL0", or "unknown".
+[[nodiscard]] std::string_view to_string(Clock clock) noexcept;
+/// "virtual count", "physical count (EL2 timer of a VHE host)", or
+/// "not reported".
+[[nodiscard]] std::string_view describe(Clock clock) noexcept;
 
 /// "mock" when the AMU/SPE registers come from the mock model, else
 /// "hardware" (as in sysfs backend).

@@ -8,7 +8,7 @@
 //   backend_stall_share        STALL_BACKEND / CPU_CYCLES
 //   frontend_stall_share       STALL_FRONTEND / CPU_CYCLES
 // A metric is produced only when every event of its formula was counted
-// (with the same EL filter) and its denominator is not zero.
+// (with the same exclusions, e.g. both ":u") and its denominator is not zero.
 #ifndef AMUPMU_METRICS_HPP
 #define AMUPMU_METRICS_HPP
 
@@ -19,7 +19,7 @@
 
 namespace amupmu {
 
-/// One counted event: number, EL flags and total.
+/// One counted event: number, flags (evflag::*) and total.
 struct EventCount {
 	std::uint16_t number = 0;
 	std::uint32_t flags = 0;

@@ -20,8 +20,8 @@ struct RecordedSample {
 	std::uint32_t cpu = 0;
 	std::uint32_t pid = 0;
 	std::uint32_t tid = 0;
-	std::uint8_t el = 0;
-	std::uint64_t time = 0;
+	SampleMode mode = SampleMode::user;
+	std::uint64_t time = 0;		///< the generic-timer count (Recording::time converts it)
 	std::uint64_t pc = 0;
 
 	friend bool operator==(const RecordedSample&, const RecordedSample&) = default;
@@ -29,12 +29,15 @@ struct RecordedSample {
 
 struct Recording {
 	std::vector<std::string> command{};
-	std::string event{};		///< "inst_retired"
+	std::string event{};		///< as given: "inst_retired:u"
 	std::uint16_t number = 0;
 	std::uint64_t period = 0;
+	std::string modifiers{};	///< perf's modifiers of the event, "ukhGH" order ("" none)
 	std::string cpus{};
 	std::uint64_t timer_freq = 0;
+	TimeConversion time{};		///< not valid() when the driver gave none
 	std::uint64_t lost = 0;
+	std::uint64_t skid = 0;		///< samples the driver dropped as kernel skid
 	std::vector<Mapping> maps{};
 	std::vector<RecordedSample> samples{};
 
@@ -43,16 +46,23 @@ struct Recording {
 
 [[nodiscard]] RecordedSample to_recorded(const Sample& s) noexcept;
 
-/// File format version 1 (first line "amupmu-record 1").
+/// File format version 2 (first line "amupmu-record 2"): lines "event",
+/// "modifiers", "clock" (the time conversion), "skid", and samples with
+/// the mode as a word ("user", "kernel", "hv").
 void write_recording(std::ostream& out, const Recording& r);
-/// Throws InvalidArgument naming the line when malformed.
+/// Reads versions 2 and 1 (whose samples carry an exception level: EL0 is
+/// user, EL1 and EL2 kernel). Throws InvalidArgument naming the line when
+/// malformed.
 [[nodiscard]] Recording read_recording(std::istream& in);
 
 struct ReportOptions {
 	std::size_t top = 10;
 };
 
-/// The report: samples per PC and per symbol, hottest first.
+/// The report: samples per mode, the time span (CLOCK_MONOTONIC_RAW, when
+/// the recording has the conversion), samples per symbol and per PC with
+/// perf's level marks ([.] user, [k] kernel, [H] hypervisor), hottest
+/// first.
 [[nodiscard]] std::string format_report(const Recording& r, const ReportOptions& options = {});
 
 } // namespace amupmu

@@ -20,7 +20,8 @@ namespace amupmu {
 struct StatRow {
 	std::string name{};		///< "inst_retired:u"
 	std::uint16_t number = 0;
-	std::uint32_t flags = 0;
+	std::uint32_t flags = 0;	///< evflag::*
+	std::string modifiers{};	///< perf's modifiers, canonical ("u"; "" none)
 	double value = 0;		///< raw total over the CPUs
 	std::uint64_t time_enabled = 0;	///< ns, largest over the CPUs
 	std::uint64_t time_running = 0;	///< ns, smallest over the CPUs
@@ -69,12 +70,16 @@ void derive_report_metrics(StatReport& report);
 
 /// perf-stat-like text table.
 [[nodiscard]] std::string format_stat_text(const StatReport& report);
-/// One JSON object (indent 0: one line, for -I streams).
+/// One JSON object (indent 0: one line, for -I streams). Each event has
+/// "modifiers" (perf's letters) and "exclude" (perf_event_attr's words:
+/// "user", "kernel", "hv", "host", "guest").
 [[nodiscard]] std::string format_stat_json(const StatReport& report, unsigned indent = 2);
 /// Separated values, one line per row, in these stable columns:
-///   [interval,] kind, value, unit, event, code, running_pct, erratum, note
-/// kind is "count", "compensated" or "metric" (metric lines leave code and
-/// running_pct empty). Separators inside fields are replaced by spaces.
+///   [interval,] kind, value, unit, event, code, running_pct, erratum, note,
+///   modifiers
+/// kind is "count", "compensated" or "metric" (metric lines leave code,
+/// running_pct and modifiers empty); modifiers are perf's ("u", "kh", ""
+/// for none). Separators inside fields are replaced by spaces.
 [[nodiscard]] std::string format_stat_csv(const StatReport& report, std::string_view sep);
 
 } // namespace amupmu

@@ -88,16 +88,23 @@ inline Info qemu_info()
 	info.supported_ioctls = 1;
 	info.pmu_owner = PmuOwner::kernel;
 	info.cpus = {qemu_max_cpu(0), offline_cpu(1)};
+	info.kernel_el = 1;
+	info.clock = Clock::cntvct;
 	return info;
 }
 
-/// A test build with the mock AMU/SPE backend and an exclusive PMU.
+/// A test build with the mock AMU/SPE backend and an exclusive PMU, on a
+/// VHE host; a session holds counters 0 and 1 of CPU 0.
 inline Info mock_info()
 {
 	Info info = qemu_info();
 	info.features = 0x1F;
 	info.pmu_owner = PmuOwner::amupmu;
 	info.cpus = {mock_x2_cpu(0), mock_x2_cpu(1), offline_cpu(2)};
+	info.cpus[0].pmu_counters_free = 0x8000003c;	// 2-5 and the cycle counter
+	info.cpus[1].pmu_counters_free = 0x8000003f;
+	info.kernel_el = 2;
+	info.clock = Clock::cntpct;
 	return info;
 }
 

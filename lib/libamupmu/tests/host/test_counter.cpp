@@ -18,6 +18,17 @@
 namespace {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
+// ABI 2 replaced the raw EL flags with perf's exclusions
+// (AMUPMU_EV_EXCL_USER/KERNEL/HV/HOST/GUEST); the module on this branch has
+// not followed yet, and its amupmu_evtyper() still takes the ABI 1 flags.
+// Their ABI 1 values are given here so that the module's header compiles
+// and its encoding stays tested until the kernel side lands: then drop
+// these and test the new translation (VHE and EL1 rules of the header).
+enum : u32 {
+	AMUPMU_EV_EXCL_EL0 = 1u << 0,
+	AMUPMU_EV_EXCL_EL1 = 1u << 1,
+	AMUPMU_EV_INCL_EL2 = 1u << 2,
+};
 #include "amupmu_counter.h"
 
 constexpr u64 mask32 = 0xffffffffULL;

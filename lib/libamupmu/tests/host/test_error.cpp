@@ -37,14 +37,30 @@ TEST_CASE("Error::what() names the operation and the errno", "[host][error]")
 
 TEST_CASE("AbiMismatch", "[host][error]")
 {
-	const AbiMismatch e{"AMUPMU_INFO", 2, 3};
+	const AbiMismatch e{"AMUPMU_INFO", 1, 1};
 	CHECK(std::string_view{e.what()} ==
-	      "AMUPMU_INFO: driver ABI 2.3 is incompatible with libamupmu's ABI 1.1 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.0 (EPROTO)");
 	CHECK(e.errnum() == EPROTO);
-	CHECK(e.driver_major() == 2);
-	CHECK(e.driver_minor() == 3);
+	CHECK(e.driver_major() == 1);
+	CHECK(e.driver_minor() == 1);
 	const Error& base = e;
 	CHECK(base.operation() == "AMUPMU_INFO");
+}
+
+TEST_CASE("ENXIO: the kernel owns the PMU, not busy", "[host][error]")
+{
+	try {
+		throw_error("AMUPMU_PMU_CONFIG", ENXIO);
+	} catch (const Busy&) {
+		FAIL("ENXIO reported as Busy: it is permanent, EBUSY is not");
+	} catch (const OwnedByKernel& e) {
+		CHECK(std::string_view{e.what()} == "AMUPMU_PMU_CONFIG: PMU owned by the kernel's arm_pmu (ENXIO)");
+		CHECK(e.errnum() == ENXIO);
+		CHECK(e.operation() == "AMUPMU_PMU_CONFIG");
+	}
+	CHECK_THROWS_WITH(throw_error("AMUPMU_PMU_CONFIG (0 counters free, 1 asked)", EBUSY),
+			  "AMUPMU_PMU_CONFIG (0 counters free, 1 asked): Device or resource busy (EBUSY)");
+	CHECK(errno_name(ENXIO) == "ENXIO");
 }
 
 namespace {
@@ -84,6 +100,8 @@ TEST_CASE("throw_error maps errno to the failure-mode type", "[host][error]")
 		{EPERM, C::command, typeid(PermissionDenied)},
 		{EOPNOTSUPP, C::command, typeid(Unsupported)},
 		{EBUSY, C::command, typeid(Busy)},
+		{ENXIO, C::command, typeid(OwnedByKernel)},
+		{ENXIO, C::open, typeid(DeviceMissing)},	// a device node without its driver
 		{EINVAL, C::command, typeid(InvalidArgument)},
 		{E2BIG, C::command, typeid(Error)},
 		{ENOTTY, C::command, typeid(Error)},

@@ -8,6 +8,8 @@
 #include <amupmu/decode.hpp>
 #include <amupmu/events.hpp>
 
+#include <linux/amupmu.h>
+
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -96,12 +98,19 @@ TEST_CASE("parse_event: raw events and modifiers", "[host][events]")
 
 	const EventSpec u = parse_event("inst_retired:u", 0);
 	CHECK(u.name == "inst_retired:u");
-	CHECK(u.flags == evflag::excl_el1);
-	CHECK(parse_event("cpu_cycles:k", 0).flags == evflag::excl_el0);
-	CHECK(parse_event("cpu_cycles:uk", 0).flags == 0);
-	CHECK(parse_event("cpu_cycles:h", 0).flags == (evflag::excl_el0 | evflag::excl_el1 | evflag::incl_el2));
+	CHECK(u.flags == (AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HV));
+	CHECK(u.modifiers == "u");
+	CHECK(parse_event("inst_retired", 0).modifiers.empty());
+	const EventSpec ku = parse_event("cpu_cycles:ku", 0);
+	CHECK(ku.name == "cpu_cycles:ku");	// as typed
+	CHECK(ku.modifiers == "uk");		// canonical
+	CHECK(ku.flags == AMUPMU_EV_EXCL_HV);
 	CHECK(parse_event("exc_undef", 0).flags == evflag::raw);	// 0x81: not in PMCEID
-	CHECK_THROWS_AS(parse_event("cpu_cycles:x", 0), InvalidArgument);
+	CHECK(parse_event("exc_undef:k", 0).flags == (evflag::raw | AMUPMU_EV_EXCL_USER | AMUPMU_EV_EXCL_HV));
+	CHECK(parse_event("r160:u", 0).flags == (evflag::raw | AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HV));
+	CHECK_THROWS_WITH(parse_event("cpu_cycles:x", 0),
+			  "event 'cpu_cycles:x': modifier 'x' (amupmu takes u, k, h, G, H): "
+			  "Invalid argument (EINVAL)");
 	CHECK_THROWS_AS(parse_event("cpu_cycles:", 0), InvalidArgument);
 	CHECK_THROWS_AS(parse_event("", 0), InvalidArgument);
 
@@ -110,6 +119,122 @@ TEST_CASE("parse_event: raw events and modifiers", "[host][events]")
 	CHECK(list[0].number == 0x11);
 	CHECK(list[1].number == 0x08);
 	CHECK(list[2].number == 0x81);
+}
+
+TEST_CASE("modifiers: perf's parse-events golden table", "[host][events]")
+{
+	// tools/perf/util/parse-events.c, parse_events__modifier_list(): the
+	// first of u/k/h sets exclude_user/kernel/hv, each one given clears
+	// its own again; G/H likewise for exclude_guest/host; no default
+	// exclude_guest outside perf kvm. Typed in from perf, not from the
+	// library: the UAPI's constants are perf's attribute bits.
+	constexpr std::uint32_t U = AMUPMU_EV_EXCL_USER, K = AMUPMU_EV_EXCL_KERNEL, HV = AMUPMU_EV_EXCL_HV;
+	constexpr std::uint32_t HOST = AMUPMU_EV_EXCL_HOST, GUEST = AMUPMU_EV_EXCL_GUEST;
+	struct Row {
+		const char* mods = "";
+		std::uint32_t flags = 0;
+		const char* canonical = "";
+	};
+	constexpr Row rows[] = {
+		{"u", K | HV, "u"},
+		{"k", U | HV, "k"},
+		{"h", U | K, "h"},
+		{"uk", HV, "uk"},
+		{"ku", HV, "uk"},
+		{"uh", K, "uh"},
+		{"kh", U, "kh"},
+		{"ukh", 0, "ukh"},
+		{"hku", 0, "ukh"},
+		{"uu", K | HV, "u"},
+		{"G", HOST, "G"},
+		{"H", GUEST, "H"},
+		{"GH", 0, "GH"},
+		{"HG", 0, "GH"},
+		{"uG", K | HV | HOST, "uG"},
+		{"Gu", K | HV | HOST, "uG"},
+		{"uH", K | HV | GUEST, "uH"},
+		{"kG", U | HV | HOST, "kG"},
+		{"kH", U | HV | GUEST, "kH"},
+		{"hG", U | K | HOST, "hG"},
+		{"ukhGH", 0, "ukhGH"},
+		{"HkG", U | HV, "kGH"},
+	};
+	for (const Row& r : rows) {
+		CAPTURE(r.mods);
+		CHECK(parse_modifiers(r.mods) == r.flags);
+		CHECK(canonical_modifiers(r.mods) == r.canonical);
+		const EventSpec e = parse_event(std::string{"cpu_cycles:"} + r.mods, 0);
+		CHECK(e.flags == r.flags);
+		CHECK(e.modifiers == r.canonical);
+	}
+	// perf's other modifiers mean nothing here; case matters as in perf
+	for (const char* bad : {"", "p", "pp", "P", "I", "S", "D", "W", "e", "b", "R", "U", "K", "uX", "u k"}) {
+		CAPTURE(bad);
+		CHECK_THROWS_AS(parse_modifiers(bad), InvalidArgument);
+	}
+	// perf_event_attr's words
+	using V = std::vector<std::string_view>;
+	CHECK(exclusion_names(0).empty());
+	CHECK(exclusion_names(K | HV) == V{"kernel", "hv"});
+	CHECK(exclusion_names(U | K | HV | HOST | GUEST | AMUPMU_EV_RAW) == V{"user", "kernel", "hv", "host", "guest"});
+	STATIC_REQUIRE(evflag::exclusions == (U | K | HV | HOST | GUEST));
+}
+
+TEST_CASE("modifiers: the exception levels they count at (UAPI translation)", "[host][events]")
+{
+	constexpr std::uint32_t U = AMUPMU_EV_EXCL_USER, K = AMUPMU_EV_EXCL_KERNEL, HV = AMUPMU_EV_EXCL_HV;
+	constexpr std::uint32_t HOST = AMUPMU_EV_EXCL_HOST, GUEST = AMUPMU_EV_EXCL_GUEST;
+	struct Row {
+		std::uint32_t flags = 0;
+		std::uint32_t kernel_el = 0;
+		bool has_el2 = false;
+		CountedLevels levels{};
+	};
+	// include/uapi/linux/amupmu.h, enum amupmu_event_flags
+	constexpr Row rows[] = {
+		// VHE: the kernel at EL2, EL1 only guest kernels
+		{0, 2, true, {.el0 = true, .el1 = true, .el2 = true}},
+		{K | HV, 2, true, {.el0 = true, .el1 = false, .el2 = false}},	// :u
+		{U | HV, 2, true, {.el0 = false, .el1 = true, .el2 = true}},	// :k
+		{U | K, 2, true, {}},						// :h: nothing
+		{HOST, 2, true, {.el0 = false, .el1 = true, .el2 = false}},	// :G
+		{GUEST, 2, true, {.el0 = true, .el1 = false, .el2 = true}},	// :H
+		{HV, 2, true, {.el0 = true, .el1 = true, .el2 = true}},		// exclude_hv ignored
+		// the kernel at EL1, a hypervisor at EL2
+		{0, 1, true, {.el0 = true, .el1 = true, .el2 = true}},
+		{K | HV, 1, true, {.el0 = true, .el1 = false, .el2 = false}},	// :u
+		{U | HV, 1, true, {.el0 = false, .el1 = true, .el2 = false}},	// :k
+		{U | K, 1, true, {.el0 = false, .el1 = false, .el2 = true}},	// :h
+		{HOST, 1, true, {.el0 = true, .el1 = true, .el2 = false}},	// :G
+		{GUEST, 1, true, {.el0 = true, .el1 = true, .el2 = true}},	// :H changes nothing
+		// no EL2 at all
+		{0, 1, false, {.el0 = true, .el1 = true, .el2 = false}},
+		{U | K, 1, false, {}},						// :h: nothing
+	};
+	for (const Row& r : rows) {
+		CAPTURE(r.flags, r.kernel_el, r.has_el2);
+		CHECK(counted_levels(r.flags, r.kernel_el, r.has_el2) == r.levels);
+		CHECK(counted_levels(r.flags | AMUPMU_EV_RAW, r.kernel_el, r.has_el2) == r.levels);
+	}
+}
+
+TEST_CASE("require_countable refuses what the driver would", "[host][events]")
+{
+	Info info;
+	info.cpus = {test::qemu_max_cpu(0)};	// ID_AA64PFR0_EL1.EL2 0: no EL2
+	const unsigned cpu0[] = {0};
+	const std::vector<EventSpec> h = {parse_event("cpu_cycles:u", 0), parse_event("cpu_cycles:h", 0)};
+	CHECK_NOTHROW(require_countable(h, info, cpu0));	// the driver did not say its EL
+	info.kernel_el = 1;
+	CHECK_THROWS_WITH(require_countable(h, info, cpu0),
+			  "event 'cpu_cycles:h' counts at no exception level: the kernel runs at EL1 and CPU 0 "
+			  "has no EL2: Invalid argument (EINVAL)");
+	info.cpus[0].id_aa64pfr0 = 0x1111;	// EL0-EL3 AArch64
+	CHECK_NOTHROW(require_countable(h, info, cpu0));
+	info.kernel_el = 2;
+	CHECK_THROWS_WITH(require_countable(h, info, cpu0), Contains("EL2 (VHE), where it is the hypervisor"));
+	const std::vector<EventSpec> ok = {parse_event("cpu_cycles:k", 0), parse_event("inst_retired:G", 0)};
+	CHECK_NOTHROW(require_countable(ok, info, cpu0));
 }
 
 TEST_CASE("an unknown name suggests the closest ones", "[host][events]")

@@ -36,7 +36,31 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
 	CHECK(to_string(static_cast<PmuOwner>(7)) == "unknown");
 	CHECK(describe(PmuOwner::kernel) ==
-	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with EBUSY");
+	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO");
+	CHECK(kernel_el_name(2) == "EL2 (VHE)");
+	CHECK(kernel_el_name(1) == "EL1");
+	CHECK(kernel_el_name(0) == "unknown");
+	CHECK(kernel_el_name(3) == "unknown");
+	CHECK(to_string(Clock::cntvct) == "CNTVCT_EL0");
+	CHECK(to_string(Clock::cntpct) == "CNTPCT_EL0");
+	CHECK(to_string(Clock::unknown) == "unknown");
+	CHECK(to_string(static_cast<Clock>(9)) == "unknown");
+	CHECK(counter_mask_list(0) == "none");
+	CHECK(counter_mask_list(0x8000003f) == "0-5, cycle");
+	CHECK(counter_mask_list(0x80000000) == "cycle");
+	CHECK(counter_mask_list(0x2d) == "0,2-3,5");
+}
+
+TEST_CASE("free counters of a CPU", "[host][format]")
+{
+	CpuInfo c = test::qemu_max_cpu(0);
+	CHECK(c.counters_free() == 0);
+	c.pmu_counters_free = 0x8000003f;
+	CHECK(c.counters_free() == 7);
+	CHECK(c.cycle_counter_free());
+	c.pmu_counters_free = 0x3c;
+	CHECK(c.counters_free() == 4);
+	CHECK_FALSE(c.cycle_counter_free());
 }
 
 TEST_CASE("Info flag helpers", "[host][format]")
@@ -72,11 +96,15 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 1.1"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.0"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
-					  "requests are refused with EBUSY)\n"));
+					  "requests are refused with ENXIO)\n"));
+		CHECK_THAT(text, Contains("kernel:         EL1\n"));
+		CHECK_THAT(text, Contains("sample clock:   CNTVCT_EL0 (virtual count)\n"));
+		CHECK_THAT(text, !Contains("gic:"));	// not asked for
+		CHECK_THAT(text, !Contains("pmu free:"));	// the kernel's counters
 		CHECK_THAT(text, Contains("backend:        hardware (QEMU PMU + hardware ID registers)\n"));
 		CHECK_THAT(text, Contains("cpus:           2 possible (0-1), 1 online (0), 1 discovered (0)\n"));
 		CHECK_THAT(text, Contains("cpu0: online, discovered\n"));
@@ -103,6 +131,10 @@ TEST_CASE("text report", "[host][format]")
 		const std::string text = format_info_text(test::mock_info());
 		CHECK_THAT(text, Contains("features:       pmu pmu_exclusive amu spe mock\n"));
 		CHECK_THAT(text, Contains("pmu owner:      amupmu ("));
+		CHECK_THAT(text, Contains("kernel:         EL2 (VHE)\n"));
+		CHECK_THAT(text, Contains("sample clock:   CNTPCT_EL0 (physical count (EL2 timer of a VHE host))\n"));
+		CHECK_THAT(text, Contains("  pmu free:     5 of 7 (2-5, cycle)\n"));
+		CHECK_THAT(text, Contains("  pmu free:     7 of 7 (0-5, cycle)\n"));
 		CHECK_THAT(text, Contains("cpu0: online, discovered, mock AMU/SPE registers\n"));
 		CHECK_THAT(text, Contains("  cpu:          Arm Cortex-X2 r2p1\n"));
 		CHECK_THAT(text, Contains("  implementer:  0x41 (Arm)\n"));
@@ -121,6 +153,12 @@ TEST_CASE("text report", "[host][format]")
 		info.cpus[0].flags &= ~static_cast<std::uint32_t>(CpuFlag::pmceid_ext);
 		CHECK_THAT(format_info_text(info),
 			   Contains("5 common events implemented (5 in 0x00-0x3f; 0x4000-0x403f not reported before PMUv3p1)"));
+	}
+	SECTION("the GIC when the caller read it")
+	{
+		CHECK_THAT(format_info_text(test::qemu_info(), {.gic = GicVersion::v3}), Contains("\ngic:            GICv3\n"));
+		CHECK_THAT(format_info_text(test::qemu_info(), {.gic = GicVersion::unknown}),
+			   Contains("\ngic:            unknown\n"));
 	}
 	SECTION("nothing known")
 	{
@@ -165,7 +203,17 @@ TEST_CASE("JSON report content", "[host][format][json]")
 	CHECK_THAT(json, Contains(R"("min_interval": 1024)"));
 	CHECK_THAT(json, Contains(R"("group1_counters": 3)"));
 
+	CHECK_THAT(json, Contains(R"("kernel_el": 2)"));
+	CHECK_THAT(json, Contains(R"j("kernel": "EL2 (VHE)")j"));
+	CHECK_THAT(json, Contains(R"("clock": "CNTPCT_EL0")"));
+	CHECK_THAT(json, Contains(R"("counters_free_mask": "0x8000003c")"));
+	CHECK_THAT(json, Contains(R"("counters_free": 5)"));
+	CHECK_THAT(json, !Contains(R"("gic")"));
+	CHECK_THAT(format_info_json(test::mock_info(), {.gic = GicVersion::v2}), Contains(R"("gic": "GICv2")"));
+
 	const std::string qemu = format_info_json(test::qemu_info());
+	CHECK_THAT(qemu, Contains(R"("counters_free": null)"));
+	CHECK_THAT(qemu, Contains(R"("kernel": "EL1")"));
 	CHECK_THAT(qemu, Contains(R"j("implementer_name": "reserved for software use (e.g. QEMU -cpu max)")j"));
 	CHECK_THAT(qemu, Contains(R"("part_name": null)"));
 	CHECK_THAT(qemu, Contains(R"("spe": null)"));

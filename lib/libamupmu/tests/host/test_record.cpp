@@ -51,11 +51,13 @@ TEST_CASE("the symbolizer names a PC of this process", "[host][record][elf]")
 	for (const Mapping& m : maps)
 		sym.add(m);
 	const auto pc = reinterpret_cast<std::uint64_t>(&amupmu_test_marker_function) + 4;
-	const Resolved r = sym.resolve(static_cast<std::uint32_t>(::getpid()), pc, 0);
+	const Resolved r = sym.resolve(static_cast<std::uint32_t>(::getpid()), pc, SampleMode::user);
 	CHECK(r.symbol == "amupmu_test_marker_function+0x4");
 	CHECK(r.dso != "[unknown]");
-	CHECK(sym.resolve(1, pc, 0).dso == "[unknown]");	// another pid
-	CHECK(sym.resolve(0, 0xffff800008000000, 1).dso == "[kernel]");
+	CHECK(sym.resolve(1, pc, SampleMode::user).dso == "[unknown]");	// another pid
+	CHECK(sym.resolve(0, 0xffff800008000000, SampleMode::kernel).dso == "[kernel]");
+	CHECK(sym.resolve(0, 0x1000, SampleMode::hv).dso == "[hypervisor]");
+	CHECK(sym.resolve(0, 0x1000, static_cast<SampleMode>(9)).dso == "[unknown]");
 	CHECK(amupmu_test_marker_function(1) == 4);
 }
 
@@ -67,19 +69,69 @@ TEST_CASE("recording file round trip", "[host][record]")
 	r.number = 0x08;
 	r.period = 100000;
 	r.cpus = "0-1";
+	r.modifiers = "u";
 	r.timer_freq = 62500000;
+	r.time = {.clock = Clock::cntvct, .time_shift = 24, .time_mult = 16u << 24, .time_zero = 1000,
+		  .time_zero_ns = 5000000000};
 	r.lost = 3;
+	r.skid = 2;
 	r.maps = {{7, 0x400000, 0x452000, 0, "/bin/amupmu-workload"}};
-	r.samples = {{0, 7, 7, 0, 123, 0x400100}, {1, 7, 8, 1, 456, 0xffff800008001234}};
+	r.samples = {{0, 7, 7, SampleMode::user, 123, 0x400100},
+		     {1, 7, 8, SampleMode::kernel, 456, 0xffff800008001234},
+		     {1, 0, 0, SampleMode::hv, 789, 0x1000},
+		     {0, 7, 7, static_cast<SampleMode>(7), 790, 0x400104}};	// a mode from a newer driver
 	std::stringstream ss;
 	write_recording(ss, r);
-	CHECK_THAT(ss.str(), Contains("amupmu-record 1\n"));
+	const std::string text = ss.str();
+	CHECK_THAT(text, Contains("amupmu-record 2\n"));
+	CHECK_THAT(text, Contains("\nmodifiers u\n"));
+	CHECK_THAT(text, Contains("\nclock CNTVCT_EL0 24 268435456 1000 5000000000\n"));
+	CHECK_THAT(text, Contains("\nskid 2\n"));
+	CHECK_THAT(text, Contains("\ns 0 7 7 user 123 0x400100\n"));
+	CHECK_THAT(text, Contains("\ns 1 7 8 kernel 456 "));
+	CHECK_THAT(text, Contains("\ns 1 0 0 hv 789 "));
+	CHECK_THAT(text, Contains("\ns 0 7 7 7 790 "));
 	const Recording back = read_recording(ss);
 	CHECK(back == r);
 
+	// no modifiers, no time conversion
+	r.modifiers.clear();
+	r.time = {};
+	std::stringstream plain;
+	write_recording(plain, r);
+	CHECK_THAT(plain.str(), !Contains("clock "));
+	CHECK(read_recording(plain) == r);
+
 	std::stringstream junk{"hello\n"};
 	CHECK_THROWS_AS(read_recording(junk), InvalidArgument);
-	std::stringstream bad{"amupmu-record 1\ns 0 1 2 9 5 0x10\n"};
+	std::stringstream bad{"amupmu-record 2\ns 0 1 2 bogus 5 0x10\n"};
+	CHECK_THROWS_WITH(read_recording(bad), Contains("line 2"));
+	std::stringstream bad_mods{"amupmu-record 2\nmodifiers up\n"};
+	CHECK_THROWS_WITH(read_recording(bad_mods), Contains("line 2: modifier 'p'"));
+	std::stringstream bad_clock{"amupmu-record 2\nclock CNTVCT_EL0 24 0 1 2\n"};	// mult 0
+	CHECK_THROWS_WITH(read_recording(bad_clock), Contains("line 2"));
+}
+
+TEST_CASE("recordings of format 1 still read: EL0 is user, EL1 and EL2 kernel", "[host][record]")
+{
+	std::stringstream v1{"amupmu-record 1\n"
+			     "command a\n"
+			     "event cpu_cycles:u 0x0011 1000\n"
+			     "cpus 0\n"
+			     "timer_freq 62500000\n"
+			     "lost 1\n"
+			     "s 0 1 2 0 5 0x10\n"
+			     "s 0 1 2 1 6 0x20\n"
+			     "s 0 1 2 2 7 0x30\n"};
+	const Recording r = read_recording(v1);
+	REQUIRE(r.samples.size() == 3);
+	CHECK(r.samples[0].mode == SampleMode::user);
+	CHECK(r.samples[1].mode == SampleMode::kernel);
+	CHECK(r.samples[2].mode == SampleMode::kernel);
+	CHECK(r.event == "cpu_cycles:u");
+	CHECK(r.lost == 1);
+	CHECK_FALSE(r.time.valid());
+	std::stringstream bad{"amupmu-record 1\ns 0 1 2 user 5 0x10\n"};	// words are format 2's
 	CHECK_THROWS_WITH(read_recording(bad), Contains("line 2"));
 }
 
@@ -95,15 +147,42 @@ TEST_CASE("report: hottest symbols and PCs", "[host][record]")
 	r.maps = read_proc_maps(pid);
 	const auto hot = reinterpret_cast<std::uint64_t>(&amupmu_test_marker_function);
 	for (int i = 0; i < 30; ++i)
-		r.samples.push_back({0, pid, pid, 0, static_cast<std::uint64_t>(i), hot + 4});
+		r.samples.push_back({0, pid, pid, SampleMode::user, static_cast<std::uint64_t>(i), hot + 4});
 	for (int i = 0; i < 10; ++i)
-		r.samples.push_back({0, pid, pid, 1, static_cast<std::uint64_t>(i), 0xffff800008000000});
-	const std::string rep = format_report(r, {.top = 5});
-	INFO(rep);
-	CHECK_THAT(rep, Contains("40 samples of cpu_cycles"));
-	CHECK_THAT(rep, Contains(" 75.00%  30  amupmu_test_marker_function  "));
-	CHECK_THAT(rep, Contains(" 25.00%  10  [unknown]  [kernel]"));
-	CHECK_THAT(rep, Contains("amupmu_test_marker_function+0x4"));
+		r.samples.push_back({0, pid, pid, SampleMode::kernel, static_cast<std::uint64_t>(i), 0xffff800008000000});
+	SECTION("without a time conversion")
+	{
+		const std::string rep = format_report(r, {.top = 5});
+		INFO(rep);
+		CHECK_THAT(rep, Contains("40 samples of cpu_cycles (0x0011) every 1000 events, CPUs 0, 0 lost, "
+					 "0 dropped as kernel skid\n"));
+		CHECK_THAT(rep, Contains("\n# modes: user 30, kernel 10\n"));
+		CHECK_THAT(rep, !Contains("# time"));
+		CHECK_THAT(rep, !Contains("# modifiers"));
+		CHECK_THAT(rep, Contains(" 75.00%  30  [.] amupmu_test_marker_function  "));
+		CHECK_THAT(rep, Contains(" 25.00%  10  [k] [unknown]  [kernel]"));
+		CHECK_THAT(rep, Contains("  [.] amupmu_test_marker_function+0x4  "));
+		CHECK_THAT(rep, Contains(" 25.00%  10  -  [k] [unknown]  [kernel]"));
+	}
+	SECTION("times in CLOCK_MONOTONIC_RAW, modifiers named")
+	{
+		r.event = "cpu_cycles:k";
+		r.modifiers = "k";
+		r.skid = 4;
+		// 62.5 MHz: 16 ns per count, time 0 is 1 s
+		r.time = {.clock = Clock::cntpct, .time_shift = 24, .time_mult = 16u << 24, .time_zero = 0,
+			  .time_zero_ns = 1000000000};
+		r.samples.push_back({1, 0, 0, SampleMode::hv, 62500029, 0x1000});
+		const std::string rep = format_report(r, {.top = 5});
+		INFO(rep);
+		CHECK_THAT(rep, Contains("41 samples of cpu_cycles:k (0x0011) every 1000 events, CPUs 0, 0 lost, "
+					 "4 dropped as kernel skid\n"));
+		CHECK_THAT(rep, Contains("\n# modifiers: k (exclude user, hv)\n"));
+		CHECK_THAT(rep, Contains("\n# modes: user 30, kernel 10, hv 1\n"));
+		CHECK_THAT(rep, Contains("\n# time: 1.000000000 s to 2.000000464 s CLOCK_MONOTONIC_RAW "
+					 "(1.000000464 s, CNTPCT_EL0)\n"));
+		CHECK_THAT(rep, Contains("  [H] [unknown]  [hypervisor]\n"));
+	}
 }
 
 namespace amupmu_test_ns {
@@ -123,7 +202,7 @@ TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
 	for (const Mapping& m : read_proc_maps(pid))
 		sym.add(m);
 	const auto pc = reinterpret_cast<std::uint64_t>(&amupmu_test_ns::cxx_marker);
-	CHECK(sym.resolve(pid, pc, 0).symbol == "amupmu_test_ns::cxx_marker+0x0");
+	CHECK(sym.resolve(pid, pc, SampleMode::user).symbol == "amupmu_test_ns::cxx_marker+0x0");
 	CHECK(amupmu_test_ns::cxx_marker(1) == 3);
 	CHECK(amupmu_test_ns::Functor{}(2) == 10);
 	// only the parameter list goes, not an operator's own parens

@@ -38,13 +38,14 @@ struct FakeRing {
 	std::size_t len() { return mem.size() * 8; }
 
 	// writes one record at head (wrapping), advances head
-	void push(std::uint32_t cpu, std::uint64_t pc, std::vector<std::uint64_t> values, std::uint32_t size = 0)
+	void push(std::uint32_t cpu, std::uint64_t pc, std::vector<std::uint64_t> values, std::uint32_t size = 0,
+		  std::uint8_t mode = AMUPMU_MODE_USER)
 	{
 		std::vector<unsigned char> rec(sizeof(amupmu_sample) + values.size() * 8);
 		amupmu_sample s{};
 		s.size = size ? size : static_cast<std::uint32_t>(rec.size());
 		s.type = AMUPMU_SAMPLE_PMU_OVERFLOW;
-		s.el = 0;
+		s.mode = mode;
 		s.event = 1;
 		s.cpu = cpu;
 		s.nr_values = static_cast<std::uint32_t>(values.size());
@@ -96,6 +97,107 @@ TEST_CASE("SampleReader reads records, publishes the tail", "[host][sample]")
 	CHECK(ring.hdr()->data_tail == ring.hdr()->data_head);
 	CHECK(r.available() == 0);
 	CHECK(r.samples() == 2);
+}
+
+TEST_CASE("SampleReader: the mode of each sample, in perf's words", "[host][sample]")
+{
+	FakeRing ring{4096};
+	SampleReader r = SampleReader::view(ring.base(), ring.len());
+	ring.push(0, 1, {}, 0, AMUPMU_MODE_USER);
+	ring.push(0, 2, {}, 0, AMUPMU_MODE_KERNEL);
+	ring.push(0, 3, {}, 0, AMUPMU_MODE_HV);
+	ring.push(0, 4, {}, 0, 7);	// from a newer driver
+	std::vector<SampleMode> modes;
+	r.consume([&](const Sample& s) { modes.push_back(s.mode); });
+	CHECK(modes == std::vector<SampleMode>{SampleMode::user, SampleMode::kernel, SampleMode::hv,
+					       static_cast<SampleMode>(7)});
+	CHECK(to_string(SampleMode::user) == "user");
+	CHECK(to_string(SampleMode::kernel) == "kernel");
+	CHECK(to_string(SampleMode::hv) == "hv");
+	CHECK(to_string(static_cast<SampleMode>(7)) == "unknown");
+	CHECK(perf_level(SampleMode::user) == '.');
+	CHECK(perf_level(SampleMode::kernel) == 'k');
+	CHECK(perf_level(SampleMode::hv) == 'H');
+	CHECK(parse_sample_mode("kernel") == SampleMode::kernel);
+	CHECK_FALSE(parse_sample_mode("el1"));
+}
+
+TEST_CASE("sample time to CLOCK_MONOTONIC_RAW: golden numbers", "[host][sample][time]")
+{
+	struct Row {
+		std::uint64_t time;
+		std::uint64_t ns;
+	};
+	SECTION("62.5 MHz: 16 ns a count exactly (mult 16 << 24)")
+	{
+		const TimeConversion c{.clock = Clock::cntvct, .time_shift = 24, .time_mult = 268435456,
+				       .time_zero = 1000000, .time_zero_ns = 5000000000};
+		REQUIRE(c.valid());
+		constexpr Row rows[] = {
+			{1000000, 5000000000},		// time_zero itself
+			{1000625, 5000010000},		// 625 counts later: 10 us
+			{999375, 4999990000},		// 625 counts before: a negative delta
+			{0, 4984000000},		// the counter's start, 16 ms before
+			{1000001, 5000000016},
+		};
+		for (const Row& r : rows) {
+			CAPTURE(r.time);
+			CHECK(sample_time_ns(r.time, c) == r.ns);
+		}
+	}
+	SECTION("19.2 MHz: mult 873813333 (52.083 ns a count, rounded), shift 24")
+	{
+		// expected: time_zero_ns + floor((time - time_zero) * mult / 2^24),
+		// computed exactly (Python integers)
+		const TimeConversion c{.clock = Clock::cntpct, .time_shift = 24, .time_mult = 873813333,
+				       .time_zero = 5000000000000, .time_zero_ns = 100000000000000};
+		constexpr Row rows[] = {
+			{5000019200000, 100000999999999},	// one second of counts, mult rounded down
+			{4999999987655, 99999999357031},	// 12345 counts before: negative, floored
+			{6099511640121, 157266231234456},	// 2^40 + 12345 counts later
+			{3900488371447, 42733769368043},	// 2^40 + 777 counts before
+		};
+		for (const Row& r : rows) {
+			CAPTURE(r.time);
+			CHECK(sample_time_ns(r.time, c) == r.ns);
+		}
+		// the 2^40-count delta times mult needs 70 bits: a naive 64-bit
+		// (d * mult) >> shift wraps and is far off
+		const std::uint64_t d = 6099511640121 - c.time_zero;
+		CHECK(c.time_zero_ns + ((d * c.time_mult) >> c.time_shift) == 100091626590104);
+	}
+	SECTION("no conversion published")
+	{
+		CHECK_FALSE(TimeConversion{}.valid());
+		CHECK(sample_time_ns(123, TimeConversion{}) == 0);
+		CHECK_FALSE((TimeConversion{.time_shift = 64, .time_mult = 1}).valid());
+		CHECK(sample_time_ns(123, TimeConversion{.time_shift = 64, .time_mult = 1}) == 0);
+	}
+	// a constant expression, as the header's formula is
+	STATIC_REQUIRE(sample_time_ns(999375, TimeConversion{.time_shift = 24, .time_mult = 268435456,
+							       .time_zero = 1000000, .time_zero_ns = 5000000000}) ==
+		       4999990000);
+}
+
+TEST_CASE("SampleReader: the ring header's clock and time conversion", "[host][sample][time]")
+{
+	FakeRing ring{4096};
+	ring.hdr()->clock = AMUPMU_CLOCK_CNTPCT;
+	ring.hdr()->time_shift = 24;
+	ring.hdr()->time_mult = 268435456;
+	ring.hdr()->time_zero = 1000;
+	ring.hdr()->time_zero_ns = 77;
+	const SampleReader r = SampleReader::view(ring.base(), ring.len());
+	CHECK(r.clock() == Clock::cntpct);
+	const TimeConversion c = r.time_conversion();
+	CHECK(c == TimeConversion{.clock = Clock::cntpct, .time_shift = 24, .time_mult = 268435456,
+				  .time_zero = 1000, .time_zero_ns = 77});
+	CHECK(sample_time_ns(1001, c) == 93);
+
+	// a header from before ABI 2 ends at timer_freq: no conversion
+	ring.hdr()->header_size = 64;
+	CHECK(r.clock() == Clock::unknown);
+	CHECK_FALSE(r.time_conversion().valid());
 }
 
 TEST_CASE("SampleReader reassembles records that wrap around the end", "[host][sample]")

@@ -40,8 +40,8 @@ StatReport sample_report()
 		  {.name = "inst_retired", .number = 0x08, .value = 2000, .time_enabled = 100, .time_running = 50},
 		  {.name = "l1d_cache", .number = 0x04, .value = 1000},
 		  {.name = "l1d_cache_refill", .number = 0x03, .value = 50},
-		  {.name = "br_pred", .number = 0x12, .value = 400},
-		  {.name = "br_mis_pred", .number = 0x10, .value = 40},
+		  {.name = "br_pred:u", .number = 0x12, .flags = parse_modifiers("u"), .modifiers = "u", .value = 400},
+		  {.name = "br_mis_pred:u", .number = 0x10, .flags = parse_modifiers("u"), .modifiers = "u", .value = 40},
 		  {.name = "stall_backend", .number = 0x24, .value = 1000},
 		  {.name = "exc_undef", .number = 0x81, .value = 83}};
 	apply_errata(r, 0x412FD481, {});
@@ -70,12 +70,15 @@ TEST_CASE("derived metrics and their formulas", "[host][metrics]")
 	// zero denominator, missing events: no metric
 	const EventCount zero[] = {{0x11, 0, 0}, {0x08, 0, 10}, {0x03, 0, 5}};
 	CHECK(derive_metrics(zero).empty());
-	// the EL filters must agree: inst_retired:u with cpu_cycles (all ELs) is no IPC
-	const EventCount mixed[] = {{0x11, 0, 100}, {0x08, evflag::excl_el1, 10}};
+	// the exclusions must agree: inst_retired:u with cpu_cycles (everything) is no IPC
+	const std::uint32_t u = parse_modifiers("u");
+	const EventCount mixed[] = {{0x11, 0, 100}, {0x08, u, 10}};
 	CHECK(derive_metrics(mixed).empty());
-	const EventCount same[] = {{0x11, evflag::excl_el1, 100}, {0x08, evflag::excl_el1, 10}};
+	const EventCount same[] = {{0x11, u, 100}, {0x08, u | evflag::raw, 10}};	// raw is no filter
 	REQUIRE(derive_metrics(same).size() == 1);
 	CHECK(derive_metrics(same)[0].value == Approx(0.1));
+	const EventCount k_and_u[] = {{0x11, parse_modifiers("k"), 100}, {0x08, u, 10}};
+	CHECK(derive_metrics(k_and_u).empty());
 }
 
 TEST_CASE("group_digits", "[host][stat]")
@@ -112,6 +115,10 @@ TEST_CASE("stat JSON parses and carries raw + compensated", "[host][stat][format
 		CHECK_THAT(j, Contains("\"AMUPMU-X2-EXC_UNDEF\""));
 		CHECK_THAT(j, Contains("\"branch_pred_accuracy\""));
 	}
+	// the modifiers, and perf_event_attr's exclusions they set
+	const std::string j = format_stat_json(r, 0);
+	CHECK_THAT(j, Contains(R"("name":"br_pred:u","code":"0x0012","modifiers":"u","exclude":["kernel","hv"])"));
+	CHECK_THAT(j, Contains(R"("name":"cpu_cycles","code":"0x0011","modifiers":"","exclude":[])"));
 	r.interval_end = 0.5;
 	r.rows[0].value = 1.0 / 3;
 	CHECK(test::JsonChecker{format_stat_json(r, 0)}.error().empty());
@@ -129,10 +136,12 @@ TEST_CASE("stat CSV columns are stable", "[host][stat][format]")
 	REQUIRE(lines.size() == 14);
 	for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
 		INFO(lines[i]);
-		CHECK(split(lines[i], ',').size() == 8);
+		CHECK(split(lines[i], ',').size() == 9);
 	}
-	CHECK(lines[0] == "count,4000,,cpu_cycles,0x0011,100.00,,");
-	CHECK(lines[1] == "count,2000,,inst_retired,0x0008,50.00,,");
+	CHECK(lines[0] == "count,4000,,cpu_cycles,0x0011,100.00,,,");
+	CHECK(lines[1] == "count,2000,,inst_retired,0x0008,50.00,,,");
+	// the modifiers last: the columns before them are where they were
+	CHECK(lines[4] == "count,400,,br_pred:u,0x0012,100.00,,,u");
 	const auto comp = split(lines[8], ',');
 	CHECK(comp[0] == "compensated");
 	CHECK(comp[1] == "100");	// 83 * 1.21
@@ -147,7 +156,7 @@ TEST_CASE("stat CSV columns are stable", "[host][stat][format]")
 	const std::string semi = format_stat_csv(r, ";");
 	for (const std::string& l : split(semi, '\n'))
 		if (!l.empty())
-			CHECK(split(l, ';').size() == 8);
+			CHECK(split(l, ';').size() == 9);
 	// intervals prepend a time column
 	StatReport iv = r;
 	iv.interval_end = 1.0;
