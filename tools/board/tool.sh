@@ -80,7 +80,7 @@ stat_kernel_owner() {
 	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
 	rc=$?
 	sed 's/^/# /' /tmp/err.txt
-	[ $rc = 1 ] && grep -q 'EBUSY' /tmp/err.txt && grep -q "kernel's arm_pmu" /tmp/err.txt
+	[ $rc = 1 ] && grep -q 'ENXIO' /tmp/err.txt && grep -q "kernel's arm_pmu" /tmp/err.txt
 }
 
 # the module cannot go away under an open session: rmmod is refused while

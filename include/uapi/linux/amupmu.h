@@ -447,14 +447,16 @@ struct amupmu_pmu_read_cpu {
  *	EINVAL); out: the group's size
  * @values_uptr: in: without AMUPMU_PMU_READ_ALL an array of @nr_values
  *	struct amupmu_pmu_value, in event order; with it an array of @nr_cpus
- *	entries of sizeof(struct amupmu_pmu_read_cpu) + @nr_values *
- *	sizeof(struct amupmu_pmu_value) bytes each, filled for the CPUs of the
- *	set in ascending order
+ *	entries of sizeof(struct amupmu_pmu_read_cpu) + @nr_values (as passed
+ *	in: the entries' stride does not change when the kernel writes the
+ *	group's size back) * sizeof(struct amupmu_pmu_value) bytes each,
+ *	filled for the CPUs of the set in ascending order, each for its header
+ *	and the group's values
  * @time_enabled: out: ns the group has been enabled
  * @time_running: out: ns it has counted on @cpu (enabled and online);
  *	0 with AMUPMU_PMU_READ_ALL (see the entries)
- * @state: out: enum amupmu_read_flags of @cpu (AMUPMU_READ_ENABLED only with
- *	AMUPMU_PMU_READ_ALL)
+ * @state: out: enum amupmu_read_flags of @cpu; with AMUPMU_PMU_READ_ALL only
+ *	the group's AMUPMU_READ_ENABLED (each entry has its CPU's state)
  * @nr_cpus: in: with AMUPMU_PMU_READ_ALL the entries' room, at least the
  *	CPUs of the set (else EINVAL), at most 4096; out: entries written.
  *	Without it must be 0.
@@ -532,10 +534,13 @@ struct amupmu_pmu_read {
  * @time_shift: see @time_mult
  * @time_mult: with @time_shift and @time_zero, converts a sample's time to
  *	CLOCK_MONOTONIC_RAW nanoseconds as perf's mmap page does:
- *	  d = time - time_zero;
+ *	  __s64 d = (__s64)(time - time_zero);
+ *	  __u64 rem = (__u64)d & ((1ULL << time_shift) - 1);
  *	  ns = time_zero_ns + (d >> time_shift) * time_mult +
- *	       (((d & ((1 << time_shift) - 1)) * time_mult) >> time_shift);
- *	(for times before time_zero, d is negative: use signed arithmetic)
+ *	       ((rem * time_mult) >> time_shift);
+ *	(d >> time_shift must be a floor division for times before
+ *	time_zero, where d is negative: an arithmetic shift, as GCC and
+ *	Clang do, or -((-d - 1) >> time_shift) - 1)
  * @time_zero: a counter value ...
  * @time_zero_ns: ... and CLOCK_MONOTONIC_RAW in ns at the same instant,
  *	taken when the ring was set up (ktime_get_snapshot())

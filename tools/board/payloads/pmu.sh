@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Board payload: PMU counting sessions. On the amupmu devicetree the module
 # owns the PMU (run with -i for exact INST_RETIRED); on the stock one every
-# PMU request must fail with EBUSY and leave perf's counters alone.
+# PMU request must fail with ENXIO and leave perf's counters alone.
 # PMU_COUNTER_BITS=32 (pmu32.sh) forces
 # 32-bit event counters so that overflows are accumulated.
 . /lib.sh

@@ -18,47 +18,58 @@
 namespace {
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
-// ABI 2 replaced the raw EL flags with perf's exclusions
-// (AMUPMU_EV_EXCL_USER/KERNEL/HV/HOST/GUEST); the module on this branch has
-// not followed yet, and its amupmu_evtyper() still takes the ABI 1 flags.
-// Their ABI 1 values are given here so that the module's header compiles
-// and its encoding stays tested until the kernel side lands: then drop
-// these and test the new translation (VHE and EL1 rules of the header).
-enum : u32 {
-	AMUPMU_EV_EXCL_EL0 = 1u << 0,
-	AMUPMU_EV_EXCL_EL1 = 1u << 1,
-	AMUPMU_EV_INCL_EL2 = 1u << 2,
-};
 #include "amupmu_counter.h"
 
 constexpr u64 mask32 = 0xffffffffULL;
 constexpr u64 mask64 = ~0ULL;
 } // namespace
 
-TEST_CASE("PMEVTYPER encoding: golden table (Arm ARM P[31] U[30] NSH[27])", "[host][counter]")
+TEST_CASE("PMEVTYPER encoding: perf's exclusions, golden table (Arm ARM P[31] U[30] NSH[27])",
+	  "[host][counter]")
 {
+	constexpr u32 U = AMUPMU_EV_EXCL_USER, K = AMUPMU_EV_EXCL_KERNEL, HV = AMUPMU_EV_EXCL_HV;
+	constexpr u32 HOST = AMUPMU_EV_EXCL_HOST, GUEST = AMUPMU_EV_EXCL_GUEST;
 	struct Golden {
 		u32 flags;
+		bool vhe;
+		bool has_el2;
 		u32 event;
 		u32 type;
+		bool counts;
+		bool kernel;
 	};
+	// armv8pmu_set_event_filter(): VHE host (kernel at EL2), EL1 kernel
+	// with and without EL2 (plain virt)
 	constexpr Golden golden[] = {
-		{0, 0x08, 0x00000008},					// INST_RETIRED, EL0+EL1
-		{AMUPMU_EV_EXCL_EL1, 0x08, 0x80000008},			// EL0 only: P
-		{AMUPMU_EV_EXCL_EL0, 0x11, 0x40000011},			// EL1 only: U
-		{AMUPMU_EV_INCL_EL2, 0x11, 0x08000011},			// + EL2: NSH
-		{AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1 | AMUPMU_EV_INCL_EL2, 0x11,
-		 0xc8000011},						// EL2 only
-		{AMUPMU_EV_EXCL_EL1, 0x0160, 0x80000160},		// Cortex-X2 IMP DEF
-		{0, 0x4004, 0x00004004},				// extended common event
-		{AMUPMU_EV_EXCL_EL0, 0xffff, 0x4000ffff},		// evtCount[15:0] whole
+		// kernel at EL1, no EL2 (QEMU -M virt)
+		{0, false, false, 0x08, 0x00000008, true, true},		// EL0+EL1
+		{K | HV, false, false, 0x08, 0x80000008, true, false},		// :u
+		{U | HV, false, false, 0x11, 0x40000011, true, true},		// :k
+		{U | K, false, false, 0x11, 0xc0000011, false, false},		// :h, no EL2
+		{GUEST, false, false, 0x11, 0x00000011, true, true},		// nothing
+		// kernel at EL1 with EL2 (nVHE: KVM's hyp at EL2)
+		{0, false, true, 0x08, 0x08000008, true, true},			// + hyp
+		{U | K, false, true, 0x08, 0xc8000008, true, false},		// :h
+		{HOST, false, true, 0x08, 0x00000008, true, true},		// no NSH
+		{K | HV, false, true, 0x0160, 0x80000160, true, false},		// IMP DEF :u
+		// VHE host: the kernel is EL2
+		{0, true, true, 0x08, 0x08000008, true, true},			// EL0+EL1+EL2
+		{K | HV, true, true, 0x08, 0x80000008, true, false},		// :u
+		{U | HV, true, true, 0x11, 0x48000011, true, true},		// :k = EL2 (+ guest EL1)
+		{U | K, true, true, 0x11, 0xc0000011, false, false},		// :h ignored
+		{GUEST, true, true, 0x11, 0x88000011, true, true},		// no guest kernel
+		{HOST, true, true, 0x11, 0x40000011, true, false},		// guest EL1 only
+		{U, true, true, 0xffff, 0x4800ffff, true, true},		// evtCount[15:0] whole
 	};
 	for (const Golden& g : golden) {
-		CAPTURE(g.flags, g.event);
-		CHECK(amupmu_evtyper(g.flags, g.event) == g.type);
+		CAPTURE(g.flags, g.vhe, g.has_el2, g.event);
+		const u32 type = amupmu_evtyper(g.flags, g.event, g.vhe, g.has_el2);
+		CHECK(type == g.type);
+		CHECK(amupmu_evtyper_counts(type, g.has_el2) == g.counts);
+		CHECK(amupmu_evtyper_counts_kernel(type, g.vhe) == g.kernel);
 	}
 	// AMUPMU_EV_RAW only lifts the PMCEID check: no bit in the register
-	CHECK(amupmu_evtyper(AMUPMU_EV_RAW, 0x0160) == 0x0160);
+	CHECK(amupmu_evtyper(AMUPMU_EV_RAW, 0x0160, false, false) == 0x0160);
 }
 
 TEST_CASE("counter span: sampling period, 2^31 for 32-bit counting, none for 64-bit",
