@@ -1843,9 +1843,13 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	if (all && (!rd->nr_cpus || rd->nr_cpus > AMUPMU_PMU_READ_CPUS_MAX))
 		return -EINVAL;
 
-	/* the kernel's entries have room for the largest group; the user's stride is its own */
-	q.stride = sizeof(one);
+	/*
+	 * The user's stride is its own; the kernel's entries take it when it
+	 * is no larger than the largest group (then the answer for a group of
+	 * that size is one copy), else room for the largest group.
+	 */
 	ustride = sizeof(struct amupmu_pmu_read_cpu) + (u64)rd->nr_values * sizeof(one.values[0]);
+	q.stride = min_t(u64, ustride, sizeof(one));
 	if (all) {
 		q.buf = kvzalloc(min_t(size_t, rd->nr_cpus, nr_cpu_ids) * q.stride, GFP_KERNEL);
 		if (!q.buf)
@@ -1868,7 +1872,15 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 		size_t used = sizeof(struct amupmu_pmu_read_cpu) +
 			      rd->nr_values * sizeof(struct amupmu_pmu_value);
 
-		for (i = 0; i < rd->nr_cpus && !ret; i++)
+		if (used == ustride) {
+			if (copy_to_user(u64_to_user_ptr(rd->values_uptr), q.buf,
+					 rd->nr_cpus * ustride))
+				ret = -EFAULT;
+			i = rd->nr_cpus;
+		} else {
+			i = 0;
+		}
+		for (; i < rd->nr_cpus && !ret; i++)
 			if (copy_to_user(u64_to_user_ptr(rd->values_uptr + i * ustride),
 					 q.buf + i * q.stride, used))
 				ret = -EFAULT;
