@@ -3403,20 +3403,24 @@ static void syscall_work(unsigned int n, int devnull)
 /*
  * :k (exclude_user) counts the kernel's work in system calls, at EL1 on
  * the plain board and at EL2 on the VHE board (where only NSH counts it):
- * more than 0, and twice the calls count 1.5 to 2.5 times as much.
+ * more than 0, and twice the calls count 1.5 to 2.5 times as much. In the
+ * same group, counted at the same time, :u and no filter: no filter
+ * counts user space and the kernel on both boards, :k + :u (within 0.1 %
+ * for INST_RETIRED under -icount, 2 % for cycles).
  */
 TEST_F(pmu, exclude_user_counts_syscalls)
 {
 	static const struct {
 		__u32 event;
 		bool needs_icount;
+		unsigned int permille;	/* tolerance of all == k + u */
 		const char *what;
 	} cases[] = {
-		{ PMUV3_EV_INST_RETIRED, true, "INST_RETIRED:k" },
-		{ PMUV3_EV_CPU_CYCLES, false, "CPU_CYCLES:k" },
+		{ PMUV3_EV_INST_RETIRED, true, 1, "INST_RETIRED" },
+		{ PMUV3_EV_CPU_CYCLES, false, 20, "CPU_CYCLES" },
 	};
 	unsigned int i, k, ran = 0;
-	__u64 v[2];
+	__u64 v[2][3], sum, diff;
 	double ratio;
 	struct group g;
 	struct snap s;
@@ -3424,43 +3428,65 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
+	if (self->nr_counters < 3)
+		SKIP(return, "PMCR_EL0.N %u < 3", self->nr_counters);
 	ASSERT_EQ(0, pin_cpu(0));
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, devnull);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		if (cases[i].needs_icount && !self->icount) {
-			TH_LOG("%s: INST_RETIRED not implemented (QEMU: only with -icount)",
-			       cases[i].what);
+			TH_LOG("%s: not implemented (QEMU: only with -icount)", cases[i].what);
 			continue;
 		}
 		fd = open_dev();
 		ASSERT_LE(0, fd);
 		group_init(&g, 0);
 		group_add(&g, cases[i].event, AMUPMU_EV_KERNEL_ONLY);
+		group_add(&g, cases[i].event, AMUPMU_EV_USER_ONLY);
+		group_add(&g, cases[i].event, 0);
 		ret = group_config(fd, &g);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("%s: CONFIG: %s", cases[i].what, errstr(ret));
+			TH_LOG("%s {:k, :u, all}: CONFIG: %s", cases[i].what, errstr(ret));
 		}
 		for (k = 0; k < 2; k++) {
 			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
 			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
 			syscall_work(SYSCALL_N << k, devnull);
 			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
-			read_ok(_metadata, fd, 0, 1, &s);
-			v[k] = s.v[0].value;
+			read_ok(_metadata, fd, 0, 3, &s);
+			v[k][0] = s.v[0].value;
+			v[k][1] = s.v[1].value;
+			v[k][2] = s.v[2].value;
 		}
 		close(fd);
-		ratio = v[0] ? (double)v[1] / (double)v[0] : 0;
-		TH_LOG("%s (kernel at EL%u): %u call pairs %llu, %u call pairs %llu, ratio %.3f",
-		       cases[i].what, self->kernel_el, SYSCALL_N, (unsigned long long)v[0],
-		       2 * SYSCALL_N, (unsigned long long)v[1], ratio);
-		EXPECT_LT(0ULL, v[0]) {
-			TH_LOG("%s counted nothing of %u system calls (kernel at EL%u)",
+		ratio = v[0][0] ? (double)v[1][0] / (double)v[0][0] : 0;
+		TH_LOG("%s, kernel at EL%u: %u call pairs :k %llu :u %llu all %llu; %u call pairs "
+		       ":k %llu :u %llu all %llu; :k ratio %.3f", cases[i].what, self->kernel_el,
+		       SYSCALL_N, (unsigned long long)v[0][0], (unsigned long long)v[0][1],
+		       (unsigned long long)v[0][2], 2 * SYSCALL_N, (unsigned long long)v[1][0],
+		       (unsigned long long)v[1][1], (unsigned long long)v[1][2], ratio);
+		EXPECT_LT(0ULL, v[0][0]) {
+			TH_LOG("%s:k counted nothing of %u system calls (kernel at EL%u)",
 			       cases[i].what, 2 * SYSCALL_N, self->kernel_el);
 		}
 		EXPECT_TRUE(ratio >= 1.5 && ratio <= 2.5) {
-			TH_LOG("%s: twice the system calls counted %.3f times as much",
+			TH_LOG("%s:k: twice the system calls counted %.3f times as much",
 			       cases[i].what, ratio);
+		}
+		for (k = 0; k < 2; k++) {
+			sum = v[k][0] + v[k][1];
+			diff = sum > v[k][2] ? sum - v[k][2] : v[k][2] - sum;
+			EXPECT_LT(0ULL, v[k][1]);
+			EXPECT_LT(v[k][0], v[k][2]) {
+				TH_LOG("%s without a filter does not count the kernel at EL%u",
+				       cases[i].what, self->kernel_el);
+			}
+			EXPECT_GE(v[k][2] * cases[i].permille / 1000, diff) {
+				TH_LOG("%s: :k %llu + :u %llu != all %llu (%llu apart)",
+				       cases[i].what, (unsigned long long)v[k][0],
+				       (unsigned long long)v[k][1], (unsigned long long)v[k][2],
+				       (unsigned long long)diff);
+			}
 		}
 		ran++;
 	}
