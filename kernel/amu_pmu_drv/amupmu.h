@@ -89,10 +89,13 @@ void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 struct amupmu_session;
 struct device;
 
-/* amupmu_pmu_cmd(): write the struct back, then fail with EBUSY */
-#define AMUPMU_EBUSY_RESPOND	1
-
+int amupmu_pmu_init(void);
+void amupmu_pmu_exit(void);
 int amupmu_pmu_claim(struct device *dev, int irq);
+u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
+#ifdef CONFIG_AMUPMU_MOCK
+void amupmu_pmu_power_loss(void);
+#endif
 void amupmu_pmu_release(void);
 void amupmu_pmu_cpu_start(void);
 void amupmu_pmu_cpu_stop(void);
@@ -126,6 +129,15 @@ bool amupmu_ring_write(struct amupmu_ring *r, const void *rec, u32 len);
 bool amupmu_ring_empty(struct amupmu_ring *r);
 ssize_t amupmu_ring_read(struct amupmu_ring *r, char __user *buf, size_t count);
 int amupmu_ring_mmap(struct amupmu_ring *r, struct vm_area_struct *vma);
+
+/* amupmu_debugfs.c: the debugfs directory (test hooks in the mock build) */
+#ifdef CONFIG_DEBUG_FS
+void amupmu_debugfs_init(void);
+void amupmu_debugfs_exit(void);
+#else
+static inline void amupmu_debugfs_init(void) { }
+static inline void amupmu_debugfs_exit(void) { }
+#endif
 
 /* amupmu_sysfs.c */
 int amupmu_sysfs_init(void);

@@ -5,8 +5,9 @@
  * the host tests (lib/libamupmu/tests/host/test_counter.cpp) check the same
  * code against golden tables and simulate wraps with late interrupts.
  *
- * Whoever includes it provides u32 and u64 (the kernel's linux/types.h, or
- * the host test's typedefs) and the UAPI header's AMUPMU_EV_* flags.
+ * Whoever includes it provides u32, u64 and bool (the kernel's
+ * linux/types.h, or the host test's typedefs) and the UAPI header's
+ * AMUPMU_EV_* flags.
  */
 #ifndef AMUPMU_COUNTER_H
 #define AMUPMU_COUNTER_H
@@ -25,23 +26,48 @@
 #define AMUPMU_COUNTER_MASK32	0xffffffffULL
 #define AMUPMU_COUNTER_HALF32	0x80000000ULL
 
-/**
- * amupmu_evtyper() - PMEVTYPER value of an event with AMUPMU_EV_* filters
- * @flags: AMUPMU_EV_EXCL_EL0, AMUPMU_EV_EXCL_EL1, AMUPMU_EV_INCL_EL2
- *	(AMUPMU_EV_RAW and the validity of the combination are the caller's)
+/*
+ * The AMUPMU_EV_EXCL_* filters as PMEVTYPER bits, with the meaning perf's
+ * exclude_* have (the kernel's armv8pmu_set_event_filter()):
+ * @flags: AMUPMU_EV_EXCL_* (AMUPMU_EV_RAW and unknown bits are the caller's)
  * @event: the event number
+ * @vhe: the kernel runs at EL2 (is_kernel_in_hyp_mode())
+ * @has_el2: the CPU implements EL2 (ID_AA64PFR0_EL1.EL2); NSH is RES0
+ *	without it
  */
-static inline u32 amupmu_evtyper(u32 flags, u32 event)
+static inline u32 amupmu_evtyper(u32 flags, u32 event, bool vhe, bool has_el2)
 {
 	u32 type = event;
 
-	if (flags & AMUPMU_EV_EXCL_EL0)
-		type |= AMUPMU_PMEVTYPER_U;
-	if (flags & AMUPMU_EV_EXCL_EL1)
-		type |= AMUPMU_PMEVTYPER_P;
-	if (flags & AMUPMU_EV_INCL_EL2)
+	if (vhe) {
+		/* the kernel is the hypervisor: EL2 is the host kernel, EL1 guests */
+		if (!(flags & (AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HOST)))
+			type |= AMUPMU_PMEVTYPER_NSH;
+		if (flags & AMUPMU_EV_EXCL_GUEST)
+			type |= AMUPMU_PMEVTYPER_P;
+		if (flags & AMUPMU_EV_EXCL_HOST)
+			type |= AMUPMU_PMEVTYPER_U;
+	} else if (!(flags & (AMUPMU_EV_EXCL_HV | AMUPMU_EV_EXCL_HOST)) && has_el2) {
 		type |= AMUPMU_PMEVTYPER_NSH;
+	}
+	if (flags & AMUPMU_EV_EXCL_KERNEL)
+		type |= AMUPMU_PMEVTYPER_P;
+	if (flags & AMUPMU_EV_EXCL_USER)
+		type |= AMUPMU_PMEVTYPER_U;
 	return type;
+}
+
+/* Does a PMEVTYPER value count at some exception level? */
+static inline bool amupmu_evtyper_counts(u32 type, bool has_el2)
+{
+	return !(type & AMUPMU_PMEVTYPER_U) || !(type & AMUPMU_PMEVTYPER_P) ||
+	       ((type & AMUPMU_PMEVTYPER_NSH) && has_el2);
+}
+
+/* Does it count the kernel (EL2 under VHE, else EL1)? */
+static inline bool amupmu_evtyper_counts_kernel(u32 type, bool vhe)
+{
+	return vhe ? !!(type & AMUPMU_PMEVTYPER_NSH) : !(type & AMUPMU_PMEVTYPER_P);
 }
 
 /**

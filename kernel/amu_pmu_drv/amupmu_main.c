@@ -21,17 +21,18 @@
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
 #include <linux/uaccess.h>
+#include <asm/virt.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
 
 /* the first published sizes are ABI */
-static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER0);
-static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER0);
+static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1);
+static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1);
 static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
-static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER1);
+static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2);
 
 struct amupmu_device amupmu_dev = {
 	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
@@ -81,6 +82,7 @@ static int amupmu_copy_cpu_entries(const struct amupmu_info *info)
 
 	for (cpu = 0; cpu < n; cpu++, dst += esize) {
 		amupmu_cpu_snapshot(cpu, &ci);
+		ci.pmu_counters_free = amupmu_pmu_free_mask(cpu, ci.pmu_num_counters);
 		if (copy_to_user(dst, &ci, klen))
 			return -EFAULT;
 		if (esize > klen && clear_user(dst + klen, esize - klen))
@@ -121,6 +123,9 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	info->pmu_owner = amupmu_pmu_owner(info->features);
 	info->nr_cpus = nr_cpu_ids;
 	info->cpu_entry_size = sizeof(struct amupmu_cpu_info);
+	/* a VHE host kernel runs at EL2 and its clocksource reads the physical count */
+	info->kernel_el = is_kernel_in_hyp_mode() ? 2 : 1;
+	info->clock = is_kernel_in_hyp_mode() ? AMUPMU_CLOCK_CNTPCT : AMUPMU_CLOCK_CNTVCT;
 	return amupmu_ucmd_respond(ucmd, sizeof(*info));
 }
 
@@ -135,8 +140,6 @@ static __always_inline int amupmu_ioctl_pmu(struct amupmu_ucmd *ucmd, unsigned i
 	int ret = cmd == AMUPMU_CMD_PMU_READ ? amupmu_pmu_cmd_read(ucmd->sess, ucmd->cmd) :
 					      amupmu_pmu_cmd(ucmd->sess, cmd, ucmd->cmd);
 
-	if (ret == AMUPMU_EBUSY_RESPOND)
-		return amupmu_ucmd_respond(ucmd, len) ?: -EBUSY;
 	if (ret)
 		return ret;
 	ret = amupmu_ucmd_respond(ucmd, len);
@@ -342,7 +345,6 @@ static struct platform_driver amupmu_platform_driver = {
 	.driver = {
 		.name = "amupmu",
 		.of_match_table = amupmu_of_match,
-		.suppress_bind_attrs = true,
 		/* probe during load: sessions exist only after misc_register() */
 		.probe_type = PROBE_FORCE_SYNCHRONOUS,
 	},
@@ -396,6 +398,10 @@ static int __init amupmu_init(void)
 	if (ret)
 		return ret;
 
+	ret = amupmu_pmu_init();
+	if (ret)
+		goto out_cpus_free;
+
 	ret = amupmu_sysfs_init();
 	if (ret)
 		goto out_cpus;
@@ -415,6 +421,7 @@ static int __init amupmu_init(void)
 	ret = amupmu_misc_register();
 	if (ret)
 		goto out_platform;
+	amupmu_debugfs_init();
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
 		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
@@ -428,16 +435,20 @@ out_discovery:
 out_sysfs:
 	amupmu_sysfs_exit();
 out_cpus:
+	amupmu_pmu_exit();
+out_cpus_free:
 	amupmu_cpus_free();
 	return ret;
 }
 
 static void __exit amupmu_exit(void)
 {
+	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
+	amupmu_pmu_exit();
 	amupmu_cpus_free();
 }
 

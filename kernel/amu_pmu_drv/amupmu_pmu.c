@@ -8,10 +8,14 @@
  *  - cpus_read_lock(): every session command that touches a CPU's PMU holds
  *    it, so CPUs cannot come or go meanwhile; the hotplug callbacks run
  *    under the hotplug write lock, so they exclude session commands.
+ *  - amupmu_pmu_own_rwsem: read by session commands, written when the
+ *    device goes away (amupmu_pmu_release()), which ends every group.
+ *  - amupmu_session.lock: one command of a session at a time.
  *  - amupmu_pmu_alloc_lock: counter allocation (the used masks and owners).
- *  - amupmu_pmu_cpu.lock (raw, IRQ-safe): a CPU's totals; taken by the
- *    overflow handler and the IPIs on that CPU and by readers of an offline
- *    CPU. The hardware of a CPU is only touched on that CPU.
+ *  - amupmu_pmu_cpu.lock (raw, IRQ-safe): all of a CPU's counter state;
+ *    taken by the overflow handler, the CPU PM notifier and the IPIs on
+ *    that CPU, and by commands for an offline CPU. The hardware of a CPU is
+ *    only touched on that CPU.
  *  - the ring's lock (raw): inside amupmu_pmu_cpu.lock, by the handler.
  *
  * Sampling: an event with a sample_period has its counter preloaded to
@@ -27,6 +31,11 @@
  * sampling one, every 2^31 events (as perf does): its interrupt then folds
  * it 2^31 events before the next wrap could hide one, however late the
  * interrupt comes and however rarely the session reads.
+ *
+ * Power-down: a CPU whose idle state powers the PMU down passes through the
+ * CPU PM notifier, which saves each counter's hardware value on entry and
+ * writes the same value back on exit, so a sampling counter keeps the part
+ * of its period that is left (as arm_pmu does).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,10 +47,16 @@
 #include <linux/cpumask.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
-#include <linux/sched/clock.h>
+#include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/pid_namespace.h>
 #include <linux/poll.h>
+#include <linux/rwsem.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -50,6 +65,7 @@
 #include <linux/wait.h>
 #include <asm/irq_regs.h>
 #include <asm/sysreg.h>
+#include <asm/virt.h>
 #include <clocksource/arm_arch_timer.h>
 
 #include "amupmu.h"
@@ -60,10 +76,27 @@ static_assert(AMUPMU_PMEVTYPER_P == ARMV8_PMU_EXCLUDE_EL1);
 static_assert(AMUPMU_PMEVTYPER_U == ARMV8_PMU_EXCLUDE_EL0);
 static_assert(AMUPMU_PMEVTYPER_NSH == ARMV8_PMU_INCLUDE_EL2);
 
+/* The counter width: 32 or 64, anything else refused at load (EINVAL). */
 static unsigned int pmu_counter_bits = 64;
-module_param(pmu_counter_bits, uint, 0444);
+
+static int amupmu_counter_bits_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || (v != 32 && v != 64))
+		return -EINVAL;
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops amupmu_counter_bits_ops = {
+	.set = amupmu_counter_bits_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(pmu_counter_bits, &amupmu_counter_bits_ops, &pmu_counter_bits, 0444);
 MODULE_PARM_DESC(pmu_counter_bits,
-		 "event counter width: 64 (PMCR_EL0.LP where PMUv3p5 has it) or 32 (overflows accumulated by the interrupt)");
+		 "event counter width: 64 (PMCR_EL0.LP where PMUv3p5 has it) or 32 (overflows accumulated by the interrupt); other values are refused");
 
 /*
  * The smallest sample_period: an interrupt per 10,000 events at most. The
@@ -96,34 +129,44 @@ module_param_cb(sample_period_min, &amupmu_period_min_ops, &amupmu_sample_period
 MODULE_PARM_DESC(sample_period_min,
 		 "smallest sample_period accepted, 1000 .. 4294967295 (default 10000)");
 
-#define AMUPMU_CYCLE_IDX	31	/* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS */
+/* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS (the kernel's name from 6.4) */
+#ifdef ARMV8_PMU_CYCLE_IDX
+#define AMUPMU_CYCLE_IDX	ARMV8_PMU_CYCLE_IDX
+#else
+#define AMUPMU_CYCLE_IDX	31
+#endif
+static_assert(AMUPMU_CYCLE_IDX == 31);
 #define AMUPMU_CPU_CYCLES	0x11
 #define AMUPMU_PMCCFILTR_MASK	(ARMV8_PMU_EXCLUDE_EL1 | ARMV8_PMU_EXCLUDE_EL0 | \
 				 ARMV8_PMU_INCLUDE_EL2)
-#define AMUPMU_EV_ALL		(AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1 | \
-				 AMUPMU_EV_INCL_EL2 | AMUPMU_EV_RAW)
+#define AMUPMU_EV_ALL		(AMUPMU_EV_EXCL_USER | AMUPMU_EV_EXCL_KERNEL | \
+				 AMUPMU_EV_EXCL_HV | AMUPMU_EV_EXCL_HOST | \
+				 AMUPMU_EV_EXCL_GUEST | AMUPMU_EV_RAW)
 #define AMUPMU_CPUS_LEN_MAX	1024
-#define AMUPMU_PFR0_EL2		GENMASK_ULL(11, 8)	/* ID_AA64PFR0_EL1.EL2 */
 
 /**
  * struct amupmu_pmu_counter - one hardware counter of one CPU
  * @owner: the session it is allocated to, NULL when free
  * @evtyper: PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
  * @ev: index of the counter's event in its owner's group
- * @prev: hardware value at the last update
+ * @no_kernel: the filter excludes the kernel: a sample whose interrupt
+ *	came in the kernel is skid and dropped
+ * @prev: hardware value at the last update (what a power-down restores)
  * @total: 64-bit total up to @prev
  * @overflows: overflow interrupts taken
  * @period: sample period, 0 when the counter only counts
- * @mask: its width as programmed (amupmu_hw_counter_start())
+ * @mask: its width mask, 0 until it is first programmed on its CPU
  * @span: events from one re-arm to the next overflow: @period, 2^31 for a
  *	32-bit counter that only counts, 0 when the overflow only folds
  *
- * A power-of-two size (64 bytes): the read path indexes an array of them.
+ * All of it under the CPU's amupmu_pmu_cpu.lock. A power-of-two size
+ * (64 bytes): the read path indexes an array of them.
  */
 struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
 	u32 evtyper;
 	u8 ev;
+	bool no_kernel;
 	u64 prev;
 	u64 total;
 	u64 overflows;
@@ -136,10 +179,13 @@ static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_cou
 
 /**
  * struct amupmu_pmu_cpu - the PMU of one CPU in exclusive mode
- * @lock: guards @cnt[].prev/total/overflows and @live
+ * @lock: guards everything below but @nr_counters
  * @used: counters allocated (bit n: event counter n, bit 31: cycle
- *	counter); under amupmu_pmu_alloc_lock, read by hotplug callbacks
+ *	counter); changed under amupmu_pmu_alloc_lock and @lock, so either
+ *	is enough to read it
+ * @running: counters of enabled groups: they count while the CPU is live
  * @live: the CPU is online and its counters are programmed
+ * @cpu: the CPU's number
  * @mask: width mask of its event counters (32 or 64 bits)
  * @nr_counters: PMCR_EL0.N
  * @cnt: the counters
@@ -147,131 +193,153 @@ static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_cou
 struct amupmu_pmu_cpu {
 	raw_spinlock_t lock;
 	u32 used;
+	u32 running;
 	bool live;
+	unsigned int cpu;
 	u64 mask;
 	unsigned int nr_counters;
 	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
 };
 
 /**
+ * struct amupmu_sess_cpu - a session's state on one CPU of its set
+ * @idx: counter of each event
+ * @run_ns: time counted before @run_since
+ * @run_since: when it last started counting there (0: not counting);
+ *	written by commands and hotplug callbacks, which exclude each other
+ *	through the hotplug lock
+ * @samples: records written by that CPU (under its amupmu_pmu_cpu.lock)
+ * @lost: records it dropped because the ring was full (idem)
+ * @skid: samples it dropped as kernel context of a no-kernel counter (idem)
+ */
+struct amupmu_sess_cpu {
+	u8 idx[AMUPMU_PMU_MAX_EVENTS];
+	u64 run_ns;
+	u64 run_since;
+	u64 samples;
+	u64 lost;
+	u64 skid;
+};
+
+/**
  * struct amupmu_session - an open file of /dev/amupmu
  * @lock: serialises the session's commands (taken inside cpus_read_lock())
+ * @gen: amupmu_pmu_gen when the group was configured, 0 without a group:
+ *	a group of an earlier binding of the device is gone (ENXIO)
  * @configured: it holds a group
  * @enabled: the group counts
  * @nr_events: events in the group
  * @evtyper: each event's PMEVTYPER value
- * @cpus: the CPU set
- * @idx: counter of event e on CPU c: @idx[c * AMUPMU_PMU_MAX_EVENTS + e]
+ * @no_kernel: each event's filter excludes the kernel
+ * @cpus: the CPU set (empty without a group); allocated with the session
+ * @scratch: a CPU mask for the commands (under @lock), idem
+ * @pcpu: per CPU of the set: counters, times, sample counts
  * @enabled_ns: time enabled before @enabled_since
  * @enabled_since: when it was last enabled (valid while @enabled)
- * @run_ns: per CPU, time counted before @run_since
- * @run_since: per CPU, when it last started counting there (0: not
- *	counting); written by commands and hotplug callbacks, which exclude
- *	each other through the hotplug lock
  * @period: each event's sample period (0: counting only)
- * @samples: per CPU, records written by that CPU (under its pc->lock)
- * @lost: per CPU, records it dropped because the ring was full (idem)
+ * @pid_ns: pid namespace of the configuring process: samples name tasks
+ *	in it
  * @ring: the sample ring, NULL until a sampling group is configured; kept
  *	when the group is released, freed with the session (under @lock)
+ * @ring_mm: the mm @ring's pages are accounted to (RLIMIT_MEMLOCK)
+ * @ring_locked: pages accounted to @ring_mm
  * @read_lock: serialises read()
  * @wait: read() and poll() wait here for records
  * @wake: wakes @wait from the interrupt handler
+ * @node: in amupmu_sessions (so that a departing device wakes readers)
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
+	unsigned int gen;
 	bool configured;
 	bool enabled;
 	u32 nr_events;
 	u32 evtyper[AMUPMU_PMU_MAX_EVENTS];
+	bool no_kernel[AMUPMU_PMU_MAX_EVENTS];
 	cpumask_var_t cpus;
-	u8 *idx;
+	cpumask_var_t scratch;
+	struct amupmu_sess_cpu __percpu *pcpu;
 	u64 enabled_ns;
 	u64 enabled_since;
-	u64 *run_ns;
-	u64 *run_since;
 	u64 period[AMUPMU_PMU_MAX_EVENTS];
-	u64 *samples;
-	u64 *lost;
+	struct pid_namespace *pid_ns;
 	struct amupmu_ring *ring;
+	struct mm_struct *ring_mm;
+	unsigned long ring_locked;
 	struct mutex read_lock; /* see @read_lock above */
 	wait_queue_head_t wait;
 	struct irq_work wake;
+	struct list_head node;
 };
 
-static struct amupmu_pmu_cpu *amupmu_pmu_cpus;	/* nr_cpu_ids, while exclusive */
+/* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
+static struct amupmu_pmu_cpu __percpu *amupmu_pmu_cpus;
 static DEFINE_MUTEX(amupmu_pmu_alloc_lock);
+static DECLARE_RWSEM(amupmu_pmu_own_rwsem);
+/* binding of the device: bumped when it goes away (under the rwsem, written) */
+static unsigned int amupmu_pmu_gen = 1;
 static DEFINE_PER_CPU(u8, amupmu_pmu_irq_cookie);
+static LIST_HEAD(amupmu_sessions);
+static DEFINE_SPINLOCK(amupmu_sessions_lock);
+
+static struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
+{
+	return per_cpu_ptr(amupmu_pmu_cpus, cpu);
+}
+
+static struct amupmu_sess_cpu *amupmu_sc(struct amupmu_session *s, unsigned int cpu)
+{
+	return per_cpu_ptr(s->pcpu, cpu);
+}
 
 static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 {
-	return &s->idx[cpu * AMUPMU_PMU_MAX_EVENTS];
+	return amupmu_sc(s, cpu)->idx;
+}
+
+/* The group belongs to a binding of the device that went away. */
+static bool amupmu_sess_stale(const struct amupmu_session *s)
+{
+	unsigned int gen = READ_ONCE(s->gen);
+
+	return gen && gen != READ_ONCE(amupmu_pmu_gen);
 }
 
 /* ------------------------------------------------------------ hardware, on the CPU */
 
-/* PMEVCNTR<n>_EL0 by number: no PMSELR_EL0 write and ISB on the read path */
-#define AMUPMU_EVCNTR_CASE(n)	case n: return read_sysreg(pmevcntr##n##_el0)
+/*
+ * PMEVCNTR<n>_EL0 and PMEVTYPER<n>_EL0 by number, for reads and writes
+ * alike: no PMSELR_EL0 write and ISB. PMEVN_SWITCH() is the kernel's
+ * (amupmu_compat.h supplies it before 6.4).
+ */
+#define AMUPMU_RD_EVCNTR(n)		return read_sysreg(pmevcntr##n##_el0)
+#define AMUPMU_WR_EVCNTR(n)		write_sysreg(val, pmevcntr##n##_el0)
+#define AMUPMU_WR_EVTYPER(n)		write_sysreg(val, pmevtyper##n##_el0)
 
 static __always_inline u64 amupmu_hw_read_counter(unsigned int idx)
 {
-	/* 0..31, one jump */
-	switch (idx & AMUPMU_CYCLE_IDX) {
-	AMUPMU_EVCNTR_CASE(0);
-	AMUPMU_EVCNTR_CASE(1);
-	AMUPMU_EVCNTR_CASE(2);
-	AMUPMU_EVCNTR_CASE(3);
-	AMUPMU_EVCNTR_CASE(4);
-	AMUPMU_EVCNTR_CASE(5);
-	AMUPMU_EVCNTR_CASE(6);
-	AMUPMU_EVCNTR_CASE(7);
-	AMUPMU_EVCNTR_CASE(8);
-	AMUPMU_EVCNTR_CASE(9);
-	AMUPMU_EVCNTR_CASE(10);
-	AMUPMU_EVCNTR_CASE(11);
-	AMUPMU_EVCNTR_CASE(12);
-	AMUPMU_EVCNTR_CASE(13);
-	AMUPMU_EVCNTR_CASE(14);
-	AMUPMU_EVCNTR_CASE(15);
-	AMUPMU_EVCNTR_CASE(16);
-	AMUPMU_EVCNTR_CASE(17);
-	AMUPMU_EVCNTR_CASE(18);
-	AMUPMU_EVCNTR_CASE(19);
-	AMUPMU_EVCNTR_CASE(20);
-	AMUPMU_EVCNTR_CASE(21);
-	AMUPMU_EVCNTR_CASE(22);
-	AMUPMU_EVCNTR_CASE(23);
-	AMUPMU_EVCNTR_CASE(24);
-	AMUPMU_EVCNTR_CASE(25);
-	AMUPMU_EVCNTR_CASE(26);
-	AMUPMU_EVCNTR_CASE(27);
-	AMUPMU_EVCNTR_CASE(28);
-	AMUPMU_EVCNTR_CASE(29);
-	AMUPMU_EVCNTR_CASE(30);
-	default: /* AMUPMU_CYCLE_IDX */
+	if (idx == AMUPMU_CYCLE_IDX)
 		return read_sysreg(pmccntr_el0);
-	}
+	PMEVN_SWITCH(idx, AMUPMU_RD_EVCNTR);
+	return 0;
 }
 
 static void amupmu_hw_write_counter(unsigned int idx, u64 val)
 {
-	if (idx == AMUPMU_CYCLE_IDX) {
+	if (idx == AMUPMU_CYCLE_IDX)
 		write_sysreg(val, pmccntr_el0);
-		return;
-	}
-	write_sysreg(idx, pmselr_el0);
-	isb();
-	write_sysreg(val, pmxevcntr_el0);
+	else
+		PMEVN_SWITCH(idx, AMUPMU_WR_EVCNTR);
 }
 
 static void amupmu_hw_write_type(unsigned int idx, u32 evtyper)
 {
-	if (idx == AMUPMU_CYCLE_IDX) {
-		write_sysreg(evtyper & AMUPMU_PMCCFILTR_MASK, pmccfiltr_el0);
-		return;
-	}
-	write_sysreg(idx, pmselr_el0);
-	isb();
-	write_sysreg(evtyper, pmxevtyper_el0);
+	u64 val = evtyper;
+
+	if (idx == AMUPMU_CYCLE_IDX)
+		write_sysreg(val & AMUPMU_PMCCFILTR_MASK, pmccfiltr_el0);
+	else
+		PMEVN_SWITCH(idx, AMUPMU_WR_EVTYPER);
 }
 
 /* The cycle counter overflows at 64 bits (PMCR_EL0.LC), event counters at pc->mask. */
@@ -290,11 +358,6 @@ static __always_inline void amupmu_counter_fold(struct amupmu_pmu_counter *c, un
 
 	c->total += amupmu_counter_delta(now, c->prev, c->mask);
 	c->prev = now;
-}
-
-static void amupmu_counter_update(struct amupmu_pmu_cpu *pc, unsigned int idx)
-{
-	amupmu_counter_fold(&pc->cnt[idx], idx);
 }
 
 /*
@@ -318,21 +381,32 @@ static void amupmu_hw_counter_stop(unsigned int idx)
 }
 
 /*
- * Program a counter from zero (a re-armed one from 2^width - span, see
- * struct amupmu_pmu_counter), interrupt enabled, counting if @run.
+ * Start a counter over: one span from its next overflow (see struct
+ * amupmu_pmu_counter), its width that of the CPU. Not on the hardware.
  */
-static void amupmu_hw_counter_start(struct amupmu_pmu_cpu *pc, unsigned int idx, bool run)
+static void amupmu_counter_init(struct amupmu_pmu_cpu *pc, unsigned int idx)
+{
+	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+
+	c->mask = amupmu_counter_mask(pc, idx);
+	c->span = amupmu_counter_span(c->period, c->mask);
+	c->prev = -c->span & c->mask;
+}
+
+/*
+ * Program counter @idx with its saved value @prev (what it had when it was
+ * saved, or its start value), interrupt enabled, counting when its bit in
+ * pc->running is set. On the CPU, under pc->lock.
+ */
+static void amupmu_hw_counter_program(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
 	amupmu_hw_counter_stop(idx);
 	amupmu_hw_write_type(idx, c->evtyper);
-	c->mask = amupmu_counter_mask(pc, idx);
-	c->span = amupmu_counter_span(c->period, c->mask);
-	c->prev = -c->span & c->mask;
 	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
-	if (run)
+	if (pc->running & BIT(idx))
 		write_sysreg(BIT(idx), pmcntenset_el0);
 	isb();
 }
@@ -363,35 +437,42 @@ static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsi
 
 /*
  * Write the sample of counter @c's overflow on this CPU into its session's
- * ring: the interrupted context (PC, EL, task), the generic timer and the
- * group's totals. In the interrupt handler, under pc->lock.
+ * ring: the interrupted context (PC, mode, task as its session's pid
+ * namespace sees it), the generic timer and the group's totals. A counter
+ * that excludes the kernel whose interrupt came in the kernel (skid) gives
+ * no sample: no kernel address for a user-only event (as perf drops them).
+ * In the interrupt handler, under pc->lock.
  */
 static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_counter *c,
 			  unsigned int cpu)
 {
 	struct amupmu_session *s = c->owner;
+	struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
 	struct pt_regs *regs = get_irq_regs();
 	/* filled up to len, the part copied: no zeroing (INIT_STACK_ALL_ZERO) */
 	struct amupmu_sample_buf b __uninitialized;
 	u32 len = sizeof(b.rec) + s->nr_events * sizeof(u64);
+	bool user = regs && user_mode(regs);
 
+	if (c->no_kernel && !user) {
+		sc->skid++;
+		return;
+	}
 	b.rec = (struct amupmu_sample) {
 		.size = len,
 		.type = AMUPMU_SAMPLE_PMU_OVERFLOW,
+		.mode = user ? AMUPMU_MODE_USER : AMUPMU_MODE_KERNEL,
 		.event = c->ev,
 		.cpu = cpu,
 		.nr_values = s->nr_events,
-		.pid = task_tgid_nr(current),
-		.tid = task_pid_nr(current),
+		.pid = task_tgid_nr_ns(current, s->pid_ns),
+		.tid = task_pid_nr_ns(current, s->pid_ns),
 		.time = arch_timer_read_counter(),
+		.pc = regs ? instruction_pointer(regs) : 0,
 	};
-	if (regs) {
-		b.rec.pc = instruction_pointer(regs);
-		b.rec.el = user_mode(regs) ? 0 : FIELD_GET(GENMASK(3, 2), regs->pstate);
-	}
-	amupmu_collect_totals(pc, amupmu_sess_idx(s, cpu), s->nr_events, b.values);
+	amupmu_collect_totals(pc, sc->idx, s->nr_events, b.values);
 	if (amupmu_ring_write(s->ring, &b, len)) {
-		s->samples[cpu]++;
+		sc->samples++;
 		/*
 		 * The wake-up is an irq_work, i.e. an IPI to this CPU: only
 		 * when a reader waits. wq_has_sleeper()'s barrier pairs with
@@ -401,7 +482,7 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 		if (wq_has_sleeper(&s->wait))
 			irq_work_queue(&s->wake);
 	} else {
-		s->lost[cpu]++;
+		sc->lost++;
 	}
 }
 
@@ -418,17 +499,19 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 	isb();
 
 	cpu = smp_processor_id();
-	pc = &amupmu_pmu_cpus[cpu];
+	pc = amupmu_pc(cpu);
 	raw_spin_lock(&pc->lock);
 	for_each_set_bit(idx, &ovs, AMUPMU_PMU_MAX_EVENTS) {
+		struct amupmu_pmu_counter *c = &pc->cnt[idx];
+
 		if (pc->used & BIT(idx)) {
-			pc->cnt[idx].overflows++;
-			if (pc->cnt[idx].span)
+			c->overflows++;
+			if (c->span)
 				amupmu_counter_rearm(pc, idx);
 			else
-				amupmu_counter_update(pc, idx);
-			if (pc->cnt[idx].period)
-				amupmu_sample(pc, &pc->cnt[idx], cpu);
+				amupmu_counter_fold(c, idx);
+			if (c->period)
+				amupmu_sample(pc, c, cpu);
 		} else {
 			/* not ours: left over from before, mask it */
 			write_sysreg(BIT(idx), pmintenclr_el1);
@@ -441,10 +524,11 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 /* ------------------------------------------------------------ CPU start/stop */
 
 /*
- * Program this CPU's PMU from the saved state: a known PMCR_EL0, every
- * interrupt masked and cleared, then the allocated counters from zero
- * (their totals are kept), counting when their session is enabled.
- * On the CPU, with the PMU known to be PMUv3.
+ * Program this CPU's PMU from the saved state: a known PMCR_EL0, EL0 access
+ * closed (PMUSERENR_EL0 = 0), every interrupt masked and cleared, then the
+ * allocated counters with the values they had when they were saved (a
+ * counter new to this CPU from its start value), counting when their group
+ * is enabled. On the CPU, with the PMU known to be PMUv3.
  */
 static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 {
@@ -452,10 +536,11 @@ static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 	unsigned int idx;
 	u64 pmcr;
 
+	write_sysreg(0, pmuserenr_el0);
 	write_sysreg(U32_MAX, pmcntenclr_el0);
 	write_sysreg(U32_MAX, pmintenclr_el1);
 	write_sysreg(U32_MAX, pmovsclr_el0);
-	pmcr = ARMV8_PMU_PMCR_E | ARMV8_PMU_PMCR_LC | ARMV8_PMU_PMCR_P | ARMV8_PMU_PMCR_C;
+	pmcr = ARMV8_PMU_PMCR_E | ARMV8_PMU_PMCR_LC;
 	if (pmu_counter_bits == 64 && pmuver >= ID_AA64DFR0_EL1_PMUVer_V3P5)
 		pmcr |= ARMV8_PMU_PMCR_LP;
 	write_sysreg(pmcr, pmcr_el0);
@@ -464,8 +549,11 @@ static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	pc->mask = pmcr & ARMV8_PMU_PMCR_LP ? U64_MAX : U32_MAX;
 	used = pc->used;
-	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
-		amupmu_hw_counter_start(pc, idx, pc->cnt[idx].owner->enabled);
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+		if (pc->cnt[idx].mask != amupmu_counter_mask(pc, idx))
+			amupmu_counter_init(pc, idx);
+		amupmu_hw_counter_program(pc, idx);
+	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 }
 
@@ -478,7 +566,7 @@ static void amupmu_pmu_hw_save(struct amupmu_pmu_cpu *pc)
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
-		amupmu_counter_update(pc, idx);
+		amupmu_counter_fold(&pc->cnt[idx], idx);
 		amupmu_hw_counter_stop(idx);
 	}
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -505,27 +593,29 @@ void amupmu_pmu_cpu_start(void)
 	int irq = READ_ONCE(amupmu_dev.pmu_irq);
 	unsigned int cpu, idx, pmuver;
 	struct amupmu_pmu_cpu *pc;
-	unsigned long used;
+	unsigned long running, flags;
 	u64 now;
 
 	pmuver = amupmu_this_cpu_pmuver();
 	if (!irq || !pmuver)
 		return;
 	cpu = smp_processor_id();
-	pc = &amupmu_pmu_cpus[cpu];
+	pc = amupmu_pc(cpu);
 	/* may run in IPI context: read the CPU itself, not discovery's table */
 	pc->nr_counters = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
 	amupmu_pmu_hw_setup(pc, pmuver);
 
 	now = local_clock();
-	used = pc->used;
-	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
-		struct amupmu_session *s = pc->cnt[idx].owner;
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	running = pc->running;
+	for_each_set_bit(idx, &running, AMUPMU_PMU_MAX_EVENTS) {
+		struct amupmu_sess_cpu *sc = amupmu_sc(pc->cnt[idx].owner, cpu);
 
-		if (s->enabled && !s->run_since[cpu])
-			s->run_since[cpu] = now;
+		if (!sc->run_since)
+			sc->run_since = now;
 	}
 	WRITE_ONCE(pc->live, true);
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	enable_percpu_irq(irq, IRQ_TYPE_NONE);
 }
 
@@ -539,21 +629,21 @@ void amupmu_pmu_cpu_stop(void)
 	unsigned int idx;
 	u64 now;
 
-	if (!irq || !amupmu_pmu_cpus[cpu].live)
+	if (!irq || !amupmu_pc(cpu)->live)
 		return;
 	disable_percpu_irq(irq);
-	pc = &amupmu_pmu_cpus[cpu];
+	pc = amupmu_pc(cpu);
 	amupmu_pmu_hw_save(pc);
 
 	now = local_clock();
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
-		struct amupmu_session *s = pc->cnt[idx].owner;
+		struct amupmu_sess_cpu *sc = amupmu_sc(pc->cnt[idx].owner, cpu);
 
-		if (s->run_since[cpu]) {
-			s->run_ns[cpu] += now - s->run_since[cpu];
-			s->run_since[cpu] = 0;
+		if (sc->run_since) {
+			sc->run_ns += now - sc->run_since;
+			sc->run_since = 0;
 		}
 	}
 	WRITE_ONCE(pc->live, false);
@@ -574,12 +664,13 @@ static void amupmu_pmu_cpu_stop_ipi(void *unused)
 
 /*
  * CPU power management: a core that powers down in idle or suspend comes
- * back with its PMU reset. Save before, reprogram after (as arm_pmu does).
- * Runs on the CPU with interrupts off.
+ * back with its PMU reset. Save before, reprogram after with the saved
+ * values (as arm_pmu does). Runs on the CPU with interrupts off; pc->lock
+ * orders it against the commands' IPIs and offline updates.
  */
 static int amupmu_cpu_pm_notify(struct notifier_block *nb, unsigned long action, void *v)
 {
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[smp_processor_id()];
+	struct amupmu_pmu_cpu *pc = amupmu_pc(smp_processor_id());
 
 	if (!READ_ONCE(pc->live))
 		return NOTIFY_OK;
@@ -599,6 +690,56 @@ static struct notifier_block amupmu_cpu_pm_nb = {
 	.notifier_call = amupmu_cpu_pm_notify,
 };
 
+#ifdef CONFIG_AMUPMU_MOCK
+/**
+ * amupmu_pmu_power_loss() - what a power-down does to this CPU's PMU
+ *
+ * Test builds only (the debugfs cpu_pm file): between cpu_pm_enter() and
+ * cpu_pm_exit(), reset the PMU registers as a core power-down would, so
+ * that the exit path must restore everything. On the CPU, interrupts off.
+ */
+void amupmu_pmu_power_loss(void)
+{
+	unsigned int idx, n = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
+
+	if (!amupmu_this_cpu_pmuver())
+		return;
+	write_sysreg(0, pmcr_el0);
+	write_sysreg(U32_MAX, pmcntenclr_el0);
+	write_sysreg(U32_MAX, pmintenclr_el1);
+	write_sysreg(U32_MAX, pmovsclr_el0);
+	for (idx = 0; idx < n; idx++) {
+		amupmu_hw_write_counter(idx, 0);
+		amupmu_hw_write_type(idx, 0);
+	}
+	amupmu_hw_write_counter(AMUPMU_CYCLE_IDX, 0);
+	isb();
+}
+#endif
+
+/**
+ * amupmu_pmu_init() - the per-CPU state, for the module's lifetime
+ */
+int amupmu_pmu_init(void)
+{
+	unsigned int cpu;
+
+	amupmu_pmu_cpus = alloc_percpu(struct amupmu_pmu_cpu);
+	if (!amupmu_pmu_cpus)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		raw_spin_lock_init(&amupmu_pc(cpu)->lock);
+		amupmu_pc(cpu)->cpu = cpu;
+	}
+	return 0;
+}
+
+void amupmu_pmu_exit(void)
+{
+	free_percpu(amupmu_pmu_cpus);
+	amupmu_pmu_cpus = NULL;
+}
+
 /**
  * amupmu_pmu_claim() - take the PMU: its PPI and every CPU's registers
  * @dev: the platform device, for messages
@@ -606,20 +747,13 @@ static struct notifier_block amupmu_cpu_pm_nb = {
  */
 int amupmu_pmu_claim(struct device *dev, int irq)
 {
-	unsigned int cpu;
 	int ret;
-
-	amupmu_pmu_cpus = kcalloc(nr_cpu_ids, sizeof(*amupmu_pmu_cpus), GFP_KERNEL);
-	if (!amupmu_pmu_cpus)
-		return -ENOMEM;
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++)
-		raw_spin_lock_init(&amupmu_pmu_cpus[cpu].lock);
 
 	/* a per-CPU IRQ cannot be shared: this fails if arm_pmu holds it */
 	ret = request_percpu_irq(irq, amupmu_pmu_irq_handler, "amupmu", &amupmu_pmu_irq_cookie);
 	if (ret) {
 		dev_err(dev, "cannot take the PMU interrupt %d: %d\n", irq, ret);
-		goto out_free;
+		return ret;
 	}
 	ret = cpu_pm_register_notifier(&amupmu_cpu_pm_nb);
 	if (ret)
@@ -627,38 +761,88 @@ int amupmu_pmu_claim(struct device *dev, int irq)
 
 	/* under the hotplug lock: CPUs coming online see pmu_irq set */
 	cpus_read_lock();
+	down_write(&amupmu_pmu_own_rwsem);
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.exclusive = true;
 	WRITE_ONCE(amupmu_dev.pmu_irq, irq);
 	mutex_unlock(&amupmu_dev.lock);
 	on_each_cpu(amupmu_pmu_cpu_start_ipi, NULL, 1);
+	up_write(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
 	return 0;
 
 out_irq:
 	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
-out_free:
-	kfree(amupmu_pmu_cpus);
-	amupmu_pmu_cpus = NULL;
 	return ret;
 }
 
-/* Let the PMU go; no session can exist (the module is going away). */
+/* Wake every session's readers (their group may have gone). */
+static void amupmu_sessions_wake(void)
+{
+	struct amupmu_session *s;
+
+	spin_lock(&amupmu_sessions_lock);
+	list_for_each_entry(s, &amupmu_sessions, node)
+		wake_up_interruptible_all(&s->wait);
+	spin_unlock(&amupmu_sessions_lock);
+}
+
+/*
+ * amupmu_pmu_release() - let the PMU go (the device is removed: module
+ * unload, or an unbind with sessions open). Every group ends: its counters
+ * stop and are freed, its session gets ENXIO for PMU commands until it
+ * releases the group, its readers wake up.
+ */
 void amupmu_pmu_release(void)
 {
 	int irq = amupmu_dev.pmu_irq;
+	unsigned int cpu;
 
 	cpus_read_lock();
+	down_write(&amupmu_pmu_own_rwsem);
 	on_each_cpu(amupmu_pmu_cpu_stop_ipi, NULL, 1);
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.exclusive = false;
 	WRITE_ONCE(amupmu_dev.pmu_irq, 0);
 	mutex_unlock(&amupmu_dev.lock);
+	mutex_lock(&amupmu_pmu_alloc_lock);
+	for_each_possible_cpu(cpu) {
+		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		pc->used = 0;
+		pc->running = 0;
+		memset(pc->cnt, 0, sizeof(pc->cnt));
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+	WRITE_ONCE(amupmu_pmu_gen, amupmu_pmu_gen + 1 ?: 1);
+	mutex_unlock(&amupmu_pmu_alloc_lock);
+	up_write(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
 	cpu_pm_unregister_notifier(&amupmu_cpu_pm_nb);
 	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
-	kfree(amupmu_pmu_cpus);
-	amupmu_pmu_cpus = NULL;
+	amupmu_sessions_wake();
+}
+
+/**
+ * amupmu_pmu_free_mask() - the counters of @cpu no session holds
+ * @cpu: the CPU
+ * @nr_counters: its PMCR_EL0.N as discovery read it
+ *
+ * Return: bit n event counter n, bit 31 the cycle counter; 0 unless amupmu
+ * owns the PMU.
+ */
+u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters)
+{
+	u32 free = 0;
+
+	mutex_lock(&amupmu_pmu_alloc_lock);
+	if (READ_ONCE(amupmu_dev.pmu_irq) && nr_counters)
+		free = ((u32)(BIT_ULL(nr_counters) - 1) | BIT(AMUPMU_CYCLE_IDX)) &
+		       ~amupmu_pc(cpu)->used;
+	mutex_unlock(&amupmu_pmu_alloc_lock);
+	return free;
 }
 
 /* ------------------------------------------------------------ sessions */
@@ -676,181 +860,238 @@ struct amupmu_session *amupmu_session_alloc(void)
 
 	if (!s)
 		return NULL;
+	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) ||
+	    !zalloc_cpumask_var(&s->scratch, GFP_KERNEL)) {
+		free_cpumask_var(s->cpus);
+		kfree(s);
+		return NULL;
+	}
 	mutex_init(&s->lock);
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wait);
 	init_irq_work(&s->wake, amupmu_sess_wake);
+	spin_lock(&amupmu_sessions_lock);
+	list_add(&s->node, &amupmu_sessions);
+	spin_unlock(&amupmu_sessions_lock);
 	return s;
 }
 
-/* What a session command does to one of its counters on one CPU. */
+/*
+ * What a session command does to one of its counters on one CPU: on that
+ * CPU (@hw: its PMU may be touched) or, for a CPU that is not live, from
+ * anywhere (@hw false). Under pc->lock.
+ */
 typedef void (*amupmu_counter_op_t)(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-				    unsigned int idx);
+				    unsigned int idx, bool hw);
 
-/* Per-CPU operation of a session command, run on that CPU by IPI. */
 struct amupmu_sess_ipi {
 	struct amupmu_session *s;
 	amupmu_counter_op_t op;
-	struct amupmu_pmu_value *vals;
-	struct amupmu_pmu_read *rd;
 };
+
+static void amupmu_sess_cpu_op(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			       amupmu_counter_op_t op, bool hw)
+{
+	const u8 *idx = amupmu_sess_idx(s, pc->cpu);
+	unsigned int e;
+
+	for (e = 0; e < s->nr_events; e++)
+		op(s, pc, idx[e], hw);
+	if (hw)
+		isb();
+}
 
 static void amupmu_sess_ipi_fn(void *arg)
 {
 	struct amupmu_sess_ipi *a = arg;
-	unsigned int cpu = smp_processor_id();
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	u8 *idx = amupmu_sess_idx(a->s, cpu);
-	unsigned int e;
+	struct amupmu_pmu_cpu *pc = amupmu_pc(smp_processor_id());
 
 	raw_spin_lock(&pc->lock);
-	for (e = 0; e < a->s->nr_events; e++)
-		a->op(a->s, pc, idx[e]);
+	amupmu_sess_cpu_op(a->s, pc, a->op, pc->live);
 	raw_spin_unlock(&pc->lock);
 }
 
-static void amupmu_op_enable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			     unsigned int idx)
+/*
+ * Run @op for the session's counters on every CPU of its set: one
+ * on_each_cpu_mask() for the online ones, under the CPU's lock here for
+ * the others. Called under cpus_read_lock() and s->lock.
+ */
+static void amupmu_sess_each_cpu(struct amupmu_session *s, amupmu_counter_op_t op)
 {
-	amupmu_counter_update(pc, idx);
-	write_sysreg(BIT(idx), pmcntenset_el0);
-	isb();
+	struct amupmu_sess_ipi a = { .s = s, .op = op };
+	unsigned long flags;
+	unsigned int cpu;
+
+	cpumask_and(s->scratch, s->cpus, cpu_online_mask);
+	on_each_cpu_mask(s->scratch, amupmu_sess_ipi_fn, &a, true);
+	for_each_cpu_andnot(cpu, s->cpus, cpu_online_mask) {
+		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+
+		raw_spin_lock_irqsave(&pc->lock, flags);
+		amupmu_sess_cpu_op(s, pc, op, false);
+		raw_spin_unlock_irqrestore(&pc->lock, flags);
+	}
+}
+
+static void amupmu_op_enable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			     unsigned int idx, bool hw)
+{
+	pc->running |= BIT(idx);
+	if (hw)
+		write_sysreg(BIT(idx), pmcntenset_el0);
 }
 
 static void amupmu_op_disable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			      unsigned int idx)
+			      unsigned int idx, bool hw)
 {
-	write_sysreg(BIT(idx), pmcntenclr_el0);
-	isb();
-	amupmu_counter_update(pc, idx);
+	pc->running &= ~BIT(idx);
+	if (hw) {
+		write_sysreg(BIT(idx), pmcntenclr_el0);
+		isb();
+		amupmu_counter_fold(&pc->cnt[idx], idx);
+	}
 }
 
 static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			    unsigned int idx)
+			    unsigned int idx, bool hw)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
+	struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
 
-	if (pc->live) {
-		/*
-		 * Start it over: one span from its overflow, so that a counter
-		 * re-armed every span keeps its margin and a sampling one its
-		 * period. Then drop an overflow it had before (its interrupt
-		 * would re-arm nothing and count one for the new total).
-		 */
-		c->prev = -c->span & c->mask;
+	/*
+	 * Start it over: one span from its overflow, so that a counter
+	 * re-armed every span keeps its margin and a sampling one its
+	 * period. Then drop an overflow it had before (its interrupt would
+	 * re-arm nothing and count one for the new total). A CPU that is not
+	 * live takes the start value when it is programmed.
+	 */
+	if (hw) {
+		amupmu_counter_init(pc, idx);
 		amupmu_hw_write_counter(idx, c->prev);
 		isb();
 		write_sysreg(BIT(idx), pmovsclr_el0);
+	} else {
+		c->mask = 0;
 	}
 	c->total = 0;
 	c->overflows = 0;
 	/* once per CPU: the sample counts are the CPU's, not the counter's */
 	if (c->ev == 0) {
-		s->samples[pc - amupmu_pmu_cpus] = 0;
-		s->lost[pc - amupmu_pmu_cpus] = 0;
+		sc->samples = 0;
+		sc->lost = 0;
+		sc->skid = 0;
 	}
 }
 
 static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			      unsigned int idx)
+			      unsigned int idx, bool hw)
 {
-	amupmu_hw_counter_start(pc, idx, false);
+	amupmu_counter_init(pc, idx);
+	if (hw)
+		amupmu_hw_counter_program(pc, idx);
+	else
+		pc->cnt[idx].mask = 0;
 }
 
-static void amupmu_op_stop(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			   unsigned int idx)
+/* The counter leaves the group: stopped, freed (under amupmu_pmu_alloc_lock too). */
+static void amupmu_op_release(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			      unsigned int idx, bool hw)
 {
-	amupmu_hw_counter_stop(idx);
+	if (hw)
+		amupmu_hw_counter_stop(idx);
+	pc->used &= ~BIT(idx);
+	pc->running &= ~BIT(idx);
+	pc->cnt[idx].owner = NULL;
+}
+
+/* Give the ring's locked-memory charge back. Under s->lock, or at free. */
+static void amupmu_sess_ring_unaccount(struct amupmu_session *s)
+{
+	if (!s->ring_mm)
+		return;
+	account_locked_vm(s->ring_mm, s->ring_locked, false);
+	mmdrop(s->ring_mm);
+	s->ring_mm = NULL;
+	s->ring_locked = 0;
+}
+
+/* Free the group's per-CPU state (not its counters). */
+static void amupmu_sess_free_group(struct amupmu_session *s)
+{
+	cpumask_clear(s->cpus);
+	free_percpu(s->pcpu);
+	s->pcpu = NULL;
+	if (s->pid_ns)
+		put_pid_ns(s->pid_ns);
+	s->pid_ns = NULL;
 }
 
 /*
- * Run @op for the session's counters on every CPU of its set: by IPI on
- * the online ones, under the CPU's lock here for the others (@live_only:
- * skip those). Called under cpus_read_lock().
+ * Free the group's counters. Under cpus_read_lock(), the own rwsem and
+ * s->lock. A group of a binding that went away has no counters left.
  */
-static void amupmu_sess_each_cpu(struct amupmu_session *s, bool live_only, amupmu_counter_op_t op)
-{
-	struct amupmu_sess_ipi a = { .s = s, .op = op };
-	struct amupmu_pmu_cpu *pc;
-	unsigned long flags;
-	unsigned int cpu, e;
-
-	for_each_cpu(cpu, s->cpus) {
-		pc = &amupmu_pmu_cpus[cpu];
-		if (pc->live) {
-			WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_sess_ipi_fn, &a, 1));
-			continue;
-		}
-		if (live_only)
-			continue;
-		raw_spin_lock_irqsave(&pc->lock, flags);
-		for (e = 0; e < s->nr_events; e++)
-			op(s, pc, amupmu_sess_idx(s, cpu)[e]);
-		raw_spin_unlock_irqrestore(&pc->lock, flags);
-	}
-}
-
-/* Free the group's CPU set and per-CPU arrays (not its counters). */
-static void amupmu_sess_free_group(struct amupmu_session *s)
-{
-	free_cpumask_var(s->cpus);
-	kfree(s->idx);
-	kfree(s->run_ns);
-	kfree(s->run_since);
-	kfree(s->samples);
-	kfree(s->lost);
-	s->idx = NULL;
-	s->run_ns = NULL;
-	s->run_since = NULL;
-	s->samples = NULL;
-	s->lost = NULL;
-}
-
-/* Free the group's counters. Under cpus_read_lock() and s->lock. */
 static void amupmu_sess_release_group(struct amupmu_session *s)
 {
-	unsigned int cpu, e;
-
 	if (!s->configured)
 		return;
-	amupmu_sess_each_cpu(s, true, amupmu_op_stop);
-	mutex_lock(&amupmu_pmu_alloc_lock);
-	for_each_cpu(cpu, s->cpus) {
-		for (e = 0; e < s->nr_events; e++) {
-			unsigned int idx = amupmu_sess_idx(s, cpu)[e];
-
-			amupmu_pmu_cpus[cpu].used &= ~BIT(idx);
-			amupmu_pmu_cpus[cpu].cnt[idx].owner = NULL;
-		}
+	if (!amupmu_sess_stale(s)) {
+		mutex_lock(&amupmu_pmu_alloc_lock);
+		amupmu_sess_each_cpu(s, amupmu_op_release);
+		mutex_unlock(&amupmu_pmu_alloc_lock);
 	}
-	mutex_unlock(&amupmu_pmu_alloc_lock);
 	amupmu_sess_free_group(s);
 	s->configured = false;
 	s->enabled = false;
+	WRITE_ONCE(s->gen, 0);
+}
+
+static void amupmu_pmu_lock(struct amupmu_session *s)
+{
+	cpus_read_lock();
+	down_read(&amupmu_pmu_own_rwsem);
+	mutex_lock(&s->lock);
+}
+
+static void amupmu_pmu_unlock(struct amupmu_session *s)
+{
+	mutex_unlock(&s->lock);
+	up_read(&amupmu_pmu_own_rwsem);
+	cpus_read_unlock();
 }
 
 void amupmu_session_free(struct amupmu_session *s)
 {
 	if (!s)
 		return;
-	if (s->configured)
-		amupmu_pmu_release_group(s);
+	spin_lock(&amupmu_sessions_lock);
+	list_del(&s->node);
+	spin_unlock(&amupmu_sessions_lock);
+	if (s->configured) {
+		amupmu_pmu_lock(s);
+		amupmu_sess_release_group(s);
+		amupmu_pmu_unlock(s);
+	}
 	/* no counter of the session runs: only a queued wake-up may be left */
 	irq_work_sync(&s->wake);
+	amupmu_sess_ring_unaccount(s);
 	amupmu_ring_put(s->ring);
 	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->lock);
+	free_cpumask_var(s->scratch);
+	free_cpumask_var(s->cpus);
 	kfree(s);
 }
 
 /* ------------------------------------------------------------ commands */
 
-static int amupmu_pmu_owned(void)
+/* ENXIO while the kernel owns the PMU, or when the session's group went with its device. */
+static int amupmu_pmu_owned(const struct amupmu_session *s)
 {
-	return READ_ONCE(amupmu_dev.pmu_irq) ? 0 : -EBUSY;
+	if (!READ_ONCE(amupmu_dev.pmu_irq))
+		return -ENXIO;
+	return amupmu_sess_stale(s) ? -ENXIO : 0;
 }
 
-/* PMEVTYPER value of @ev for a CPU, or -errno. */
 /*
  * The largest sample period of a CPU's event counters: their width, which
  * is 64 bits only with PMUv3p5 and pmu_counter_bits=64 (PMCR_EL0.LP).
@@ -862,11 +1103,26 @@ static u64 amupmu_period_max(const struct amupmu_cpu_info *ci)
 	return U32_MAX;
 }
 
+/* Does the CPU implement event @n (PMCEID0/1, with the 0x4000 range from v3p1)? */
+static bool amupmu_event_implemented(const struct amupmu_cpu_info *ci, u32 n)
+{
+	if (n < 0x20)
+		return ci->pmceid0 & BIT_ULL(n);
+	if (n < 0x40)
+		return ci->pmceid1 & BIT_ULL(n - 0x20);
+	if (n >= 0x4000 && n < 0x4020)
+		return ci->pmceid0 & BIT_ULL(n - 0x4000 + 32);
+	if (n >= 0x4020 && n < 0x4040)
+		return ci->pmceid1 & BIT_ULL(n - 0x4020 + 32);
+	return false;
+}
+
+/* PMEVTYPER value of @ev for a CPU, or -errno. */
 static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 			      const struct amupmu_cpu_info *ci)
 {
-	u32 n = ev->event;
-	bool impl;
+	bool has_el2 = FIELD_GET(ID_AA64PFR0_EL1_EL2, ci->id_aa64pfr0);
+	u32 n = ev->event, type;
 
 	if (ev->flags & ~AMUPMU_EV_ALL)
 		return -EINVAL;
@@ -875,39 +1131,33 @@ static long amupmu_event_type(const struct amupmu_pmu_event *ev,
 		return -EINVAL;
 	if (n > (ci->pmu_version >= ID_AA64DFR0_EL1_PMUVer_V3P1 ? 0xffff : 0x3ff))
 		return -EINVAL;
-	if ((ev->flags & (AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1)) ==
-	    (AMUPMU_EV_EXCL_EL0 | AMUPMU_EV_EXCL_EL1) && !(ev->flags & AMUPMU_EV_INCL_EL2))
+	type = amupmu_evtyper(ev->flags, n, is_kernel_in_hyp_mode(), has_el2);
+	if (!amupmu_evtyper_counts(type, has_el2))
 		return -EINVAL;
-	if (ev->flags & AMUPMU_EV_INCL_EL2 && !FIELD_GET(AMUPMU_PFR0_EL2, ci->id_aa64pfr0))
-		return -EINVAL;
-	if (!(ev->flags & AMUPMU_EV_RAW)) {
-		if (n < 0x20)
-			impl = ci->pmceid0 & BIT_ULL(n);
-		else if (n < 0x40)
-			impl = ci->pmceid1 & BIT_ULL(n - 0x20);
-		else if (n >= 0x4000 && n < 0x4020)
-			impl = ci->pmceid0 & BIT_ULL(n - 0x4000 + 32);
-		else if (n >= 0x4020 && n < 0x4040)
-			impl = ci->pmceid1 & BIT_ULL(n - 0x4020 + 32);
-		else
-			impl = false;
-		if (!impl)
-			return -EOPNOTSUPP;
-	}
-	return amupmu_evtyper(ev->flags, n);
+	if (!(ev->flags & AMUPMU_EV_RAW) && !amupmu_event_implemented(ci, n))
+		return -EOPNOTSUPP;
+	return type;
 }
 
 /**
  * struct amupmu_config_req - what AMUPMU_PMU_CONFIG copied in from user space
  * @evs: the events
  * @cpus: the CPU set
+ * @charge: ring pages charged to the caller's locked memory before the
+ *	locks; what a new ring does not take over is given back after them
+ * @old_mm: the mm of a replaced ring's charge, given back after the locks
+ * @old_locked: its pages
  *
  * Copied before any lock is taken: a fault on user memory must not stall
- * with the hotplug lock held.
+ * with the hotplug lock held. The locked-memory accounting takes the mmap
+ * lock, which mmap() holds when it takes the session's lock: outside too.
  */
 struct amupmu_config_req {
 	struct amupmu_pmu_event evs[AMUPMU_PMU_MAX_EVENTS];
 	cpumask_var_t cpus;
+	unsigned long charge;
+	struct mm_struct *old_mm;
+	unsigned long old_locked;
 };
 
 static int amupmu_read_cpuset(struct cpumask *mask, const struct amupmu_pmu_config *cfg)
@@ -945,12 +1195,10 @@ out:
  * Choose a counter for each event on @cpu, given its free counters:
  * CPU_CYCLES goes to the cycle counter while it is free, the rest to the
  * lowest free event counters. Sets *free_out to the free counters before;
- * returns 0, or -EBUSY when they do not suffice.
+ * returns 0, or -EBUSY when they do not suffice. Writes only @idx.
  */
-static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free_out)
+static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u8 *idx, u32 *free_out)
 {
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	u8 *idx = amupmu_sess_idx(s, cpu);
 	struct amupmu_cpu_info ci;
 	unsigned int e, i;
 	u32 avail;
@@ -958,7 +1206,7 @@ static int amupmu_plan_cpu(struct amupmu_session *s, unsigned int cpu, u32 *free
 	/* PMCR_EL0.N as discovery read it: the CPU may be offline now */
 	amupmu_cpu_snapshot(cpu, &ci);
 	avail = (u32)(BIT_ULL(ci.pmu_num_counters) - 1) | BIT(AMUPMU_CYCLE_IDX);
-	avail &= ~pc->used;
+	avail &= ~amupmu_pc(cpu)->used;
 	*free_out = hweight32(avail);
 	for (e = 0; e < s->nr_events; e++) {
 		if ((s->evtyper[e] & ARMV8_PMU_EVTYPE_EVENT) == AMUPMU_CPU_CYCLES &&
@@ -1009,10 +1257,13 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 
 /*
  * Give a sampling group its ring: the session's own when it has the size
- * asked for (emptied), else a new one; EBUSY while a ring of another size
- * is mapped. Under s->lock.
+ * asked for (emptied), else a new one, which takes over @req's charge to
+ * the caller's locked memory (the old ring's charge goes back after the
+ * locks); EBUSY while a ring of another size is mapped. Under s->lock.
+ * Changes nothing on error.
  */
-static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages)
+static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
+			    struct amupmu_config_req *req)
 {
 	struct amupmu_ring *r;
 
@@ -1025,6 +1276,12 @@ static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages)
 	r = amupmu_ring_alloc(pages);
 	if (!r)
 		return -ENOMEM;
+	req->old_mm = s->ring_mm;
+	req->old_locked = s->ring_locked;
+	mmgrab(current->mm);
+	s->ring_mm = current->mm;
+	s->ring_locked = req->charge;
+	req->charge = 0;
 	amupmu_ring_put(s->ring);
 	WRITE_ONCE(s->ring, r);
 	/* a reader waiting on the old ring looks again */
@@ -1033,7 +1290,7 @@ static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages)
 }
 
 static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg,
-			     const struct amupmu_config_req *req)
+			     struct amupmu_config_req *req)
 {
 	const struct amupmu_pmu_event *evs = req->evs;
 	struct amupmu_cpu_info ci;
@@ -1046,8 +1303,6 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 		return -EBUSY;
 	if (!perfmon_capable())
 		return -EACCES;
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL))
-		return -ENOMEM;
 	cpumask_copy(s->cpus, req->cpus);
 
 	/* the events must be valid and implemented on every CPU of the set */
@@ -1065,52 +1320,48 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 				goto out_free;
 			}
 			s->evtyper[e] = type;
+			s->no_kernel[e] = !amupmu_evtyper_counts_kernel(type,
+									is_kernel_in_hyp_mode());
 			s->period[e] = evs[e].sample_period;
 		}
 	}
 
-	s->idx = kcalloc(nr_cpu_ids, AMUPMU_PMU_MAX_EVENTS, GFP_KERNEL);
-	s->run_ns = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	s->run_since = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	s->samples = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	s->lost = kcalloc(nr_cpu_ids, sizeof(u64), GFP_KERNEL);
-	if (!s->idx || !s->run_ns || !s->run_since || !s->samples || !s->lost) {
+	s->pcpu = alloc_percpu(struct amupmu_sess_cpu);
+	if (!s->pcpu) {
 		ret = -ENOMEM;
 		goto out_free;
 	}
-	if (cfg->ring_pages) {
-		ret = amupmu_sess_ring(s, cfg->ring_pages);
-		if (ret)
-			goto out_free;
-	}
 
+	/* plan the counters before the ring: a busy CPU allocates nothing */
 	mutex_lock(&amupmu_pmu_alloc_lock);
 	ret = 0;
 	for_each_cpu(cpu, s->cpus) {
-		if (amupmu_plan_cpu(s, cpu, &free))
+		if (amupmu_plan_cpu(s, cpu, amupmu_sess_idx(s, cpu), &free))
 			ret = -EBUSY;
 		min_free = min(min_free, free);
 	}
-	cfg->counters_free = min_free;
+	if (!ret && cfg->ring_pages)
+		ret = amupmu_sess_ring(s, cfg->ring_pages, req);
 	if (ret) {
 		mutex_unlock(&amupmu_pmu_alloc_lock);
-		ret = AMUPMU_EBUSY_RESPOND;
 		goto out_free;
 	}
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
 	for_each_cpu(cpu, s->cpus) {
-		struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+		const u8 *idx = amupmu_sess_idx(s, cpu);
 		unsigned long flags;
 
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		for (e = 0; e < s->nr_events; e++) {
-			struct amupmu_pmu_counter *c = &pc->cnt[amupmu_sess_idx(s, cpu)[e]];
-
-			pc->used |= BIT(amupmu_sess_idx(s, cpu)[e]);
-			*c = (struct amupmu_pmu_counter) {
+			pc->used |= BIT(idx[e]);
+			pc->running &= ~BIT(idx[e]);
+			pc->cnt[idx[e]] = (struct amupmu_pmu_counter) {
 				.owner = s,
 				.evtyper = s->evtyper[e],
 				.period = s->period[e],
 				.ev = e,
+				.no_kernel = s->no_kernel[e],
 			};
 		}
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -1120,7 +1371,9 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	s->configured = true;
 	s->enabled = false;
 	s->enabled_ns = 0;
-	amupmu_sess_each_cpu(s, true, amupmu_op_program);
+	WRITE_ONCE(s->gen, amupmu_pmu_gen);
+	amupmu_sess_each_cpu(s, amupmu_op_program);
+	cfg->counters_free = min_free;
 	first = cpumask_first(s->cpus);
 	memset(cfg->counters, 0, sizeof(cfg->counters));
 	for (e = 0; e < s->nr_events; e++)
@@ -1143,11 +1396,13 @@ static void amupmu_sess_clocks(struct amupmu_session *s, bool run, u64 now)
 	else
 		s->enabled_ns += now - s->enabled_since;
 	for_each_cpu(cpu, s->cpus) {
-		if (run && amupmu_pmu_cpus[cpu].live) {
-			s->run_since[cpu] = now;
-		} else if (!run && s->run_since[cpu]) {
-			s->run_ns[cpu] += now - s->run_since[cpu];
-			s->run_since[cpu] = 0;
+		struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
+
+		if (run && amupmu_pc(cpu)->live) {
+			sc->run_since = now;
+		} else if (!run && sc->run_since) {
+			sc->run_ns += now - sc->run_since;
+			sc->run_since = 0;
 		}
 	}
 }
@@ -1169,24 +1424,26 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 		if (s->enabled)
 			return 0;
 		s->enabled = true;
-		amupmu_sess_each_cpu(s, true, amupmu_op_enable);
+		amupmu_sess_each_cpu(s, amupmu_op_enable);
 		amupmu_sess_clocks(s, true, now);
 		break;
 	case AMUPMU_PMU_CTL_DISABLE:
 		if (!s->enabled)
 			return 0;
-		amupmu_sess_each_cpu(s, true, amupmu_op_disable);
+		amupmu_sess_each_cpu(s, amupmu_op_disable);
 		s->enabled = false;
 		amupmu_sess_clocks(s, false, now);
 		break;
 	case AMUPMU_PMU_CTL_RESET:
-		amupmu_sess_each_cpu(s, false, amupmu_op_reset);
+		amupmu_sess_each_cpu(s, amupmu_op_reset);
 		s->enabled_ns = 0;
 		s->enabled_since = now;
 		for_each_cpu(cpu, s->cpus) {
-			s->run_ns[cpu] = 0;
-			if (s->run_since[cpu])
-				s->run_since[cpu] = now;
+			struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
+
+			sc->run_ns = 0;
+			if (sc->run_since)
+				sc->run_since = now;
 		}
 		break;
 	case AMUPMU_PMU_CTL_RELEASE:
@@ -1197,21 +1454,17 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 }
 
 /*
- * Copy a session's totals on @cpu into @vals and its sample counts into
- * @rd, the hardware counts included when @update (the caller runs on that
- * CPU). Under pc->lock. Inlined, so that each caller gets the loop for its
- * @update without a test per counter.
+ * Copy a session's totals on @cpu into @vals, the hardware counts included
+ * when @update (the caller runs on that CPU, which is live). Under
+ * pc->lock. Inlined, so that each caller gets the loop for its @update
+ * without a test per counter.
  */
-static __always_inline void amupmu_collect(struct amupmu_session *s, unsigned int cpu,
-					   struct amupmu_pmu_read *rd,
+static __always_inline void amupmu_collect(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 					   struct amupmu_pmu_value *vals, bool update)
 {
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	const u8 *idx = amupmu_sess_idx(s, cpu);
+	const u8 *idx = amupmu_sess_idx(s, pc->cpu);
 	unsigned int e, n = s->nr_events;
 
-	rd->samples = s->samples[cpu];
-	rd->lost = s->lost[cpu];
 	for (e = 0; e < n; e++) {
 		unsigned int i = idx[e];
 		const struct amupmu_pmu_counter *c = &pc->cnt[i];
@@ -1219,61 +1472,6 @@ static __always_inline void amupmu_collect(struct amupmu_session *s, unsigned in
 		vals[e].value = update ? amupmu_counter_peek(c, i) : c->total;
 		vals[e].overflows = c->overflows;
 	}
-}
-
-#if AMUPMU_HAVE_UACCESS_WINDOW
-/*
- * amupmu_collect() with the hardware counts, the values stored straight
- * into the user's array @u: one pass, no copy through the stack. Under
- * pc->lock, so page faults are disabled: false when a store would fault
- * (the caller then takes the general path, which copies and may fault).
- */
-static __always_inline bool amupmu_collect_user(struct amupmu_session *s, unsigned int cpu,
-						struct amupmu_pmu_read *rd,
-						struct amupmu_pmu_value __user *u)
-{
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
-	const u8 *idx = amupmu_sess_idx(s, cpu);
-	unsigned int e, n = s->nr_events;
-	bool done = false;
-
-	if (!user_access_begin(u, n * sizeof(*u)))
-		return false;
-	pagefault_disable();
-	for (e = 0; e < n; e++) {
-		unsigned int i = idx[e];
-		const struct amupmu_pmu_counter *c = &pc->cnt[i];
-
-		unsafe_put_user(amupmu_counter_peek(c, i), &u[e].value, fault);
-		unsafe_put_user(c->overflows, &u[e].overflows, fault);
-	}
-	done = true;
-fault:
-	pagefault_enable();
-	user_access_end();
-	rd->samples = s->samples[cpu];
-	rd->lost = s->lost[cpu];
-	return done;
-}
-#endif
-
-/*
- * The session's values on this CPU with the hardware counts: into @vals, or
- * when @vals is NULL (a kernel with a user-access window) into the user's
- * @uvals, whatever address that is. False when a store to @uvals would
- * fault. Under pc->lock.
- */
-static __always_inline bool amupmu_collect_live(struct amupmu_session *s, unsigned int cpu,
-						struct amupmu_pmu_read *rd,
-						struct amupmu_pmu_value *vals,
-						struct amupmu_pmu_value __user *uvals)
-{
-#if AMUPMU_HAVE_UACCESS_WINDOW
-	if (!vals)
-		return amupmu_collect_user(s, cpu, rd, uvals);
-#endif
-	amupmu_collect(s, cpu, rd, vals, true);
-	return true;
 }
 
 /* The group's totals on one CPU, the CPU's counts folded in. On it, under pc->lock. */
@@ -1290,85 +1488,181 @@ static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsi
 	}
 }
 
+/* An entry with room for the largest group: on the stack, or an array of them. */
+struct amupmu_read_one {
+	struct amupmu_pmu_read_cpu ent;
+	struct amupmu_pmu_value values[AMUPMU_PMU_MAX_EVENTS];
+};
+
+static_assert(offsetof(struct amupmu_read_one, values) ==
+	      offsetof(struct amupmu_read_one, ent.values));
+
+/**
+ * struct amupmu_read_req - a READ's output, gathered under the locks and
+ *	copied to user space after them
+ * @s: the session
+ * @rd: the command's struct
+ * @buf: with AMUPMU_PMU_READ_ALL: the entries, @stride bytes each, in the
+ *	order of the session's CPUs; else one entry
+ * @stride: bytes of an entry (struct amupmu_pmu_read_cpu and the values)
+ * @now: local_clock() of the read
+ */
+struct amupmu_read_req {
+	struct amupmu_session *s;
+	struct amupmu_pmu_read *rd;
+	u8 *buf;
+	size_t stride;
+	u64 now;
+};
+
+/* Fill the entry of CPU @pc for @q, from the hardware when @hw (on it). Under pc->lock. */
+static void amupmu_read_entry(struct amupmu_read_req *q, struct amupmu_pmu_cpu *pc,
+			      struct amupmu_pmu_read_cpu *ent, bool hw)
+{
+	struct amupmu_session *s = q->s;
+	struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
+
+	if (hw)
+		amupmu_collect(s, pc, ent->values, true);
+	else
+		amupmu_collect(s, pc, ent->values, false);
+	ent->cpu = pc->cpu;
+	ent->state = (s->enabled ? AMUPMU_READ_ENABLED : 0) | (pc->live ? 0 : AMUPMU_READ_OFFLINE);
+	ent->samples = sc->samples;
+	ent->lost = sc->lost;
+	ent->skid = sc->skid;
+	ent->time_running = sc->run_ns;
+}
+
+/* The entry of @cpu in @q's buffer. */
+static struct amupmu_pmu_read_cpu *amupmu_read_slot(struct amupmu_read_req *q, unsigned int cpu)
+{
+	unsigned int i = 0;
+
+	if (q->rd->flags & AMUPMU_PMU_READ_ALL)
+		i = bitmap_weight(cpumask_bits(q->s->cpus), cpu);
+	return (struct amupmu_pmu_read_cpu *)(q->buf + i * q->stride);
+}
+
 static void amupmu_read_ipi(void *arg)
 {
-	struct amupmu_sess_ipi *a = arg;
+	struct amupmu_read_req *q = arg;
 	unsigned int cpu = smp_processor_id();
-	struct amupmu_pmu_cpu *pc = &amupmu_pmu_cpus[cpu];
+	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 
 	raw_spin_lock(&pc->lock);
-	amupmu_collect(a->s, cpu, a->rd, a->vals, true);
+	amupmu_read_entry(q, pc, amupmu_read_slot(q, cpu), pc->live);
 	raw_spin_unlock(&pc->lock);
 }
 
-/* Fill @vals (copied out by the caller, after the locks) and @rd. */
-static int amupmu_pmu_read(struct amupmu_session *s, struct amupmu_pmu_read *rd,
-			   struct amupmu_pmu_value *vals)
+/*
+ * Gather a READ into @q: one on_each_cpu_mask() for the online CPUs asked,
+ * the offline ones from their saved totals. Under amupmu_pmu_lock().
+ */
+static int amupmu_pmu_read(struct amupmu_read_req *q)
 {
-	struct amupmu_sess_ipi a = { .s = s, .vals = vals, .rd = rd };
-	struct amupmu_pmu_cpu *pc;
+	struct amupmu_session *s = q->s;
+	struct amupmu_pmu_read *rd = q->rd;
 	unsigned long flags;
-	unsigned int cpu = rd->cpu;
-	u64 now;
+	unsigned int cpu, i;
 
-	if (rd->flags || rd->__reserved)
-		return -EINVAL;
 	if (!s->configured)
 		return -ENODEV;
-	if (cpu >= nr_cpu_ids || !cpumask_test_cpu(cpu, s->cpus) || rd->nr_values < s->nr_events)
+	if (rd->nr_values < s->nr_events)
 		return -EINVAL;
+	if (rd->flags & AMUPMU_PMU_READ_ALL) {
+		if (rd->cpu || rd->nr_cpus < cpumask_weight(s->cpus))
+			return -EINVAL;
+		cpumask_copy(s->scratch, s->cpus);
+	} else {
+		if (rd->cpu >= nr_cpu_ids || !cpumask_test_cpu(rd->cpu, s->cpus))
+			return -EINVAL;
+		cpumask_clear(s->scratch);
+		cpumask_set_cpu(rd->cpu, s->scratch);
+	}
 
-	pc = &amupmu_pmu_cpus[cpu];
-	/* live cannot change under the hotplug lock, so the IPI cannot fail */
-	if (!pc->live || WARN_ON_ONCE(smp_call_function_single(cpu, amupmu_read_ipi, &a, 1))) {
+	for_each_cpu_andnot(cpu, s->scratch, cpu_online_mask) {
+		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+
 		raw_spin_lock_irqsave(&pc->lock, flags);
-		amupmu_collect(s, cpu, rd, vals, false);
+		amupmu_read_entry(q, pc, amupmu_read_slot(q, cpu), false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
-	now = local_clock();
+	cpumask_and(s->scratch, s->scratch, cpu_online_mask);
+	on_each_cpu_mask(s->scratch, amupmu_read_ipi, q, true);
+
+	/* the running times up to now (live cannot change under the hotplug lock) */
+	q->now = local_clock();
+	i = 0;
+	for_each_cpu(cpu, (rd->flags & AMUPMU_PMU_READ_ALL) ? s->cpus : cpumask_of(rd->cpu)) {
+		struct amupmu_pmu_read_cpu *ent = (void *)(q->buf + i++ * q->stride);
+		struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
+
+		if (sc->run_since)
+			ent->time_running += q->now - sc->run_since;
+	}
 	rd->nr_values = s->nr_events;
-	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
-	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
-	rd->state = (s->enabled ? AMUPMU_READ_ENABLED : 0) | (pc->live ? 0 : AMUPMU_READ_OFFLINE);
+	rd->time_enabled = s->enabled_ns + (s->enabled ? q->now - s->enabled_since : 0);
 	return 0;
 }
 
+/* The READ's struct fields from its one entry (a single-CPU READ). */
+static void amupmu_read_fill(struct amupmu_pmu_read *rd, const struct amupmu_pmu_read_cpu *ent)
+{
+	rd->time_running = ent->time_running;
+	rd->state = ent->state;
+	rd->samples = ent->samples;
+	rd->lost = ent->lost;
+	rd->skid = ent->skid;
+}
+
 /*
- * The read fast path: the caller runs on the CPU it reads. With preemption
- * off that CPU cannot go offline, so neither the hotplug lock nor an IPI is
- * needed. The values go to @vals, or with a user-access window and @vals
- * NULL straight to @uvals. Returns -EAGAIN to take the general path instead
- * (also when a store to @uvals would fault). Inlined into
- * amupmu_pmu_read_fast(): no second frame on the hot path.
+ * The read fast path: a single-CPU READ by a caller on that CPU. With
+ * preemption off that CPU cannot go offline, so neither the hotplug lock
+ * nor an IPI is needed. The entry goes to @ent (on the caller's stack) and
+ * reaches user space after every lock is dropped. Returns -EAGAIN to take
+ * the general path instead. Inlined into amupmu_pmu_read_fast().
  */
 static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 						 struct amupmu_pmu_read *rd,
-						 struct amupmu_pmu_value *vals,
-						 struct amupmu_pmu_value __user *uvals)
+						 struct amupmu_read_one *one)
 {
 	struct amupmu_pmu_cpu *pc;
+	struct amupmu_sess_cpu *sc;
 	unsigned int cpu;
 	unsigned long flags;
 	bool live;
 	u64 now;
 
+	/*
+	 * Without the own rwsem: the per-CPU state lives as long as the module
+	 * and the session's as long as s->lock is held, so a device removal
+	 * racing this read can at worst let it return the totals of a group
+	 * that ended a moment before.
+	 */
 	/* contended (another command of this session runs): the general path waits */
 	if (!mutex_trylock(&s->lock))
 		return -EAGAIN;
-	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || rd->flags || rd->__reserved ||
-	    rd->nr_values < s->nr_events)
+	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || amupmu_sess_stale(s) ||
+	    rd->flags || rd->nr_cpus || rd->nr_values < s->nr_events)
 		goto slow;
 	cpu = get_cpu();
 	if (rd->cpu != cpu || !cpumask_test_cpu(cpu, s->cpus)) {
 		put_cpu();
 		goto slow;
 	}
-	pc = &amupmu_pmu_cpus[cpu];
+	pc = amupmu_pc(cpu);
+	sc = amupmu_sc(s, cpu);
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	live = pc->live && amupmu_collect_live(s, cpu, rd, vals, uvals);
+	live = pc->live;
+	if (live)
+		amupmu_collect(s, pc, one->values, true);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = local_clock();
-	rd->time_running = s->run_ns[cpu] + (s->run_since[cpu] ? now - s->run_since[cpu] : 0);
+	rd->time_running = sc->run_ns + (sc->run_since ? now - sc->run_since : 0);
+	rd->samples = sc->samples;
+	rd->lost = sc->lost;
+	rd->skid = sc->skid;
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
 	if (!live)
@@ -1395,19 +1689,20 @@ static void amupmu_view_update_ipi(void *arg)
 	raw_spin_lock(&pc->lock);
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
-		amupmu_counter_update(pc, idx);
+		amupmu_counter_fold(&pc->cnt[idx], idx);
 	raw_spin_unlock(&pc->lock);
 }
 
 /**
- * amupmu_pmu_cpu_view() - cpuN/pmu_counters: the CPU's allocated counters
+ * amupmu_pmu_cpu_view() - cpuN/pmu_counters_view: the CPU's allocated counters
  * @cpu: the CPU
  * @buf: sysfs page
  *
  * One line per allocated counter: "<n> type=0x<PMEVTYPER> total=<u64>
  * overflows=<u64>", n 0..30 event counters, 31 the cycle counter; the
  * totals are read on the CPU when it is online. Empty when amupmu does not
- * own the PMU or nothing is allocated.
+ * own the PMU or nothing is allocated. Live counters of CAP_PERFMON
+ * sessions: the reader needs CAP_PERFMON too (else EACCES).
  */
 ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 {
@@ -1416,15 +1711,18 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 		u64 total;
 		u64 overflows;
 	} cnt[AMUPMU_PMU_MAX_EVENTS];
-	struct amupmu_pmu_cpu *pc;
+	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 	unsigned long used = 0, flags;
 	unsigned int idx;
 	int len = 0;
 
+	if (!perfmon_capable())
+		return -EACCES;
 	cpus_read_lock();
+	down_read(&amupmu_pmu_own_rwsem);
 	mutex_lock(&amupmu_pmu_alloc_lock);
 	if (READ_ONCE(amupmu_dev.pmu_irq)) {
-		pc = &amupmu_pmu_cpus[cpu];
+		/* fold on the CPU: the totals include what it counted so far */
 		if (pc->live)
 			smp_call_function_single(cpu, amupmu_view_update_ipi, pc, 1);
 		raw_spin_lock_irqsave(&pc->lock, flags);
@@ -1437,6 +1735,7 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	mutex_unlock(&amupmu_pmu_alloc_lock);
+	up_read(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
 
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
@@ -1445,11 +1744,31 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	return len;
 }
 
-/* Copy @n values to user space (on 6.12 the fast path stores them itself). */
-static int amupmu_put_values(struct amupmu_pmu_value __user *u,
-			     const struct amupmu_pmu_value *vals, unsigned int n)
+/*
+ * Copy @n values to user space, after every lock: in one user-access
+ * window where the kernel has one (6.12: no hardened-usercopy walk, no
+ * call), else copy_to_user().
+ */
+static __always_inline int amupmu_put_values(struct amupmu_pmu_value __user *u,
+					     const struct amupmu_pmu_value *vals, unsigned int n)
 {
+#if AMUPMU_HAVE_UACCESS_WINDOW
+	unsigned int e;
+
+	if (!user_access_begin(u, n * sizeof(*u)))
+		return -EFAULT;
+	for (e = 0; e < n; e++) {
+		unsafe_put_user(vals[e].value, &u[e].value, efault);
+		unsafe_put_user(vals[e].overflows, &u[e].overflows, efault);
+	}
+	user_access_end();
+	return 0;
+efault:
+	user_access_end();
+	return -EFAULT;
+#else
 	return copy_to_user(u, vals, n * sizeof(*vals)) ? -EFAULT : 0;
+#endif
 }
 
 /* Write a READ's output fields back into @u, the user's struct of this kernel's size. */
@@ -1464,6 +1783,7 @@ static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu
 	unsafe_put_user(rd->state, &u->state, efault);
 	unsafe_put_user(rd->samples, &u->samples, efault);
 	unsafe_put_user(rd->lost, &u->lost, efault);
+	unsafe_put_user(rd->skid, &u->skid, efault);
 	user_access_end();
 	return 0;
 efault:
@@ -1479,33 +1799,26 @@ efault:
  * @s: the session
  * @u: the user's struct amupmu_pmu_read
  *
- * The common case only: a struct of this kernel's size, read on the CPU the
- * caller runs on (amupmu_pmu_read_local()). A struct that is shorter (it
- * may end where the user's mapping ends, so the copy can fault), or any
- * other case, returns -EAGAIN having changed nothing, and the general
- * dispatch then runs the command from the start.
+ * The common case only: a struct of this kernel's size, one CPU, read on
+ * the CPU the caller runs on (amupmu_pmu_read_local()). A struct that is
+ * shorter (it may end where the user's mapping ends, so the copy can
+ * fault), or any other case, returns -EAGAIN having changed nothing, and
+ * the general dispatch then runs the command from the start.
  *
  * Return: 0, -EAGAIN, or -errno from writing the result back.
  */
 int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u)
 {
 	struct amupmu_pmu_read rd __uninitialized;
-#if AMUPMU_HAVE_UACCESS_WINDOW
-	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
-	    amupmu_pmu_read_local(s, &rd, NULL, u64_to_user_ptr(rd.values_uptr)))
-		return -EAGAIN;
-	return amupmu_put_read(u, &rd);
-#else
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
-	int ret;
+	/* only the group's nr_values entries are filled and copied: no zeroing */
+	struct amupmu_read_one one __uninitialized;
 
 	if (copy_from_user(&rd, u, sizeof(rd)) || rd.size != sizeof(rd) ||
-	    amupmu_pmu_read_local(s, &rd, vals, NULL))
+	    amupmu_pmu_read_local(s, &rd, &one))
 		return -EAGAIN;
 	/* the values first: a READ whose values cannot be written writes nothing else */
-	ret = amupmu_put_values(u64_to_user_ptr(rd.values_uptr), vals, rd.nr_values);
-	return ret ?: amupmu_put_read(u, &rd);
-#endif
+	return amupmu_put_values(u64_to_user_ptr(rd.values_uptr), one.values, rd.nr_values) ?:
+	       amupmu_put_read(u, &rd);
 }
 
 /**
@@ -1515,24 +1828,63 @@ int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user
  *
  * The values go to user space after the locks, in one copy.
  *
- * Return: 0 or -errno; EBUSY whenever amupmu does not own the PMU.
+ * Return: 0 or -errno; ENXIO whenever amupmu does not own the PMU.
  */
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 {
-	/* only the group's nr_values entries are filled and copied: no zeroing */
-	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS] __uninitialized;
+	struct amupmu_read_req q = { .s = s, .rd = rd };
+	struct amupmu_read_one one __uninitialized;
+	bool all = rd->flags & AMUPMU_PMU_READ_ALL;
+	u64 ustride;
 	int ret;
 
-	ret = amupmu_pmu_read_local(s, rd, vals, NULL);
-	if (ret == -EAGAIN) {
-		cpus_read_lock();
-		mutex_lock(&s->lock);
-		ret = amupmu_pmu_owned() ?: amupmu_pmu_read(s, rd, vals);
-		mutex_unlock(&s->lock);
-		cpus_read_unlock();
+	if (rd->flags & ~AMUPMU_PMU_READ_ALL || (!all && rd->nr_cpus))
+		return -EINVAL;
+	if (all && (!rd->nr_cpus || rd->nr_cpus > AMUPMU_PMU_READ_CPUS_MAX))
+		return -EINVAL;
+
+	/* the kernel's entries have room for the largest group; the user's stride is its own */
+	q.stride = sizeof(one);
+	ustride = sizeof(struct amupmu_pmu_read_cpu) + (u64)rd->nr_values * sizeof(one.values[0]);
+	if (all) {
+		q.buf = kvzalloc(min_t(size_t, rd->nr_cpus, nr_cpu_ids) * q.stride, GFP_KERNEL);
+		if (!q.buf)
+			return -ENOMEM;
+	} else {
+		q.buf = (u8 *)&one;
 	}
-	if (!ret)
-		ret = amupmu_put_values(u64_to_user_ptr(rd->values_uptr), vals, rd->nr_values);
+
+	amupmu_pmu_lock(s);
+	ret = amupmu_pmu_owned(s) ?: amupmu_pmu_read(&q);
+	if (!ret && all)
+		rd->nr_cpus = cpumask_weight(s->cpus);
+	amupmu_pmu_unlock(s);
+	if (ret)
+		goto out;
+
+	if (all) {
+		/* each entry is written for the group's values; the rest of the stride as it was */
+		unsigned int i;
+		size_t used = sizeof(struct amupmu_pmu_read_cpu) +
+			      rd->nr_values * sizeof(struct amupmu_pmu_value);
+
+		for (i = 0; i < rd->nr_cpus && !ret; i++)
+			if (copy_to_user(u64_to_user_ptr(rd->values_uptr + i * ustride),
+					 q.buf + i * q.stride, used))
+				ret = -EFAULT;
+		rd->time_running = 0;
+		rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
+		rd->samples = 0;
+		rd->lost = 0;
+		rd->skid = 0;
+	} else {
+		amupmu_read_fill(rd, &one.ent);
+		ret = amupmu_put_values(u64_to_user_ptr(rd->values_uptr), one.values,
+					rd->nr_values);
+	}
+out:
+	if (all)
+		kvfree(q.buf);
 	return ret;
 }
 
@@ -1543,7 +1895,9 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
  * @cmd: AMUPMU_CMD_PMU_CONFIG or AMUPMU_CMD_PMU_CTL
  * @arg: the kernel copy of the command's struct
  *
- * Return: 0 or -errno; EBUSY whenever amupmu does not own the PMU.
+ * Return: 0 or -errno; ENXIO whenever amupmu does not own the PMU (or the
+ * session's group went with a device that was removed; RELEASE still frees
+ * such a group).
  */
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 {
@@ -1560,18 +1914,35 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 		ret = amupmu_config_copy_in(arg, req);
 		if (ret)
 			goto out_req;
+		/* ENOMEM beyond RLIMIT_MEMLOCK (without CAP_IPC_LOCK), as perf's buffers */
+		if (((struct amupmu_pmu_config *)arg)->ring_pages) {
+			req->charge = ((struct amupmu_pmu_config *)arg)->ring_pages + 1;
+			ret = current->mm ? account_locked_vm(current->mm, req->charge, true)
+					  : -EINVAL;
+			if (ret) {
+				req->charge = 0;
+				goto out_req;
+			}
+		}
 	}
 
-	cpus_read_lock();
-	mutex_lock(&s->lock);
-	ret = amupmu_pmu_owned();
-	if (!ret)
-		ret = cmd == AMUPMU_CMD_PMU_CONFIG ? amupmu_pmu_config(s, arg, req) :
+	amupmu_pmu_lock(s);
+	if (cmd == AMUPMU_CMD_PMU_CTL && amupmu_sess_stale(s) &&
+	    ((struct amupmu_pmu_ctl *)arg)->op == AMUPMU_PMU_CTL_RELEASE)
+		ret = amupmu_pmu_ctl(s, arg);
+	else
+		ret = amupmu_pmu_owned(s) ?:
+		      cmd == AMUPMU_CMD_PMU_CONFIG ? amupmu_pmu_config(s, arg, req) :
 						     amupmu_pmu_ctl(s, arg);
-	mutex_unlock(&s->lock);
-	cpus_read_unlock();
+	amupmu_pmu_unlock(s);
 out_req:
 	if (req) {
+		if (req->charge)
+			account_locked_vm(current->mm, req->charge, false);
+		if (req->old_mm) {
+			account_locked_vm(req->old_mm, req->old_locked, false);
+			mmdrop(req->old_mm);
+		}
 		free_cpumask_var(req->cpus);
 		kfree(req);
 	}
@@ -1585,11 +1956,9 @@ out_req:
  */
 void amupmu_pmu_release_group(struct amupmu_session *s)
 {
-	cpus_read_lock();
-	mutex_lock(&s->lock);
+	amupmu_pmu_lock(s);
 	amupmu_sess_release_group(s);
-	mutex_unlock(&s->lock);
-	cpus_read_unlock();
+	amupmu_pmu_unlock(s);
 }
 
 /* ------------------------------------------------------------ sample ring: read, poll, mmap */
@@ -1616,7 +1985,7 @@ static struct amupmu_ring *amupmu_sess_ring_get(struct amupmu_session *s)
  *
  * Return: bytes read, or -EINVAL (no ring, or the next record does not fit
  * in @count), -EAGAIN, -ERESTARTSYS, -EIO (the mapped tail was corrupted),
- * -EFAULT.
+ * -EFAULT, -ENXIO (the ring is empty and its group went with the device).
  */
 ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
 			    bool nonblock)
@@ -1633,12 +2002,15 @@ ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t c
 			break;
 		}
 		ret = amupmu_ring_read(r, buf, count);
-		if (!ret && nonblock)
+		if (!ret && amupmu_sess_stale(s))
+			ret = -ENXIO;	/* empty, and its group went with the device */
+		else if (!ret && nonblock)
 			ret = -EAGAIN;
 		else if (!ret)
-			/* 0: a record came, or the ring was replaced: look again */
+			/* 0: a record came, the ring was replaced or the group went: look again */
 			ret = wait_event_interruptible(s->wait, !amupmu_ring_empty(r) ||
-						       READ_ONCE(s->ring) != r);
+						       READ_ONCE(s->ring) != r ||
+						       amupmu_sess_stale(s));
 		amupmu_ring_put(r);
 	} while (!ret);
 	mutex_unlock(&s->read_lock);
@@ -1665,6 +2037,8 @@ __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 	/* queued before looking: pairs with wq_has_sleeper() in amupmu_sample() */
 	smp_mb();
 	mask = amupmu_ring_empty(r) ? 0 : EPOLLIN | EPOLLRDNORM;
+	if (amupmu_sess_stale(s))
+		mask |= EPOLLHUP;
 	amupmu_ring_put(r);
 	return mask;
 }

@@ -25,7 +25,10 @@
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <linux/clocksource.h>
+#include <linux/timekeeping.h>
 #include <asm/arch_timer.h>
+#include <asm/virt.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
@@ -56,6 +59,27 @@ struct amupmu_ring {
 	u64 lost;
 };
 
+/*
+ * The clock fields of the header: which count amupmu_sample.time is, and
+ * its conversion to CLOCK_MONOTONIC_RAW. ktime_get_snapshot() reads the
+ * clocksource (arch_timer_read_counter(), the count samples take) and the
+ * raw clock at one instant; mult/shift are those of the counter's
+ * frequency, for deltas of up to an hour at full precision.
+ */
+static void amupmu_ring_clock(struct amupmu_ring_header *hdr)
+{
+	struct system_time_snapshot snap;
+	u32 mult, shift;
+
+	clocks_calc_mult_shift(&mult, &shift, arch_timer_get_cntfrq(), NSEC_PER_SEC, 3600);
+	ktime_get_snapshot(&snap);
+	hdr->clock = is_kernel_in_hyp_mode() ? AMUPMU_CLOCK_CNTPCT : AMUPMU_CLOCK_CNTVCT;
+	hdr->time_mult = mult;
+	hdr->time_shift = shift;
+	hdr->time_zero = snap.cycles;
+	hdr->time_zero_ns = ktime_to_ns(snap.raw);
+}
+
 struct amupmu_ring *amupmu_ring_alloc(unsigned int pages)
 {
 	struct amupmu_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
@@ -78,6 +102,7 @@ struct amupmu_ring *amupmu_ring_alloc(unsigned int pages)
 	r->hdr->data_offset = PAGE_SIZE;
 	r->hdr->data_size = r->size;
 	r->hdr->timer_freq = arch_timer_get_cntfrq();
+	amupmu_ring_clock(r->hdr);
 	return r;
 }
 

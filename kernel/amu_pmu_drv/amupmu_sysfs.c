@@ -271,7 +271,8 @@ int amupmu_sysfs_init(void)
 			ca->cpu = cpu;
 			sysfs_attr_init(&ca->dattr.attr);
 			ca->dattr.attr.name = ca->field->name;
-			ca->dattr.attr.mode = 0444;
+			/* live counters of CAP_PERFMON sessions: root reads, and checks it again */
+			ca->dattr.attr.mode = ca->field->is_view ? 0400 : 0444;
 			ca->dattr.show = amupmu_cpu_attr_show;
 			cs->attrs[i] = &ca->dattr.attr;
 		}

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: /sys/kernel/debug/amupmu/.
+ *
+ * Test builds (CONFIG_AMUPMU_MOCK) add cpu_pm: QEMU has no idle state that
+ * powers the PMU down, so this file drives the CPU PM path on demand.
+ * Writing "<cpu>" runs on that CPU, interrupts off, cpu_pm_enter(), a reset
+ * of the PMU registers as a power-down leaves them (amupmu_pmu_power_loss())
+ * and cpu_pm_exit(); "<cpu> fail" runs cpu_pm_enter() and cpu_pm_exit()
+ * without the reset, as an idle entry that a notifier refused. Bad input:
+ * EINVAL; an offline CPU: ENODEV; cpu_pm_enter() refused: its errno.
+ * Reading prints "cpu<N> enter=<n> exit=<n>" for each possible CPU.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/cpu.h>
+#include <linux/cpu_pm.h>
+#include <linux/debugfs.h>
+#include <linux/kernel.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+
+#include "amupmu.h"
+
+static struct dentry *amupmu_debugfs_dir;
+
+#ifdef CONFIG_AMUPMU_MOCK
+/**
+ * struct amupmu_cpu_pm_req - one cpu_pm cycle, run on its CPU
+ * @power_loss: reset the PMU between entry and exit
+ * @ret: 0, or the errno of cpu_pm_enter()
+ */
+struct amupmu_cpu_pm_req {
+	bool power_loss;
+	int ret;
+};
+
+static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_enters);
+static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_exits);
+
+static void amupmu_cpu_pm_cycle(void *arg)
+{
+	struct amupmu_cpu_pm_req *req = arg;
+
+	/* as cpuidle calls it: on the CPU, interrupts off (IPI context) */
+	req->ret = cpu_pm_enter();
+	if (req->ret)
+		return;
+	atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
+	if (req->power_loss)
+		amupmu_pmu_power_loss();
+	cpu_pm_exit();
+	atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_exits));
+}
+
+static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, size_t len,
+				   loff_t *ppos)
+{
+	struct amupmu_cpu_pm_req req = { .power_loss = true };
+	char buf[32], *p, *tok;
+	unsigned int cpu;
+	int ret;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	p = strim(buf);
+	tok = strsep(&p, " ");
+	if (kstrtouint(tok, 10, &cpu) || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	if (p) {
+		p = skip_spaces(p);
+		if (strcmp(p, "fail"))
+			return -EINVAL;
+		req.power_loss = false;
+	}
+
+	cpus_read_lock();
+	if (!cpu_online(cpu))
+		ret = -ENODEV;
+	else
+		ret = smp_call_function_single(cpu, amupmu_cpu_pm_cycle, &req, 1) ?: req.ret;
+	cpus_read_unlock();
+	return ret ?: len;
+}
+
+static int amupmu_cpu_pm_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "cpu%u enter=%ld exit=%ld\n", cpu,
+			   atomic_long_read(per_cpu_ptr(&amupmu_cpu_pm_enters, cpu)),
+			   atomic_long_read(per_cpu_ptr(&amupmu_cpu_pm_exits, cpu)));
+	return 0;
+}
+
+static int amupmu_cpu_pm_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, amupmu_cpu_pm_show, inode->i_private);
+}
+
+static const struct file_operations amupmu_cpu_pm_fops = {
+	.owner = THIS_MODULE,
+	.open = amupmu_cpu_pm_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = amupmu_cpu_pm_write,
+};
+#endif /* CONFIG_AMUPMU_MOCK */
+
+void amupmu_debugfs_init(void)
+{
+	amupmu_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
+#ifdef CONFIG_AMUPMU_MOCK
+	debugfs_create_file("cpu_pm", 0600, amupmu_debugfs_dir, NULL, &amupmu_cpu_pm_fops);
+#endif
+}
+
+void amupmu_debugfs_exit(void)
+{
+	debugfs_remove_recursive(amupmu_debugfs_dir);
+	amupmu_debugfs_dir = NULL;
+}
