@@ -3997,7 +3997,14 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 		       ms.kernel, ms.hv, (unsigned long long)ovf,
 		       (unsigned long long)sn.rd.samples, (unsigned long long)sn.rd.lost,
 		       (unsigned long long)sn.rd.skid, (unsigned long long)r.hdr->lost);
-		EXPECT_LT(0U, ms.n);
+		EXPECT_LT(0ULL, ovf);
+		/*
+		 * QEMU raises an event counter's overflow at the next exception
+		 * (here mostly the system call): all of them may be skid there
+		 */
+		if (!cases[i].event_counter) {
+			EXPECT_LT(0U, ms.n);
+		}
 		EXPECT_EQ(0U, ms.kernel) {
 			TH_LOG("%s: %u samples in mode KERNEL from a counter that excludes it",
 			       cases[i].what, ms.kernel);
