@@ -430,7 +430,8 @@ static int config_ring(int fd, __u32 pages, struct amupmu_pmu_config *cfg)
  * 12 pages, then rings of 256, 8 and 16 pages in two sessions. Without
  * CAP_IPC_LOCK: 256 is ENOMEM and changes nothing (the request unwritten,
  * no group, no counter taken), 8 fits, a second ring of 16 beside it does
- * not, and fits again once the first session is closed or released.
+ * not, and fits once the first session is closed; the same session
+ * configures its ring again after RELEASE.
  * With CAP_IPC_LOCK every ring fits. Returns 0 or -(100 + failed step).
  */
 static int row_memlock(void *arg)
@@ -491,20 +492,29 @@ static int row_memlock(void *arg)
 	if (r)
 		MEMLOCK_FAIL(12, "ring of 8 pages after the first session closed: %s",
 			     strerror(-r));
-	/* and so does RELEASE (the ring is not mapped) */
+	/*
+	 * RELEASE and CONFIG again on the same session: its ring (kept for
+	 * the session, or freed and charged anew) fits; a second session's
+	 * does not beside it, and does once the first is closed.
+	 */
 	if (amupmu_pmu_ctl(fb, AMUPMU_PMU_CTL_RELEASE))
 		MEMLOCK_FAIL(13, "RELEASE failed");
+	r = config_ring(fb, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(14, "ring of 8 pages again after RELEASE: %s", strerror(-r));
 	fa = open_dev();
 	if (fa < 0)
-		MEMLOCK_FAIL(14, "open: %s", strerror(errno));
+		MEMLOCK_FAIL(15, "open: %s", strerror(errno));
 	r = config_ring(fa, 8, &cfg);
-	if (r)
-		MEMLOCK_FAIL(15, "ring of 8 pages after the other session's RELEASE: %s",
-			     strerror(-r));
-	r = config_ring(fb, 8, &cfg);
 	if (r != -ENOMEM)
 		MEMLOCK_FAIL(16, "two rings of 8 pages in a %d-page limit: %s, expected ENOMEM",
 			     MEMLOCK_PAGES, r ? strerror(-r) : "success");
+	close(fb);
+	fb = -1;
+	r = config_ring(fa, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(17, "ring of 8 pages after the other session closed: %s",
+			     strerror(-r));
 out:
 	if (fa >= 0)
 		close(fa);
