@@ -491,10 +491,14 @@ TEST_F(cpupm, counts_survive_power_down)
 	for (i = 1; i < ARRAY_SIZE(cases); i++) {
 		long long d = (long long)(v[i] - ref);
 
-		/* the same user instructions but the write()s' own paths */
-		EXPECT_GT(64LL * PD_CYCLES, d < 0 ? -d : d) {
-			TH_LOG("%s: %+lld instructions from the reference", cases[i].what, d);
-		}
+		/*
+		 * the same user instructions but the write()s' own paths (a
+		 * cycle that sleeps for its CPU's worker measured +~800 each
+		 * under QEMU): a counter restarted at a power-down would be
+		 * millions off
+		 */
+		TH_LOG("%s: %+lld instructions from the reference", cases[i].what, d);
+		EXPECT_GT((long long)(LOOP_INSNS / 1000), d < 0 ? -d : d);
 	}
 }
 
