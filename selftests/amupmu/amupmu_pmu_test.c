@@ -3409,7 +3409,8 @@ static void syscall_work(unsigned int n, int devnull)
 /*
  * :k (exclude_user) counts the kernel's work in system calls, at EL1 on
  * the plain board and at EL2 on the VHE board (where only NSH counts it):
- * more than 0, and twice the calls count 1.5 to 2.5 times as much. In the
+ * more than 0, and twice the calls count 1.5 to 2.5 times as much (under
+ * -icount, where QEMU's counts are deterministic; logged otherwise). In the
  * same group, counted at the same time, :u and no filter: no filter
  * counts user space and the kernel on both boards, :k + :u (within 0.1 %
  * for INST_RETIRED under -icount, 2 % for cycles).
@@ -3454,6 +3455,8 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 		ASSERT_EQ(0, ret) {
 			TH_LOG("%s {:k, :u, all}: CONFIG: %s", cases[i].what, errstr(ret));
 		}
+		/* a first, unmeasured round: caches, page faults, TCG translation */
+		syscall_work(SYSCALL_N, devnull);
 		for (k = 0; k < 2; k++) {
 			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
 			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
@@ -3475,9 +3478,14 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 			TH_LOG("%s:k counted nothing of %u system calls (kernel at EL%u)",
 			       cases[i].what, 2 * SYSCALL_N, self->kernel_el);
 		}
-		EXPECT_TRUE(ratio >= 1.5 && ratio <= 2.5) {
-			TH_LOG("%s:k: twice the system calls counted %.3f times as much",
-			       cases[i].what, ratio);
+		if (self->icount) {
+			EXPECT_TRUE(ratio >= 1.5 && ratio <= 2.5) {
+				TH_LOG("%s:k: twice the system calls counted %.3f times as much",
+				       cases[i].what, ratio);
+			}
+		} else {
+			TH_LOG("%s:k ratio not checked: QEMU without -icount counts host time",
+			       cases[i].what);
 		}
 		for (k = 0; k < 2; k++) {
 			sum = v[k][0] + v[k][1];
