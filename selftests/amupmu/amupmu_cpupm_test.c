@@ -892,8 +892,10 @@ static void *stress_hammer_fn(void *arg)
 }
 
 /*
- * (d) 3 session threads and a sampling thread on both CPUs while another
- * thread power-cycles both CPUs, for AMUPMU_CPUPM_SECONDS (default 5):
+ * (d) 3 session threads and a sampling thread (under -icount, see below;
+ * AMUPMU_CPUPM_SAMPLER=0/1 overrides) on both CPUs while another thread
+ * power-cycles both CPUs (AMUPMU_CPUPM_HAMMER=0: not, for comparison),
+ * for AMUPMU_CPUPM_SECONDS (default 5):
  * every call answers within the contract (EBUSY only for CONFIG), totals
  * never go back between RESETs, samples are well-formed, every requested
  * power-down happened; a kernel WARN/Oops fails the board run.
@@ -902,6 +904,14 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 {
 	unsigned long long secs = amupmu_env_u64("AMUPMU_CPUPM_SECONDS", 5), ops = 0, bad = 0;
 	unsigned long long backwards = 0, resets = 0, busy = 0, cycles = 0;
+	/*
+	 * QEMU 7.2's multi-threaded TCG (no -icount) sets counters of a CPU
+	 * back now and then while sampling interrupts fire, cpu_pm or not
+	 * (stress.sh; measured here: 474 totals back in 15 s without a single
+	 * power-down, none under -icount): the sampler runs under -icount.
+	 */
+	bool sampler = amupmu_env_u64("AMUPMU_CPUPM_SAMPLER", self->icount);
+	bool hammer = amupmu_env_u64("AMUPMU_CPUPM_HAMMER", 1);
 	static struct stress_worker wk[3];
 	static struct stress_sampler sp;
 	static struct stress_hammer h;
@@ -927,8 +937,10 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 		wk[i].sh = &sh;
 		ASSERT_EQ(0, pthread_create(&wk[i].tid, NULL, stress_worker_fn, &wk[i]));
 	}
-	ASSERT_EQ(0, pthread_create(&sp.tid, NULL, stress_sampler_fn, &sp));
-	ASSERT_EQ(0, pthread_create(&h.tid, NULL, stress_hammer_fn, &h));
+	if (sampler)
+		ASSERT_EQ(0, pthread_create(&sp.tid, NULL, stress_sampler_fn, &sp));
+	if (hammer)
+		ASSERT_EQ(0, pthread_create(&h.tid, NULL, stress_hammer_fn, &h));
 	for (i = 0; i < ARRAY_SIZE(wk); i++) {
 		ASSERT_EQ(0, pthread_join(wk[i].tid, NULL));
 		ops += wk[i].ops;
@@ -940,8 +952,10 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 			TH_LOG("worker %u: %llu unexpected, first: %s", i, wk[i].unexpected,
 			       wk[i].first_bad);
 	}
-	ASSERT_EQ(0, pthread_join(sp.tid, NULL));
-	ASSERT_EQ(0, pthread_join(h.tid, NULL));
+	if (sampler)
+		ASSERT_EQ(0, pthread_join(sp.tid, NULL));
+	if (hammer)
+		ASSERT_EQ(0, pthread_join(h.tid, NULL));
 	ASSERT_EQ(0, cpu_pm_counts(&b));
 	for (cpu = 0; cpu < sh.nr_cpus; cpu++) {
 		cycles += h.cycles[cpu];
@@ -950,6 +964,8 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 		EXPECT_LE(a.enter[cpu] + h.cycles[cpu], b.enter[cpu]);
 		EXPECT_EQ(b.enter[cpu], b.exit[cpu]);
 	}
+	TH_LOG("sampler %s, power-cycling %s", sampler ? "on" : "off (no -icount)",
+	       hammer ? "on" : "off");
 	TH_LOG("%llu s: %llu session calls (%llu EBUSY, %llu RESETs), %llu unexpected, %llu "
 	       "totals backwards; sampler %llu rounds, %llu records, %llu malformed, %llu "
 	       "unexpected%s%s; %llu power-cycles, %llu refused (%s)", secs, ops, busy, resets,
@@ -965,9 +981,13 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 	EXPECT_EQ(0ULL, sp.bad);
 	EXPECT_EQ(0ULL, sp.unexpected);
 	EXPECT_EQ(0ULL, h.refused);
-	EXPECT_LT(0ULL, cycles);
+	if (hammer) {
+		EXPECT_LT(0ULL, cycles);
+	}
 	EXPECT_LT(busy, ops);
-	EXPECT_LT(0ULL, sp.records);
+	if (sampler) {
+		EXPECT_LT(0ULL, sp.records);
+	}
 }
 
 TEST_HARNESS_MAIN
