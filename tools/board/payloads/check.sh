@@ -10,7 +10,7 @@ board_backend
 # platform device unbind/bind with sessions open (amupmu devicetree only,
 # skips elsewhere); CPU power-down and PMU sessions (mock builds only: the
 # debugfs cpu_pm file; on the amupmu/mock board this is where its stress
-# runs, cpupm.sh adds the exact -icount part)
+# runs, without its sampler thread; cpupm.sh runs it all under -icount)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
 	amupmu_unbind_test amupmu_cpupm_test; do
 	if [ -x "/selftests/$t" ]; then
