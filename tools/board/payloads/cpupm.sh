@@ -3,11 +3,10 @@
 # sessions, on the amupmu devicetree with a mock module: counts exact
 # across power-downs (run with -i: INST_RETIRED needs -icount), disabled
 # groups stay disabled, sampling periods kept, and the stress of sessions
-# while both CPUs power-cycle, with a sampling thread (AMUPMU_CPUPM_SECONDS:
-# 20 here; check.sh runs
-# the same program with the default 5 on its amupmu/mock board, without
-# -icount and so without the sampler). On a production module every test
-# skips.
+# and a sampling thread while both CPUs power-cycle (AMUPMU_CPUPM_SECONDS,
+# 20 here). check.sh runs the same program on its amupmu/mock board for the
+# default 5 s, without -icount and so without the sampling thread. On a
+# production module every test skips.
 #   ./tools/board/run.sh -k 6.1 -d amupmu -v mock -i cpupm
 . /lib.sh
 
