@@ -8,8 +8,8 @@
  *  - size + 1, + 8 and AMUPMU_SIZE_MAX with a zero tail -> accepted
  *  - size AMUPMU_SIZE_MAX + 1 and 2^32 - 1 -> E2BIG
  *  - each bit of flags alone, each bit of every reserved field alone -> EINVAL
- *  - every other nr of AMUPMU_TYPE, and the command with direction or size
- *    bits -> ENOTTY
+ *  - every other nr of AMUPMU_TYPE, the command with direction or size
+ *    bits, and the command with ABI 1's type 0xB7 -> ENOTTY
  *
  * and after every refused call the argument is not written and the state
  * read back is unchanged: the INFO answer, and a disabled, counted group
@@ -21,7 +21,7 @@
  * Backend: the PMU of the CPU (QEMU TCG PMUv3 on the board). The PMU
  * commands need exclusive mode (the amupmu devicetree); with the kernel's
  * arm_pmu owning the PMU only the dispatcher's size and command checks are
- * swept for them.
+ * swept for them (beyond those, every PMU command is ENXIO there).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -52,7 +52,7 @@ FIXTURE_VARIANT(abi) {
 	size_t size;		/* sizeof the struct as this header has it */
 	size_t min_size;	/* the first published size */
 	size_t flags;		/* offsetof flags */
-	size_t reserved[2];	/* offsetof the reserved __u32 fields */
+	size_t reserved[2];	/* offsetof the must-be-zero __u32 fields */
 	bool pmu;		/* needs exclusive mode beyond the size checks */
 	bool on_fresh;		/* issued on the session without a group */
 };
@@ -84,7 +84,8 @@ FIXTURE_VARIANT_ADD(abi, pmu_read) {
 	.name = "AMUPMU_PMU_READ", .cmd = AMUPMU_PMU_READ,
 	.size = sizeof(struct amupmu_pmu_read), .min_size = AMUPMU_PMU_READ_SIZE_VER0,
 	.flags = offsetof(struct amupmu_pmu_read, flags),
-	.reserved = { offsetof(struct amupmu_pmu_read, __reserved), NO_FIELD },
+	/* nr_cpus must be 0 without AMUPMU_PMU_READ_ALL */
+	.reserved = { offsetof(struct amupmu_pmu_read, nr_cpus), NO_FIELD },
 	.pmu = true,
 };
 
@@ -203,7 +204,7 @@ FIXTURE_SETUP(abi)
 	       self->ref.features & AMUPMU_FEAT_MOCK ? "mock AMU/SPE" : "hardware AMU/SPE");
 
 	amupmu_pmu_event_set(&self->ev[0], PMUV3_EV_CPU_CYCLES, 0);
-	amupmu_pmu_event_set(&self->ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_EXCL_EL1);
+	amupmu_pmu_event_set(&self->ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
 	self->cpus[0] = 1;	/* CPU 0 */
 	if (!self->exclusive)
 		return;
@@ -236,7 +237,7 @@ TEST_F(abi, sweep)
 	const size_t tails[] = { 1, 8 };
 	const size_t big[] = { AMUPMU_SIZE_MAX + 1, 0xffffffff };
 	bool full = !variant->pmu || self->exclusive;
-	unsigned int nr, bit, dir;
+	unsigned int nr, bit, dir, cmd_end;
 	char what[96];
 	size_t i, r, pos;
 	__u32 size;
@@ -277,11 +278,15 @@ TEST_F(abi, sweep)
 			       what);
 	}
 	/* unknown commands: every other nr of the type, and direction / size bits */
+	cmd_end = amupmu_cmd_end(&self->ref);
+	EXPECT_EQ((unsigned int)AMUPMU_CMD_PMU_READ + 1, cmd_end) {
+		TH_LOG("supported_ioctls 0x%llx", (unsigned long long)self->ref.supported_ioctls);
+	}
 	for (nr = 0; nr < 256; nr++) {
 		if (_IO(AMUPMU_TYPE, nr) == variant->cmd)
 			continue;
 		/* the other commands' lines cover their own nr */
-		if (nr >= AMUPMU_CMD_BASE && nr < AMUPMU_CMD_LAST)
+		if (nr >= AMUPMU_CMD_BASE && nr < cmd_end)
 			continue;
 		build(self, variant, b);
 		snprintf(what, sizeof(what), "as nr 0x%x", nr);
@@ -298,6 +303,10 @@ TEST_F(abi, sweep)
 	build(self, variant, b);
 	expect_refused(_metadata, self, variant, _IOC(0, AMUPMU_TYPE + 1, _IOC_NR(variant->cmd), 0),
 		       b, variant->size, ENOTTY, "with the next type");
+	/* ABI 1's type (0xB7: remoteproc's and nsfs's in ioctl-number.rst) */
+	build(self, variant, b);
+	expect_refused(_metadata, self, variant, _IO(AMUPMU_TYPE_ABI1, _IOC_NR(variant->cmd)),
+		       b, variant->size, ENOTTY, "with ABI 1's type 0xB7");
 
 	if (!full)
 		goto out;

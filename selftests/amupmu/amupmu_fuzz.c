@@ -81,7 +81,8 @@ static const struct field info_fields[] = {
 	F(struct amupmu_info, features, false), F(struct amupmu_info, supported_ioctls, false),
 	F(struct amupmu_info, pmu_owner, false), F(struct amupmu_info, nr_cpus, false),
 	F(struct amupmu_info, cpu_entry_size, false), F(struct amupmu_info, __reserved, false),
-	F(struct amupmu_info, cpus_uptr, true),
+	F(struct amupmu_info, cpus_uptr, true), F(struct amupmu_info, kernel_el, false),
+	F(struct amupmu_info, clock, false),
 };
 
 static const struct field config_fields[] = {
@@ -114,8 +115,9 @@ static const struct field read_fields[] = {
 	F(struct amupmu_pmu_read, values_uptr, true),
 	F(struct amupmu_pmu_read, time_enabled, false),
 	F(struct amupmu_pmu_read, time_running, false),
-	F(struct amupmu_pmu_read, state, false), F(struct amupmu_pmu_read, __reserved, false),
+	F(struct amupmu_pmu_read, state, false), F(struct amupmu_pmu_read, nr_cpus, false),
 	F(struct amupmu_pmu_read, samples, false), F(struct amupmu_pmu_read, lost, false),
+	F(struct amupmu_pmu_read, skid, false),
 };
 
 static const struct {
@@ -248,8 +250,9 @@ static size_t build_valid(struct fuzz_thread *t, unsigned int c, unsigned char *
 
 		nr = 1 + rnd_below(t, 4);
 		for (i = 0; i < nr; i++) {
+			/* the filters (some count nothing: EINVAL), RAW, one unknown bit */
 			amupmu_pmu_event_set(&ev[i], events[rnd_below(t, ARRAY_SIZE(events))],
-					     rnd_below(t, 4) ? 0 : rnd_below(t, 16));
+					     rnd_below(t, 4) ? 0 : rnd_below(t, 128));
 			/* sampling: refused before the ring lands, then a ring */
 			if (!rnd_below(t, 8))
 				ev[i].sample_period = 1ULL << (10 + rnd_below(t, 20));
@@ -271,7 +274,16 @@ static size_t build_valid(struct fuzz_thread *t, unsigned int c, unsigned char *
 		amupmu_pmu_ctl_init((void *)b, AMUPMU_PMU_CTL_ENABLE + rnd_below(t, 4));
 		break;
 	default:
-		amupmu_pmu_read_init((void *)b, cpu, (void *)(b + OFF_OUT), AMUPMU_PMU_MAX_EVENTS);
+		if (rnd_below(t, 4)) {
+			amupmu_pmu_read_init((void *)b, cpu, (void *)(b + OFF_OUT),
+					     AMUPMU_PMU_MAX_EVENTS);
+		} else {
+			/* every CPU: 4 values each, as many entries as fit (at least one) */
+			__u32 room = OUT_BYTES / amupmu_read_all_stride(4);
+
+			amupmu_pmu_read_all_init((void *)b, b + OFF_OUT,
+						 fz.nr_cpu_ids < room ? fz.nr_cpu_ids : room, 4);
+		}
 		break;
 	}
 	return cmd_size[c];
@@ -371,7 +383,7 @@ static void record(struct fuzz_thread *t, const char *what, unsigned long cmd, i
 
 /* The errno contract of every command, and EBADF for a just-closed file. */
 static const int ioctl_errnos[] = {
-	ENOTTY, EFAULT, EINVAL, E2BIG, EOPNOTSUPP, EBUSY, EACCES, ENODEV, EBADF, 0
+	ENOTTY, EFAULT, EINVAL, E2BIG, EOPNOTSUPP, EBUSY, ENXIO, EACCES, ENODEV, ENOMEM, EBADF, 0
 };
 static const int notty_errnos[] = { ENOTTY, EBADF, 0 };
 static const int read_errnos[] = { EINVAL, EAGAIN, EFAULT, EBADF, 0 };
@@ -569,7 +581,7 @@ FIXTURE_SETUP(fuzz)
 	self->backend = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU ?
 			"QEMU PMU / CPU PMUv3 in exclusive mode" :
 			self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL ?
-			"PMU owned by the kernel's arm_pmu (PMU commands EBUSY)" : "no PMU";
+			"PMU owned by the kernel's arm_pmu (PMU commands ENXIO)" : "no PMU";
 }
 
 FIXTURE_TEARDOWN(fuzz)
@@ -662,6 +674,22 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	EXPECT_EQ(self->info.pmu_owner, after.pmu_owner);
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)
 		return;
+	{
+		__u32 *mask = calloc(fz.nr_cpu_ids, sizeof(*mask));
+
+		ASSERT_NE(NULL, mask);
+		ASSERT_EQ(0, amupmu_counters_free(self->fd, mask, fz.nr_cpu_ids));
+		for (cpu = 0; cpu < fz.nr_cpu_ids; cpu++) {
+			if (!(self->cpus[cpu].flags & AMUPMU_CPU_DISCOVERED))
+				continue;
+			EXPECT_EQ(amupmu_all_counters_mask(self->cpus[cpu].pmu_num_counters),
+				  mask[cpu]) {
+				TH_LOG("cpu%u: INFO pmu_counters_free 0x%x after the fuzz", cpu,
+				       mask[cpu]);
+			}
+		}
+		free(mask);
+	}
 	for (cpu = 0; cpu < fz.nr_cpu_ids; cpu++) {
 		if (amupmu_cpu_online(cpu) != 1)
 			continue;

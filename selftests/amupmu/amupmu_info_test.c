@@ -12,6 +12,8 @@
 
 #define INFO_SZ		sizeof(struct amupmu_info)
 #define ENTRY_SZ	sizeof(struct amupmu_cpu_info)
+/* One past the last command this header defines (ABI 2 has no AMUPMU_CMD_LAST). */
+#define HDR_CMD_END	(AMUPMU_CMD_PMU_READ + 1)
 /* Room for struct amupmu_info followed by an unknown, larger tail. */
 #define BIG_SZ		8192
 /* The largest struct size and cpu_entry_size the driver accepts (the header). */
@@ -70,6 +72,8 @@ static void expect_same_answer(struct __test_metadata *_metadata,
 	EXPECT_EQ(ref->nr_cpus, got->nr_cpus);
 	EXPECT_EQ(ref->cpu_entry_size, got->cpu_entry_size);
 	EXPECT_EQ(0U, got->__reserved);
+	EXPECT_EQ(ref->kernel_el, got->kernel_el);
+	EXPECT_EQ(ref->clock, got->clock);
 }
 
 /*
@@ -162,7 +166,7 @@ TEST_F(info, device_opens)
 TEST_F(info, exact_size)
 {
 	const struct amupmu_info *info = &self->ref;
-	__u64 known_cmds = (1ULL << (AMUPMU_CMD_LAST - AMUPMU_CMD_BASE)) - 1;
+	__u64 known_cmds = (1ULL << (HDR_CMD_END - AMUPMU_CMD_BASE)) - 1;
 	unsigned int i;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
@@ -172,7 +176,7 @@ TEST_F(info, exact_size)
 	EXPECT_NE(AMUPMU_SENTINEL32, info->abi_minor);
 	EXPECT_TRUE(!!(info->supported_ioctls & 1));
 	EXPECT_EQ(0ULL, info->supported_ioctls & ~known_cmds) {
-		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_CMD_LAST",
+		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_PMU_READ",
 		       (unsigned long long)info->supported_ioctls);
 	}
 	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_MOCK * 2 - 1)) {
@@ -184,14 +188,100 @@ TEST_F(info, exact_size)
 	EXPECT_EQ(ENTRY_SZ, info->cpu_entry_size);
 	EXPECT_EQ(0U, info->__reserved);
 	EXPECT_EQ((__u64)(uintptr_t)self->ref_cpus, info->cpus_uptr);
+	EXPECT_TRUE(info->kernel_el == 1 || info->kernel_el == 2) {
+		TH_LOG("kernel_el %u", info->kernel_el);
+	}
+	EXPECT_TRUE(info->clock == AMUPMU_CLOCK_CNTVCT || info->clock == AMUPMU_CLOCK_CNTPCT) {
+		TH_LOG("clock %u", info->clock);
+	}
 	for (i = 0; i < self->nr_cpu_ids; i++) {
 		EXPECT_EQ(i, self->ref_cpus[i].cpu);
+		EXPECT_EQ(0U, self->ref_cpus[i].__reserved);
 	}
 
-	TH_LOG("ABI %u.%u features 0x%llx pmu_owner %u nr_cpus %u",
+	TH_LOG("ABI %u.%u features 0x%llx pmu_owner %u nr_cpus %u kernel_el %u clock %u",
 	       info->abi_major, info->abi_minor,
 	       (unsigned long long)info->features, info->pmu_owner,
-	       info->nr_cpus);
+	       info->nr_cpus, info->kernel_el, info->clock);
+}
+
+/*
+ * kernel_el is the exception level the board booted the kernel at: 1 on
+ * QEMU's plain -M virt, 2 on virtualization=on (VHE). The expectation
+ * comes from the kernel log (KVM's "VHE mode initialized" / "started at
+ * EL1"), else from the board line the harness passes.
+ */
+TEST_F(info, kernel_el_matches_boot)
+{
+	char how[256], board[512];
+	unsigned int want;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	amupmu_board_line(board, sizeof(board));
+	want = amupmu_boot_kernel_el(how, sizeof(how));
+	TH_LOG("board \"%s\": INFO kernel_el %u, boot says %u (%s)", board,
+	       self->ref.kernel_el, want, how);
+	if (!want)
+		SKIP(return, "the boot does not tell the kernel's exception level (%s)", how);
+	EXPECT_EQ(want, self->ref.kernel_el);
+}
+
+/* The sample clock is the kernel's: CNTPCT_EL0 on a VHE host, CNTVCT_EL0 at EL1. */
+TEST_F(info, clock_matches_kernel_el)
+{
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	TH_LOG("kernel_el %u, clock %u (%s)", self->ref.kernel_el, self->ref.clock,
+	       self->ref.clock == AMUPMU_CLOCK_CNTPCT ? "CNTPCT_EL0" :
+	       self->ref.clock == AMUPMU_CLOCK_CNTVCT ? "CNTVCT_EL0" : "?");
+	EXPECT_EQ(self->ref.kernel_el == 2 ? (__u32)AMUPMU_CLOCK_CNTPCT :
+					     (__u32)AMUPMU_CLOCK_CNTVCT, self->ref.clock);
+}
+
+/*
+ * A caller built against ABI 1 passes the 56-byte struct: accepted, and
+ * nothing is written past it (kernel_el and clock are beyond).
+ */
+TEST_F(info, size_ver0_accepted)
+{
+	union info_buf b;
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	memset(&b, AMUPMU_FILL_BYTE, sizeof(b));
+	amupmu_info_init(&b.info, NULL, 0, 0);
+	b.info.size = AMUPMU_INFO_SIZE_VER0;
+	memset(b.raw + AMUPMU_INFO_SIZE_VER0, AMUPMU_FILL_BYTE, sizeof(b) - AMUPMU_INFO_SIZE_VER0);
+	ret = amupmu_ioctl(self->fd, AMUPMU_INFO, &b);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("INFO size %u: %s", AMUPMU_INFO_SIZE_VER0, strerror(-ret));
+	}
+	EXPECT_EQ(self->ref.abi_major, b.info.abi_major);
+	EXPECT_EQ(self->ref.features, b.info.features);
+	EXPECT_TRUE(all_bytes(b.raw + AMUPMU_INFO_SIZE_VER0, sizeof(b) - AMUPMU_INFO_SIZE_VER0,
+			      AMUPMU_FILL_BYTE)) {
+		TH_LOG("INFO size %u wrote past its struct", AMUPMU_INFO_SIZE_VER0);
+	}
+}
+
+/*
+ * Entries of the first published size (112 bytes, before
+ * pmu_counters_free): filled for 112 bytes at a 112-byte stride, nothing
+ * written beyond.
+ */
+TEST_F(info, entry_size_ver0)
+{
+	const size_t esz = AMUPMU_CPU_INFO_SIZE_VER0;
+	unsigned int n = self->nr_cpu_ids;
+	struct amupmu_info info;
+	unsigned char *buf;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	buf = alloc_entries(_metadata, n + 1, esz);
+	amupmu_info_init(&info, buf, n, esz);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	expect_entries(_metadata, self, buf, esz, n, n + 1);
+	free(buf);
 }
 
 /* nr_cpus 0 asks only: no array needed, nr_cpus and entry size reported. */
@@ -333,11 +423,12 @@ TEST_F(info, reserved_nonzero)
 
 TEST_F(info, unknown_commands)
 {
-	static const struct {
+	const struct {
 		const char *name;
 		unsigned long cmd;
 	} cmds[] = {
-		{ "AMUPMU_CMD_LAST", _IO(AMUPMU_TYPE, AMUPMU_CMD_LAST) },
+		{ "one past AMUPMU_PMU_READ", _IO(AMUPMU_TYPE, HDR_CMD_END) },
+		{ "one past supported_ioctls", _IO(AMUPMU_TYPE, amupmu_cmd_end(&self->ref)) },
 		{ "AMUPMU_CMD_BASE - 1", _IO(AMUPMU_TYPE, AMUPMU_CMD_BASE - 1) },
 		{ "nr 0", _IO(AMUPMU_TYPE, 0) },
 		{ "nr 0xff", _IO(AMUPMU_TYPE, 0xff) },
@@ -347,6 +438,11 @@ TEST_F(info, unknown_commands)
 		{ "_IOR info", _IOR(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
 		{ "_IOW info", _IOW(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
 		{ "_IOWR info", _IOWR(AMUPMU_TYPE, AMUPMU_CMD_INFO, struct amupmu_info) },
+		/* ABI 1's type: remoteproc's and nsfs's, never amupmu's again */
+		{ "INFO with ABI 1's type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_INFO) },
+		{ "PMU_CONFIG with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_CONFIG) },
+		{ "PMU_CTL with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_CTL) },
+		{ "PMU_READ with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_READ) },
 	};
 	struct amupmu_info info;
 	size_t i;

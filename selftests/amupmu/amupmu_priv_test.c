@@ -18,16 +18,21 @@
  *  - a session without a group has nothing to control or read (ENODEV);
  *  - of sysfs and the module parameters only sample_period_min is
  *    writable, by root (0644; amupmu_sysfs_test checks every file);
- *    debugfs is root-only (its mount point is mode 0700).
+ *    debugfs is root-only (its mount point is mode 0700);
+ *  - cpuN/pmu_counters_view shows every session's totals: mode 0400, and
+ *    reading it needs CAP_PERFMON whatever the mode (root may chmod it);
+ *  - a sample ring counts against the configuring process's
+ *    RLIMIT_MEMLOCK unless it has CAP_IPC_LOCK (ENOMEM beyond).
  *
  * Each row runs in a child dropped to uid/gid 65534 without capabilities,
  * to root without CAP_PERFMON and CAP_SYS_ADMIN, or to uid 65534 with only
  * CAP_PERFMON. Backend: the CPU's PMU (QEMU TCG PMUv3 on the board); with
- * the kernel's arm_pmu owning the PMU every PMU command is EBUSY for
+ * the kernel's arm_pmu owning the PMU every PMU command is ENXIO for
  * everybody, which the rows then expect instead.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "amupmu_test.h"
@@ -35,6 +40,8 @@
 
 #define PARANOID	"/proc/sys/kernel/perf_event_paranoid"
 #define CAP_BIT(c)	(1ULL << (c))
+#define ALL_CAPS	(CAP_BIT(CAP_LAST_CAP + 1) - 1)
+#define COUNTERS_VIEW	AMUPMU_SYSFS "/cpu0/pmu_counters_view"
 
 struct who {
 	const char *name;
@@ -46,7 +53,7 @@ struct who {
 static const struct who whos[] = {
 	{ "uid 65534, no capabilities", AMUPMU_NOBODY, 0, false },
 	{ "root without CAP_PERFMON/CAP_SYS_ADMIN", 0,
-	  ~(CAP_BIT(CAP_PERFMON) | CAP_BIT(CAP_SYS_ADMIN)) & (CAP_BIT(CAP_LAST_CAP + 1) - 1), false },
+	  ~(CAP_BIT(CAP_PERFMON) | CAP_BIT(CAP_SYS_ADMIN)) & ALL_CAPS, false },
 	{ "uid 65534 with CAP_PERFMON", AMUPMU_NOBODY, CAP_BIT(CAP_PERFMON), true },
 };
 
@@ -110,7 +117,7 @@ static int row_config(void *arg)
 static int row_config_sampling(void *arg)
 {
 	(void)arg;
-	return config_cpu0(AMUPMU_EV_EXCL_EL1, 1000000);
+	return config_cpu0(AMUPMU_EV_USER_ONLY, 1000000);
 }
 
 static int row_ctl_no_group(void *arg)
@@ -152,6 +159,20 @@ static int row_write_open(void *arg)
 	return 0;
 }
 
+/* Open the file at @arg for reading and read it. */
+static int row_read(void *arg)
+{
+	char buf[4096];
+	int fd = open(arg, O_RDONLY | O_CLOEXEC), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (read(fd, buf, sizeof(buf)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
 static int row_debugfs(void *arg)
 {
 	DIR *d = opendir("/sys/kernel/debug");
@@ -168,6 +189,7 @@ FIXTURE(priv) {
 	struct amupmu_info info;
 	bool exclusive;
 	int paranoid;
+	mode_t view_mode;	/* COUNTERS_VIEW's mode to restore, 0 if untouched */
 };
 
 FIXTURE_SETUP(priv)
@@ -202,6 +224,8 @@ FIXTURE_TEARDOWN(priv)
 			close(fd);
 		}
 	}
+	if (self->view_mode && chmod(COUNTERS_VIEW, self->view_mode))
+		TH_LOG("could not restore the mode of %s", COUNTERS_VIEW);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -239,15 +263,15 @@ TEST_F(priv, device_node)
 
 TEST_F(priv, matrix)
 {
-	static const __u32 all_els = 0, el0_only = AMUPMU_EV_EXCL_EL1;
-	int pmu_err = self->exclusive ? -EACCES : -EBUSY;
+	static const __u32 all_els = 0, el0_only = AMUPMU_EV_USER_ONLY;
+	int pmu_err = self->exclusive ? -EACCES : -ENXIO;
 	size_t i;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	rows_passed = 0;
 	for (i = 0; i < ARRAY_SIZE(whos); i++) {
 		const struct who *w = &whos[i];
-		int cfg_err = w->perfmon ? (self->exclusive ? 0 : -EBUSY) : pmu_err;
+		int cfg_err = w->perfmon ? (self->exclusive ? 0 : -ENXIO) : pmu_err;
 
 		expect_row(_metadata, w, "open /dev/amupmu", row_open, NULL, 0);
 		expect_row(_metadata, w, "AMUPMU_INFO", row_info, NULL, 0);
@@ -258,7 +282,14 @@ TEST_F(priv, matrix)
 		expect_row(_metadata, w, "PMU_CONFIG, sampling EL0", row_config_sampling, NULL,
 			   cfg_err);
 		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
-			   self->exclusive ? -ENODEV : -EBUSY);
+			   self->exclusive ? -ENODEV : -ENXIO);
+		/*
+		 * 0400 root: uid 65534 cannot open it even with CAP_PERFMON;
+		 * root without CAP_PERFMON opens it (CAP_DAC_OVERRIDE) and is
+		 * refused the read. Absent when the kernel owns the PMU.
+		 */
+		expect_row(_metadata, w, "read cpu0/pmu_counters_view (0400)", row_read,
+			   COUNTERS_VIEW, self->exclusive ? -EACCES : -ENOENT);
 		expect_row(_metadata, w, "debugfs (mount point 0700)", row_debugfs, NULL,
 			   w->uid ? -EACCES : 0);
 		/* every file: amupmu_sysfs_test */
@@ -298,7 +329,7 @@ TEST_F(priv, inherited_group)
 TEST_F(priv, paranoid_levels)
 {
 	static const char * const levels[] = { "-1", "0", "2" };
-	static const __u32 el0_only = AMUPMU_EV_EXCL_EL1;
+	static const __u32 el0_only = AMUPMU_EV_USER_ONLY;
 	char what[64];
 	size_t i;
 	int fd;
@@ -316,6 +347,206 @@ TEST_F(priv, paranoid_levels)
 		snprintf(what, sizeof(what), "PMU_CONFIG EL0 only, paranoid %s", levels[i]);
 		expect_row(_metadata, &whos[0], what, row_config, (void *)&el0_only, -EACCES);
 	}
+}
+
+/* ---------------------------------------------------------------- counters view */
+
+/* pmu_counters_view shows every session's totals: 0400 root:root. */
+TEST_F(priv, counters_view_mode)
+{
+	struct stat st;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!self->exclusive)
+		SKIP(return, "the kernel's arm_pmu owns the PMU: no %s", COUNTERS_VIEW);
+	ASSERT_EQ(0, stat(COUNTERS_VIEW, &st)) {
+		TH_LOG("%s: %s", COUNTERS_VIEW, strerror(errno));
+	}
+	EXPECT_EQ(0400U, st.st_mode & 07777) {
+		TH_LOG("%s mode %o: documented 0400", COUNTERS_VIEW, st.st_mode & 07777);
+	}
+	EXPECT_EQ(0U, st.st_uid);
+	EXPECT_EQ(0U, st.st_gid);
+	/* root with CAP_PERFMON reads it */
+	EXPECT_EQ(0, row_read(COUNTERS_VIEW));
+}
+
+/*
+ * The mode is not the only gate: with the file chmod'ed 0444 by root,
+ * a reader without CAP_PERFMON is still refused (EACCES), one with it
+ * reads.
+ */
+TEST_F(priv, counters_view_needs_perfmon)
+{
+	struct stat st;
+	size_t i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!self->exclusive)
+		SKIP(return, "the kernel's arm_pmu owns the PMU: no %s", COUNTERS_VIEW);
+	ASSERT_EQ(0, stat(COUNTERS_VIEW, &st));
+	self->view_mode = st.st_mode & 07777;
+	ASSERT_EQ(0, chmod(COUNTERS_VIEW, 0444)) {
+		TH_LOG("chmod 0444 %s: %s", COUNTERS_VIEW, strerror(errno));
+	}
+	ASSERT_EQ(0, stat(COUNTERS_VIEW, &st));
+	ASSERT_EQ(0444U, st.st_mode & 07777);
+	for (i = 0; i < ARRAY_SIZE(whos); i++)
+		expect_row(_metadata, &whos[i], "read cpu0/pmu_counters_view chmod 0444",
+			   row_read, COUNTERS_VIEW, whos[i].perfmon ? 0 : -EACCES);
+}
+
+/* ---------------------------------------------------------------- ring memory */
+
+/* A sampling CONFIG of CPU_CYCLES:u on CPU 0 with a ring of @pages. */
+static void config_ring_init(struct amupmu_pmu_config *cfg, __u32 pages)
+{
+	static struct amupmu_pmu_event ev;
+	static __u64 cpus = 1;
+
+	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
+	ev.sample_period = 1000000;
+	amupmu_pmu_config_init(cfg, &ev, 1, &cpus, sizeof(cpus));
+	cfg->ring_pages = pages;
+}
+
+static int config_ring(int fd, __u32 pages, struct amupmu_pmu_config *cfg)
+{
+	config_ring_init(cfg, pages);
+	return amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, cfg);
+}
+
+/* RLIMIT_MEMLOCK in the memlock rows: 12 pages (a ring of 8 and its header fit, 16 not). */
+#define MEMLOCK_PAGES	12
+
+#define MEMLOCK_FAIL(step, fmt, ...) do {					\
+	fprintf(stderr, "#   memlock step %d: " fmt "\n", step, ##__VA_ARGS__);	\
+	ret = 100 + (step);							\
+	goto out;								\
+} while (0)
+
+/*
+ * In the child (uid 0; CAP_IPC_LOCK dropped unless *@arg): RLIMIT_MEMLOCK
+ * 12 pages, then rings of 256, 8 and 16 pages in two sessions. Without
+ * CAP_IPC_LOCK: 256 is ENOMEM and changes nothing (the request unwritten,
+ * no group, no counter taken), 8 fits, a second ring of 16 beside it does
+ * not, and fits once the first session is closed; the same session
+ * configures its ring again after RELEASE.
+ * With CAP_IPC_LOCK every ring fits. Returns 0 or -(100 + failed step).
+ */
+static int row_memlock(void *arg)
+{
+	const bool ipc_lock = *(const bool *)arg;
+	const long page = sysconf(_SC_PAGESIZE);
+	struct rlimit rl = { MEMLOCK_PAGES * page, MEMLOCK_PAGES * page };
+	struct amupmu_pmu_config cfg, before;
+	__u32 free0 = 0, free1 = 0;
+	int fa = -1, fb = -1, ret = 0, r;
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl))
+		MEMLOCK_FAIL(1, "setrlimit: %s", strerror(errno));
+	fa = open_dev();
+	fb = open_dev();
+	if (fa < 0 || fb < 0)
+		MEMLOCK_FAIL(2, "open: %s", strerror(errno));
+	if (amupmu_counters_free(fa, &free0, 1))
+		MEMLOCK_FAIL(3, "INFO failed");
+
+	r = config_ring(fa, AMUPMU_RING_PAGES_MAX, &cfg);
+	if (ipc_lock) {
+		if (r)
+			MEMLOCK_FAIL(4, "CAP_IPC_LOCK, ring of %u pages: %s",
+				     AMUPMU_RING_PAGES_MAX, strerror(-r));
+		r = config_ring(fb, AMUPMU_RING_PAGES_MAX, &cfg);
+		if (r)
+			MEMLOCK_FAIL(5, "CAP_IPC_LOCK, second ring of %u pages: %s",
+				     AMUPMU_RING_PAGES_MAX, strerror(-r));
+		goto out;
+	}
+	if (r != -ENOMEM)
+		MEMLOCK_FAIL(6, "ring of %u pages over a %d-page RLIMIT_MEMLOCK: %s, expected ENOMEM",
+			     AMUPMU_RING_PAGES_MAX, MEMLOCK_PAGES, r ? strerror(-r) : "success");
+	/* refused: nothing written, nothing allocated */
+	config_ring_init(&before, AMUPMU_RING_PAGES_MAX);
+	if (memcmp(&before, &cfg, sizeof(cfg)))
+		MEMLOCK_FAIL(7, "the refused CONFIG wrote its argument");
+	r = amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_RESET);
+	if (r != -ENODEV)
+		MEMLOCK_FAIL(8, "CTL after the refused CONFIG: %s, expected ENODEV (no group)",
+			     r ? strerror(-r) : "success");
+	if (amupmu_counters_free(fa, &free1, 1) || free0 != free1)
+		MEMLOCK_FAIL(9, "pmu_counters_free of CPU 0 0x%x -> 0x%x", free0, free1);
+
+	r = config_ring(fa, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(10, "ring of 8 pages in a %d-page limit: %s", MEMLOCK_PAGES,
+			     strerror(-r));
+	r = config_ring(fb, 16, &cfg);
+	if (r != -ENOMEM)
+		MEMLOCK_FAIL(11, "a second ring of 16 pages beside 8: %s, expected ENOMEM",
+			     r ? strerror(-r) : "success");
+	/* closing the first session gives its pages back */
+	close(fa);
+	fa = -1;
+	r = config_ring(fb, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(12, "ring of 8 pages after the first session closed: %s",
+			     strerror(-r));
+	/*
+	 * RELEASE and CONFIG again on the same session: its ring (kept for
+	 * the session, or freed and charged anew) fits; a second session's
+	 * does not beside it, and does once the first is closed.
+	 */
+	if (amupmu_pmu_ctl(fb, AMUPMU_PMU_CTL_RELEASE))
+		MEMLOCK_FAIL(13, "RELEASE failed");
+	r = config_ring(fb, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(14, "ring of 8 pages again after RELEASE: %s", strerror(-r));
+	fa = open_dev();
+	if (fa < 0)
+		MEMLOCK_FAIL(15, "open: %s", strerror(errno));
+	r = config_ring(fa, 8, &cfg);
+	if (r != -ENOMEM)
+		MEMLOCK_FAIL(16, "two rings of 8 pages in a %d-page limit: %s, expected ENOMEM",
+			     MEMLOCK_PAGES, r ? strerror(-r) : "success");
+	close(fb);
+	fb = -1;
+	r = config_ring(fa, 8, &cfg);
+	if (r)
+		MEMLOCK_FAIL(17, "ring of 8 pages after the other session closed: %s",
+			     strerror(-r));
+out:
+	if (fa >= 0)
+		close(fa);
+	if (fb >= 0)
+		close(fb);
+	return ret ? -ret : 0;
+}
+
+/*
+ * Sample rings count against RLIMIT_MEMLOCK without CAP_IPC_LOCK (root
+ * keeping CAP_PERFMON and CAP_SYS_ADMIN), and not with it.
+ */
+TEST_F(priv, ring_memlock_limit)
+{
+	static const bool no_ipc_lock = false, ipc_lock = true;
+	const struct who limited = {
+		"root without CAP_IPC_LOCK", 0, ALL_CAPS & ~CAP_BIT(CAP_IPC_LOCK), true
+	};
+	const struct who unlimited = { "root with CAP_IPC_LOCK", 0, ALL_CAPS, true };
+	__u32 free0 = 0, free1 = 0;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!self->exclusive)
+		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	ASSERT_EQ(0, amupmu_counters_free(self->fd, &free0, 1));
+	expect_row(_metadata, &limited, "rings of 256, 8, 16 pages, RLIMIT_MEMLOCK 12 pages",
+		   row_memlock, (void *)&no_ipc_lock, 0);
+	expect_row(_metadata, &unlimited, "two rings of 256 pages, RLIMIT_MEMLOCK 12 pages",
+		   row_memlock, (void *)&ipc_lock, 0);
+	/* the children's sessions are gone with them */
+	ASSERT_EQ(0, amupmu_counters_free(self->fd, &free1, 1));
+	EXPECT_EQ(free0, free1);
 }
 
 TEST_HARNESS_MAIN

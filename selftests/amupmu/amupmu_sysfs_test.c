@@ -5,7 +5,8 @@
  * directories when they exist (/sys/kernel/debug/amupmu, .../arm_spe).
  *
  * A writable file must be in the writable[] table below, with the range
- * its documentation gives; it then gets non-numeric text, negative,
+ * its documentation gives (or, for a command file such as the mock's
+ * debugfs cpu_pm, its accepted commands); a numeric one gets non-numeric text, negative,
  * overflowing and out-of-range numbers, reserved bits, a 1 MiB string and
  * partial writes, each refused with the documented errno, and the value
  * read back unchanged. Every other file must be read-only by mode and
@@ -31,12 +32,18 @@ struct writable {
 	const char *name;
 	unsigned long long min, max;	/* accepted range */
 	int err_range;			/* errno out of range */
+	const char *command;		/* not a value: a harmless valid command */
 };
 
 /* Documented writable files: Documentation/admin-guide/amupmu.rst. */
 static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
-	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL },
+	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL },
+	/*
+	 * mock builds: "<cpu>" power-cycles a CPU, "<cpu> fail" aborts the
+	 * entry; anything else EINVAL (amupmu_cpupm_test has the rest)
+	 */
+	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail" },
 };
 
 /* Files the driver core adds to every device: not amupmu's. */
@@ -159,6 +166,42 @@ static void sweep_writable(struct __test_metadata *_metadata, const char *path,
 	c->cases++;
 }
 
+/*
+ * A command file: bad commands refused with EINVAL, the file's contents
+ * unchanged; the harmless valid command works and changes them.
+ */
+static void sweep_command(struct __test_metadata *_metadata, const char *path,
+			  const struct writable *w, struct counts *c)
+{
+	static const char * const inputs[] = {
+		"\n", "abc", "-1", "0x", "1a", "0 0", "0 fails", "0 fail x", "0,1", "0-1", " ",
+		"fail", "18446744073709551616",
+	};
+	char before[VALUE_MAX], after[VALUE_MAX];
+	size_t i;
+	int ret;
+
+	ASSERT_LE(0, amupmu_read_file(path, before, sizeof(before)));
+	for (i = 0; i < ARRAY_SIZE(inputs); i++) {
+		ret = write_file(path, inputs[i], strlen(inputs[i]));
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("%s: '%s': %s", path, inputs[i], ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
+	ret = write_file(path, w->command, strlen(w->command));
+	EXPECT_EQ(0, ret) {
+		TH_LOG("%s: '%s': %s", path, w->command, strerror(-ret));
+	}
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STRNE(before, after) {
+		TH_LOG("%s: '%s' accepted but nothing changed", path, w->command);
+	}
+	c->cases++;
+}
+
 /* A read-only file: no write bit, and no open for writing, even for root. */
 static void check_readonly(struct __test_metadata *_metadata, const char *path,
 			   const char *name, struct counts *c)
@@ -232,7 +275,9 @@ static void walk(struct __test_metadata *_metadata, const char *dir, bool recurs
 				TH_LOG("%s: writable by group or others (mode %o)", path,
 				       st.st_mode & 0777);
 			}
-			if (w)
+			if (w && w->command)
+				sweep_command(_metadata, path, w, c);
+			else if (w)
 				sweep_writable(_metadata, path, w, c);
 		} else {
 			EXPECT_EQ(NULL, w) {

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/stat.h>
 
 #include <linux/amupmu.h>
@@ -45,6 +46,14 @@ _Static_assert(sizeof(struct amupmu_info) >= AMUPMU_INFO_SIZE_VER0,
 	       "struct amupmu_info shrank below its first version");
 _Static_assert(sizeof(struct amupmu_cpu_info) >= AMUPMU_CPU_INFO_SIZE_VER0,
 	       "struct amupmu_cpu_info shrank below its first version");
+_Static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1,
+	       "struct amupmu_info: the tests know ABI 2.0's layout (kernel_el, clock)");
+_Static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1,
+	       "struct amupmu_cpu_info: the tests know ABI 2.0's layout (pmu_counters_free)");
+_Static_assert(AMUPMU_ABI_MAJOR == 2, "these tests are written for ABI 2");
+
+/* The ioctl type of ABI 1 (0xB7, taken by remoteproc and nsfs): ENOTTY now. */
+#define AMUPMU_TYPE_ABI1	0xB7
 
 /* ---------------------------------------------------------------- fields */
 
@@ -300,6 +309,8 @@ static inline void amupmu_info_init(struct amupmu_info *info, void *cpus,
 	info->features = AMUPMU_SENTINEL64;
 	info->supported_ioctls = AMUPMU_SENTINEL64;
 	info->pmu_owner = AMUPMU_SENTINEL32;
+	info->kernel_el = AMUPMU_SENTINEL32;
+	info->clock = AMUPMU_SENTINEL32;
 	info->nr_cpus = nr_cpus;
 	info->cpu_entry_size = entry_size;
 	info->cpus_uptr = (__u64)(uintptr_t)cpus;
@@ -320,6 +331,18 @@ static inline int amupmu_query(int fd, struct amupmu_info *info,
 {
 	amupmu_info_init(info, cpus, nr, sizeof(*cpus));
 	return amupmu_ioctl(fd, AMUPMU_INFO, info);
+}
+
+/*
+ * One past the highest command INFO says the driver has (the header has no
+ * AMUPMU_CMD_LAST since ABI 2): the first nr of the type that must be
+ * ENOTTY above the commands.
+ */
+static inline unsigned int amupmu_cmd_end(const struct amupmu_info *info)
+{
+	__u64 s = info->supported_ioctls;
+
+	return AMUPMU_CMD_BASE + (s ? 64 - __builtin_clzll(s) : 0);
 }
 
 /* AMUPMU_ALLOW_SKIP=1: a missing device is a skip, not a failure. */
@@ -355,6 +378,101 @@ static inline bool amupmu_allow_skip(void)
 		return;								\
 } while (0)
 
+/* ---------------------------------------------------------------- board */
+
+/*
+ * The kernel log (klogctl READ_ALL: needs root or dmesg_restrict 0), in a
+ * malloc'ed NUL-terminated buffer, or NULL.
+ */
+static inline char *amupmu_kernel_log(void)
+{
+	int len = klogctl(10 /* SYSLOG_ACTION_SIZE_BUFFER */, NULL, 0), n;
+	char *buf;
+
+	if (len <= 0)
+		len = 1 << 20;
+	buf = malloc(len + 1);
+	if (!buf)
+		return NULL;
+	n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, len);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/*
+ * The board line the harness passes (AMUPMU_BOARD, else amupmu_board= of
+ * the kernel command line) into @buf; "" when neither is there.
+ */
+static inline void amupmu_board_line(char *buf, size_t size)
+{
+	const char *env = getenv("AMUPMU_BOARD");
+	char cmdline[4096], *p, *end;
+
+	buf[0] = '\0';
+	if (env && *env) {
+		snprintf(buf, size, "%s", env);
+		return;
+	}
+	if (amupmu_read_line("/proc/cmdline", cmdline, sizeof(cmdline)))
+		return;
+	p = strstr(cmdline, "amupmu_board=");
+	if (!p)
+		return;
+	p += strlen("amupmu_board=");
+	end = strchr(p, ' ');
+	if (end)
+		*end = '\0';
+	snprintf(buf, size, "%s", p);
+}
+
+/*
+ * The exception level the kernel runs at, as the boot says it: 2 when
+ * KVM initialised in VHE mode ("kvm [1]: VHE mode initialized
+ * successfully"), 1 when all CPUs started at EL1 or KVM runs nVHE / hVHE
+ * at EL2 below an EL1 kernel; else from the board line (QEMU's
+ * "virtualization=on" is the VHE board, a machine without it EL1). 0 when
+ * nothing tells. @how says where the answer came from.
+ */
+static inline unsigned int amupmu_boot_kernel_el(char *how, size_t size)
+{
+	char board[512];
+	char *log = amupmu_kernel_log();
+	unsigned int el = 0;
+
+	snprintf(how, size, "undetermined");
+	if (log) {
+		if (strstr(log, "VHE mode initialized successfully") &&
+		    !strstr(log, "nVHE mode initialized")) {
+			el = 2;
+			snprintf(how, size, "kernel log: KVM in VHE mode");
+		} else if (strstr(log, "CPU: All CPU(s) started at EL1")) {
+			el = 1;
+			snprintf(how, size, "kernel log: all CPUs started at EL1");
+		} else if (strstr(log, "Hyp mode initialized successfully") ||
+			   strstr(log, "nVHE mode initialized")) {
+			el = 1;
+			snprintf(how, size, "kernel log: KVM in nVHE mode, kernel at EL1");
+		}
+		free(log);
+		if (el)
+			return el;
+	}
+	amupmu_board_line(board, sizeof(board));
+	if (strstr(board, "virtualization=on") || strstr(board, "virtualization=true")) {
+		snprintf(how, size, "board line \"%.200s\"", board);
+		return 2;
+	}
+	if (strstr(board, "machine=") || strstr(board, "virt")) {
+		snprintf(how, size, "board line \"%.200s\" (no virtualization=on)", board);
+		return 1;
+	}
+	return 0;
+}
+
 /* ---------------------------------------------------------------- PMU */
 
 _Static_assert(sizeof(struct amupmu_pmu_config) >= AMUPMU_PMU_CONFIG_SIZE_VER0,
@@ -365,6 +483,60 @@ _Static_assert(sizeof(struct amupmu_pmu_ctl) >= AMUPMU_PMU_CTL_SIZE_VER0,
 	       "struct amupmu_pmu_ctl shrank below its first version");
 _Static_assert(sizeof(struct amupmu_pmu_read) >= AMUPMU_PMU_READ_SIZE_VER0,
 	       "struct amupmu_pmu_read shrank below its first version");
+_Static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2,
+	       "struct amupmu_pmu_read: the tests know ABI 2.0's layout (skid)");
+_Static_assert(sizeof(struct amupmu_pmu_read_cpu) == 40,
+	       "struct amupmu_pmu_read_cpu layout");
+
+/* perf's modifiers: ":u" (user only) and ":k" (kernel only) */
+#define AMUPMU_EV_USER_ONLY	(AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HV)
+#define AMUPMU_EV_KERNEL_ONLY	AMUPMU_EV_EXCL_USER
+/* every exception-level filter bit */
+#define AMUPMU_EV_EXCL_ALL	(AMUPMU_EV_EXCL_USER | AMUPMU_EV_EXCL_KERNEL | \
+				 AMUPMU_EV_EXCL_HV | AMUPMU_EV_EXCL_HOST | \
+				 AMUPMU_EV_EXCL_GUEST)
+/* every flag this ABI knows */
+#define AMUPMU_EV_KNOWN		(AMUPMU_EV_EXCL_ALL | AMUPMU_EV_RAW)
+
+/* ID_AA64PFR0_EL1.EL2: 0 when the CPU has no EL2 */
+#define PFR0_EL2(r)		amupmu_field(r, 8, 4)
+
+/*
+ * What the header's filter table programs for @flags (PMEVTYPER<n>_EL0
+ * P, U, NSH, the way armv8pmu_set_event_filter() does), and whether that
+ * counts at any exception level: the kernel at @kernel_el (2 = VHE host),
+ * the CPU with or without EL2.
+ */
+struct amupmu_filter_bits {
+	bool p, u, nsh;
+};
+
+static inline struct amupmu_filter_bits amupmu_filter_model(__u32 flags, unsigned int kernel_el,
+							    bool has_el2)
+{
+	struct amupmu_filter_bits b;
+	bool eu = flags & AMUPMU_EV_EXCL_USER, ek = flags & AMUPMU_EV_EXCL_KERNEL;
+	bool eh = flags & AMUPMU_EV_EXCL_HV, eho = flags & AMUPMU_EV_EXCL_HOST;
+	bool eg = flags & AMUPMU_EV_EXCL_GUEST;
+
+	if (kernel_el == 2) {
+		b.nsh = !(ek || eho);
+		b.p = ek || eg;
+		b.u = eu || eho;
+	} else {
+		b.nsh = has_el2 && !(eh || eho);
+		b.p = ek;
+		b.u = eu;
+	}
+	return b;
+}
+
+static inline bool amupmu_filter_counts(__u32 flags, unsigned int kernel_el, bool has_el2)
+{
+	struct amupmu_filter_bits b = amupmu_filter_model(flags, kernel_el, has_el2);
+
+	return !b.p || !b.u || b.nsh;
+}
 
 /* PMUv3 common events (Arm ARM, "Common event numbers") */
 #define PMUV3_EV_SW_INCR	0x0000
@@ -453,6 +625,58 @@ static inline void amupmu_pmu_read_init(struct amupmu_pmu_read *rd, __u32 cpu,
 	rd->time_enabled = AMUPMU_SENTINEL64;
 	rd->time_running = AMUPMU_SENTINEL64;
 	rd->state = AMUPMU_SENTINEL32;
+	rd->samples = AMUPMU_SENTINEL64;
+	rd->lost = AMUPMU_SENTINEL64;
+	rd->skid = AMUPMU_SENTINEL64;
+}
+
+/* Bytes of one AMUPMU_PMU_READ_ALL entry with room for @nr_values values. */
+static inline size_t amupmu_read_all_stride(__u32 nr_values)
+{
+	return sizeof(struct amupmu_pmu_read_cpu) + nr_values * sizeof(struct amupmu_pmu_value);
+}
+
+/* Entry @i of a READ_ALL array at @buf of @nr_values values each. */
+static inline struct amupmu_pmu_read_cpu *amupmu_read_all_entry(void *buf, __u32 nr_values,
+								unsigned int i)
+{
+	return (struct amupmu_pmu_read_cpu *)((unsigned char *)buf +
+					      i * amupmu_read_all_stride(nr_values));
+}
+
+/*
+ * Build an AMUPMU_PMU_READ_ALL request: @nr_cpus entries of @nr_values
+ * values at @buf; output fields set to sentinels.
+ */
+static inline void amupmu_pmu_read_all_init(struct amupmu_pmu_read *rd, void *buf,
+					    __u32 nr_cpus, __u32 nr_values)
+{
+	amupmu_pmu_read_init(rd, 0, buf, nr_values);
+	rd->flags = AMUPMU_PMU_READ_ALL;
+	rd->nr_cpus = nr_cpus;
+}
+
+/* INFO's pmu_counters_free of every CPU into @free (nr entries). 0 or -errno. */
+static inline int amupmu_counters_free(int fd, __u32 *free_mask, unsigned int nr)
+{
+	struct amupmu_cpu_info *cpus = calloc(nr, sizeof(*cpus));
+	struct amupmu_info info;
+	unsigned int i;
+	int ret;
+
+	if (!cpus)
+		return -ENOMEM;
+	ret = amupmu_query(fd, &info, cpus, nr);
+	for (i = 0; !ret && i < nr; i++)
+		free_mask[i] = cpus[i].pmu_counters_free;
+	free(cpus);
+	return ret;
+}
+
+/* All counters of a CPU with @n event counters: bits 0..n-1 and the cycle counter's 31. */
+static inline __u32 amupmu_all_counters_mask(unsigned int n)
+{
+	return (n >= 31 ? 0x7fffffffU : ((1U << n) - 1)) | (1U << 31);
 }
 
 /* One AMUPMU_PMU_READ of @nr values of @cpu. Returns 0 or -errno. */

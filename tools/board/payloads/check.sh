@@ -6,8 +6,13 @@
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 
-# the ABI sweep, bad sysfs input and the privilege table: issue 5
-for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test; do
+# the ABI sweep, bad sysfs input and the privilege table: issue 5;
+# platform device unbind/bind with sessions open (amupmu devicetree only,
+# skips elsewhere); CPU power-down and PMU sessions (mock builds only: the
+# debugfs cpu_pm file; on the amupmu/mock board this is where its stress
+# runs, without its sampler thread; cpupm.sh runs it all under -icount)
+for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
+	amupmu_unbind_test amupmu_cpupm_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else
@@ -40,7 +45,13 @@ tap_check "pmu-interrupt-owner" owner_irq
 
 tap_check "amupmu-info" sh -c 'amupmu info && amupmu info --json >/tmp/info.json && grep -q "\"pmu_owner\"" /tmp/info.json'
 
-# the hotplug test reloads the module itself and leaves it loaded
+# module parameters at load (pmu_counter_bits 32/64 only); the module
+# test and the hotplug test reload the module themselves and leave it loaded
+if [ -f /selftests/amupmu_modparam.sh ]; then
+	run_test amupmu_modparam sh /selftests/amupmu_modparam.sh
+else
+	tap_check amupmu_modparam-present false
+fi
 if [ -f /selftests/amupmu_hotplug.sh ]; then
 	run_test amupmu_hotplug sh /selftests/amupmu_hotplug.sh
 fi

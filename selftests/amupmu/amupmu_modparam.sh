@@ -1,0 +1,161 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# amupmu's module parameters at load time: pmu_counter_bits takes 32 or 64
+# only; anything else (48, ...) fails the insmod with EINVAL and leaves no
+# module loaded. sample_period_min refuses values below its floor the same
+# way. busybox sh compatible; prints TAP 13 itself. Needs root and the
+# module at $AMUPMU_KO (default /amupmu.ko). Leaves the module loaded with
+# its default parameters.
+#
+# Environment:
+#   AMUPMU_KO     module to insmod (default /amupmu.ko)
+#   AMUPMU_BOARD  the board line, printed (set by the board harness)
+
+# The t_* steps are called through step "$@".
+# shellcheck disable=SC2317
+
+AMUPMU_KO=${AMUPMU_KO:-/amupmu.ko}
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+PARAM=/sys/module/amupmu/parameters
+BAD_BITS="48 0 1 16 31 33 63 65 128 -32 abc"
+NR_TESTS=$((6 + $(echo "$BAD_BITS" | wc -w)))
+
+test_num=0
+failed=0
+
+log() { echo "# $*"; }
+
+result() { # result <0|1> <name>
+	test_num=$((test_num + 1))
+	if [ "$1" -eq 0 ]; then
+		echo "ok $test_num - $2"
+	else
+		echo "not ok $test_num - $2"
+		failed=1
+	fi
+}
+
+skip_all() {
+	echo "TAP version 13"
+	echo "1..1"
+	echo "ok 1 - amupmu_modparam # SKIP $*"
+	exit $KSFT_SKIP
+}
+
+step() {
+	name=$1
+	shift
+	"$@"
+	result $? "$name"
+}
+
+module_loaded() { [ -d /sys/module/amupmu ] || grep -q '^amupmu ' /proc/modules; }
+
+kernel_trouble() {
+	dmesg 2>/dev/null | grep -cE 'BUG:|WARNING:|Oops|Unable to handle kernel'
+}
+
+t_rmmod_if_loaded() {
+	module_loaded || return 0
+	rmmod amupmu || { log "rmmod amupmu failed"; return 1; }
+	! module_loaded
+}
+
+# t_refused <value>: insmod with pmu_counter_bits=<value> fails with EINVAL,
+# and no module is left behind
+t_refused() {
+	out=$(insmod "$AMUPMU_KO" "pmu_counter_bits=$1" 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		log "pmu_counter_bits=$1 loaded (parameter reads $(cat "$PARAM/pmu_counter_bits" 2>/dev/null))"
+		rmmod amupmu
+		return 1
+	fi
+	if module_loaded; then
+		log "pmu_counter_bits=$1 refused ($out) but the module is loaded"
+		rmmod amupmu
+		return 1
+	fi
+	case $out in
+	*"Invalid argument"*) return 0 ;;
+	esac
+	log "pmu_counter_bits=$1: '$out', expected EINVAL (Invalid argument)"
+	return 1
+}
+
+# t_loads <value>: insmod with pmu_counter_bits=<value> works and reads back
+t_loads() {
+	if ! out=$(insmod "$AMUPMU_KO" "pmu_counter_bits=$1" 2>&1); then
+		log "pmu_counter_bits=$1: insmod failed: $out"
+		return 1
+	fi
+	rc=0
+	got=$(cat "$PARAM/pmu_counter_bits" 2>/dev/null)
+	[ "$got" = "$1" ] || { log "pmu_counter_bits=$1 reads '$got'"; rc=1; }
+	[ -c /dev/amupmu ] || [ -d /sys/class/misc/amupmu ] || { log "no amupmu device"; rc=1; }
+	rmmod amupmu || { log "rmmod after pmu_counter_bits=$1 failed"; rc=1; }
+	return "$rc"
+}
+
+t_period_min_floor() {
+	if out=$(insmod "$AMUPMU_KO" sample_period_min=1 2>&1); then
+		log "sample_period_min=1 loaded"
+		rmmod amupmu
+		return 1
+	fi
+	module_loaded && { log "sample_period_min=1 refused but loaded"; rmmod amupmu; return 1; }
+	case $out in
+	*"Invalid argument"*) return 0 ;;
+	esac
+	log "sample_period_min=1: '$out', expected EINVAL"
+	return 1
+}
+
+t_default() {
+	insmod "$AMUPMU_KO" || { log "insmod with the defaults failed"; return 1; }
+	got=$(cat "$PARAM/pmu_counter_bits" 2>/dev/null)
+	log "default pmu_counter_bits $got"
+	[ "$got" = 32 ] || [ "$got" = 64 ]
+}
+
+t_no_kernel_trouble() {
+	now=$(kernel_trouble)
+	[ "${now:-0}" -le "$trouble_before" ] && return 0
+	log "kernel log gained BUG/WARNING/Oops lines:"
+	dmesg | grep -E 'BUG:|WARNING:|Oops|Unable to handle kernel' | tail -5 | sed 's/^/#   /'
+	return 1
+}
+
+cleanup() { module_loaded || insmod "$AMUPMU_KO" 2>/dev/null; }
+
+[ "$(id -u)" = 0 ] || skip_all "needs root"
+[ -f "$AMUPMU_KO" ] || skip_all "module $AMUPMU_KO not found (set AMUPMU_KO)"
+for tool in insmod rmmod; do
+	command -v $tool >/dev/null || skip_all "$tool not available"
+done
+
+echo "TAP version 13"
+echo "1..$NR_TESTS"
+log "backend: module parameters of $AMUPMU_KO (${AMUPMU_BOARD:-board unknown})"
+trouble_before=$(kernel_trouble)
+trouble_before=${trouble_before:-0}
+trap cleanup EXIT
+
+step "rmmod amupmu (if loaded)" t_rmmod_if_loaded
+for v in $BAD_BITS; do
+	step "insmod pmu_counter_bits=$v: EINVAL, nothing loaded" t_refused "$v"
+done
+step "insmod pmu_counter_bits=32 loads" t_loads 32
+step "insmod pmu_counter_bits=64 loads" t_loads 64
+step "insmod sample_period_min=1: EINVAL, nothing loaded" t_period_min_floor
+step "insmod with the defaults" t_default
+step "no kernel BUG/WARNING during the test" t_no_kernel_trouble
+
+[ $test_num -eq $NR_TESTS ] || log "ran $test_num of $NR_TESTS steps"
+[ $failed -eq 0 ] && exit $KSFT_PASS
+exit $KSFT_FAIL
