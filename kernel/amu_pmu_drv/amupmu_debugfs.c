@@ -42,19 +42,27 @@ struct amupmu_cpu_pm_req {
 static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_enters);
 static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_exits);
 
-static void amupmu_cpu_pm_cycle(void *arg)
+/*
+ * On the CPU, in task context (smp_call_on_cpu()), interrupts off as
+ * cpuidle has them. Not from an IPI: a CPU spinning in the IPI handler
+ * while its peer waits for it in smp_call_function_many_cond() locked up
+ * both (soft lockups, RCU stalls).
+ */
+static int amupmu_cpu_pm_cycle(void *arg)
 {
 	struct amupmu_cpu_pm_req *req = arg;
 
-	/* as cpuidle calls it: on the CPU, interrupts off (IPI context) */
+	local_irq_disable();
 	req->ret = cpu_pm_enter();
-	if (req->ret)
-		return;
-	atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
-	if (req->power_loss)
-		amupmu_pmu_power_loss();
-	cpu_pm_exit();
-	atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_exits));
+	if (!req->ret) {
+		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
+		if (req->power_loss)
+			amupmu_pmu_power_loss();
+		cpu_pm_exit();
+		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_exits));
+	}
+	local_irq_enable();
+	return 0;
 }
 
 static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, size_t len,
@@ -85,7 +93,7 @@ static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, s
 	if (!cpu_online(cpu))
 		ret = -ENODEV;
 	else
-		ret = smp_call_function_single(cpu, amupmu_cpu_pm_cycle, &req, 1) ?: req.ret;
+		ret = smp_call_on_cpu(cpu, amupmu_cpu_pm_cycle, &req, false) ?: req.ret;
 	cpus_read_unlock();
 	return ret ?: len;
 }

@@ -1273,6 +1273,9 @@ static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
 	}
 	if (s->ring && amupmu_ring_mapped(s->ring))
 		return -EBUSY;
+	/* not charged: another command of the session changed the ring meanwhile */
+	if (!req->charge)
+		return -EBUSY;
 	r = amupmu_ring_alloc(pages);
 	if (!r)
 		return -ENOMEM;
@@ -1900,6 +1903,37 @@ out:
 	return ret;
 }
 
+/*
+ * Charge a new ring to the caller's locked memory (ENOMEM beyond
+ * RLIMIT_MEMLOCK without CAP_IPC_LOCK, as perf's buffers), before the
+ * locks: the accounting takes the mmap lock. Not when the session's kept
+ * ring will be reused; the errors due before (ENXIO, EACCES) come first.
+ */
+static int amupmu_config_charge(struct amupmu_session *s, const struct amupmu_pmu_config *cfg,
+				struct amupmu_config_req *req)
+{
+	bool reuse;
+	int ret;
+
+	if (!cfg->ring_pages)
+		return 0;
+	if (!READ_ONCE(amupmu_dev.pmu_irq))
+		return -ENXIO;
+	if (!perfmon_capable())
+		return -EACCES;
+	if (!current->mm)
+		return -EINVAL;
+	mutex_lock(&s->lock);
+	reuse = s->ring && amupmu_ring_pages(s->ring) == cfg->ring_pages;
+	mutex_unlock(&s->lock);
+	if (reuse)
+		return 0;
+	ret = account_locked_vm(current->mm, cfg->ring_pages + 1, true);
+	if (!ret)
+		req->charge = cfg->ring_pages + 1;
+	return ret;
+}
+
 /**
  * amupmu_pmu_cmd() - run a PMU command of a session (READ has its own,
  *	amupmu_pmu_cmd_read())
@@ -1926,16 +1960,9 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 		ret = amupmu_config_copy_in(arg, req);
 		if (ret)
 			goto out_req;
-		/* ENOMEM beyond RLIMIT_MEMLOCK (without CAP_IPC_LOCK), as perf's buffers */
-		if (((struct amupmu_pmu_config *)arg)->ring_pages) {
-			req->charge = ((struct amupmu_pmu_config *)arg)->ring_pages + 1;
-			ret = current->mm ? account_locked_vm(current->mm, req->charge, true)
-					  : -EINVAL;
-			if (ret) {
-				req->charge = 0;
-				goto out_req;
-			}
-		}
+		ret = amupmu_config_charge(s, arg, req);
+		if (ret)
+			goto out_req;
 	}
 
 	amupmu_pmu_lock(s);

@@ -490,8 +490,11 @@ struct amupmu_pmu_read {
  * Overflow sampling.
  *
  * A group with at least one sample_period has a ring of
- * amupmu_pmu_config.ring_pages data pages, allocated by AMUPMU_PMU_CONFIG
- * and freed with the group. User space consumes it in either of two ways:
+ * amupmu_pmu_config.ring_pages data pages, allocated by AMUPMU_PMU_CONFIG.
+ * AMUPMU_PMU_CTL_RELEASE keeps it (mapped or not) for the session's next
+ * sampling group of the same size; it is freed when a group asks for
+ * another size (unless mapped: EBUSY) and when the session is closed.
+ * User space consumes it in either of two ways:
  *
  *  - mmap() of the session fd, offset 0, length (1 + ring_pages) pages,
  *    MAP_SHARED: page 0 is struct amupmu_ring_header, the data follows at
@@ -511,10 +514,11 @@ struct amupmu_pmu_read {
  * the sample is dropped and counted in amupmu_ring_header.lost and in
  * amupmu_pmu_read.lost of the CPU that dropped it.
  *
- * The ring's pages count against the configuring process's locked memory
- * (RLIMIT_MEMLOCK, as for perf's and VFIO's pinned buffers; CAP_IPC_LOCK
- * lifts the limit) from AMUPMU_PMU_CONFIG until the ring is freed: a ring
- * beyond it is refused with ENOMEM.
+ * The ring's pages (1 + ring_pages) count against the locked memory of
+ * the process that configured the group that allocated it (RLIMIT_MEMLOCK,
+ * as for perf's and VFIO's pinned buffers; CAP_IPC_LOCK lifts the limit)
+ * until the ring is freed: a new ring beyond it is refused with ENOMEM; a
+ * kept ring that is reused is not charged again.
  */
 #define AMUPMU_RING_PAGES_MAX		256
 #define AMUPMU_RING_VERSION		1
