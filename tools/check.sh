@@ -85,6 +85,8 @@ step "host build under ASan+UBSan" make -s host-asan
 tap "host tests under ASan+UBSan (x86-64)" make -s host-asan-test
 tap "clang-tidy and cppcheck (lib/, tools/)" ./tools/static-check.sh
 tap "syzkaller description in sync with the UAPI" ./selftests/syzkaller/check.py
+tap "ioctl type free in ioctl-number.rst (linux-source), no AMUPMU_CMD_LAST" \
+	./selftests/amupmu/ioctl_number_check.sh
 
 for k in 6.1 6.12; do
 	for v in prod mock; do
@@ -130,6 +132,10 @@ board fuzz 6.1 el1 amupmu prod
 board fuzz 6.1 el1 stock prod
 board pmu32 6.12 el1 amupmu prod
 board fuzz 6.12 el1 amupmu mock
+# idle power-down (CPU PM) driven by the mock build's debugfs hook against
+# every session command, under -icount; one kernel on each machine
+board cpupm 6.1 el1 amupmu mock -i
+board cpupm 6.12 vhe amupmu mock -i
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current
