@@ -3089,6 +3089,14 @@ TEST_F(pmu, sample_cycles_kernel)
 	if (self->qemu && !self->icount) {
 		TH_LOG("QEMU without icount: overflow noticed at the return to EL0, "
 		       "mode distribution not checked");
+	} else if (self->qemu) {
+		/*
+		 * QEMU arms the cycle counter's overflow timer as if it counted
+		 * on through EL0, where a kernel-only counter stops: about half
+		 * of its interrupts come in user space (seen 4 of 8 on the VHE
+		 * board). Kernel samples must be there; no majority asked.
+		 */
+		EXPECT_LT(0U, ms.kernel);
 	} else {
 		EXPECT_LT(ms.user, ms.kernel) {
 			TH_LOG("a counter that excludes user space sampled mostly in user space");
