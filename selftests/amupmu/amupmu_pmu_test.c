@@ -3038,7 +3038,8 @@ static void ring_modes(struct ring *r, struct sample_stats *st, struct mode_stat
  * EL1 kernel, which Linux's interrupt never sees), a kernel PC exactly
  * for the KERNEL samples. The interrupt may be taken a little after the
  * overflow, after the return to EL0: some USER samples are allowed (a
- * counter that counts the kernel drops no skid), but most are KERNEL (on hardware; see QEMU below).
+ * counter that counts the kernel drops no skid), but most are KERNEL
+ * (on hardware; QEMU below).
  */
 TEST_F(pmu, sample_cycles_kernel)
 {
