@@ -38,7 +38,6 @@
 #define CPU_PM_FILE	"/sys/kernel/debug/amupmu/cpu_pm"
 #define PERIOD_MIN_PARAM "/sys/module/amupmu/parameters/sample_period_min"
 #define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define LOOP_N		10000000ULL
 #define LOOP_INSNS	(2 * LOOP_N)
 #define PD_CYCLES	8	/* power-downs in the counting tests */
@@ -46,32 +45,6 @@
 #define REC_SZ(n)	(sizeof(struct amupmu_sample) + (n) * sizeof(__u64))
 
 /* ---------------------------------------------------------------- helpers */
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-/* Spin at EL0 for @ns of CLOCK_MONOTONIC (the vDSO: no system call). */
-static void busy_ns(__u64 ns)
-{
-	__u64 end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
-static int pin_cpu(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
-}
 
 /* @n iterations of "subs; b.ne" at EL0: 2 * @n instructions. */
 static inline void insn_loop(__u64 n)
@@ -309,7 +282,7 @@ TEST_F(cpupm, file_contract)
 				continue;
 			target = 1;
 		}
-		ASSERT_EQ(0, pin_cpu(from));
+		ASSERT_EQ(0, amupmu_pin_cpu(from));
 		snprintf(s, sizeof(s), good[i].fmt, target);
 		ASSERT_EQ(0, cpu_pm_counts(&a));
 		ret = cpu_pm_write(s);
@@ -437,7 +410,7 @@ TEST_F(cpupm, counts_survive_power_down)
 	NEED_EXCLUSIVE();
 	if (!self->icount)
 		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)");
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 		ASSERT_LE(0, fd);
@@ -533,16 +506,16 @@ TEST_F(cpupm, disabled_stays_disabled)
 		ASSERT_EQ(0, ret) {
 			TH_LOG("CONFIG on cpu%u: %s", cpu, errstr(ret));
 		}
-		ASSERT_EQ(0, pin_cpu(cpu));
+		ASSERT_EQ(0, amupmu_pin_cpu(cpu));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
-		busy_ns(5 * NSEC_PER_MSEC);
+		amupmu_busy_ns(5 * NSEC_PER_MSEC);
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
 		ASSERT_EQ(0, snap_read(fd, cpu, 2, &a));
-		ASSERT_EQ(0, pin_cpu(0));
+		ASSERT_EQ(0, amupmu_pin_cpu(0));
 		for (k = 0; k < PD_CYCLES; k++)
 			ASSERT_EQ(0, cpu_pm_cycle(cpu, k & 1));
-		ASSERT_EQ(0, pin_cpu(cpu));
-		busy_ns(10 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, amupmu_pin_cpu(cpu));
+		amupmu_busy_ns(10 * NSEC_PER_MSEC);
 		ASSERT_EQ(0, snap_read(fd, cpu, 2, &b));
 		TH_LOG("cpu%u disabled: cycles %llu / %llu before %u power-downs, %llu / %llu after",
 		       cpu, (unsigned long long)a.v[0].value, (unsigned long long)a.v[1].value,
@@ -560,11 +533,11 @@ TEST_F(cpupm, disabled_stays_disabled)
 
 		/* enabled: counts across a power-down and after it */
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
-		busy_ns(2 * NSEC_PER_MSEC);
-		ASSERT_EQ(0, pin_cpu(0));
+		amupmu_busy_ns(2 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, amupmu_pin_cpu(0));
 		ASSERT_EQ(0, cpu_pm_cycle(cpu, false));
-		ASSERT_EQ(0, pin_cpu(cpu));
-		busy_ns(5 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, amupmu_pin_cpu(cpu));
+		amupmu_busy_ns(5 * NSEC_PER_MSEC);
 		ASSERT_EQ(0, snap_read(fd, cpu, 2, &c));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
 		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, c.rd.state);
@@ -578,7 +551,7 @@ TEST_F(cpupm, disabled_stays_disabled)
 			}
 		}
 		close(fd);
-		ASSERT_EQ(0, pin_cpu(0));
+		ASSERT_EQ(0, amupmu_pin_cpu(0));
 	}
 }
 
@@ -611,7 +584,7 @@ TEST_F(cpupm, sampling_period_kept)
 
 	CPUPM_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		const __u64 p = cases[i].period;
 		__u64 want;
@@ -642,7 +615,7 @@ TEST_F(cpupm, sampling_period_kept)
 			if (cases[i].event == PMUV3_EV_INST_RETIRED)
 				insn_loop(p / 8);	/* p / 4 instructions */
 			else
-				busy_ns(p / 4);		/* QEMU: one cycle per ns */
+				amupmu_busy_ns(p / 4);		/* QEMU: one cycle per ns */
 			ASSERT_EQ(0, cpu_pm_cycle(0, false));
 		}
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
@@ -728,7 +701,7 @@ static void *stress_worker_fn(void *arg)
 
 	amupmu_pmu_event_set(&ev[0], PMUV3_EV_CPU_CYCLES, 0);
 	amupmu_pmu_event_set(&ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
-	while (now_ns() < w->sh->deadline) {
+	while (amupmu_now_ns() < w->sh->deadline) {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
@@ -812,7 +785,7 @@ static void *stress_sampler_fn(void *arg)
 	ssize_t n;
 	int fd, ret;
 
-	while (now_ns() < sp->sh->deadline) {
+	while (amupmu_now_ns() < sp->sh->deadline) {
 		fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
 		if (fd < 0) {
 			sp->unexpected++;
@@ -829,14 +802,14 @@ static void *stress_sampler_fn(void *arg)
 			close(fd);
 			continue;
 		}
-		for (k = 0; k < 50 && now_ns() < sp->sh->deadline; k++) {
+		for (k = 0; k < 50 && amupmu_now_ns() < sp->sh->deadline; k++) {
 			ret = amupmu_pmu_ctl(fd, k % 7 == 6 ? AMUPMU_PMU_CTL_DISABLE :
 					     k % 7 == 5 ? AMUPMU_PMU_CTL_RESET :
 					     AMUPMU_PMU_CTL_ENABLE);
 			if (ret && !sp->unexpected++)
 				snprintf(sp->first_bad, sizeof(sp->first_bad), "CTL: %s",
 					 errstr(ret));
-			busy_ns(NSEC_PER_MSEC);
+			amupmu_busy_ns(NSEC_PER_MSEC);
 			while ((n = read(fd, buf, sizeof(buf))) > 0) {
 				size_t off = 0;
 
@@ -877,7 +850,7 @@ static void *stress_hammer_fn(void *arg)
 	unsigned int i = 0, cpu;
 	int ret;
 
-	while (now_ns() < h->sh->deadline) {
+	while (amupmu_now_ns() < h->sh->deadline) {
 		cpu = i % h->sh->nr_cpus;
 		ret = cpu_pm_cycle(cpu, (i / h->sh->nr_cpus) % 3 == 2);
 		if (ret) {
@@ -927,7 +900,7 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 			SKIP(return, "cpu%u offline", cpu);
 	}
 	ASSERT_EQ(0, cpu_pm_counts(&a));
-	sh.deadline = now_ns() + secs * NSEC_PER_SEC;
+	sh.deadline = amupmu_now_ns() + secs * NSEC_PER_SEC;
 	memset(&h, 0, sizeof(h));
 	memset(&sp, 0, sizeof(sp));
 	h.sh = sp.sh = &sh;

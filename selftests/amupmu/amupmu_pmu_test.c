@@ -58,7 +58,6 @@ _Static_assert(VAL_SZ == 16, "amupmu_pmu_value layout");
 #define LOOP_INSNS	(2 * LOOP_N)
 
 #define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 /* time_running may lead time_enabled by this much (taken at other points) */
 #define TIME_SLACK_NS	NSEC_PER_MSEC
 #define WRAP_32		(1ULL << 32)
@@ -165,23 +164,6 @@ static int open_dev(void)
 	return open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 }
 
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-/* Spin at EL0 for @ns of CLOCK_MONOTONIC. */
-static void busy_ns(__u64 ns)
-{
-	__u64 end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
-
 static void sleep_ns(__u64 ns)
 {
 	struct timespec ts = {
@@ -193,24 +175,15 @@ static void sleep_ns(__u64 ns)
 		;
 }
 
-static int pin_cpu(unsigned int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
-}
-
 /* Spin on @cpu for @ns, then go back to CPU 0. */
 static int busy_on(unsigned int cpu, __u64 ns)
 {
-	int ret = pin_cpu(cpu);
+	int ret = amupmu_pin_cpu(cpu);
 
 	if (ret)
 		return ret;
-	busy_ns(ns);
-	return pin_cpu(0);
+	amupmu_busy_ns(ns);
+	return amupmu_pin_cpu(0);
 }
 
 /*
@@ -675,7 +648,7 @@ TEST_F(pmu, kernel_owner_perf_undisturbed)
 		ASSERT_EQ(0, perf_read(ins, &i1));
 	}
 	ASSERT_EQ(0, perf_read(cyc, &c1));
-	busy_ns(NSEC_PER_MSEC);
+	amupmu_busy_ns(NSEC_PER_MSEC);
 	ASSERT_EQ(0, perf_read(cyc, &c2));
 	if (ins >= 0) {
 		ASSERT_EQ(0, perf_read(ins, &i2));
@@ -787,7 +760,7 @@ TEST_F(pmu, inst_retired_exact)
 #endif
 	if (!self->icount)
 		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)");
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		fd = open_dev();
@@ -864,7 +837,7 @@ TEST_F(pmu, cpu_cycles_counting)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	group_add(&g, self->icount ? PMUV3_EV_INST_RETIRED : self->filler, 0);
@@ -891,7 +864,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	}
 
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, nr, &r1);
 	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
 	EXPECT_LT(0ULL, r1.rd.time_enabled);
@@ -915,7 +888,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	/* monotonic while enabled */
 	prev = r1;
 	for (i = 0; i < 5; i++) {
-		busy_ns(2 * NSEC_PER_MSEC);
+		amupmu_busy_ns(2 * NSEC_PER_MSEC);
 		read_ok(_metadata, self->fd, 0, nr, &r);
 		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r.rd.state);
 		EXPECT_LE(prev.v[0].value, r.v[0].value);
@@ -932,7 +905,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	read_ok(_metadata, self->fd, 0, nr, &d1);
 	EXPECT_EQ(0U, d1.rd.state);
 	EXPECT_LE(prev.v[0].value, d1.v[0].value);
-	busy_ns(10 * NSEC_PER_MSEC);
+	amupmu_busy_ns(10 * NSEC_PER_MSEC);
 	sleep_ns(10 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, nr, &d2);
 	EXPECT_EQ(0U, d2.rd.state);
@@ -947,7 +920,7 @@ TEST_F(pmu, cpu_cycles_counting)
 
 	/* totals accumulate over a second enabled period */
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(5 * NSEC_PER_MSEC);
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 0, nr, &e);
 	EXPECT_EQ(0U, e.rd.state);
@@ -977,16 +950,16 @@ TEST_F(pmu, reset_while_enabled)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	ASSERT_EQ(0, group_config(self->fd, &g));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, 1, &a);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
 	read_ok(_metadata, self->fd, 0, 1, &b);
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, 1, &c);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 
@@ -1056,7 +1029,7 @@ TEST_F(pmu, all_cpus)
 	}
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(5 * NSEC_PER_MSEC);
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	sleep_ns(20 * NSEC_PER_MSEC);
 	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++) {
 		if (!(self->cpus[cpu].flags & AMUPMU_CPU_POSSIBLE))
@@ -1158,7 +1131,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
 {
 	const __u64 target = 5 * (WRAP_32 / 2);		/* 2.5 wraps */
-	const __u64 deadline = now_ns() + 60 * NSEC_PER_SEC;
+	const __u64 deadline = amupmu_now_ns() + 60 * NSEC_PER_SEC;
 	struct amupmu_pmu_value *cc, *ec;
 	double wait;
 	__u64 diff;
@@ -1194,8 +1167,8 @@ TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
 	ASSERT_LT(0ULL, s.v[1].value);
 	/* then no read: the time the rate says the target takes, 10 % more */
 	wait = (double)(target - s.v[1].value) * s.rd.time_enabled / s.v[1].value * 1.1;
-	if (wait > deadline - now_ns())
-		wait = deadline - now_ns();
+	if (wait > deadline - amupmu_now_ns())
+		wait = deadline - amupmu_now_ns();
 	sleep_ns((__u64)wait);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 0, 2, &s);
@@ -2122,13 +2095,13 @@ static void counted_group(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *
 {
 	struct group g;
 
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	group_add(&g, self->filler, 0);
 	ASSERT_EQ(0, group_config(self->fd, &g));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(5 * NSEC_PER_MSEC);
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 0, 2, s);
 	ASSERT_LT(0ULL, s->v[0].value);
@@ -2826,7 +2799,7 @@ static void sample_loop_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 	NEED_EXCLUSIVE();							\
 	if (!self->icount)							\
 		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)"); \
-	ASSERT_EQ(0, pin_cpu(0));						\
+	ASSERT_EQ(0, amupmu_pin_cpu(0));						\
 } while (0)
 
 /*
@@ -3053,7 +3026,7 @@ TEST_F(pmu, sample_cycles_kernel)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_KERNEL_ONLY);
 	g.ev[0].sample_period = 1000000;
@@ -3287,7 +3260,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	before1 = a.rd.samples;
 	ASSERT_EQ(0, amupmu_set_online(1, false));
 	self->cpu1_offlined = true;
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 1, 1, &b2);
 	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), b2.rd.state);
 	EXPECT_LE(a.v[0].value, b2.v[0].value);
@@ -3446,7 +3419,7 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 	NEED_EXCLUSIVE();
 	if (self->nr_counters < 3)
 		SKIP(return, "PMCR_EL0.N %u < 3", self->nr_counters);
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	ASSERT_LE(0, devnull);
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -3843,7 +3816,7 @@ TEST_F(pmu, read_all_refused)
 		   "READ_ALL without a group");
 	ASSERT_EQ(0, group_config(self->fd, &g));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(NSEC_PER_MSEC);
+	amupmu_busy_ns(NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 
 	/* the last entry straddles into the guard page */
@@ -3969,7 +3942,7 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
 		struct sample_stats st = { 0 };
@@ -4069,7 +4042,7 @@ static int pidns_sample(struct pidns_result *res)
 
 	res->ns_pid = getpid();
 	res->step = 1;
-	if (pin_cpu(0))
+	if (amupmu_pin_cpu(0))
 		return -errno;
 	fd = open_dev();
 	res->step = 2;
@@ -4233,7 +4206,7 @@ TEST_F(pmu, sample_time_clock)
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	EXPECT_EQ(self->kernel_el == 2 ? (__u32)AMUPMU_CLOCK_CNTPCT : (__u32)AMUPMU_CLOCK_CNTVCT,
 		  self->info.clock);
 	group_init(&g, 0);
@@ -4370,7 +4343,7 @@ TEST_F(pmu, el0_pmu_access_traps)
 #ifndef __aarch64__
 	SKIP(return, "aarch64 system registers");
 #else
-	ASSERT_EQ(0, pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	for (pass = 0; pass < 2; pass++) {
 		if (pass) {
 			group_init(&g, 0);

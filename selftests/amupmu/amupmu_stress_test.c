@@ -41,21 +41,12 @@
 
 #include "amupmu_test.h"
 
-#define NSEC_PER_SEC	1000000000ULL
 #define MAX_EV		3
 #define NR_WORKERS	8
 /* more PMU interrupts per second than this is a storm (64-bit counters: ~0) */
 #define IRQ_STORM_PER_SEC	1000
 #define SLAB_SLACK_KB	512
 #define AVAIL_SLACK_KB	4096
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
 
 /* Sum of the "amupmu" lines of /proc/interrupts; @lines gets how many. */
 static unsigned long long amupmu_irqs(unsigned int *lines)
@@ -322,7 +313,7 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 
 	irq0 = amupmu_irqs(&lines);
 	EXPECT_EQ(1U, lines);
-	t0 = now_ns();
+	t0 = amupmu_now_ns();
 	for (i = 0; i < self->nr_secondary; i++) {
 		cpu = self->secondary[i];
 		for (n = 0; n < cycles; n++) {
@@ -364,7 +355,7 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 			TH_LOG("cpu%u does not count after coming back", cpu);
 		}
 	}
-	secs = (now_ns() - t0) / NSEC_PER_SEC + 1;
+	secs = (amupmu_now_ns() - t0) / NSEC_PER_SEC + 1;
 	irq1 = amupmu_irqs(&lines);
 	sampler_drain(&sp, self->nr_cpu_ids);
 	TH_LOG("%u cycles x %u CPUs in %llu s, %llu PMU interrupts, %llu samples read "
@@ -417,7 +408,7 @@ static void *worker_fn(void *arg)
 	__u32 len;
 	int fd, ret;
 
-	while (now_ns() < t->deadline) {
+	while (amupmu_now_ns() < t->deadline) {
 		unsigned int nr, c, cpu;
 
 		rng ^= rng << 13;
@@ -472,7 +463,7 @@ static void *toggler_fn(void *arg)
 	struct toggler *h = arg;
 	unsigned int i = 0;
 
-	while (h->nr && now_ns() < h->deadline) {
+	while (h->nr && amupmu_now_ns() < h->deadline) {
 		unsigned int cpu = h->cpus[i++ % h->nr];
 
 		if (amupmu_set_online(cpu, false) || amupmu_set_online(cpu, true))
@@ -492,7 +483,7 @@ TEST_F_TIMEOUT(stress, concurrency, 600)
 
 	STRESS_BEGIN("concurrency");
 	kernel_owned = self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL;
-	h.deadline = now_ns() + secs * NSEC_PER_SEC;
+	h.deadline = amupmu_now_ns() + secs * NSEC_PER_SEC;
 	h.cpus = self->secondary;
 	h.nr = self->nr_secondary;
 	for (i = 0; i < NR_WORKERS; i++) {

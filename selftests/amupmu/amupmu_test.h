@@ -15,6 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/klog.h>
@@ -56,6 +58,41 @@ _Static_assert(AMUPMU_ABI_MAJOR == 2, "these tests are written for ABI 2");
 #define AMUPMU_TYPE_ABI1	0xB7
 
 /* ---------------------------------------------------------------- fields */
+
+#ifndef NSEC_PER_SEC
+#define NSEC_PER_SEC	1000000000ULL
+#endif
+
+/* CLOCK_MONOTONIC in ns (the vDSO: no system call). */
+static inline __u64 amupmu_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+/* Spin at EL0 for @ns of CLOCK_MONOTONIC. */
+static inline void amupmu_busy_ns(__u64 ns)
+{
+	__u64 end = amupmu_now_ns() + ns;
+
+	while (amupmu_now_ns() < end)
+		;
+}
+
+/* libc's affinity calls: in the programs that define _GNU_SOURCE first */
+#ifdef __USE_GNU
+/* Run the calling thread on @cpu only: 0 or -errno. */
+static inline int amupmu_pin_cpu(unsigned int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+#endif
 
 static inline __u64 amupmu_field(__u64 reg, unsigned int shift, unsigned int width)
 {

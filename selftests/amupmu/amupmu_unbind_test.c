@@ -35,24 +35,7 @@
 
 #define DRV_DIR		"/sys/bus/platform/drivers/amupmu"
 #define NSEC_PER_MSEC	1000000ULL
-#define NSEC_PER_SEC	1000000000ULL
 #define RETURN_TIMEOUT_NS (5 * NSEC_PER_SEC)
-
-static __u64 now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
-}
-
-static void busy_ns(__u64 ns)
-{
-	__u64 end = now_ns() + ns;
-
-	while (now_ns() < end)
-		;
-}
 
 static void sleep_ms(unsigned int ms)
 {
@@ -218,7 +201,7 @@ static void expect_bound_works(struct __test_metadata *_metadata)
 		TH_LOG("CONFIG after bind: %s", errstr(ret));
 	}
 	ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(5 * NSEC_PER_MSEC);
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_read(fd, 0, &v, 1, &rd));
 	EXPECT_LT(0ULL, v.value) {
 		TH_LOG("no cycle counted after bind");
@@ -318,9 +301,9 @@ static void *blocked_fn(void *arg)
 /* Wait up to RETURN_TIMEOUT_NS for @b to return. */
 static bool blocked_returned(struct blocked *b)
 {
-	__u64 end = now_ns() + RETURN_TIMEOUT_NS;
+	__u64 end = amupmu_now_ns() + RETURN_TIMEOUT_NS;
 
-	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && now_ns() < end)
+	while (!__atomic_load_n(&b->done, __ATOMIC_ACQUIRE) && amupmu_now_ns() < end)
 		sleep_ms(10);
 	return __atomic_load_n(&b->done, __ATOMIC_ACQUIRE);
 }
@@ -431,7 +414,7 @@ TEST_F_TIMEOUT(unbind, with_sessions, 90)
 	while (!__atomic_load_n(&br.started, __ATOMIC_ACQUIRE) ||
 	       !__atomic_load_n(&bp.started, __ATOMIC_ACQUIRE))
 		sleep_ms(1);
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	sleep_ms(50);
 	samples = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
 	TH_LOG("before unbind: B's ring head %llu; read() %s, poll() %s",
@@ -511,7 +494,7 @@ TEST_F_TIMEOUT(unbind, with_sessions, 90)
 	hdr = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fa, 0);
 	ASSERT_NE(MAP_FAILED, hdr);
 	ASSERT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_ENABLE));
-	busy_ns(20 * NSEC_PER_MSEC);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_DISABLE));
 	EXPECT_LT(0ULL, hdr->samples) {
 		TH_LOG("no sample after bind");
