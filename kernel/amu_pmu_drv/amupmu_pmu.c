@@ -1518,13 +1518,17 @@ struct amupmu_read_req {
 	u64 now;
 };
 
-/* Fill the entry of CPU @pc for @q, from the hardware when @hw (on it). Under pc->lock. */
-static void amupmu_read_entry(struct amupmu_read_req *q, struct amupmu_pmu_cpu *pc,
-			      struct amupmu_pmu_read_cpu *ent, bool hw)
+/*
+ * Fill the entry of CPU @pc for session @s, from the hardware when @hw (on
+ * it); time_running up to the CPU's last start, the caller adds the rest.
+ * Under pc->lock. Inlined: the read fast path uses it too.
+ */
+static __always_inline void amupmu_read_entry(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+					      struct amupmu_pmu_read_cpu *ent, bool hw)
 {
-	struct amupmu_session *s = q->s;
 	struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
 
+	/* two calls, each with a constant: no test per counter in the loop */
 	if (hw)
 		amupmu_collect(s, pc, ent->values, true);
 	else
@@ -1554,7 +1558,7 @@ static void amupmu_read_ipi(void *arg)
 	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 
 	raw_spin_lock(&pc->lock);
-	amupmu_read_entry(q, pc, amupmu_read_slot(q, cpu), pc->live);
+	amupmu_read_entry(q->s, pc, amupmu_read_slot(q, cpu), pc->live);
 	raw_spin_unlock(&pc->lock);
 }
 
@@ -1588,7 +1592,7 @@ static int amupmu_pmu_read(struct amupmu_read_req *q)
 		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 
 		raw_spin_lock_irqsave(&pc->lock, flags);
-		amupmu_read_entry(q, pc, amupmu_read_slot(q, cpu), false);
+		amupmu_read_entry(q->s, pc, amupmu_read_slot(q, cpu), false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	cpumask_and(s->scratch, s->scratch, cpu_online_mask);
@@ -1659,21 +1663,19 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	live = pc->live;
 	if (live)
-		amupmu_collect(s, pc, one->values, true);
+		amupmu_read_entry(s, pc, &one->ent, true);
 	/* the times too: once preemptible again this CPU may go offline */
 	now = local_clock();
-	rd->time_running = sc->run_ns + (sc->run_since ? now - sc->run_since : 0);
-	rd->samples = sc->samples;
-	rd->lost = sc->lost;
-	rd->skid = sc->skid;
+	if (sc->run_since)
+		one->ent.time_running += now - sc->run_since;
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
 	if (!live)
 		goto slow;
 
+	amupmu_read_fill(rd, &one->ent);
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
-	rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
 	mutex_unlock(&s->lock);
 	return 0;
 slow:
