@@ -2532,67 +2532,53 @@ TEST_F(pmu, read_size_larger_zero_tail)
 }
 
 /*
- * A caller built against ABI 1.0 passes the 48-byte READ: accepted, and
- * the kernel writes back those 48 bytes only, never samples/lost beyond.
+ * READ of an older, shorter struct (@size) on a counted group: accepted;
+ * the kernel writes back those @size bytes only. The bytes after the
+ * struct hold AMUPMU_FILL_BYTE, as whatever an older caller has there.
  */
-TEST_F(pmu, read_size_ver0)
+static void read_short(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
+		       __u32 size, union rd_buf *b)
 {
 	struct amupmu_pmu_value values[2];
 	struct snap base;
-	union rd_buf b;
 	int ret;
 
-	PMU_BEGIN();
-	NEED_EXCLUSIVE();
 	counted_group(_metadata, self, &base);
-	memset(&b, AMUPMU_FILL_BYTE, sizeof(b));
-	amupmu_pmu_read_init(&b.rd, 0, values, 2);
-	b.rd.size = AMUPMU_PMU_READ_SIZE_VER0;
-	/* what a 1.0 caller has after its struct: anything */
-	memset(b.raw + AMUPMU_PMU_READ_SIZE_VER0, AMUPMU_FILL_BYTE,
-	       sizeof(b) - AMUPMU_PMU_READ_SIZE_VER0);
-	ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, &b);
+	memset(b, AMUPMU_FILL_BYTE, sizeof(*b));
+	amupmu_pmu_read_init(&b->rd, 0, values, 2);
+	b->rd.size = size;
+	memset(b->raw + size, AMUPMU_FILL_BYTE, sizeof(*b) - size);
+	ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, b);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("READ of ABI 1.0 size %u: %s", AMUPMU_PMU_READ_SIZE_VER0, errstr(ret));
+		TH_LOG("READ of size %u: %s", size, errstr(ret));
 	}
-	EXPECT_EQ(base.rd.time_enabled, b.rd.time_enabled);
+	EXPECT_EQ(base.rd.time_enabled, b->rd.time_enabled);
 	EXPECT_EQ(base.v[0].value, values[0].value);
-	EXPECT_TRUE(all_bytes(b.raw + AMUPMU_PMU_READ_SIZE_VER0,
-			      sizeof(b) - AMUPMU_PMU_READ_SIZE_VER0, AMUPMU_FILL_BYTE)) {
-		TH_LOG("READ size %u wrote past its struct", AMUPMU_PMU_READ_SIZE_VER0);
+	EXPECT_TRUE(all_bytes(b->raw + size, sizeof(*b) - size, AMUPMU_FILL_BYTE)) {
+		TH_LOG("READ size %u wrote past its struct", size);
 	}
 }
 
-/*
- * A caller built against ABI 2.0's first READ with samples and lost (64
- * bytes, before skid): accepted, nothing written past it.
- */
-TEST_F(pmu, read_size_ver1)
+/* A caller built against ABI 1.0 passes the 48-byte READ. */
+TEST_F(pmu, read_size_ver0)
 {
-	struct amupmu_pmu_value values[2];
-	struct snap base;
 	union rd_buf b;
-	int ret;
 
 	PMU_BEGIN();
 	NEED_EXCLUSIVE();
-	counted_group(_metadata, self, &base);
-	memset(&b, AMUPMU_FILL_BYTE, sizeof(b));
-	amupmu_pmu_read_init(&b.rd, 0, values, 2);
-	b.rd.size = AMUPMU_PMU_READ_SIZE_VER1;
-	memset(b.raw + AMUPMU_PMU_READ_SIZE_VER1, AMUPMU_FILL_BYTE,
-	       sizeof(b) - AMUPMU_PMU_READ_SIZE_VER1);
-	ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, &b);
-	ASSERT_EQ(0, ret) {
-		TH_LOG("READ of size %u: %s", AMUPMU_PMU_READ_SIZE_VER1, errstr(ret));
-	}
-	EXPECT_EQ(base.rd.time_enabled, b.rd.time_enabled);
+	read_short(_metadata, self, AMUPMU_PMU_READ_SIZE_VER0, &b);
+}
+
+/* The first READ with samples and lost (64 bytes, before skid). */
+TEST_F(pmu, read_size_ver1)
+{
+	union rd_buf b;
+
+	PMU_BEGIN();
+	NEED_EXCLUSIVE();
+	read_short(_metadata, self, AMUPMU_PMU_READ_SIZE_VER1, &b);
 	EXPECT_EQ(0ULL, b.rd.samples);
 	EXPECT_EQ(0ULL, b.rd.lost);
-	EXPECT_TRUE(all_bytes(b.raw + AMUPMU_PMU_READ_SIZE_VER1,
-			      sizeof(b) - AMUPMU_PMU_READ_SIZE_VER1, AMUPMU_FILL_BYTE)) {
-		TH_LOG("READ size %u wrote past its struct (skid)", AMUPMU_PMU_READ_SIZE_VER1);
-	}
 }
 
 /* ---------------------------------------------------------------- sampling */
