@@ -15,43 +15,25 @@
 # The t_* steps are called through step "$@".
 # shellcheck disable=SC2317
 
+TAP_NAME=amupmu_hotplug
+# shellcheck source=selftests/amupmu/amupmu_tap.sh
+. "$(dirname "$0")/amupmu_tap.sh"
+
 AMUPMU_KO=${AMUPMU_KO:-/amupmu.ko}
 AMUPMU_SELFTEST_DIR=${AMUPMU_SELFTEST_DIR:-$(dirname "$0")}
 AMUPMU_CYCLES=${AMUPMU_CYCLES:-20}
 
 KSFT_PASS=0
 KSFT_FAIL=1
-KSFT_SKIP=4
 
 CPU1=/sys/devices/system/cpu/cpu1
 DRV=/sys/class/misc/amupmu
 INFO_TEST=$AMUPMU_SELFTEST_DIR/amupmu_info_test
 NR_TESTS=12
 
-test_num=0
-failed=0
 midr_saved=
 
 # ------------------------------------------------------------------ TAP
-
-log() { echo "# $*"; }
-
-result() { # result <0|1> <name>
-	test_num=$((test_num + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $test_num - $2"
-	else
-		echo "not ok $test_num - $2"
-		failed=1
-	fi
-}
-
-skip_all() {
-	echo "TAP version 13"
-	echo "1..1"
-	echo "ok 1 - amupmu_hotplug # SKIP $*"
-	exit $KSFT_SKIP
-}
 
 # step <name> <function>: run one test, report it
 step() {

@@ -15,37 +15,18 @@
 # The t_* steps are called through step "$@".
 # shellcheck disable=SC2317
 
+TAP_NAME=amupmu_modparam
+# shellcheck source=selftests/amupmu/amupmu_tap.sh
+. "$(dirname "$0")/amupmu_tap.sh"
+
 AMUPMU_KO=${AMUPMU_KO:-/amupmu.ko}
 
 KSFT_PASS=0
 KSFT_FAIL=1
-KSFT_SKIP=4
 
 PARAM=/sys/module/amupmu/parameters
 BAD_BITS="48 0 1 16 31 33 63 65 128 -32 abc"
 NR_TESTS=$((6 + $(echo "$BAD_BITS" | wc -w)))
-
-test_num=0
-failed=0
-
-log() { echo "# $*"; }
-
-result() { # result <0|1> <name>
-	test_num=$((test_num + 1))
-	if [ "$1" -eq 0 ]; then
-		echo "ok $test_num - $2"
-	else
-		echo "not ok $test_num - $2"
-		failed=1
-	fi
-}
-
-skip_all() {
-	echo "TAP version 13"
-	echo "1..1"
-	echo "ok 1 - amupmu_modparam # SKIP $*"
-	exit $KSFT_SKIP
-}
 
 step() {
 	name=$1
