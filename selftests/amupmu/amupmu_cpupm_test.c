@@ -46,23 +46,6 @@
 
 /* ---------------------------------------------------------------- helpers */
 
-/* @n iterations of "subs; b.ne" at EL0: 2 * @n instructions. */
-static inline void insn_loop(__u64 n)
-{
-#ifdef __aarch64__
-	asm volatile("1:	subs	%0, %0, #1\n"
-		     "	b.ne	1b\n"
-		     : "+r" (n) : : "cc", "memory");
-#else
-	(void)n;
-#endif
-}
-
-static const char *errstr(int ret)
-{
-	return ret ? strerror(-ret) : "success";
-}
-
 /* Write @s to the cpu_pm file in one write(). Returns 0 or -errno. */
 static int cpu_pm_write(const char *s)
 {
@@ -253,7 +236,7 @@ TEST_F(cpupm, file_contract)
 	CPUPM_BEGIN();
 	ret = cpu_pm_counts(&a);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("%s: %s%s%s", CPU_PM_FILE, errstr(ret), a.bad[0] ? ", line: " : "", a.bad);
+		TH_LOG("%s: %s%s%s", CPU_PM_FILE, amupmu_errstr(ret), a.bad[0] ? ", line: " : "", a.bad);
 	}
 	TH_LOG("%u lines", a.lines);
 	for (cpu = 0; cpu < self->nr_cpu_ids && cpu < MAX_CPUS; cpu++) {
@@ -287,7 +270,7 @@ TEST_F(cpupm, file_contract)
 		ASSERT_EQ(0, cpu_pm_counts(&a));
 		ret = cpu_pm_write(s);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("write \"%s\" (from cpu%u): %s", s, from, errstr(ret));
+			TH_LOG("write \"%s\" (from cpu%u): %s", s, from, amupmu_errstr(ret));
 		}
 		ASSERT_EQ(0, cpu_pm_counts(&b));
 		for (cpu = 0; cpu < MAX_CPUS; cpu++) {
@@ -312,7 +295,7 @@ TEST_F(cpupm, file_contract)
 		if (!bad[i][0] && !ret)
 			continue;
 		EXPECT_EQ(-EINVAL, ret) {
-			TH_LOG("write \"%s\": %s", bad[i], errstr(ret));
+			TH_LOG("write \"%s\": %s", bad[i], amupmu_errstr(ret));
 		}
 	}
 	/* CPUs that do not exist: not possible, EINVAL or ENODEV */
@@ -324,7 +307,7 @@ TEST_F(cpupm, file_contract)
 			ret = cpu_pm_write(s);
 			EXPECT_TRUE(ret == -EINVAL || ret == -ENODEV) {
 				TH_LOG("write \"%s\" (nr_cpu_ids %u): %s", s, self->nr_cpu_ids,
-				       errstr(ret));
+				       amupmu_errstr(ret));
 			}
 		}
 	}
@@ -335,7 +318,7 @@ TEST_F(cpupm, file_contract)
 	/* not for uid 65534 (the debugfs mount point is 0700, the file root's) */
 	ret = amupmu_run_as(AMUPMU_NOBODY, AMUPMU_NOBODY, 0, cpu_pm_write_arg, "0");
 	EXPECT_TRUE(ret == -EACCES || ret == -EPERM) {
-		TH_LOG("uid 65534 writing \"0\": %s", errstr(ret));
+		TH_LOG("uid 65534 writing \"0\": %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, cpu_pm_counts(&b));
 	EXPECT_EQ(a.enter[0], b.enter[0]);
@@ -357,11 +340,11 @@ TEST_F_TIMEOUT(cpupm, offline_cpu, 60)
 	ASSERT_EQ(0, cpu_pm_counts(&a));
 	ret = cpu_pm_cycle(1, false);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("write \"1\" with cpu1 offline: %s", errstr(ret));
+		TH_LOG("write \"1\" with cpu1 offline: %s", amupmu_errstr(ret));
 	}
 	ret = cpu_pm_cycle(1, true);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("write \"1 fail\" with cpu1 offline: %s", errstr(ret));
+		TH_LOG("write \"1 fail\" with cpu1 offline: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, cpu_pm_counts(&b));
 	EXPECT_EQ(a.enter[1], b.enter[1]);
@@ -418,13 +401,13 @@ TEST_F(cpupm, counts_survive_power_down)
 		amupmu_pmu_event_set(&ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
 		ret = config(fd, ev, 2, &cpus, 0, &cfg);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("CONFIG {INST_RETIRED:u, CPU_CYCLES:u}: %s", errstr(ret));
+			TH_LOG("CONFIG {INST_RETIRED:u, CPU_CYCLES:u}: %s", amupmu_errstr(ret));
 		}
 		ASSERT_EQ(0, cpu_pm_counts(&a));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
 		for (k = 0; k < PD_CYCLES; k++) {
-			insn_loop(LOOP_N / PD_CYCLES);
+			amupmu_insn_loop(LOOP_N / PD_CYCLES);
 			switch (cases[i].between) {
 			case BETWEEN_POWER_DOWN:
 				ret = cpu_pm_cycle(0, false);
@@ -437,7 +420,7 @@ TEST_F(cpupm, counts_survive_power_down)
 				break;
 			}
 			ASSERT_EQ(0, ret) {
-				TH_LOG("%s: slice %u: %s", cases[i].what, k, errstr(ret));
+				TH_LOG("%s: slice %u: %s", cases[i].what, k, amupmu_errstr(ret));
 			}
 		}
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
@@ -504,7 +487,7 @@ TEST_F(cpupm, disabled_stays_disabled)
 		amupmu_pmu_event_set(&ev[1], PMUV3_EV_CPU_CYCLES, 0);
 		ret = config(fd, ev, 2, &cpus, 0, &cfg);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("CONFIG on cpu%u: %s", cpu, errstr(ret));
+			TH_LOG("CONFIG on cpu%u: %s", cpu, amupmu_errstr(ret));
 		}
 		ASSERT_EQ(0, amupmu_pin_cpu(cpu));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
@@ -604,7 +587,7 @@ TEST_F(cpupm, sampling_period_kept)
 		ret = config(fd, ev, nr, &cpus, 4, &cfg);
 		ASSERT_EQ(0, ret) {
 			TH_LOG("%s: CONFIG period %llu: %s", cases[i].what,
-			       (unsigned long long)p, errstr(ret));
+			       (unsigned long long)p, amupmu_errstr(ret));
 		}
 		EXPECT_EQ(cases[i].event_counter,
 			  cfg.counters[sidx] != 31) {
@@ -613,7 +596,7 @@ TEST_F(cpupm, sampling_period_kept)
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
 		for (k = 0; k < PD_CYCLES; k++) {
 			if (cases[i].event == PMUV3_EV_INST_RETIRED)
-				insn_loop(p / 8);	/* p / 4 instructions */
+				amupmu_insn_loop(p / 8);	/* p / 4 instructions */
 			else
 				amupmu_busy_ns(p / 4);		/* QEMU: one cycle per ns */
 			ASSERT_EQ(0, cpu_pm_cycle(0, false));
@@ -676,7 +659,7 @@ static int worker_call(struct stress_worker *w, const char *what, int ret)
 {
 	w->ops++;
 	if (ret)
-		worker_bad(w, "%s: %s", what, errstr(ret));
+		worker_bad(w, "%s: %s", what, amupmu_errstr(ret));
 	return ret;
 }
 
@@ -798,7 +781,7 @@ static void *stress_sampler_fn(void *arg)
 		if (ret) {
 			if (ret != -EBUSY && !sp->unexpected++)
 				snprintf(sp->first_bad, sizeof(sp->first_bad), "CONFIG: %s",
-					 errstr(ret));
+					 amupmu_errstr(ret));
 			close(fd);
 			continue;
 		}
@@ -808,7 +791,7 @@ static void *stress_sampler_fn(void *arg)
 					     AMUPMU_PMU_CTL_ENABLE);
 			if (ret && !sp->unexpected++)
 				snprintf(sp->first_bad, sizeof(sp->first_bad), "CTL: %s",
-					 errstr(ret));
+					 amupmu_errstr(ret));
 			amupmu_busy_ns(NSEC_PER_MSEC);
 			while ((n = read(fd, buf, sizeof(buf))) > 0) {
 				size_t off = 0;
@@ -944,7 +927,7 @@ TEST_F_TIMEOUT(cpupm, stress, 300)
 	       "unexpected%s%s; %llu power-cycles, %llu refused (%s)", secs, ops, busy, resets,
 	       bad, backwards, sp.rounds, sp.records, sp.bad, sp.unexpected,
 	       sp.unexpected ? ", first: " : "", sp.first_bad, cycles, h.refused,
-	       errstr(h.first_err));
+	       amupmu_errstr(h.first_err));
 	printf("# AMUPMU-FIGURE cpupm-stress seconds=%llu calls=%llu power_cycles=%llu "
 	       "samples=%llu unexpected=%llu\n", secs, ops, cycles, sp.records,
 	       bad + sp.unexpected + sp.bad + h.refused);

@@ -186,26 +186,6 @@ static int busy_on(unsigned int cpu, __u64 ns)
 	return amupmu_pin_cpu(0);
 }
 
-/*
- * The known loop, at EL0: @n iterations of "subs; b.ne", 2 * @n
- * instructions plus the compiler's few around it.
- */
-static inline void insn_loop(__u64 n)
-{
-#ifdef __aarch64__
-	asm volatile("1:	subs	%0, %0, #1\n"
-		     "	b.ne	1b\n"
-		     : "+r" (n) : : "cc", "memory");
-#else
-	(void)n;
-#endif
-}
-
-static const char *errstr(int ret)
-{
-	return ret ? strerror(-ret) : "success";
-}
-
 /* A mapping whose second page is PROT_NONE. */
 struct guard_map {
 	unsigned char *map;
@@ -353,7 +333,7 @@ static void read_ok(struct __test_metadata *_metadata, int fd, __u32 cpu,
 	int ret = snap_read(fd, cpu, nr, s);
 
 	ASSERT_EQ(0, ret) {
-		TH_LOG("READ cpu %u, %u values: %s", cpu, nr, errstr(ret));
+		TH_LOG("READ cpu %u, %u values: %s", cpu, nr, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(nr, s->rd.nr_values);
 	EXPECT_EQ(0U, s->rd.state & ~(__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE)) {
@@ -379,7 +359,7 @@ static void expect_unconfigured(struct __test_metadata *_metadata, int fd, const
 
 	EXPECT_EQ(-ENODEV, ret) {
 		TH_LOG("%s: CTL RESET afterwards: expected ENODEV (no group), got %s",
-		       what, errstr(ret));
+		       what, amupmu_errstr(ret));
 	}
 	if (!ret)
 		amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
@@ -405,7 +385,7 @@ static void expect_all_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 	ret = group_config(fd, &g);
 	EXPECT_EQ(0, ret) {
 		TH_LOG("%s: all %u counters of CPU 0 in another session: %s (counters_free %u)",
-		       what, self->nr_counters + 1, errstr(ret), g.cfg.counters_free);
+		       what, self->nr_counters + 1, amupmu_errstr(ret), g.cfg.counters_free);
 	}
 	EXPECT_EQ(self->nr_counters + 1, g.cfg.counters_free) {
 		TH_LOG("%s: counters leaked", what);
@@ -426,7 +406,7 @@ static int expect_err(struct __test_metadata *_metadata, int fd, unsigned long c
 	memcpy(before, arg, len);
 	ret = amupmu_ioctl(fd, cmd, arg);
 	EXPECT_EQ(-err, ret) {
-		TH_LOG("%s: expected %s, got %s", what, strerror(err), errstr(ret));
+		TH_LOG("%s: expected %s, got %s", what, strerror(err), amupmu_errstr(ret));
 	}
 	if (unwritten) {
 		EXPECT_EQ(0, memcmp(before, arg, len)) {
@@ -541,12 +521,12 @@ TEST_F(pmu, kernel_owner_refuses)
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		ret = amupmu_pmu_ctl(self->fd, ops[i]);
 		EXPECT_EQ(-ENXIO, ret) {
-			TH_LOG("CTL op %u: %s", ops[i], errstr(ret));
+			TH_LOG("CTL op %u: %s", ops[i], amupmu_errstr(ret));
 		}
 	}
 	ret = snap_read(self->fd, 0, 1, &s);
 	EXPECT_EQ(-ENXIO, ret) {
-		TH_LOG("READ cpu 0: %s", errstr(ret));
+		TH_LOG("READ cpu 0: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_SENTINEL64, s.rd.time_enabled);
 	amupmu_pmu_read_all_init(&s.rd, s.v, 1, 1);
@@ -639,7 +619,7 @@ TEST_F(pmu, kernel_owner_perf_undisturbed)
 	if (ins >= 0) {
 		ASSERT_EQ(0, perf_read(ins, &ia));
 	}
-	insn_loop(LOOP_N);
+	amupmu_insn_loop(LOOP_N);
 	if (ins >= 0) {
 		ASSERT_EQ(0, perf_read(ins, &ib));
 	}
@@ -769,12 +749,12 @@ TEST_F(pmu, inst_retired_exact)
 		group_add(&g, PMUV3_EV_INST_RETIRED, cases[i].flags);
 		ret = group_config(fd, &g);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("%s: CONFIG: %s", cases[i].what, errstr(ret));
+			TH_LOG("%s: CONFIG: %s", cases[i].what, amupmu_errstr(ret));
 		}
 		EXPECT_LT(g.cfg.counters[0], self->nr_counters);
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
-		insn_loop(LOOP_N);
+		amupmu_insn_loop(LOOP_N);
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
 		read_ok(_metadata, fd, 0, 1, &s);
 		close(fd);
@@ -844,7 +824,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	nr = g.nr;
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG: %s", errstr(ret));
+		TH_LOG("CONFIG: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
 		TH_LOG("CPU_CYCLES without filters on counter %u, not the cycle counter",
@@ -997,7 +977,7 @@ TEST_F(pmu, cpu_cycles_filtered_on_cycle_counter)
 		group_add(&g, PMUV3_EV_CPU_CYCLES, flags[i]);
 		ret = group_config(fd, &g);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("CPU_CYCLES flags 0x%x: %s", flags[i], errstr(ret));
+			TH_LOG("CPU_CYCLES flags 0x%x: %s", flags[i], amupmu_errstr(ret));
 		}
 		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
 			TH_LOG("CPU_CYCLES flags 0x%x on counter %u: PMCCFILTR_EL0 "
@@ -1025,7 +1005,7 @@ TEST_F(pmu, all_cpus)
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG on all %u CPUs: %s", self->nr_cpu_ids, errstr(ret));
+		TH_LOG("CONFIG on all %u CPUs: %s", self->nr_cpu_ids, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
@@ -1067,7 +1047,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG on cpu1: %s", errstr(ret));
+		TH_LOG("CONFIG on cpu1: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
@@ -1077,7 +1057,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 
 	ret = amupmu_set_online(1, false);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("offlining cpu1: %s", errstr(ret));
+		TH_LOG("offlining cpu1: %s", amupmu_errstr(ret));
 	}
 	self->cpu1_offlined = true;
 	read_ok(_metadata, self->fd, 1, 1, &r2);
@@ -1100,7 +1080,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 
 	ret = amupmu_set_online(1, true);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("onlining cpu1: %s", errstr(ret));
+		TH_LOG("onlining cpu1: %s", amupmu_errstr(ret));
 	}
 	self->cpu1_offlined = false;
 	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
@@ -1153,7 +1133,7 @@ TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG {CPU_CYCLES, CPU_CYCLES}: %s", errstr(ret));
+		TH_LOG("CONFIG {CPU_CYCLES, CPU_CYCLES}: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
 	ASSERT_GT(self->nr_counters, g.cfg.counters[1]) {
@@ -1218,7 +1198,7 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 	ret = group_config(fa, &a);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("%u events (CPU_CYCLES + %u x 0x%x) on CPU 0: %s", n + 1, n,
-		       self->filler, errstr(ret));
+		       self->filler, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(n + 1, a.cfg.counters_free);
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, a.cfg.counters[0]);
@@ -1248,7 +1228,7 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 		ASSERT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_RELEASE));
 		ret = amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_ENABLE);
 		EXPECT_EQ(-ENODEV, ret) {
-			TH_LOG("CTL ENABLE after RELEASE: %s", errstr(ret));
+			TH_LOG("CTL ENABLE after RELEASE: %s", amupmu_errstr(ret));
 		}
 	} else {
 		close(fa);
@@ -1256,7 +1236,7 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 	ret = group_config(self->fd, &b);
 	EXPECT_EQ(0, ret) {
 		TH_LOG("1 event after the other session %s: %s",
-		       release ? "released" : "closed", errstr(ret));
+		       release ? "released" : "closed", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(n + 1, b.cfg.counters_free);
 	if (release) {
@@ -1265,7 +1245,7 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 		group_add(&c, self->filler, 0);
 		ret = group_config(fa, &c);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("CONFIG after RELEASE: %s", errstr(ret));
+			TH_LOG("CONFIG after RELEASE: %s", amupmu_errstr(ret));
 		}
 		EXPECT_EQ(n, c.cfg.counters_free);
 		EXPECT_NE(b.cfg.counters[0], c.cfg.counters[0]);
@@ -1310,7 +1290,7 @@ TEST_F(pmu, alloc_disjoint)
 	ASSERT_EQ(0, group_config(fa, &a));
 	ret = group_config(fb, &b);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("second session, 2 events: %s", errstr(ret));
+		TH_LOG("second session, 2 events: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(self->nr_counters + 1, a.cfg.counters_free);
 	EXPECT_EQ(self->nr_counters - 1, b.cfg.counters_free);
@@ -1340,7 +1320,7 @@ TEST_F(pmu, alloc_disjoint)
 	ASSERT_EQ(0, group_config(fa, &a));
 	ret = group_config(fb, &b);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("second session {CPU_CYCLES, 0x%x}: %s", self->filler, errstr(ret));
+		TH_LOG("second session {CPU_CYCLES, 0x%x}: %s", self->filler, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, a.cfg.counters[0]);
 	EXPECT_GT(self->nr_counters, b.cfg.counters[0]) {
@@ -1383,7 +1363,7 @@ TEST_F(pmu, alloc_too_many)
 	group_all_counters(self, &g, 0);
 	ret = group_config(self->fd, &g);
 	EXPECT_EQ(0, ret) {
-		TH_LOG("%u events after the refusals: %s", n + 1, errstr(ret));
+		TH_LOG("%u events after the refusals: %s", n + 1, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(n + 1, g.cfg.counters_free);
 }
@@ -1415,7 +1395,7 @@ TEST_F(pmu, alloc_per_cpu)
 	group_add(&b, self->filler, 0);
 	ret = group_config(fb, &b);
 	EXPECT_EQ(0, ret) {
-		TH_LOG("1 event on cpu1 while CPU 0 is full: %s", errstr(ret));
+		TH_LOG("1 event on cpu1 while CPU 0 is full: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(n + 1, b.cfg.counters_free);
 
@@ -1430,7 +1410,7 @@ TEST_F(pmu, alloc_per_cpu)
 	d.nr--;			/* the rest of cpu1: cycle counter + N - 1 */
 	ret = group_config(fd, &d);
 	EXPECT_EQ(0, ret) {
-		TH_LOG("the rest of cpu1: %s", errstr(ret));
+		TH_LOG("the rest of cpu1: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(n, d.cfg.counters_free);
 	EXPECT_NE(b.cfg.counters[0], d.cfg.counters[1]);
@@ -1465,11 +1445,11 @@ TEST_F(pmu, events_per_pmceid)
 		ret = group_config(self->fd, &g);
 		if (impl) {
 			EXPECT_EQ(0, ret) {
-				TH_LOG("implemented event 0x%x: %s", ev, errstr(ret));
+				TH_LOG("implemented event 0x%x: %s", ev, amupmu_errstr(ret));
 			}
 		} else {
 			EXPECT_EQ(-EOPNOTSUPP, ret) {
-				TH_LOG("event 0x%x not in PMCEID: %s", ev, errstr(ret));
+				TH_LOG("event 0x%x not in PMCEID: %s", ev, amupmu_errstr(ret));
 			}
 		}
 		if (!ret) {
@@ -1482,7 +1462,7 @@ TEST_F(pmu, events_per_pmceid)
 		group_add(&g, ev, AMUPMU_EV_RAW);
 		ret = group_config(self->fd, &g);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", ev, errstr(ret));
+			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", ev, amupmu_errstr(ret));
 		}
 		if (!ret) {
 			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
@@ -1514,7 +1494,7 @@ TEST_F(pmu, events_raw)
 		group_add(&g, evs[i], 0);
 		ret = group_config(self->fd, &g);
 		EXPECT_EQ(-EOPNOTSUPP, ret) {
-			TH_LOG("event 0x%x without AMUPMU_EV_RAW: %s", evs[i], errstr(ret));
+			TH_LOG("event 0x%x without AMUPMU_EV_RAW: %s", evs[i], amupmu_errstr(ret));
 		}
 		if (!ret)
 			amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
@@ -1523,7 +1503,7 @@ TEST_F(pmu, events_raw)
 		group_add(&g, evs[i], AMUPMU_EV_RAW);
 		ret = group_config(self->fd, &g);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", evs[i], errstr(ret));
+			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", evs[i], amupmu_errstr(ret));
 		}
 		EXPECT_GT(self->nr_counters, g.cfg.counters[0]);
 		if (!ret)
@@ -1628,7 +1608,7 @@ TEST_F(pmu, config_without_ctl_is_unconfigured)
 	expect_unconfigured(_metadata, self->fd, "fresh session");
 	ret = snap_read(self->fd, 0, 1, &s);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("READ on a fresh session: %s", errstr(ret));
+		TH_LOG("READ on a fresh session: %s", amupmu_errstr(ret));
 	}
 }
 
@@ -1702,7 +1682,7 @@ TEST_F(pmu, config_size_larger_zero_tail)
 		b.cfg.size = sizes[i];
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("CONFIG size %zu, zero tail: %s", sizes[i], errstr(ret));
+			TH_LOG("CONFIG size %zu, zero tail: %s", sizes[i], amupmu_errstr(ret));
 		}
 		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]);
 		EXPECT_EQ(self->nr_counters + 1, b.cfg.counters_free);
@@ -1816,7 +1796,7 @@ TEST_F(pmu, config_event_size_larger)
 		b.cfg.nr_events = 3;
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("event_size %u with zero tails: %s", sizes[i], errstr(ret));
+			TH_LOG("event_size %u with zero tails: %s", sizes[i], amupmu_errstr(ret));
 		}
 		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]) {
 			TH_LOG("event_size %u: the first event is not CPU_CYCLES?", sizes[i]);
@@ -1875,14 +1855,14 @@ TEST_F(pmu, config_cpus_len_larger)
 		b.cfg.cpus_len = lens[i];
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &b);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("cpus_len %u: %s", lens[i], errstr(ret));
+			TH_LOG("cpus_len %u: %s", lens[i], amupmu_errstr(ret));
 		}
 		read_ok(_metadata, self->fd, 0, 1, &s);
 		if (self->nr_cpu_ids > 1) {
 			ret = snap_read(self->fd, 1, 1, &s);
 			EXPECT_EQ(-EINVAL, ret) {
 				TH_LOG("cpus_len %u: READ cpu 1, not in the set: %s", lens[i],
-				       errstr(ret));
+				       amupmu_errstr(ret));
 			}
 		}
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
@@ -2016,12 +1996,12 @@ TEST_F(pmu, config_twice)
 	group_add(&g2, self->filler, 0);
 	ret = group_config(self->fd, &g2);
 	EXPECT_EQ(-EBUSY, ret) {
-		TH_LOG("second CONFIG: %s", errstr(ret));
+		TH_LOG("second CONFIG: %s", amupmu_errstr(ret));
 	}
 	/* the same group is a second CONFIG too */
 	ret = group_config(self->fd, &g);
 	EXPECT_EQ(-EBUSY, ret) {
-		TH_LOG("same CONFIG again: %s", errstr(ret));
+		TH_LOG("same CONFIG again: %s", amupmu_errstr(ret));
 	}
 	read_ok(_metadata, self->fd, 0, 2, &s);
 	EXPECT_EQ(2U, s.rd.nr_values);
@@ -2060,7 +2040,7 @@ TEST_F(pmu, config_needs_perfmon)
 		ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &b);
 		if (ret == -EACCES)
 			_exit(0);
-		fprintf(stderr, "# unprivileged CONFIG: expected EACCES, got %s\n", errstr(ret));
+		fprintf(stderr, "# unprivileged CONFIG: expected EACCES, got %s\n", amupmu_errstr(ret));
 		_exit(13);
 	}
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -2084,7 +2064,7 @@ TEST_F(pmu, ctl_without_group)
 	for (op = AMUPMU_PMU_CTL_ENABLE; op <= AMUPMU_PMU_CTL_RELEASE; op++) {
 		ret = amupmu_pmu_ctl(self->fd, op);
 		EXPECT_EQ(-ENODEV, ret) {
-			TH_LOG("CTL op %u without a group: %s", op, errstr(ret));
+			TH_LOG("CTL op %u without a group: %s", op, amupmu_errstr(ret));
 		}
 	}
 }
@@ -2284,7 +2264,7 @@ TEST_F(pmu, ctl_size_larger_zero_tail)
 		b.ctl.size = sizes[i];
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CTL, &b);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("CTL ENABLE size %zu: %s", sizes[i], errstr(ret));
+			TH_LOG("CTL ENABLE size %zu: %s", sizes[i], amupmu_errstr(ret));
 		}
 		read_ok(_metadata, self->fd, 0, 2, &s);
 		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, s.rd.state);
@@ -2294,7 +2274,7 @@ TEST_F(pmu, ctl_size_larger_zero_tail)
 		b.ctl.size = sizes[i];
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_CTL, &b);
 		EXPECT_EQ(0, ret) {
-			TH_LOG("CTL DISABLE size %zu: %s", sizes[i], errstr(ret));
+			TH_LOG("CTL DISABLE size %zu: %s", sizes[i], amupmu_errstr(ret));
 		}
 		EXPECT_TRUE(all_bytes(b.raw + CTL_SZ, BIG_SZ - CTL_SZ, 0)) {
 			TH_LOG("CTL size %zu: the unknown tail was written", sizes[i]);
@@ -2320,11 +2300,11 @@ TEST_F(pmu, ctl_release_then_config)
 	EXPECT_EQ(-ENODEV, ret);
 	ret = amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("second RELEASE: %s", errstr(ret));
+		TH_LOG("second RELEASE: %s", amupmu_errstr(ret));
 	}
 	ret = snap_read(self->fd, 0, 2, &s);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("READ after RELEASE: %s", errstr(ret));
+		TH_LOG("READ after RELEASE: %s", amupmu_errstr(ret));
 	}
 	expect_all_free(_metadata, self, "after RELEASE");
 
@@ -2333,7 +2313,7 @@ TEST_F(pmu, ctl_release_then_config)
 	group_add_n(&g, self->filler, 3);
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG after RELEASE: %s", errstr(ret));
+		TH_LOG("CONFIG after RELEASE: %s", amupmu_errstr(ret));
 	}
 	read_ok(_metadata, self->fd, 0, 3, &s);
 	EXPECT_EQ(0U, s.rd.state);
@@ -2352,7 +2332,7 @@ TEST_F(pmu, read_without_group)
 	NEED_EXCLUSIVE();
 	ret = snap_read(self->fd, 0, 1, &s);
 	EXPECT_EQ(-ENODEV, ret) {
-		TH_LOG("READ without a group: %s", errstr(ret));
+		TH_LOG("READ without a group: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_SENTINEL64, s.rd.time_enabled);
 	EXPECT_EQ(1U, s.rd.nr_values);
@@ -2490,7 +2470,7 @@ TEST_F(pmu, read_nr_values_larger)
 		memset(values, AMUPMU_FILL_BYTE, sizeof(values));
 		ret = amupmu_pmu_read(self->fd, 0, values, nr, &rd);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("READ nr_values %u: %s", nr, errstr(ret));
+			TH_LOG("READ nr_values %u: %s", nr, amupmu_errstr(ret));
 		}
 		EXPECT_EQ(2U, rd.nr_values);
 		EXPECT_EQ(base.v[0].value, values[0].value);
@@ -2521,7 +2501,7 @@ TEST_F(pmu, read_size_larger_zero_tail)
 		b.rd.size = sizes[i];
 		ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, &b);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("READ size %zu, zero tail: %s", sizes[i], errstr(ret));
+			TH_LOG("READ size %zu, zero tail: %s", sizes[i], amupmu_errstr(ret));
 		}
 		EXPECT_EQ(base.rd.time_enabled, b.rd.time_enabled);
 		EXPECT_EQ(base.v[0].value, values[0].value);
@@ -2550,7 +2530,7 @@ static void read_short(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *sel
 	memset(b->raw + size, AMUPMU_FILL_BYTE, sizeof(*b) - size);
 	ret = amupmu_ioctl(self->fd, AMUPMU_PMU_READ, b);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("READ of size %u: %s", size, errstr(ret));
+		TH_LOG("READ of size %u: %s", size, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(base.rd.time_enabled, b->rd.time_enabled);
 	EXPECT_EQ(base.v[0].value, values[0].value);
@@ -2768,7 +2748,7 @@ static void sample_loop_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 	ret = group_config_ring(self->fd, &g, pages);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("%s: CONFIG with sample_period %llu, ring_pages %u: %s", c->what,
-		       (unsigned long long)SAMPLE_P, pages, errstr(ret));
+		       (unsigned long long)SAMPLE_P, pages, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(c->event_counter, g.cfg.counters[*sidx] != AMUPMU_PMU_CYCLE_COUNTER);
 	ASSERT_EQ(0, ring_map(self->fd, pages, r));
@@ -3018,7 +2998,7 @@ TEST_F(pmu, sample_cycles_kernel)
 	g.ev[0].sample_period = 1000000;
 	ret = group_config_ring(self->fd, &g, 8);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG: %s", errstr(ret));
+		TH_LOG("CONFIG: %s", amupmu_errstr(ret));
 	}
 	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
 	ASSERT_EQ(0, ring_map(self->fd, 8, &r));
@@ -3237,7 +3217,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	g.ev[0].sample_period = 1000000;
 	ret = group_config_ring(self->fd, &g, 16);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG on cpus 0-1: %s", errstr(ret));
+		TH_LOG("CONFIG on cpus 0-1: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, ring_map(self->fd, 16, &r));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
@@ -3334,7 +3314,7 @@ TEST_F(pmu, el_filters_matrix)
 			}
 			ret = group_config(self->fd, &g);
 			EXPECT_EQ(0, ret) {
-				TH_LOG("%s: %s", what, errstr(ret));
+				TH_LOG("%s: %s", what, amupmu_errstr(ret));
 			}
 			if (ret)
 				continue;
@@ -3421,7 +3401,7 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 		group_add(&g, cases[i].event, 0);
 		ret = group_config(fd, &g);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("%s {:k, :u, all}: CONFIG: %s", cases[i].what, errstr(ret));
+			TH_LOG("%s {:k, :u, all}: CONFIG: %s", cases[i].what, amupmu_errstr(ret));
 		}
 		/* a first, unmeasured round: caches, page faults, TCG translation */
 		syscall_work(SYSCALL_N, devnull);
@@ -3572,7 +3552,7 @@ TEST_F(pmu, counters_free_mask)
 	b.nr = n - 2;
 	ret = group_config(fb, &b);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("the %u free event counters: %s", n - 2, errstr(ret));
+		TH_LOG("the %u free event counters: %s", n - 2, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(0U, group_mask(&a) & group_mask(&b));
 	ASSERT_EQ(0, amupmu_counters_free(self->fd, free_mask, self->nr_cpu_ids));
@@ -3652,7 +3632,7 @@ TEST_F(pmu, read_all_every_cpu)
 	group_add(&g, self->filler, 0);
 	ret = group_config(self->fd, &g);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG on %u CPUs: %s", nset, errstr(ret));
+		TH_LOG("CONFIG on %u CPUs: %s", nset, amupmu_errstr(ret));
 	}
 	before = calloc(nset, sizeof(*before));
 	after = calloc(nset, sizeof(*after));
@@ -3668,7 +3648,7 @@ TEST_F(pmu, read_all_every_cpu)
 		read_ok(_metadata, self->fd, set[i], 2, &before[i]);
 	ret = read_all(self->fd, &ra, nset, 2);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("READ_ALL of %u CPUs: %s", nset, errstr(ret));
+		TH_LOG("READ_ALL of %u CPUs: %s", nset, amupmu_errstr(ret));
 	}
 	for (i = 0; i < nset; i++)
 		read_ok(_metadata, self->fd, set[i], 2, &after[i]);
@@ -3727,7 +3707,7 @@ TEST_F(pmu, read_all_every_cpu)
 
 		ret = read_all(self->fd, &ra, nc, nv);
 		ASSERT_EQ(0, ret) {
-			TH_LOG("READ_ALL room for %u CPUs x %u values: %s", nc, nv, errstr(ret));
+			TH_LOG("READ_ALL room for %u CPUs x %u values: %s", nc, nv, amupmu_errstr(ret));
 		}
 		EXPECT_EQ(nset, ra.rd.nr_cpus);
 		EXPECT_EQ(2U, ra.rd.nr_values);
@@ -3951,7 +3931,7 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 		ret = group_config_ring(fd, &g, 64);
 		ASSERT_EQ(0, ret) {
 			TH_LOG("%s: CONFIG period %llu: %s", cases[i].what,
-			       (unsigned long long)min, errstr(ret));
+			       (unsigned long long)min, amupmu_errstr(ret));
 		}
 		EXPECT_EQ(cases[i].event_counter, g.cfg.counters[sidx] != AMUPMU_PMU_CYCLE_COUNTER);
 		ASSERT_EQ(0, ring_map(fd, 64, &r));
@@ -4200,7 +4180,7 @@ TEST_F(pmu, sample_time_clock)
 	g.ev[0].sample_period = SAMPLE_P;
 	ret = group_config_ring(self->fd, &g, 16);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG: %s", errstr(ret));
+		TH_LOG("CONFIG: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, ring_map(self->fd, 16, &r));
 	TH_LOG("kernel at EL%u: INFO clock %u, ring clock %u, timer_freq %llu (CNTFRQ_EL0 %llu), "

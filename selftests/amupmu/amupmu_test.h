@@ -81,6 +81,27 @@ static inline void amupmu_busy_ns(__u64 ns)
 		;
 }
 
+/*
+ * The known loop, at EL0: @n iterations of "subs; b.ne", 2 * @n
+ * instructions plus the compiler's few around it.
+ */
+static inline void amupmu_insn_loop(__u64 n)
+{
+#ifdef __aarch64__
+	asm volatile("1:	subs	%0, %0, #1\n"
+		     "	b.ne	1b\n"
+		     : "+r" (n) : : "cc", "memory");
+#else
+	(void)n;
+#endif
+}
+
+/* A -errno (or 0) as text, for TH_LOG(). */
+static inline const char *amupmu_errstr(int ret)
+{
+	return ret ? strerror(-ret) : "success";
+}
+
 /* libc's affinity calls: in the programs that define _GNU_SOURCE first */
 #ifdef __USE_GNU
 /* Run the calling thread on @cpu only: 0 or -errno. */

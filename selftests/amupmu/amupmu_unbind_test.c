@@ -45,11 +45,6 @@ static void sleep_ms(unsigned int ms)
 		;
 }
 
-static const char *errstr(int ret)
-{
-	return ret ? strerror(-ret) : "success";
-}
-
 /* Write @s to @path in one write(). Returns 0 or -errno. */
 static int write_file(const char *path, const char *s)
 {
@@ -198,7 +193,7 @@ static void expect_bound_works(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, sched_setaffinity(0, sizeof(set), &set));
 	ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("CONFIG after bind: %s", errstr(ret));
+		TH_LOG("CONFIG after bind: %s", amupmu_errstr(ret));
 	}
 	ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
 	amupmu_busy_ns(5 * NSEC_PER_MSEC);
@@ -220,7 +215,7 @@ TEST_F(unbind, idle)
 	EXPECT_EQ(1U, amupmu_irq_lines());
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("unbind %s: %s", self->dev, errstr(ret));
+		TH_LOG("unbind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	{
 		char path[512];
@@ -242,12 +237,12 @@ TEST_F(unbind, idle)
 	ASSERT_LE(0, fd);
 	ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
 	EXPECT_TRUE(ret == -ENXIO || ret == -EOPNOTSUPP) {
-		TH_LOG("CONFIG with the device unbound: %s", errstr(ret));
+		TH_LOG("CONFIG with the device unbound: %s", amupmu_errstr(ret));
 	}
 	close(fd);
 	ret = do_bind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("bind %s: %s", self->dev, errstr(ret));
+		TH_LOG("bind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	expect_bound_works(_metadata);
 }
@@ -330,28 +325,28 @@ static void expect_all_enxio(struct __test_metadata *_metadata, int fd, const ch
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		ret = amupmu_pmu_ctl(fd, ops[i]);
 		EXPECT_EQ(-ENXIO, ret) {
-			TH_LOG("%s: CTL op %u after unbind: %s", who, ops[i], errstr(ret));
+			TH_LOG("%s: CTL op %u after unbind: %s", who, ops[i], amupmu_errstr(ret));
 		}
 	}
 	amupmu_pmu_read_init(&rd, 0, v, 4);
 	before = rd;
 	ret = amupmu_ioctl(fd, AMUPMU_PMU_READ, &rd);
 	EXPECT_EQ(-ENXIO, ret) {
-		TH_LOG("%s: READ after unbind: %s", who, errstr(ret));
+		TH_LOG("%s: READ after unbind: %s", who, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(0, memcmp(&before, &rd, sizeof(rd)));
 	amupmu_pmu_read_all_init(&rd, all, nr_cpu_ids < 16 ? nr_cpu_ids : 16, 4);
 	ret = amupmu_ioctl(fd, AMUPMU_PMU_READ, &rd);
 	EXPECT_EQ(-ENXIO, ret) {
-		TH_LOG("%s: READ_ALL after unbind: %s", who, errstr(ret));
+		TH_LOG("%s: READ_ALL after unbind: %s", who, amupmu_errstr(ret));
 	}
 	ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
 	EXPECT_EQ(0, ret) {
-		TH_LOG("%s: RELEASE of the ended group: %s", who, errstr(ret));
+		TH_LOG("%s: RELEASE of the ended group: %s", who, amupmu_errstr(ret));
 	}
 	ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
 	EXPECT_EQ(-ENXIO, ret) {
-		TH_LOG("%s: CONFIG after unbind: %s", who, errstr(ret));
+		TH_LOG("%s: CONFIG after unbind: %s", who, amupmu_errstr(ret));
 	}
 	/* INFO is not a PMU command: it answers */
 	EXPECT_EQ(0, amupmu_query(fd, &info, NULL, 0));
@@ -427,7 +422,7 @@ TEST_F_TIMEOUT(unbind, with_sessions, 90)
 
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("unbind %s with sessions open: %s", self->dev, errstr(ret));
+		TH_LOG("unbind %s with sessions open: %s", self->dev, amupmu_errstr(ret));
 	}
 	returned = blocked_returned(&br);
 	EXPECT_TRUE(returned) {
@@ -459,7 +454,7 @@ TEST_F_TIMEOUT(unbind, with_sessions, 90)
 	expect_all_enxio(_metadata, fc, "sampling session (read() blocked)", self->nr_cpu_ids);
 	ret = config(fe, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
 	EXPECT_TRUE(ret == -ENXIO || ret == -EOPNOTSUPP) {
-		TH_LOG("CONFIG of a session without a group, unbound: %s", errstr(ret));
+		TH_LOG("CONFIG of a session without a group, unbound: %s", amupmu_errstr(ret));
 	}
 	/* a new read() of D's (empty) ring does not block either: ENXIO */
 	{
@@ -484,7 +479,7 @@ TEST_F_TIMEOUT(unbind, with_sessions, 90)
 
 	ret = do_bind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("bind %s: %s", self->dev, errstr(ret));
+		TH_LOG("bind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	expect_bound_works(_metadata);
 	/* and a sampling session delivers samples again */
@@ -552,20 +547,20 @@ TEST_F_TIMEOUT(unbind, while_in_use, 60)
 	sleep_ms(50);
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("unbind %s: %s", self->dev, errstr(ret));
+		TH_LOG("unbind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	sleep_ms(50);
 	__atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, pthread_join(h.tid, NULL));
 	TH_LOG("hammer: %llu calls succeeded, %llu ENXIO, %llu other (first: %s)", h.ok, h.enxio,
-	       h.other, errstr(h.first_other));
+	       h.other, amupmu_errstr(h.first_other));
 	EXPECT_LT(0ULL, h.ok);
 	EXPECT_LT(0ULL, h.enxio);
 	EXPECT_EQ(0ULL, h.other);
 	close(h.fd);
 	ret = do_bind(self);
 	ASSERT_EQ(0, ret) {
-		TH_LOG("bind %s: %s", self->dev, errstr(ret));
+		TH_LOG("bind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	expect_bound_works(_metadata);
 }
