@@ -27,6 +27,25 @@ enum amupmu_reg {
 	AMUPMU_REG_AMCGCR,
 	AMUPMU_REG_PMBIDR,
 	AMUPMU_REG_PMSIDR,
+	/* AMU: only read, and only on a CPU discovery found it usable on */
+	AMUPMU_REG_AMCR,
+	AMUPMU_REG_AMCNTENSET0,
+	AMUPMU_REG_AMCNTENSET1,
+	AMUPMU_REG_AMEVTYPER0,		/* + n, n < 16 */
+	AMUPMU_REG_AMEVTYPER1 = AMUPMU_REG_AMEVTYPER0 + AMUPMU_AMU_MAX_COUNTERS,
+	AMUPMU_REG_AMEVCNTR0 = AMUPMU_REG_AMEVTYPER1 + AMUPMU_AMU_MAX_COUNTERS,
+	AMUPMU_REG_AMEVCNTR1 = AMUPMU_REG_AMEVCNTR0 + AMUPMU_AMU_MAX_COUNTERS,
+	AMUPMU_REG_NR = AMUPMU_REG_AMEVCNTR1 + AMUPMU_AMU_MAX_COUNTERS,
+};
+
+/**
+ * enum amupmu_frame_unit - which memory-mapped frame of a CPU
+ * @AMUPMU_FRAME_AMU: the external AMU register frame
+ * @AMUPMU_FRAME_PMU: the external PMU register frame
+ */
+enum amupmu_frame_unit {
+	AMUPMU_FRAME_AMU,
+	AMUPMU_FRAME_PMU,
 };
 
 /**
@@ -35,11 +54,15 @@ enum amupmu_reg {
  * @mock_flags: AMUPMU_CPU_MOCK when AMU/SPE registers come from the model
  * @read: read @reg on the calling CPU; called with preemption disabled,
  *	only for registers whose unit the ID registers report as present
+ * @frame_read: read the 32-bit register at @offset of @cpu's @unit frame,
+ *	mapped at @base; called on @cpu, with its power domain up
  */
 struct amupmu_backend {
 	const char *name;
 	u32 mock_flags;
 	u64 (*read)(enum amupmu_reg reg);
+	u32 (*frame_read)(unsigned int cpu, enum amupmu_frame_unit unit,
+			  void __iomem *base, u32 offset);
 };
 
 extern const struct amupmu_backend amupmu_hw_backend;
@@ -84,6 +107,31 @@ void amupmu_discovery_stop(void);
 u64 amupmu_features(void);
 u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
+
+/* amupmu_amu.c: the Activity Monitors (read only) */
+struct amupmu_amu_read;
+struct seq_file;
+extern bool amupmu_amu_enabled;
+int amupmu_amu_init(void);
+void amupmu_amu_exit(void);
+void amupmu_amu_discover(struct amupmu_cpu_info *ci);
+void amupmu_amu_cpu_start(void);
+void amupmu_amu_cpu_stop(void);
+int amupmu_amu_cmd_read(struct amupmu_amu_read *rd);
+#ifdef CONFIG_AMUPMU_MOCK
+void amupmu_amu_power_loss(void);
+/* amupmu_mock.c: the AMU model's knobs (debugfs amu_model) */
+int amupmu_mock_amu_set(unsigned int cpu, const char *knob, u64 val);
+void amupmu_mock_amu_show(struct seq_file *m);
+void amupmu_mock_amu_stop(void);
+void amupmu_mock_amu_start(void);
+void amupmu_mock_amu_power_loss(void);
+#endif
+
+/* amupmu_frames.c: the "amupmu,cpu-frames" devicetree nodes */
+int amupmu_frames_init(void);
+void amupmu_frames_exit(void);
+void amupmu_frames_cpu_online(unsigned int cpu);
 
 /* amupmu_pmu.c: exclusive mode and counting sessions */
 struct amupmu_session;

@@ -44,7 +44,7 @@
 
 /* ABI version: the major changes only on incompatible changes (once: 1 -> 2). */
 #define AMUPMU_ABI_MAJOR	2
-#define AMUPMU_ABI_MINOR	0
+#define AMUPMU_ABI_MINOR	1	/* 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO) */
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
@@ -61,6 +61,7 @@ enum {
 	AMUPMU_CMD_PMU_CONFIG,
 	AMUPMU_CMD_PMU_CTL,
 	AMUPMU_CMD_PMU_READ,
+	AMUPMU_CMD_AMU_READ,
 };
 
 /**
@@ -108,6 +109,18 @@ enum amupmu_pmu_owner {
  * @AMUPMU_CPU_AMU: FEAT_AMUv1 implemented; amcfgr/amcgcr are valid
  * @AMUPMU_CPU_SPE: FEAT_SPE implemented; pmsidr is valid
  * @AMUPMU_CPU_MOCK: AMU/SPE registers of this CPU come from the mock model
+ * @AMUPMU_CPU_AMU_OFF: (ABI 2.1) the CPU implements the AMU but amupmu does
+ *	not use it: the module parameter amu=0, or a kernel built without
+ *	CONFIG_ARM64_AMU_EXTN (whose help says firmware may not have enabled
+ *	AMU access at EL3). No AMU register of the CPU is read; @amu_version
+ *	still says what the ID register reports.
+ * @AMUPMU_CPU_AMU_ZERO: (ABI 2.1) the AMU is in use, but its core and
+ *	constant cycle counters (group 0 counters 0 and 1) both read zero at
+ *	discovery: firmware left them disabled or reset (see amcntenset0 and
+ *	Documentation/admin-guide/amupmu.rst, "AMU and firmware")
+ * @AMUPMU_CPU_AMU_FRAME: (ABI 2.1) @amu_frame holds the ID registers of the
+ *	CPU's memory-mapped AMU frame (a devicetree "amupmu,cpu-frames" node)
+ * @AMUPMU_CPU_PMU_FRAME: (ABI 2.1) likewise @pmu_frame, the PMU frame
  */
 enum amupmu_cpu_flags {
 	AMUPMU_CPU_POSSIBLE	= 1 << 0,
@@ -119,6 +132,38 @@ enum amupmu_cpu_flags {
 	AMUPMU_CPU_AMU		= 1 << 6,
 	AMUPMU_CPU_SPE		= 1 << 7,
 	AMUPMU_CPU_MOCK		= 1 << 8,
+	AMUPMU_CPU_AMU_OFF	= 1 << 9,
+	AMUPMU_CPU_AMU_ZERO	= 1 << 10,
+	AMUPMU_CPU_AMU_FRAME	= 1 << 11,
+	AMUPMU_CPU_PMU_FRAME	= 1 << 12,
+};
+
+/* The AMU's counter groups have at most 16 counters each (Arm ARM D7). */
+#define AMUPMU_AMU_MAX_COUNTERS	16
+
+/**
+ * struct amupmu_id_frame - identification registers of a memory-mapped
+ *	AMU or PMU frame (Arm ARM, "External AMU register descriptions" and
+ *	"External PMU register descriptions"), 0 where the frame does not
+ *	implement one
+ * @iidr: AMIIDR / PMIIDR (offset 0xE08): ProductID [31:20], Variant
+ *	[19:16], Revision [15:12], Implementer [11:0] (JEP106: continuation
+ *	code [11:8], identity [6:0]; Arm is 0x43B)
+ * @devarch: AMDEVARCH / PMDEVARCH (0xFBC)
+ * @devid: AMDEVID / PMDEVID (0xFC8)
+ * @devtype: AMDEVTYPE / PMDEVTYPE (0xFCC)
+ * @pidr: AMPIDR0-4 / PMPIDR0-4: [0..3] from 0xFE0-0xFEC, [4] from 0xFD0
+ * @cidr: AMCIDR0-3 / PMCIDR0-3 (0xFF0-0xFFC)
+ * @__reserved: 0
+ */
+struct amupmu_id_frame {
+	__u32 iidr;
+	__u32 devarch;
+	__u32 devid;
+	__u32 devtype;
+	__u32 pidr[5];
+	__u32 cidr[4];
+	__u32 __reserved;
 };
 
 /**
@@ -145,6 +190,20 @@ enum amupmu_cpu_flags {
  *	(below pmu_num_counters), bit 31 the cycle counter. 0 unless amupmu
  *	owns the PMU. What AMUPMU_PMU_CONFIG can have, barring a race.
  * @__reserved: 0
+ *
+ * Since AMUPMU_CPU_INFO_SIZE_VER2 (ABI 2.1), valid with AMUPMU_CPU_AMU
+ * (amupmu only reads these registers, never writes them):
+ * @amcr: AMCR_EL0 (HDBG [10], CG1RZ [17] on AMUv1p1: group 1 counters read
+ *	zero below the highest EL)
+ * @amcntenset0: AMCNTENSET0_EL0 at discovery: group 0 counters enabled
+ * @amcntenset1: AMCNTENSET1_EL0 at discovery: group 1 counters enabled
+ * @amevtyper0: AMEVTYPER0<n>_EL0.evtCount of the group 0 counters
+ *	(AMCGCR_EL0.CG0NC of them; 0x0011 CPU_CYCLES, 0x4004 CNT_CYCLES,
+ *	0x0008 INST_RETIRED, 0x4005 STALL_BACKEND_MEM on AMUv1)
+ * @amevtyper1: AMEVTYPER1<n>_EL0.evtCount of the group 1 (auxiliary)
+ *	counters, AMCGCR_EL0.CG1NC of them (IMPLEMENTATION DEFINED events)
+ * @amu_frame: with AMUPMU_CPU_AMU_FRAME, the external AMU frame's IDs
+ * @pmu_frame: with AMUPMU_CPU_PMU_FRAME, the external PMU frame's IDs
  */
 struct amupmu_cpu_info {
 	__u32 cpu;
@@ -166,10 +225,18 @@ struct amupmu_cpu_info {
 	__u32 spe_version;
 	__u32 pmu_counters_free;
 	__u32 __reserved;
+	__aligned_u64 amcr;
+	__u32 amcntenset0;
+	__u32 amcntenset1;
+	__u16 amevtyper0[AMUPMU_AMU_MAX_COUNTERS];
+	__u16 amevtyper1[AMUPMU_AMU_MAX_COUNTERS];
+	struct amupmu_id_frame amu_frame;
+	struct amupmu_id_frame pmu_frame;
 };
 
 #define AMUPMU_CPU_INFO_SIZE_VER0	112	/* first published size */
 #define AMUPMU_CPU_INFO_SIZE_VER1	120	/* adds pmu_counters_free */
+#define AMUPMU_CPU_INFO_SIZE_VER2	312	/* adds the AMU fields and ID frames */
 #define AMUPMU_CPU_ENTRY_SIZE_MAX	4096	/* largest cpu_entry_size */
 
 /**
@@ -617,8 +684,115 @@ struct amupmu_sample {
 	__aligned_u64 values[];
 };
 
+/*
+ * Activity Monitors (ABI 2.1).
+ *
+ * amupmu only reads the AMU: the counters free-run for the kernel's
+ * frequency invariance and for firmware; no AMU register is ever written.
+ * AMUPMU_AMU_READ reads the counters of every CPU of a set, each CPU's on
+ * that CPU with interrupts off, together with the generic timer's count of
+ * the same moment: take two reads and divide the differences.
+ *
+ * The values are 64-bit and monotonic while the module is loaded: a core
+ * whose counters restart from zero after a power-down (CPU hotplug, or an
+ * idle state whose firmware does not restore them) has the values it had
+ * when it went down added back. An offline CPU reports those values with
+ * AMUPMU_AMU_OFFLINE.
+ *
+ * Besides the general contract: EOPNOTSUPP when no CPU has a usable AMU
+ * (none implements it, or amupmu_cpu_info.flags has AMUPMU_CPU_AMU_OFF);
+ * EACCES without CAP_PERFMON (system-wide counters, like the PMU's).
+ */
+
+/**
+ * enum amupmu_amu_state - amupmu_amu_cpu.state
+ * @AMUPMU_AMU_OFFLINE: the CPU is offline: the values it had when it went
+ *	down, @time 0
+ * @AMUPMU_AMU_NO_AMU: the CPU has no AMU, or amupmu does not use it
+ *	(AMUPMU_CPU_AMU_OFF): no values
+ * @AMUPMU_AMU_UNDISCOVERED: the CPU has not been online since the module
+ *	was loaded: no values
+ */
+enum amupmu_amu_state {
+	AMUPMU_AMU_OFFLINE		= 1 << 0,
+	AMUPMU_AMU_NO_AMU		= 1 << 1,
+	AMUPMU_AMU_UNDISCOVERED		= 1 << 2,
+};
+
+/**
+ * struct amupmu_amu_cpu - one CPU's entry of AMUPMU_AMU_READ
+ * @cpu: the CPU
+ * @state: enum amupmu_amu_state (0: read now, on the CPU)
+ * @time: the generic timer's count when the counters were read
+ *	(amupmu_info.clock says which; amupmu_amu_read.timer_freq its Hz)
+ * @nr_group0: group 0 counters (AMCGCR_EL0.CG0NC), valid in @group0
+ * @nr_group1: group 1 counters (AMCGCR_EL0.CG1NC), valid in @group1
+ * @enabled0: AMCNTENSET0_EL0 at the read: a counter whose bit is clear
+ *	does not count (firmware did not enable it)
+ * @enabled1: AMCNTENSET1_EL0 at the read
+ * @restarts: times this CPU's counters were found restarted from zero
+ *	after a power-down since the module was loaded (amupmu added their
+ *	earlier values back each time)
+ * @__reserved: 0
+ * @group0: AMEVCNTR0<n>_EL0: [0] CPU_CYCLES, [1] CNT_CYCLES, [2]
+ *	INST_RETIRED, [3] STALL_BACKEND_MEM on AMUv1
+ *	(amupmu_cpu_info.amevtyper0 has the event of each)
+ * @group1: AMEVCNTR1<n>_EL0 (amupmu_cpu_info.amevtyper1)
+ */
+struct amupmu_amu_cpu {
+	__u32 cpu;
+	__u32 state;
+	__aligned_u64 time;
+	__u32 nr_group0;
+	__u32 nr_group1;
+	__u32 enabled0;
+	__u32 enabled1;
+	__u32 restarts;
+	__u32 __reserved;
+	__aligned_u64 group0[AMUPMU_AMU_MAX_COUNTERS];
+	__aligned_u64 group1[AMUPMU_AMU_MAX_COUNTERS];
+};
+
+#define AMUPMU_AMU_CPU_SIZE_VER0	296
+
+/**
+ * struct amupmu_amu_read - AMUPMU_AMU_READ: the AMU counters of a CPU set
+ * @size: sizeof(struct amupmu_amu_read)
+ * @flags: must be 0
+ * @cpus_uptr: in: CPU set as a bitmap of __u64 words, as
+ *	amupmu_pmu_config.cpus_uptr; every CPU in it must be possible (else
+ *	ENODEV), and it must not be empty (else EINVAL)
+ * @cpus_len: in: bytes at @cpus_uptr, a multiple of 8, from 8 to 1024
+ * @nr_cpus: in: entries' room at @entries_uptr, at least the CPUs of the
+ *	set (else EINVAL), at most AMUPMU_AMU_READ_CPUS_MAX; out: entries
+ *	written (the CPUs of the set, in ascending order)
+ * @entry_size: in: sizeof(struct amupmu_amu_cpu) as user space knows it, a
+ *	multiple of 8 from AMUPMU_AMU_CPU_SIZE_VER0 to 4096 (else EINVAL);
+ *	entries are written for min(in, kernel) bytes and zero-filled beyond;
+ *	out: the kernel's size
+ * @__reserved: must be 0
+ * @entries_uptr: in: the array of @nr_cpus entries of @entry_size bytes
+ * @timer_freq: out: CNTFRQ_EL0, the Hz of amupmu_amu_cpu.time and of the
+ *	constant counter CNT_CYCLES
+ */
+struct amupmu_amu_read {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 cpus_uptr;
+	__u32 cpus_len;
+	__u32 nr_cpus;
+	__u32 entry_size;
+	__u32 __reserved;
+	__aligned_u64 entries_uptr;
+	__aligned_u64 timer_freq;
+};
+
+#define AMUPMU_AMU_READ_SIZE_VER0	48
+#define AMUPMU_AMU_READ_CPUS_MAX	4096
+
 #define AMUPMU_PMU_CONFIG	_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CONFIG)
 #define AMUPMU_PMU_CTL		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CTL)
 #define AMUPMU_PMU_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_READ)
+#define AMUPMU_AMU_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_AMU_READ)
 
 #endif /* _UAPI_LINUX_AMUPMU_H */
