@@ -466,7 +466,6 @@ static void amupmu_amu_fill_cold(struct amupmu_amu_cpu *e, unsigned int cpu,
 			(g ? e->group1 : e->group0)[n] = st->base[g][n] + st->last[g][n];
 }
 
-
 static int amupmu_amu_read_cpus(const struct cpumask *mask, struct amupmu_amu_cpu *ents)
 {
 	struct amupmu_amu_req q = { .mask = mask, .ents = ents };
@@ -521,9 +520,9 @@ int amupmu_amu_cmd_read(struct amupmu_amu_read *rd)
 	unsigned int n, cpu;
 	int ret;
 
-	if (rd->flags || rd->__reserved ||
-	    rd->entry_size < AMUPMU_AMU_CPU_SIZE_VER0 || rd->entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX ||
-	    !IS_ALIGNED(rd->entry_size, sizeof(u64)) || rd->nr_cpus > AMUPMU_AMU_READ_CPUS_MAX)
+	if (rd->flags || rd->__reserved || rd->nr_cpus > AMUPMU_AMU_READ_CPUS_MAX ||
+	    rd->entry_size < AMUPMU_AMU_CPU_SIZE_VER0 ||
+	    rd->entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX || !IS_ALIGNED(rd->entry_size, sizeof(u64)))
 		return -EINVAL;
 	if (!perfmon_capable())
 		return -EACCES;
