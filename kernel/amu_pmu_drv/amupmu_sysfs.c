@@ -152,6 +152,7 @@ struct amupmu_cpu_field {
 	.count = (_count),							\
 	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
 }
+
 static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
 	AMUPMU_FLAG_FIELD("online", AMUPMU_CPU_ONLINE),
 	AMUPMU_FLAG_FIELD("discovered", AMUPMU_CPU_DISCOVERED),
