@@ -20,6 +20,7 @@
 #include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
+#include <amupmu/spe.hpp>
 #include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 

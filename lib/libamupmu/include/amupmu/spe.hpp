@@ -1,0 +1,642 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// amupmu::spe: decoder of the Statistical Profiling Extension's sample
+// records, the architected packet format of the Arm ARM (DDI 0487), chapter
+// "The Statistical Profiling Extension", section "The Statistical Profiling
+// Extension sample record specification" (packet headers, then one
+// subsection per packet type). Section names below are that chapter's.
+//
+// Two levels, neither allocates:
+//  - decode_packet(): one packet at an offset of a buffer (kind, index,
+//    payload, offset, size);
+//  - RecordReader: iterates over a buffer and fills a reused Record per
+//    sample record. A record ends at an End or a Timestamp packet. Padding
+//    is skipped. A packet the architecture does not define is reported with
+//    its offset (Record::unknown_offsets()) and the reader skips to the end
+//    of that record (the next End or Timestamp header). A packet cut by the
+//    end of the buffer stops the reader (Stats::truncated). Nothing is read
+//    outside the buffer.
+//
+// Where Linux's perf decoder (tools/perf/util/arm-spe-decoder/) and the
+// Arm ARM differ, the Arm ARM is followed; the differences are noted where
+// they matter (Documentation/userspace-api/amupmu-spe.rst lists them).
+#ifndef AMUPMU_SPE_HPP
+#define AMUPMU_SPE_HPP
+
+#include <amupmu/bits.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace amupmu::spe {
+
+// ---------------------------------------------------------------- packets
+
+/// Packet types ("Packet headers").
+enum class PacketKind : std::uint8_t {
+	pad,		///< Padding: 0b00000000
+	end,		///< End: 0b00000001, ends a record without a timestamp
+	timestamp,	///< Timestamp: 0b01110001, 8-byte payload, ends a record
+	address,	///< Address: 0b10110iii (or extended), 8-byte payload
+	counter,	///< Counter: 0b10011iii (or extended), 2-byte payload
+	events,		///< Events: 0b01sz0010, 1 << sz bytes
+	data_source,	///< Data Source: 0b01sz0011, 1 << sz bytes
+	context,	///< Context: 0b011001ii, 4-byte payload
+	op_type,	///< Operation Type: 0b010010cc, 1-byte payload
+	alignment,	///< Alignment: extended header 0b001000aa, then 0b00000000
+	unknown,	///< a header the architecture does not define
+	truncated,	///< a packet cut by the end of the buffer
+};
+
+/// "PAD", "END", "TS", "ADDR", "COUNTER", "EVENTS", "DATA-SOURCE",
+/// "CONTEXT", "OP-TYPE", "ALIGN", "UNKNOWN", "TRUNCATED".
+[[nodiscard]] std::string_view to_string(PacketKind kind) noexcept;
+
+/// One decoded packet. For address and counter packets index is the full
+/// 5-bit index (extended header bits [1:0] are index[4:3]); for context
+/// packets [1:0] of the header; for operation type packets the class [1:0].
+struct Packet {
+	PacketKind kind = PacketKind::unknown;
+	std::uint8_t index = 0;
+	std::uint8_t header_size = 0;	///< 1 (short header) or 2 (extended)
+	std::uint8_t payload_size = 0;	///< 0, 1, 2, 4 or 8 bytes
+	std::size_t offset = 0;		///< of the first header byte in the buffer
+	std::uint64_t payload = 0;	///< little-endian payload, zero-extended
+
+	/// Bytes the packet occupies: header and payload. For an unknown
+	/// packet, its header byte(s); for a truncated one, what the buffer
+	/// still held.
+	[[nodiscard]] constexpr std::size_t size() const noexcept { return std::size_t{header_size} + payload_size; }
+	friend constexpr bool operator==(const Packet&, const Packet&) = default;
+};
+
+/// Decodes the packet at buf[offset] (offset < buf.size()). Never reads
+/// outside buf. An unknown header yields kind unknown with size() 1 (2 for
+/// an extended header whose second byte is not defined); a packet longer
+/// than what remains yields kind truncated.
+[[nodiscard]] Packet decode_packet(std::span<const std::byte> buf, std::size_t offset) noexcept;
+
+/// The header's packet type and sizes, without reading a payload: what
+/// decode_packet() relies on (a 256-entry table over the first byte).
+struct HeaderInfo {
+	PacketKind kind = PacketKind::unknown;
+	std::uint8_t payload_size = 0;
+	bool extended = false;	///< 0b001000xx: the packet type is in the next byte
+};
+[[nodiscard]] HeaderInfo classify_header(std::uint8_t header) noexcept;
+
+// ---------------------------------------------------------------- address
+
+/// Address packet indexes ("Address packet", index field).
+inline constexpr unsigned addr_pc = 0;			///< instruction virtual address (PC)
+inline constexpr unsigned addr_branch_target = 1;	///< branch target virtual address
+inline constexpr unsigned addr_data_va = 2;		///< data access virtual address
+inline constexpr unsigned addr_data_pa = 3;		///< data access physical address
+inline constexpr unsigned addr_prev_branch_target = 4;	///< previous branch target (FEAT_SPE_PBT)
+
+/// Instruction addresses (PC, branch target, previous branch target):
+/// ADDR [55:0], NSE [60] (FEAT_RME), EL [62:61], NS [63].
+struct InstAddress {
+	std::uint64_t address = 0;	///< [55:0], as recorded
+	std::uint8_t el = 0;		///< [62:61]
+	bool ns = false;		///< [63]
+	bool nse = false;		///< [60]
+
+	/// The 64-bit virtual address: [55:0] with bit 55 copied into
+	/// [63:56] (a TTBR1 address has bit 55 set).
+	[[nodiscard]] constexpr std::uint64_t virtual_address() const noexcept
+	{
+		return bit<55>(address) ? address | 0xFF00000000000000ULL : address;
+	}
+	friend constexpr bool operator==(const InstAddress&, const InstAddress&) = default;
+};
+
+[[nodiscard]] constexpr InstAddress decode_inst_address(std::uint64_t payload) noexcept
+{
+	return InstAddress{
+		.address = field<55, 0>(payload),
+		.el = static_cast<std::uint8_t>(field<62, 61>(payload)),
+		.ns = bit<63>(payload),
+		.nse = bit<60>(payload),
+	};
+}
+
+/// Data virtual address: ADDR [55:0], TAG [63:56] (the address's top
+/// byte as the access used it). Linux prints the whole payload as the VA;
+/// the same value is address_with_tag().
+struct DataVirtAddress {
+	std::uint64_t address = 0;	///< [55:0]
+	std::uint8_t tag = 0;		///< [63:56]
+
+	[[nodiscard]] constexpr std::uint64_t address_with_tag() const noexcept
+	{
+		return address | std::uint64_t{tag} << 56;
+	}
+	/// [55:0] with bit 55 copied into [63:56] (the address without its tag).
+	[[nodiscard]] constexpr std::uint64_t virtual_address() const noexcept
+	{
+		return bit<55>(address) ? address | 0xFF00000000000000ULL : address;
+	}
+	friend constexpr bool operator==(const DataVirtAddress&, const DataVirtAddress&) = default;
+};
+
+[[nodiscard]] constexpr DataVirtAddress decode_data_va(std::uint64_t payload) noexcept
+{
+	return DataVirtAddress{
+		.address = field<55, 0>(payload),
+		.tag = static_cast<std::uint8_t>(field<63, 56>(payload)),
+	};
+}
+
+/// Data physical address: ADDR [55:0], PAT [59:56] (the physical address
+/// tag, FEAT_MTE2), CH [62] (a Checked access, FEAT_MTE2), NS [63].
+struct DataPhysAddress {
+	std::uint64_t address = 0;	///< [55:0]
+	std::uint8_t pat = 0;		///< [59:56]
+	bool ch = false;		///< [62]
+	bool ns = false;		///< [63]
+	friend constexpr bool operator==(const DataPhysAddress&, const DataPhysAddress&) = default;
+};
+
+[[nodiscard]] constexpr DataPhysAddress decode_data_pa(std::uint64_t payload) noexcept
+{
+	return DataPhysAddress{
+		.address = field<55, 0>(payload),
+		.pat = static_cast<std::uint8_t>(field<59, 56>(payload)),
+		.ch = bit<62>(payload),
+		.ns = bit<63>(payload),
+	};
+}
+
+// ---------------------------------------------------------------- counter
+
+/// Counter packet indexes ("Counter packet"). The payload is a 16-bit
+/// saturating count (12 bits on CPUs with PMSIDR_EL1.CountSize 0b0010).
+/// Other indexes are kept by number (Record::counter()).
+inline constexpr unsigned counter_total_latency = 0;	///< cycles from dispatch to complete
+inline constexpr unsigned counter_issue_latency = 1;	///< cycles from dispatch to issue
+inline constexpr unsigned counter_translation_latency = 2; ///< cycles of the address translation
+
+// ---------------------------------------------------------------- context
+
+inline constexpr unsigned context_el1 = 0;	///< CONTEXTIDR_EL1
+inline constexpr unsigned context_el2 = 1;	///< CONTEXTIDR_EL2
+
+// ---------------------------------------------------------------- events
+
+/// Events packet payload ("Events packet"): one bit per event. Bits [15:12]
+/// are IMPLEMENTATION DEFINED (Neoverse N1 bit 12: late prefetch).
+struct Events {
+	std::uint64_t bits = 0;
+
+	[[nodiscard]] constexpr bool test(unsigned n) const noexcept { return n < 64 && ((bits >> n) & 1) != 0; }
+	[[nodiscard]] constexpr bool generated_exception() const noexcept { return test(0); }
+	[[nodiscard]] constexpr bool retired() const noexcept { return test(1); }
+	[[nodiscard]] constexpr bool l1d_access() const noexcept { return test(2); }
+	[[nodiscard]] constexpr bool l1d_refill() const noexcept { return test(3); }
+	[[nodiscard]] constexpr bool tlb_access() const noexcept { return test(4); }
+	[[nodiscard]] constexpr bool tlb_walk() const noexcept { return test(5); }
+	[[nodiscard]] constexpr bool not_taken() const noexcept { return test(6); }
+	[[nodiscard]] constexpr bool mispredicted() const noexcept { return test(7); }
+	[[nodiscard]] constexpr bool llc_access() const noexcept { return test(8); }
+	[[nodiscard]] constexpr bool llc_miss() const noexcept { return test(9); }
+	[[nodiscard]] constexpr bool remote_access() const noexcept { return test(10); }
+	[[nodiscard]] constexpr bool alignment() const noexcept { return test(11); }
+	[[nodiscard]] constexpr unsigned implementation_defined() const noexcept
+	{
+		return static_cast<unsigned>(field<15, 12>(bits));
+	}
+	[[nodiscard]] constexpr bool transactional() const noexcept { return test(16); }
+	[[nodiscard]] constexpr bool partial_predicate() const noexcept { return test(17); }
+	[[nodiscard]] constexpr bool empty_predicate() const noexcept { return test(18); }
+	[[nodiscard]] constexpr bool l2d_access() const noexcept { return test(19); }
+	[[nodiscard]] constexpr bool l2d_miss() const noexcept { return test(20); }
+	[[nodiscard]] constexpr bool cache_data_modified() const noexcept { return test(21); }
+	[[nodiscard]] constexpr bool recently_fetched() const noexcept { return test(22); }
+	[[nodiscard]] constexpr bool data_snooped() const noexcept { return test(23); }
+	[[nodiscard]] constexpr bool streaming_sve_mode() const noexcept { return test(24); }
+	[[nodiscard]] constexpr bool smcu() const noexcept { return test(25); }
+	friend constexpr bool operator==(const Events&, const Events&) = default;
+};
+
+/// Name of event bit n as this library prints it ("RETIRED", "L1D-REFILL",
+/// "IMPDEF-12"); empty for a bit the architecture does not name.
+[[nodiscard]] std::string_view event_name(unsigned n) noexcept;
+
+// ---------------------------------------------------------------- operation type
+
+/// Operation Type packet class (header [1:0]).
+enum class OpClass : std::uint8_t {
+	other = 0,	///< Other operation
+	load_store = 1,	///< Load/store or atomic
+	branch = 2,	///< Branch or exception return
+	reserved = 3,
+};
+
+/// Subclass decoded from the payload byte.
+enum class OpSubclass : std::uint8_t {
+	// class other
+	other,		///< [7:3] 0b00000: COND [0], FP [1], ASE (SIMD) [2]
+	sve_other,	///< [7]=0 [3]=1 [0]=0: EVL [6:4], PRED [2], FP [1]
+	sme_other,	///< [7]=1 [3]=1 [0]=0: ETS [6:4,2], FP [1]
+	// class load_store (ST [0]: store, else load)
+	gp,		///< [7:1] 0b0000000: general-purpose registers
+	simd_fp,	///< [7:1] 0b0000010: SIMD&FP registers
+	extended,	///< [7:5]=0 [1]=1: AT [2], EXCL [3], AR [4]
+	unspecified,	///< [7:1] 0b0001000: unspecified registers
+	mte_tag,	///< [7:1] 0b0001010: allocation tags (MTE)
+	memcpy,		///< [7:1] 0b0010000: CPY* (FEAT_MOPS)
+	memset,		///< 0b00100101: SET* (FEAT_MOPS), always a store
+	nv_sysreg,	///< [7:1] 0b0011000: system register in memory (FEAT_NV2)
+	gcs,		///< [7:3]=0b01000 [1]=0: Guarded Control Stack, COMM [2]
+	sve_sme,	///< [3]=1 [1]=0: SVE or SME registers: SG [7], EVL [6:4], PRED [2]
+	// class branch
+	branch,		///< COND [0], IND [1], GCS [2], CR [4:3]
+	reserved,	///< an encoding the architecture reserves
+};
+
+/// Branch call/return hint of a branch (FEAT_SPE_CRR, CR [4:3]).
+enum class CallReturn : std::uint8_t {
+	none = 0,		///< not reported
+	branch_with_link = 1,	///< BL/BLR (a call)
+	return_ = 2,		///< RET (a procedure return)
+	other = 3,		///< neither: a branch that is not a call or a return
+};
+
+/// Flags of an operation (OpType::flags), meaningful per subclass.
+namespace op_flag {
+inline constexpr std::uint16_t store = 1u << 0;		///< load_store: ST
+inline constexpr std::uint16_t atomic = 1u << 1;	///< extended: AT
+inline constexpr std::uint16_t exclusive = 1u << 2;	///< extended: EXCL
+inline constexpr std::uint16_t acquire_release = 1u << 3; ///< extended: AR
+inline constexpr std::uint16_t conditional = 1u << 4;	///< branch: COND; other: conditional select
+inline constexpr std::uint16_t indirect = 1u << 5;	///< branch: IND
+inline constexpr std::uint16_t gcs = 1u << 6;		///< branch: GCS (a GCS-checked return or call)
+inline constexpr std::uint16_t fp = 1u << 7;		///< other, SVE/SME other: FP
+inline constexpr std::uint16_t simd = 1u << 8;		///< other: ASE (Advanced SIMD)
+inline constexpr std::uint16_t predicated = 1u << 9;	///< SVE: PRED
+inline constexpr std::uint16_t gather_scatter = 1u << 10; ///< sve_sme: SG
+inline constexpr std::uint16_t gcs_common = 1u << 11;	///< gcs load/store: COMM [2]
+} // namespace op_flag
+
+/// Decoded Operation Type packet ("Operation Type packet").
+struct OpType {
+	OpClass cls = OpClass::other;
+	OpSubclass subclass = OpSubclass::other;
+	std::uint16_t flags = 0;
+	std::uint8_t raw = 0;		///< the payload byte
+	CallReturn call_return = CallReturn::none;
+
+	[[nodiscard]] constexpr bool has(std::uint16_t flag) const noexcept { return (flags & flag) != 0; }
+	[[nodiscard]] constexpr bool is_load() const noexcept
+	{
+		return cls == OpClass::load_store && !has(op_flag::store);
+	}
+	[[nodiscard]] constexpr bool is_store() const noexcept
+	{
+		return cls == OpClass::load_store && has(op_flag::store);
+	}
+	/// SVE effective vector length in bits, 32 << EVL [6:4] (sve_other,
+	/// sve_sme); 0 otherwise.
+	[[nodiscard]] constexpr unsigned sve_vector_bits() const noexcept
+	{
+		return subclass == OpSubclass::sve_other || subclass == OpSubclass::sve_sme
+			       ? 32u << field<6, 4>(raw)
+			       : 0;
+	}
+	/// SME effective tile size in bits, 128 << ETS ([6:4] << 1 | [2])
+	/// (sme_other); 0 otherwise.
+	[[nodiscard]] constexpr unsigned long long sme_tile_bits() const noexcept
+	{
+		return subclass == OpSubclass::sme_other
+			       ? 128ULL << (field<6, 4>(raw) << 1 | field<2, 2>(raw))
+			       : 0;
+	}
+	friend constexpr bool operator==(const OpType&, const OpType&) = default;
+};
+
+[[nodiscard]] constexpr OpType decode_op_type(unsigned cls, std::uint8_t p) noexcept
+{
+	OpType op;
+	op.cls = static_cast<OpClass>(cls & 3);
+	op.raw = p;
+	std::uint16_t f = 0;
+	switch (op.cls) {
+	case OpClass::other:
+		if (field<7, 3>(p) == 0) {
+			op.subclass = OpSubclass::other;
+			if (bit<0>(p)) f |= op_flag::conditional;
+			if (bit<1>(p)) f |= op_flag::fp;
+			if (bit<2>(p)) f |= op_flag::simd;
+		} else if ((p & 0x89) == 0x08) {
+			op.subclass = OpSubclass::sve_other;
+			if (bit<1>(p)) f |= op_flag::fp;
+			if (bit<2>(p)) f |= op_flag::predicated;
+		} else if ((p & 0x89) == 0x88) {
+			op.subclass = OpSubclass::sme_other;
+			if (bit<1>(p)) f |= op_flag::fp;
+		} else {
+			op.subclass = OpSubclass::reserved;
+		}
+		break;
+	case OpClass::load_store:
+		if (bit<0>(p)) f |= op_flag::store;
+		if ((p & 0xE2) == 0x02) {
+			op.subclass = OpSubclass::extended;
+			if (bit<2>(p)) f |= op_flag::atomic;
+			if (bit<3>(p)) f |= op_flag::exclusive;
+			if (bit<4>(p)) f |= op_flag::acquire_release;
+		} else if ((p & 0x0A) == 0x08) {
+			op.subclass = OpSubclass::sve_sme;
+			if (bit<2>(p)) f |= op_flag::predicated;
+			if (bit<7>(p)) f |= op_flag::gather_scatter;
+		} else if ((p & 0xFA) == 0x40) {
+			op.subclass = OpSubclass::gcs;
+			if (bit<2>(p)) f |= op_flag::gcs_common;
+		} else if (p == 0x25) {
+			op.subclass = OpSubclass::memset;
+		} else {
+			switch (p & 0xFE) {
+			case 0x00: op.subclass = OpSubclass::gp; break;
+			case 0x04: op.subclass = OpSubclass::simd_fp; break;
+			case 0x10: op.subclass = OpSubclass::unspecified; break;
+			case 0x14: op.subclass = OpSubclass::mte_tag; break;
+			case 0x20: op.subclass = OpSubclass::memcpy; break;
+			case 0x30: op.subclass = OpSubclass::nv_sysreg; break;
+			default: op.subclass = OpSubclass::reserved; break;
+			}
+		}
+		break;
+	case OpClass::branch:
+		op.subclass = OpSubclass::branch;
+		if (bit<0>(p)) f |= op_flag::conditional;
+		if (bit<1>(p)) f |= op_flag::indirect;
+		if (bit<2>(p)) f |= op_flag::gcs;
+		op.call_return = static_cast<CallReturn>(field<4, 3>(p));
+		break;
+	case OpClass::reserved:
+		op.subclass = OpSubclass::reserved;
+		break;
+	}
+	op.flags = f;
+	return op;
+}
+
+/// "OTHER", "LD/ST", "BRANCH", "RESERVED".
+[[nodiscard]] std::string_view to_string(OpClass cls) noexcept;
+/// "OTHER", "SVE-OTHER", "SME-OTHER", "GP-REG", "SIMD-FP", "EXTENDED",
+/// "UNSPEC-REG", "MTE-TAG", "MEMCPY", "MEMSET", "NV-SYSREG", "GCS",
+/// "SVE-SME-REG", "BRANCH", "RESERVED".
+[[nodiscard]] std::string_view to_string(OpSubclass sub) noexcept;
+
+// ---------------------------------------------------------------- records
+
+/// How a record ended.
+enum class RecordEnd : std::uint8_t {
+	end,		///< an End packet
+	timestamp,	///< a Timestamp packet
+	buffer_end,	///< the buffer ended between packets without End/Timestamp
+	truncated,	///< a packet was cut by the end of the buffer
+	resync,		///< after an unknown packet, the reader skipped to the next End/Timestamp
+};
+
+/// One sample record. Values are valid when their accessor returns a
+/// value; the reader resets only the presence bits, so a Record can be
+/// reused without cost.
+struct Record {
+	/// Unknown packets listed per record; more are counted, not listed.
+	static constexpr std::size_t max_unknown = 4;
+
+	std::size_t offset = 0;		///< of the first non-padding byte
+	std::size_t size = 0;		///< bytes from offset to the record's end
+	RecordEnd end = RecordEnd::end;
+	std::uint16_t packets = 0;	///< packets decoded, padding excluded
+	std::uint16_t unknown_count = 0;
+
+	std::uint32_t address_mask = 0;	///< bit i: an Address packet of index i
+	std::uint32_t counter_mask = 0;	///< bit i: a Counter packet of index i
+	std::uint8_t present = 0;	///< has_* bits below
+	std::uint8_t events_size = 0;	///< payload bytes of the Events packet
+	std::uint8_t data_source_size = 0;
+	std::uint8_t op_class = 0;
+	std::uint8_t op_raw = 0;
+
+	std::uint64_t timestamp_value = 0;
+	std::uint64_t events_bits = 0;
+	std::uint64_t data_source_value = 0;
+	std::array<std::uint32_t, 4> contexts{};	///< by context index
+	std::array<std::uint64_t, 32> addresses{};	///< raw payloads by index
+	std::array<std::uint16_t, 32> counters{};	///< by index
+	std::array<std::size_t, max_unknown> unknown{};	///< offsets
+
+	static constexpr std::uint8_t has_timestamp = 1u << 0;
+	static constexpr std::uint8_t has_events = 1u << 1;
+	static constexpr std::uint8_t has_data_source = 1u << 2;
+	static constexpr std::uint8_t has_op = 1u << 3;
+	static constexpr std::uint8_t has_context_base = 1u << 4;	///< << index, 4 bits
+
+	/// Ended by End or Timestamp with no unknown packet in it.
+	[[nodiscard]] constexpr bool complete() const noexcept
+	{
+		return (end == RecordEnd::end || end == RecordEnd::timestamp) && unknown_count == 0;
+	}
+
+	[[nodiscard]] constexpr std::optional<std::uint64_t> address(unsigned index) const noexcept
+	{
+		if (index >= 32 || !((address_mask >> index) & 1))
+			return std::nullopt;
+		return addresses[index];
+	}
+	[[nodiscard]] constexpr std::optional<InstAddress> pc() const noexcept { return inst(addr_pc); }
+	[[nodiscard]] constexpr std::optional<InstAddress> branch_target() const noexcept
+	{
+		return inst(addr_branch_target);
+	}
+	[[nodiscard]] constexpr std::optional<InstAddress> prev_branch_target() const noexcept
+	{
+		return inst(addr_prev_branch_target);
+	}
+	[[nodiscard]] constexpr std::optional<DataVirtAddress> data_va() const noexcept
+	{
+		if (auto a = address(addr_data_va))
+			return decode_data_va(*a);
+		return std::nullopt;
+	}
+	[[nodiscard]] constexpr std::optional<DataPhysAddress> data_pa() const noexcept
+	{
+		if (auto a = address(addr_data_pa))
+			return decode_data_pa(*a);
+		return std::nullopt;
+	}
+
+	[[nodiscard]] constexpr std::optional<std::uint16_t> counter(unsigned index) const noexcept
+	{
+		if (index >= 32 || !((counter_mask >> index) & 1))
+			return std::nullopt;
+		return counters[index];
+	}
+	[[nodiscard]] constexpr std::optional<std::uint16_t> total_latency() const noexcept
+	{
+		return counter(counter_total_latency);
+	}
+	[[nodiscard]] constexpr std::optional<std::uint16_t> issue_latency() const noexcept
+	{
+		return counter(counter_issue_latency);
+	}
+	[[nodiscard]] constexpr std::optional<std::uint16_t> translation_latency() const noexcept
+	{
+		return counter(counter_translation_latency);
+	}
+
+	[[nodiscard]] constexpr std::optional<Events> events() const noexcept
+	{
+		if (!(present & has_events))
+			return std::nullopt;
+		return Events{events_bits};
+	}
+	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
+	[[nodiscard]] constexpr std::optional<std::uint64_t> data_source() const noexcept
+	{
+		if (!(present & has_data_source))
+			return std::nullopt;
+		return data_source_value;
+	}
+	[[nodiscard]] constexpr std::optional<std::uint32_t> context(unsigned index) const noexcept
+	{
+		if (index >= 4 || !(present & (has_context_base << index)))
+			return std::nullopt;
+		return contexts[index];
+	}
+	[[nodiscard]] constexpr std::optional<std::uint32_t> context_el1() const noexcept
+	{
+		return context(spe::context_el1);
+	}
+	[[nodiscard]] constexpr std::optional<std::uint32_t> context_el2() const noexcept
+	{
+		return context(spe::context_el2);
+	}
+	[[nodiscard]] constexpr std::optional<OpType> op() const noexcept
+	{
+		if (!(present & has_op))
+			return std::nullopt;
+		return decode_op_type(op_class, op_raw);
+	}
+	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
+	{
+		if (!(present & has_timestamp))
+			return std::nullopt;
+		return timestamp_value;
+	}
+	/// Offsets of the unknown packets listed (at most max_unknown).
+	[[nodiscard]] std::span<const std::size_t> unknown_offsets() const noexcept
+	{
+		return {unknown.data(), unknown_count < max_unknown ? unknown_count : max_unknown};
+	}
+
+	/// Forget every field (what the reader does before each record).
+	constexpr void clear() noexcept
+	{
+		address_mask = counter_mask = 0;
+		present = 0;
+		packets = unknown_count = 0;
+		end = RecordEnd::end;
+	}
+
+private:
+	[[nodiscard]] constexpr std::optional<InstAddress> inst(unsigned index) const noexcept
+	{
+		if (auto a = address(index))
+			return decode_inst_address(*a);
+		return std::nullopt;
+	}
+};
+
+/// Counts over everything a reader has read.
+struct Stats {
+	std::uint64_t records = 0;
+	std::uint64_t packets = 0;		///< padding excluded
+	std::uint64_t padding_bytes = 0;	///< Padding and Alignment packets
+	std::uint64_t unknown_packets = 0;
+	std::uint64_t skipped_bytes = 0;	///< skipped after unknown packets
+	std::uint64_t truncated = 0;		///< packets cut by the buffer's end (0 or 1)
+	friend constexpr bool operator==(const Stats&, const Stats&) = default;
+};
+
+/// Zero-copy reader of the records in a buffer (the profiling buffer, or
+/// any copy of it). Does not own the buffer.
+class RecordReader {
+public:
+	explicit RecordReader(std::span<const std::byte> buf) noexcept : buf_(buf) {}
+
+	/// Fills r with the next record; false at the end of the buffer (and
+	/// after a truncated packet). Trailing padding yields no record.
+	bool next(Record& r) noexcept;
+
+	[[nodiscard]] const Stats& stats() const noexcept { return stats_; }
+	/// Offset of the next byte to read.
+	[[nodiscard]] std::size_t position() const noexcept { return pos_; }
+	[[nodiscard]] bool done() const noexcept { return done_ || pos_ >= buf_.size(); }
+
+	/// Input iteration over the records; the iterator owns one Record,
+	/// which every increment refills.
+	class iterator {
+	public:
+		using value_type = Record;
+		using difference_type = std::ptrdiff_t;
+		using reference = const Record&;
+		using pointer = const Record*;
+		using iterator_category = std::input_iterator_tag;
+
+		iterator() = default;
+		explicit iterator(RecordReader* reader) : reader_(reader) { ++*this; }
+		reference operator*() const noexcept { return rec_; }
+		pointer operator->() const noexcept { return &rec_; }
+		iterator& operator++() noexcept
+		{
+			if (reader_ && !reader_->next(rec_))
+				reader_ = nullptr;
+			return *this;
+		}
+		void operator++(int) noexcept { ++*this; }
+		friend bool operator==(const iterator& it, std::default_sentinel_t) noexcept
+		{
+			return it.reader_ == nullptr;
+		}
+
+	private:
+		RecordReader* reader_ = nullptr;
+		Record rec_{};
+	};
+
+	[[nodiscard]] iterator begin() { return iterator{this}; }
+	[[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
+
+private:
+	std::span<const std::byte> buf_;
+	std::size_t pos_ = 0;
+	bool done_ = false;
+	Stats stats_{};
+};
+
+// ---------------------------------------------------------------- text
+
+/// The packet's meaning in one line without its bytes, e.g.
+/// "PC 0xffff800008123456 el1 ns=1", "LAT 12 TOT", "EV RETIRED L1D-ACCESS",
+/// "LD GP-REG", "B COND IND CR-RET", "TS 39395093558", "UNKNOWN 0x07".
+[[nodiscard]] std::string describe(const Packet& p);
+
+/// One line as "amupmu spe dump" prints it: offset, the packet's bytes in
+/// hex, then describe(), e.g.
+/// "00000019:  b0 00 c4 15 08 00 00 ff ff  PC 0xff00000815c400 el1 ns=1".
+/// p must have been decoded from buf. No trailing newline.
+[[nodiscard]] std::string format_packet(std::span<const std::byte> buf, const Packet& p);
+
+} // namespace amupmu::spe
+
+#endif

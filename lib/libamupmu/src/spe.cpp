@@ -1,0 +1,559 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// SPE sample record decoder. Encodings: Arm ARM (DDI 0487), "The
+// Statistical Profiling Extension sample record specification".
+#include <amupmu/spe.hpp>
+
+#include <bit>
+#include <cinttypes>
+#include <cstdio>
+#include <cstring>
+
+namespace amupmu::spe {
+
+namespace {
+
+// ---------------------------------------------------------------- headers
+//
+// "Packet headers": a short header is one byte; bits [5:4] of a header with
+// a payload are sz, the payload being 1 << sz bytes. The extended header
+// 0b001000xx carries index[4:3] of the Address or Counter packet whose short
+// header follows in the next byte.
+//
+//   0b00000000  Padding              0b00000001  End
+//   0b01110001  Timestamp (sz 0b11)  0b01sz0010  Events
+//   0b01sz0011  Data Source          0b011001ii  Context (sz 0b10)
+//   0b010010cc  Operation Type (sz 0b00)
+//   0b10110iii  Address (sz 0b11)    0b10011iii  Counter (sz 0b01)
+//   0b001000ii  extended header, then an Address or Counter header, or
+//               0b00000000: Alignment
+//
+// Linux's decoder matches the same masks (SPE_HEADER0_MASK1/2/3).
+
+constexpr HeaderInfo classify(unsigned h) noexcept
+{
+	const auto sz = static_cast<std::uint8_t>(1u << ((h >> 4) & 3));
+	if (h == 0x00)
+		return {PacketKind::pad, 0, false};
+	if (h == 0x01)
+		return {PacketKind::end, 0, false};
+	if (h == 0x71)
+		return {PacketKind::timestamp, 8, false};
+	if ((h & 0xCF) == 0x42)
+		return {PacketKind::events, sz, false};
+	if ((h & 0xCF) == 0x43)
+		return {PacketKind::data_source, sz, false};
+	if ((h & 0xFC) == 0x64)
+		return {PacketKind::context, 4, false};
+	if ((h & 0xFC) == 0x48)
+		return {PacketKind::op_type, 1, false};
+	if ((h & 0xFC) == 0x20)
+		return {PacketKind::unknown, 0, true};
+	if ((h & 0xF8) == 0xB0)
+		return {PacketKind::address, 8, false};
+	if ((h & 0xF8) == 0x98)
+		return {PacketKind::counter, 2, false};
+	return {PacketKind::unknown, 0, false};
+}
+
+constexpr std::array<HeaderInfo, 256> make_table() noexcept
+{
+	std::array<HeaderInfo, 256> t{};
+	for (unsigned h = 0; h < 256; ++h)
+		t[h] = classify(h);
+	return t;
+}
+
+constexpr std::array<HeaderInfo, 256> header_table = make_table();
+
+// The sizes the masks imply, checked once here.
+static_assert(header_table[0x71].payload_size == 8);
+static_assert(header_table[0x42].payload_size == 1 && header_table[0x52].payload_size == 2 &&
+	      header_table[0x62].payload_size == 4 && header_table[0x72].payload_size == 8);
+static_assert(header_table[0xB0].payload_size == 8 && header_table[0x98].payload_size == 2);
+static_assert(header_table[0x64].payload_size == 4 && header_table[0x48].payload_size == 1);
+
+// Little-endian payload of n (1, 2, 4, 8) bytes at p, with avail bytes
+// readable from p: one 8-byte load when there is room.
+inline std::uint64_t load_le(const unsigned char* p, unsigned n, std::size_t avail) noexcept
+{
+	std::uint64_t v = 0;
+	if (avail >= 8) {
+		std::memcpy(&v, p, 8);
+		if constexpr (std::endian::native == std::endian::big)
+			v = __builtin_bswap64(v);
+		if (n < 8)
+			v &= (std::uint64_t{1} << (8 * n)) - 1;
+		return v;
+	}
+	for (unsigned i = 0; i < n; ++i)
+		v |= std::uint64_t{p[i]} << (8 * i);
+	return v;
+}
+
+// decode_packet() on raw bytes, off < size.
+[[gnu::always_inline]] inline void decode_at(const unsigned char* data, std::size_t size, std::size_t off,
+					     Packet& p) noexcept
+{
+	const std::size_t avail = size - off;
+	const unsigned h0 = data[off];
+	const HeaderInfo hi = header_table[h0];
+	p.offset = off;
+	p.payload = 0;
+	p.index = 0;
+	unsigned hdr = 1;
+	unsigned h = h0;
+	PacketKind kind = hi.kind;
+	std::uint8_t ps = hi.payload_size;
+	if (hi.extended) [[unlikely]] {
+		if (avail < 2) {
+			p.kind = PacketKind::truncated;
+			p.header_size = 1;
+			p.payload_size = 0;
+			return;
+		}
+		h = data[off + 1];
+		hdr = 2;
+		const HeaderInfo h1 = header_table[h];
+		if (h == 0x00) {
+			// "Alignment packet": byte 0 [1:0] as Linux reads it (the
+			// records that follow are padded to 2 << aa bytes with
+			// Padding packets, which the reader skips one by one).
+			p.kind = PacketKind::alignment;
+			p.index = static_cast<std::uint8_t>(h0 & 3);
+			p.header_size = 2;
+			p.payload_size = 0;
+			return;
+		}
+		if (h1.kind != PacketKind::address && h1.kind != PacketKind::counter) {
+			p.kind = PacketKind::unknown;
+			p.header_size = 2;
+			p.payload_size = 0;
+			return;
+		}
+		kind = h1.kind;
+		ps = h1.payload_size;
+		p.index = static_cast<std::uint8_t>((h0 & 3) << 3);
+	}
+	switch (kind) {
+	case PacketKind::address:
+	case PacketKind::counter:
+		p.index = static_cast<std::uint8_t>(p.index | (h & 7));
+		break;
+	case PacketKind::context:
+	case PacketKind::op_type:
+		p.index = static_cast<std::uint8_t>(h & 3);
+		break;
+	default:
+		break;
+	}
+	p.header_size = static_cast<std::uint8_t>(hdr);
+	if (hdr + ps > avail) [[unlikely]] {
+		p.kind = PacketKind::truncated;
+		p.payload_size = static_cast<std::uint8_t>(avail - hdr);
+		return;
+	}
+	p.kind = kind;
+	p.payload_size = ps;
+	if (ps)
+		p.payload = load_le(data + off + hdr, ps, avail - hdr);
+}
+
+} // namespace
+
+HeaderInfo classify_header(std::uint8_t header) noexcept
+{
+	return header_table[header];
+}
+
+Packet decode_packet(std::span<const std::byte> buf, std::size_t offset) noexcept
+{
+	Packet p;
+	if (offset >= buf.size()) {
+		p.kind = PacketKind::truncated;
+		p.offset = offset;
+		return p;
+	}
+	decode_at(reinterpret_cast<const unsigned char*>(buf.data()), buf.size(), offset, p);
+	return p;
+}
+
+// ---------------------------------------------------------------- records
+
+bool RecordReader::next(Record& r) noexcept
+{
+	if (done_)
+		return false;
+	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
+	const std::size_t size = buf_.size();
+	std::size_t pos = pos_;
+	r.clear();
+	bool started = false;
+	Packet p;
+
+	while (pos < size) {
+		if (data[pos] == 0x00) {	// Padding, between or inside records
+			++pos;
+			++stats_.padding_bytes;
+			continue;
+		}
+		if (!started) {
+			r.offset = pos;
+			started = true;
+		}
+		decode_at(data, size, pos, p);
+		switch (p.kind) {
+		case PacketKind::end:
+			++r.packets;
+			pos += 1;
+			r.end = RecordEnd::end;
+			goto done;
+		case PacketKind::timestamp:
+			++r.packets;
+			pos += p.size();
+			r.timestamp_value = p.payload;
+			r.present |= Record::has_timestamp;
+			r.end = RecordEnd::timestamp;
+			goto done;
+		case PacketKind::address:
+			r.addresses[p.index] = p.payload;
+			r.address_mask |= std::uint32_t{1} << p.index;
+			break;
+		case PacketKind::counter:
+			r.counters[p.index] = static_cast<std::uint16_t>(p.payload);
+			r.counter_mask |= std::uint32_t{1} << p.index;
+			break;
+		case PacketKind::events:
+			r.events_bits = p.payload;
+			r.events_size = p.payload_size;
+			r.present |= Record::has_events;
+			break;
+		case PacketKind::data_source:
+			r.data_source_value = p.payload;
+			r.data_source_size = p.payload_size;
+			r.present |= Record::has_data_source;
+			break;
+		case PacketKind::context:
+			r.contexts[p.index] = static_cast<std::uint32_t>(p.payload);
+			r.present |= static_cast<std::uint8_t>(Record::has_context_base << p.index);
+			break;
+		case PacketKind::op_type:
+			r.op_class = p.index;
+			r.op_raw = static_cast<std::uint8_t>(p.payload);
+			r.present |= Record::has_op;
+			break;
+		case PacketKind::pad:	// not reached: handled above
+		case PacketKind::alignment:
+			stats_.padding_bytes += p.size();
+			pos += p.size();
+			continue;
+		case PacketKind::unknown: {
+			if (r.unknown_count < Record::max_unknown)
+				r.unknown[r.unknown_count] = pos;
+			++r.unknown_count;
+			++stats_.unknown_packets;
+			// Its length is unknown: skip to the end of this record,
+			// the next End or Timestamp header.
+			std::size_t j = pos + p.size();
+			const std::size_t from = j;
+			r.end = RecordEnd::resync;
+			while (j < size && data[j] != 0x01 && !(data[j] == 0x71 && size - j >= 9))
+				++j;
+			stats_.skipped_bytes += j - from;
+			if (j < size) {
+				decode_at(data, size, j, p);
+				++r.packets;
+				if (p.kind == PacketKind::timestamp) {
+					r.timestamp_value = p.payload;
+					r.present |= Record::has_timestamp;
+				}
+				j += p.size();
+			}
+			pos = j;
+			goto done;
+		}
+		case PacketKind::truncated:
+			++stats_.truncated;
+			r.end = RecordEnd::truncated;
+			pos = size;
+			done_ = true;
+			goto done;
+		}
+		++r.packets;
+		pos += p.size();
+	}
+	pos_ = pos;
+	if (!started) {
+		done_ = true;
+		return false;
+	}
+	r.end = RecordEnd::buffer_end;
+done:
+	pos_ = pos;
+	r.size = pos - r.offset;
+	stats_.packets += r.packets;
+	++stats_.records;
+	return true;
+}
+
+// ---------------------------------------------------------------- names
+
+std::string_view to_string(PacketKind kind) noexcept
+{
+	switch (kind) {
+	case PacketKind::pad: return "PAD";
+	case PacketKind::end: return "END";
+	case PacketKind::timestamp: return "TS";
+	case PacketKind::address: return "ADDR";
+	case PacketKind::counter: return "COUNTER";
+	case PacketKind::events: return "EVENTS";
+	case PacketKind::data_source: return "DATA-SOURCE";
+	case PacketKind::context: return "CONTEXT";
+	case PacketKind::op_type: return "OP-TYPE";
+	case PacketKind::alignment: return "ALIGN";
+	case PacketKind::unknown: return "UNKNOWN";
+	case PacketKind::truncated: return "TRUNCATED";
+	}
+	return "UNKNOWN";
+}
+
+std::string_view to_string(OpClass cls) noexcept
+{
+	switch (cls) {
+	case OpClass::other: return "OTHER";
+	case OpClass::load_store: return "LD/ST";
+	case OpClass::branch: return "BRANCH";
+	case OpClass::reserved: return "RESERVED";
+	}
+	return "RESERVED";
+}
+
+std::string_view to_string(OpSubclass sub) noexcept
+{
+	switch (sub) {
+	case OpSubclass::other: return "OTHER";
+	case OpSubclass::sve_other: return "SVE-OTHER";
+	case OpSubclass::sme_other: return "SME-OTHER";
+	case OpSubclass::gp: return "GP-REG";
+	case OpSubclass::simd_fp: return "SIMD-FP";
+	case OpSubclass::extended: return "EXTENDED";
+	case OpSubclass::unspecified: return "UNSPEC-REG";
+	case OpSubclass::mte_tag: return "MTE-TAG";
+	case OpSubclass::memcpy: return "MEMCPY";
+	case OpSubclass::memset: return "MEMSET";
+	case OpSubclass::nv_sysreg: return "NV-SYSREG";
+	case OpSubclass::gcs: return "GCS";
+	case OpSubclass::sve_sme: return "SVE-SME-REG";
+	case OpSubclass::branch: return "BRANCH";
+	case OpSubclass::reserved: return "RESERVED";
+	}
+	return "RESERVED";
+}
+
+std::string_view event_name(unsigned n) noexcept
+{
+	// "Events packet": bit positions of the architected events.
+	static constexpr std::array<std::string_view, 26> names = {
+		"EXCEPTION-GEN",	// 0 generated exception
+		"RETIRED",		// 1 architecturally retired
+		"L1D-ACCESS",		// 2 level 1 data cache access
+		"L1D-REFILL",		// 3 level 1 data cache refill
+		"TLB-ACCESS",		// 4
+		"TLB-WALK",		// 5 (Linux prints TLB-REFILL)
+		"NOT-TAKEN",		// 6 conditional instruction failed its condition
+		"MISPRED",		// 7 mispredicted branch
+		"LLC-ACCESS",		// 8 last level cache access
+		"LLC-MISS",		// 9 (Linux prints LLC-REFILL)
+		"REMOTE-ACCESS",	// 10 another socket/chip
+		"ALIGNMENT",		// 11 unaligned access
+		"IMPDEF-12",		// 12-15 IMPLEMENTATION DEFINED
+		"IMPDEF-13",
+		"IMPDEF-14",
+		"IMPDEF-15",
+		"TXN",			// 16 transactional state (FEAT_TME)
+		"SVE-PARTIAL-PRED",	// 17 partial predicate
+		"SVE-EMPTY-PRED",	// 18 empty predicate
+		"L2D-ACCESS",		// 19
+		"L2D-MISS",		// 20
+		"CACHE-DATA-MODIFIED",	// 21 (Linux: HITM)
+		"RECENTLY-FETCHED",	// 22 (Linux: LFB)
+		"DATA-SNOOPED",		// 23 (Linux: SNOOPED)
+		"STREAMING-SVE",	// 24 in Streaming SVE mode
+		"SMCU",			// 25 executed by an SME compute unit
+	};
+	return n < names.size() ? names[n] : std::string_view{};
+}
+
+// ---------------------------------------------------------------- text
+
+namespace {
+
+template <typename... Args>
+void append(std::string& s, const char* fmt, Args... args)
+{
+	char tmp[96];
+	const int n = std::snprintf(tmp, sizeof(tmp), fmt, args...);	// NOLINT(cppcoreguidelines-pro-type-vararg)
+	if (n > 0)
+		s.append(tmp, static_cast<std::size_t>(n) < sizeof(tmp) ? static_cast<std::size_t>(n) : sizeof(tmp) - 1);
+}
+
+void describe_op(std::string& s, unsigned cls, std::uint8_t raw)
+{
+	const OpType op = decode_op_type(cls, raw);
+	auto flag = [&](std::uint16_t f, const char* name) {
+		if (op.has(f)) {
+			s += ' ';
+			s += name;
+		}
+	};
+	switch (op.subclass) {
+	case OpSubclass::other:
+		s += "OTHER";
+		flag(op_flag::simd, "ASE");
+		flag(op_flag::fp, "FP");
+		s += op.has(op_flag::conditional) ? " COND-SELECT" : " INSN-OTHER";
+		return;
+	case OpSubclass::sve_other:
+		append(s, "SVE-OTHER EVLEN %u", op.sve_vector_bits());
+		flag(op_flag::fp, "FP");
+		flag(op_flag::predicated, "PRED");
+		return;
+	case OpSubclass::sme_other:
+		append(s, "SME-OTHER ETS %llu", op.sme_tile_bits());
+		flag(op_flag::fp, "FP");
+		return;
+	case OpSubclass::branch:
+		s += 'B';
+		flag(op_flag::conditional, "COND");
+		flag(op_flag::indirect, "IND");
+		flag(op_flag::gcs, "GCS");
+		switch (op.call_return) {
+		case CallReturn::none: break;
+		case CallReturn::branch_with_link: s += " CR-BL"; break;
+		case CallReturn::return_: s += " CR-RET"; break;
+		case CallReturn::other: s += " CR-NON-BL-RET"; break;
+		}
+		return;
+	case OpSubclass::reserved:
+		append(s, "OP-TYPE class %u 0x%02x", cls & 3, unsigned{raw});
+		return;
+	default:
+		break;
+	}
+	// load/store subclasses
+	s += op.has(op_flag::store) ? "ST " : "LD ";
+	s += to_string(op.subclass);
+	if (op.subclass == OpSubclass::extended) {
+		flag(op_flag::atomic, "AT");
+		flag(op_flag::exclusive, "EXCL");
+		flag(op_flag::acquire_release, "AR");
+	} else if (op.subclass == OpSubclass::sve_sme) {
+		append(s, " EVLEN %u", op.sve_vector_bits());
+		flag(op_flag::predicated, "PRED");
+		flag(op_flag::gather_scatter, "SG");
+	} else if (op.subclass == OpSubclass::gcs) {
+		flag(op_flag::gcs_common, "COMM");
+	}
+}
+
+} // namespace
+
+std::string describe(const Packet& p)
+{
+	std::string s;
+	const auto pl = static_cast<unsigned long long>(p.payload);
+	switch (p.kind) {
+	case PacketKind::pad: return "PAD";
+	case PacketKind::end: return "END";
+	case PacketKind::timestamp:
+		append(s, "TS %llu", pl);
+		return s;
+	case PacketKind::address:
+		switch (p.index) {
+		case addr_pc:
+		case addr_branch_target:
+		case addr_prev_branch_target: {
+			static constexpr const char* names[] = {"PC", "TGT", "", "", "PBT"};
+			const InstAddress a = decode_inst_address(p.payload);
+			append(s, "%s 0x%llx el%u ns=%d", names[p.index], static_cast<unsigned long long>(a.address),
+			       unsigned{a.el}, a.ns ? 1 : 0);
+			if (a.nse)
+				s += " nse=1";
+			return s;
+		}
+		case addr_data_va: {
+			const DataVirtAddress a = decode_data_va(p.payload);
+			append(s, "VA 0x%llx", static_cast<unsigned long long>(a.address_with_tag()));
+			return s;
+		}
+		case addr_data_pa: {
+			const DataPhysAddress a = decode_data_pa(p.payload);
+			append(s, "PA 0x%llx ns=%d ch=%d pat=%x", static_cast<unsigned long long>(a.address),
+			       a.ns ? 1 : 0, a.ch ? 1 : 0, unsigned{a.pat});
+			return s;
+		}
+		default:
+			append(s, "ADDR[%u] 0x%llx", unsigned{p.index}, pl);
+			return s;
+		}
+	case PacketKind::counter:
+		switch (p.index) {
+		case counter_total_latency: append(s, "LAT %llu TOT", pl); return s;
+		case counter_issue_latency: append(s, "LAT %llu ISSUE", pl); return s;
+		case counter_translation_latency: append(s, "LAT %llu XLAT", pl); return s;
+		default: append(s, "COUNTER[%u] %llu", unsigned{p.index}, pl); return s;
+		}
+	case PacketKind::events: {
+		s = "EV";
+		for (unsigned i = 0; i < 8u * p.payload_size; ++i) {
+			if (!((p.payload >> i) & 1))
+				continue;
+			const std::string_view n = event_name(i);
+			if (n.empty()) {
+				append(s, " E%u", i);
+			} else {
+				s += ' ';
+				s += n;
+			}
+		}
+		return s;
+	}
+	case PacketKind::data_source:
+		append(s, "DATA-SOURCE %llu", pl);
+		return s;
+	case PacketKind::context:
+		if (p.index <= 1)
+			append(s, "CONTEXT 0x%llx el%u", pl, p.index + 1u);
+		else
+			append(s, "CONTEXT 0x%llx index %u", pl, unsigned{p.index});
+		return s;
+	case PacketKind::op_type:
+		describe_op(s, p.index, static_cast<std::uint8_t>(p.payload));
+		return s;
+	case PacketKind::alignment:
+		append(s, "ALIGN %u", 2u << p.index);
+		return s;
+	case PacketKind::unknown:
+		return "UNKNOWN";
+	case PacketKind::truncated:
+		return "TRUNCATED";
+	}
+	return "UNKNOWN";
+}
+
+std::string format_packet(std::span<const std::byte> buf, const Packet& p)
+{
+	std::string s;
+	append(s, "%08zx: ", p.offset);
+	const std::size_t n = p.size();
+	std::size_t shown = 0;
+	for (std::size_t i = 0; i < n && p.offset + i < buf.size(); ++i, ++shown)
+		append(s, " %02x", static_cast<unsigned>(std::to_integer<unsigned char>(buf[p.offset + i])));
+	for (; shown < 10; ++shown)
+		s += "   ";
+	s += "  ";
+	s += describe(p);
+	return s;
+}
+
+} // namespace amupmu::spe
