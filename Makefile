@@ -22,7 +22,7 @@ PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
 	dtcheck board check bench demo clean help host-asan host-asan-test static \
-	syzcheck soak reliability-doc
+	syzcheck soak reliability-doc bench-host
 
 all: module host-build cross-build selftests
 
@@ -32,6 +32,7 @@ help:
 	@echo "make deps     install Debian packages, fetch the 6.1 and 6.12 kernels (root)"
 	@echo "make module   amupmu.ko for $(KERNELS) (prod and mock test builds)"
 	@echo "make bench    amupmu vs perf figures (build/bench/results.json)"
+	@echo "make bench-host  host-only figures (SPE decoder vs memcpy) into the same file"
 	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
 	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
 	@echo "make board K=6.1|6.12 MACHINE=el1|vhe DT=stock|amupmu V=prod|mock PAYLOAD=check [SMP=2] [ICOUNT=1]"
@@ -100,6 +101,18 @@ check:
 # figures, not tests: amupmu vs perf in the same kernel, build/bench/results.json
 bench: deps module cross-build
 	./tools/bench/run.sh
+	$(MAKE) bench-host
+
+# host-only figures, merged into build/bench/results.json as "spe_decode"
+# (the SPE record decoder against memcpy() of the same buffer)
+bench-host:
+	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake --build $(CMAKE_HOST) -j$(JOBS) --target spe_decode_bench
+	mkdir -p $(BUILD)/bench
+	$(CMAKE_HOST)/lib/libamupmu/tests/spe_decode_bench --json $(BUILD)/bench/spe_decode.json
+	python3 -c 'import json, os, sys; r, f = sys.argv[1:]; d = json.load(open(r)) if os.path.exists(r) else {}; \
+		d["spe_decode"] = json.load(open(f)); json.dump(d, open(r, "w"), indent=2); print(r)' \
+		$(BUILD)/bench/results.json $(BUILD)/bench/spe_decode.json
 
 demo:
 	./tools/demo.sh

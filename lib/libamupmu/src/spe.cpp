@@ -180,6 +180,92 @@ Packet decode_packet(std::span<const std::byte> buf, std::size_t offset) noexcep
 
 // ---------------------------------------------------------------- records
 
+namespace detail {
+
+namespace {
+constexpr std::array<OpType, 1024> make_op_types() noexcept
+{
+	std::array<OpType, 1024> t{};
+	for (unsigned i = 0; i < 1024; ++i)
+		t[i] = decode_op_type(i >> 8, static_cast<std::uint8_t>(i & 0xFF));
+	return t;
+}
+} // namespace
+
+constexpr std::array<OpType, 1024> op_types = make_op_types();
+
+} // namespace detail
+
+namespace {
+
+// The record slot of each short header with a payload that does not end a
+// record (Record::slots), or no_slot for the headers the careful path takes:
+// Padding, End, Timestamp, the extended header and the undefined ones.
+constexpr std::uint8_t no_slot = 0xFF;
+
+constexpr std::array<std::uint8_t, 256> make_slots() noexcept
+{
+	std::array<std::uint8_t, 256> t{};
+	for (unsigned h = 0; h < 256; ++h) {
+		unsigned slot = no_slot;
+		switch (header_table[h].kind) {
+		case PacketKind::address: slot = Record::slot_address + (h & 7); break;
+		case PacketKind::counter: slot = Record::slot_counter + (h & 7); break;
+		case PacketKind::context: slot = Record::slot_context + (h & 3); break;
+		case PacketKind::events: slot = Record::slot_events; break;
+		case PacketKind::data_source: slot = Record::slot_data_source; break;
+		case PacketKind::op_type: slot = Record::slot_op + (h & 3); break;
+		default: break;
+		}
+		t[h] = static_cast<std::uint8_t>(slot);
+	}
+	return t;
+}
+
+constexpr std::array<std::uint8_t, 256> slot_table = make_slots();
+
+// What the fast path needs of a header, by table: no variable shifts.
+struct FastEntry {
+	std::uint64_t mask;	///< of the payload's bytes in an 8-byte load
+	std::uint64_t bit;	///< presence bit of the slot in Record::mask[word]
+	std::uint8_t slot;	///< or no_slot
+	std::uint8_t word;
+	std::uint8_t len;	///< header and payload
+};
+
+constexpr std::array<FastEntry, 256> make_fast() noexcept
+{
+	std::array<FastEntry, 256> t{};
+	for (unsigned h = 0; h < 256; ++h) {
+		const unsigned slot = slot_table[h];
+		const unsigned n = header_table[h].payload_size;
+		t[h] = FastEntry{
+			.mask = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1,
+			.bit = slot == no_slot ? 0 : std::uint64_t{1} << (slot % 64),
+			.slot = static_cast<std::uint8_t>(slot),
+			.word = static_cast<std::uint8_t>(slot == no_slot ? 0 : slot / 64),
+			.len = static_cast<std::uint8_t>(1 + n),
+		};
+	}
+	return t;
+}
+
+constexpr std::array<FastEntry, 256> fast_table = make_fast();
+
+// The fast path takes the payload size from the header's sz [5:4]: every
+// header with a slot must agree with the table.
+constexpr bool slots_agree() noexcept
+{
+	for (unsigned h = 0; h < 256; ++h)
+		if (slot_table[h] != no_slot &&
+		    (header_table[h].extended || header_table[h].payload_size != 1u << ((h >> 4) & 3)))
+			return false;
+	return true;
+}
+static_assert(slots_agree());
+
+} // namespace
+
 bool RecordReader::next(Record& r) noexcept
 {
 	if (done_)
@@ -188,59 +274,104 @@ bool RecordReader::next(Record& r) noexcept
 	const std::size_t size = buf_.size();
 	std::size_t pos = pos_;
 	r.clear();
-	bool started = false;
-	Packet p;
 
-	while (pos < size) {
-		if (data[pos] == 0x00) {	// Padding, between or inside records
+	// Padding between records
+	while (pos < size && data[pos] == 0x00)
+		++pos;
+	stats_.padding_bytes += pos - pos_;
+	if (pos >= size) {
+		pos_ = pos;
+		done_ = true;
+		return false;
+	}
+	r.offset = pos;
+	unsigned packets = 0;
+	Packet p;
+	const std::size_t end9 = size >= 9 ? size - 8 : 0;	// pos < end9: 9 bytes readable
+
+	for (;;) {
+		// Fast path: short headers with a payload while 9 bytes are
+		// readable (the longest such packet): one 8-byte load, the
+		// payload masked to 1 << sz bytes, stored in its slot.
+		std::uint64_t m[2] = {r.mask[0], r.mask[1]};	// in registers
+		while (pos < end9) {
+			const unsigned h = data[pos];
+			const FastEntry& e = fast_table[h];
+			if (e.slot == no_slot)
+				break;
+			std::uint64_t v;
+			std::memcpy(&v, data + pos + 1, 8);
+			if constexpr (std::endian::native == std::endian::big)
+				v = __builtin_bswap64(v);
+			r.slots[e.slot] = v & e.mask;
+			m[e.word] |= e.bit;
+			// the length from sz [5:4] rather than from the table: one
+			// load fewer on the chain from one header to the next
+			pos += 1 + (std::size_t{1} << ((h >> 4) & 3));
+			++packets;
+		}
+		r.mask[0] = m[0];
+		r.mask[1] = m[1];
+		// End and Timestamp, the usual ends of a record
+		if (pos < end9) {
+			if (data[pos] == 0x01) {
+				++packets;
+				pos += 1;
+				r.end = RecordEnd::end;
+				goto done;
+			}
+			if (data[pos] == 0x71) {
+				std::uint64_t v;
+				std::memcpy(&v, data + pos + 1, 8);
+				if constexpr (std::endian::native == std::endian::big)
+					v = __builtin_bswap64(v);
+				r.set(Record::slot_timestamp, v);
+				++packets;
+				pos += 9;
+				r.end = RecordEnd::timestamp;
+				goto done;
+			}
+		}
+		if (pos >= size) {
+			r.end = RecordEnd::buffer_end;
+			break;
+		}
+		// Careful path: one packet of any kind, bounds checked.
+		if (data[pos] == 0x00) {	// Padding inside a record
 			++pos;
 			++stats_.padding_bytes;
 			continue;
 		}
-		if (!started) {
-			r.offset = pos;
-			started = true;
-		}
 		decode_at(data, size, pos, p);
 		switch (p.kind) {
 		case PacketKind::end:
-			++r.packets;
+			++packets;
 			pos += 1;
 			r.end = RecordEnd::end;
 			goto done;
 		case PacketKind::timestamp:
-			++r.packets;
+			++packets;
 			pos += p.size();
-			r.timestamp_value = p.payload;
-			r.present |= Record::has_timestamp;
+			r.set(Record::slot_timestamp, p.payload);
 			r.end = RecordEnd::timestamp;
 			goto done;
 		case PacketKind::address:
-			r.addresses[p.index] = p.payload;
-			r.address_mask |= std::uint32_t{1} << p.index;
+			r.set(Record::slot_address + p.index, p.payload);
 			break;
 		case PacketKind::counter:
-			r.counters[p.index] = static_cast<std::uint16_t>(p.payload);
-			r.counter_mask |= std::uint32_t{1} << p.index;
+			r.set(Record::slot_counter + p.index, p.payload);
 			break;
 		case PacketKind::events:
-			r.events_bits = p.payload;
-			r.events_size = p.payload_size;
-			r.present |= Record::has_events;
+			r.set(Record::slot_events, p.payload);
 			break;
 		case PacketKind::data_source:
-			r.data_source_value = p.payload;
-			r.data_source_size = p.payload_size;
-			r.present |= Record::has_data_source;
+			r.set(Record::slot_data_source, p.payload);
 			break;
 		case PacketKind::context:
-			r.contexts[p.index] = static_cast<std::uint32_t>(p.payload);
-			r.present |= static_cast<std::uint8_t>(Record::has_context_base << p.index);
+			r.set(Record::slot_context + p.index, p.payload);
 			break;
 		case PacketKind::op_type:
-			r.op_class = p.index;
-			r.op_raw = static_cast<std::uint8_t>(p.payload);
-			r.present |= Record::has_op;
+			r.set(Record::slot_op + p.index, p.payload);
 			break;
 		case PacketKind::pad:	// not reached: handled above
 		case PacketKind::alignment:
@@ -262,11 +393,9 @@ bool RecordReader::next(Record& r) noexcept
 			stats_.skipped_bytes += j - from;
 			if (j < size) {
 				decode_at(data, size, j, p);
-				++r.packets;
-				if (p.kind == PacketKind::timestamp) {
-					r.timestamp_value = p.payload;
-					r.present |= Record::has_timestamp;
-				}
+				++packets;
+				if (p.kind == PacketKind::timestamp)
+					r.set(Record::slot_timestamp, p.payload);
 				j += p.size();
 			}
 			pos = j;
@@ -279,19 +408,14 @@ bool RecordReader::next(Record& r) noexcept
 			done_ = true;
 			goto done;
 		}
-		++r.packets;
+		++packets;
 		pos += p.size();
 	}
-	pos_ = pos;
-	if (!started) {
-		done_ = true;
-		return false;
-	}
-	r.end = RecordEnd::buffer_end;
 done:
 	pos_ = pos;
 	r.size = pos - r.offset;
-	stats_.packets += r.packets;
+	r.packets = static_cast<std::uint16_t>(packets > 0xFFFF ? 0xFFFF : packets);
+	stats_.packets += packets;
 	++stats_.records;
 	return true;
 }

@@ -26,6 +26,7 @@
 #include <amupmu/bits.hpp>
 
 #include <array>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -388,6 +389,18 @@ struct OpType {
 	return op;
 }
 
+namespace detail {
+/// decode_op_type() of every class (index [9:8]) and payload byte ([7:0]),
+/// computed at compile time.
+extern const std::array<OpType, 1024> op_types;
+} // namespace detail
+
+/// decode_op_type() by table lookup.
+[[nodiscard]] inline const OpType& op_type(unsigned cls, std::uint8_t payload) noexcept
+{
+	return detail::op_types[(cls & 3) << 8 | payload];
+}
+
 /// "OTHER", "LD/ST", "BRANCH", "RESERVED".
 [[nodiscard]] std::string_view to_string(OpClass cls) noexcept;
 /// "OTHER", "SVE-OTHER", "SME-OTHER", "GP-REG", "SIMD-FP", "EXTENDED",
@@ -409,37 +422,47 @@ enum class RecordEnd : std::uint8_t {
 /// One sample record. Values are valid when their accessor returns a
 /// value; the reader resets only the presence bits, so a Record can be
 /// reused without cost.
+///
+/// Storage: one 64-bit slot per field, its presence bit at the same
+/// position in mask (slot i: bit i % 64 of mask[i / 64]), so that the
+/// reader stores any packet with the same two instructions.
 struct Record {
 	/// Unknown packets listed per record; more are counted, not listed.
 	static constexpr std::size_t max_unknown = 4;
+
+	static constexpr unsigned slot_address = 0;	///< + index (0-31)
+	static constexpr unsigned slot_counter = 32;	///< + index (0-31)
+	static constexpr unsigned slot_context = 64;	///< + index (0-3)
+	static constexpr unsigned slot_events = 68;
+	static constexpr unsigned slot_data_source = 69;
+	static constexpr unsigned slot_op = 70;		///< + class (0-3)
+	static constexpr unsigned slot_timestamp = 74;
+	static constexpr unsigned slot_count = 75;
 
 	std::size_t offset = 0;		///< of the first non-padding byte
 	std::size_t size = 0;		///< bytes from offset to the record's end
 	RecordEnd end = RecordEnd::end;
 	std::uint16_t packets = 0;	///< packets decoded, padding excluded
 	std::uint16_t unknown_count = 0;
-
-	std::uint32_t address_mask = 0;	///< bit i: an Address packet of index i
-	std::uint32_t counter_mask = 0;	///< bit i: a Counter packet of index i
-	std::uint8_t present = 0;	///< has_* bits below
-	std::uint8_t events_size = 0;	///< payload bytes of the Events packet
-	std::uint8_t data_source_size = 0;
-	std::uint8_t op_class = 0;
-	std::uint8_t op_raw = 0;
-
-	std::uint64_t timestamp_value = 0;
-	std::uint64_t events_bits = 0;
-	std::uint64_t data_source_value = 0;
-	std::array<std::uint32_t, 4> contexts{};	///< by context index
-	std::array<std::uint64_t, 32> addresses{};	///< raw payloads by index
-	std::array<std::uint16_t, 32> counters{};	///< by index
+	std::array<std::uint64_t, 2> mask{};	///< presence of each slot
+	std::array<std::uint64_t, slot_count> slots{};	///< payloads
 	std::array<std::size_t, max_unknown> unknown{};	///< offsets
 
-	static constexpr std::uint8_t has_timestamp = 1u << 0;
-	static constexpr std::uint8_t has_events = 1u << 1;
-	static constexpr std::uint8_t has_data_source = 1u << 2;
-	static constexpr std::uint8_t has_op = 1u << 3;
-	static constexpr std::uint8_t has_context_base = 1u << 4;	///< << index, 4 bits
+	[[nodiscard]] constexpr bool has(unsigned slot) const noexcept
+	{
+		return slot < slot_count && ((mask[slot / 64] >> (slot % 64)) & 1) != 0;
+	}
+	constexpr void set(unsigned slot, std::uint64_t value) noexcept
+	{
+		slots[slot] = value;
+		mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
+	}
+	[[nodiscard]] constexpr std::optional<std::uint64_t> get(unsigned slot) const noexcept
+	{
+		if (!has(slot))
+			return std::nullopt;
+		return slots[slot];
+	}
 
 	/// Ended by End or Timestamp with no unknown packet in it.
 	[[nodiscard]] constexpr bool complete() const noexcept
@@ -447,11 +470,21 @@ struct Record {
 		return (end == RecordEnd::end || end == RecordEnd::timestamp) && unknown_count == 0;
 	}
 
+	/// Bit i: an Address packet of index i.
+	[[nodiscard]] constexpr std::uint32_t address_mask() const noexcept
+	{
+		return static_cast<std::uint32_t>(mask[0]);
+	}
+	/// Bit i: a Counter packet of index i.
+	[[nodiscard]] constexpr std::uint32_t counter_mask() const noexcept
+	{
+		return static_cast<std::uint32_t>(mask[0] >> 32);
+	}
+
+	/// The raw payload of the Address packet of that index.
 	[[nodiscard]] constexpr std::optional<std::uint64_t> address(unsigned index) const noexcept
 	{
-		if (index >= 32 || !((address_mask >> index) & 1))
-			return std::nullopt;
-		return addresses[index];
+		return index < 32 ? get(slot_address + index) : std::nullopt;
 	}
 	[[nodiscard]] constexpr std::optional<InstAddress> pc() const noexcept { return inst(addr_pc); }
 	[[nodiscard]] constexpr std::optional<InstAddress> branch_target() const noexcept
@@ -464,22 +497,22 @@ struct Record {
 	}
 	[[nodiscard]] constexpr std::optional<DataVirtAddress> data_va() const noexcept
 	{
-		if (auto a = address(addr_data_va))
-			return decode_data_va(*a);
-		return std::nullopt;
+		if (!has(slot_address + addr_data_va))
+			return std::nullopt;
+		return decode_data_va(slots[slot_address + addr_data_va]);
 	}
 	[[nodiscard]] constexpr std::optional<DataPhysAddress> data_pa() const noexcept
 	{
-		if (auto a = address(addr_data_pa))
-			return decode_data_pa(*a);
-		return std::nullopt;
+		if (!has(slot_address + addr_data_pa))
+			return std::nullopt;
+		return decode_data_pa(slots[slot_address + addr_data_pa]);
 	}
 
 	[[nodiscard]] constexpr std::optional<std::uint16_t> counter(unsigned index) const noexcept
 	{
-		if (index >= 32 || !((counter_mask >> index) & 1))
+		if (index >= 32 || !has(slot_counter + index))
 			return std::nullopt;
-		return counters[index];
+		return static_cast<std::uint16_t>(slots[slot_counter + index]);
 	}
 	[[nodiscard]] constexpr std::optional<std::uint16_t> total_latency() const noexcept
 	{
@@ -496,22 +529,20 @@ struct Record {
 
 	[[nodiscard]] constexpr std::optional<Events> events() const noexcept
 	{
-		if (!(present & has_events))
+		if (!has(slot_events))
 			return std::nullopt;
-		return Events{events_bits};
+		return Events{slots[slot_events]};
 	}
 	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
 	[[nodiscard]] constexpr std::optional<std::uint64_t> data_source() const noexcept
 	{
-		if (!(present & has_data_source))
-			return std::nullopt;
-		return data_source_value;
+		return get(slot_data_source);
 	}
 	[[nodiscard]] constexpr std::optional<std::uint32_t> context(unsigned index) const noexcept
 	{
-		if (index >= 4 || !(present & (has_context_base << index)))
+		if (index >= 4 || !has(slot_context + index))
 			return std::nullopt;
-		return contexts[index];
+		return static_cast<std::uint32_t>(slots[slot_context + index]);
 	}
 	[[nodiscard]] constexpr std::optional<std::uint32_t> context_el1() const noexcept
 	{
@@ -521,17 +552,18 @@ struct Record {
 	{
 		return context(spe::context_el2);
 	}
-	[[nodiscard]] constexpr std::optional<OpType> op() const noexcept
+	/// The Operation Type packet (the lowest class if a record had several).
+	[[nodiscard]] std::optional<OpType> op() const noexcept
 	{
-		if (!(present & has_op))
+		const auto classes = static_cast<unsigned>((mask[slot_op / 64] >> (slot_op % 64)) & 0xF);
+		if (!classes)
 			return std::nullopt;
-		return decode_op_type(op_class, op_raw);
+		const unsigned cls = static_cast<unsigned>(std::countr_zero(classes));
+		return op_type(cls, static_cast<std::uint8_t>(slots[slot_op + cls]));
 	}
 	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
 	{
-		if (!(present & has_timestamp))
-			return std::nullopt;
-		return timestamp_value;
+		return get(slot_timestamp);
 	}
 	/// Offsets of the unknown packets listed (at most max_unknown).
 	[[nodiscard]] std::span<const std::size_t> unknown_offsets() const noexcept
@@ -542,8 +574,7 @@ struct Record {
 	/// Forget every field (what the reader does before each record).
 	constexpr void clear() noexcept
 	{
-		address_mask = counter_mask = 0;
-		present = 0;
+		mask = {};
 		packets = unknown_count = 0;
 		end = RecordEnd::end;
 	}
@@ -551,9 +582,9 @@ struct Record {
 private:
 	[[nodiscard]] constexpr std::optional<InstAddress> inst(unsigned index) const noexcept
 	{
-		if (auto a = address(index))
-			return decode_inst_address(*a);
-		return std::nullopt;
+		if (!has(slot_address + index))
+			return std::nullopt;
+		return decode_inst_address(slots[slot_address + index]);
 	}
 };
 
