@@ -266,6 +266,132 @@ static_assert(slots_agree());
 
 } // namespace
 
+namespace {
+
+// Bytes of a packet with a one-byte header, from the header alone; 0 for the
+// extended header and the undefined ones.
+constexpr std::array<std::uint8_t, 256> make_lengths() noexcept
+{
+	std::array<std::uint8_t, 256> t{};
+	for (unsigned h = 0; h < 256; ++h) {
+		const HeaderInfo hi = header_table[h];
+		t[h] = hi.extended || hi.kind == PacketKind::unknown ? 0 : static_cast<std::uint8_t>(1 + hi.payload_size);
+	}
+	return t;
+}
+
+constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
+
+constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
+
+// The set of a record's layout: its first header, the byte after it and
+// its second header.
+inline unsigned layout_set(unsigned h0, unsigned b1, unsigned h1) noexcept
+{
+	return (h0 * 7 + b1 * 13 + h1 * 3 + (h1 >> 4)) % RecordReader::layout_sets;
+}
+
+// The payload bytes of a one-byte header's packet, as a mask.
+constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
+{
+	std::array<std::uint64_t, 256> t{};
+	for (unsigned h = 0; h < 256; ++h) {
+		const unsigned n = header_table[h].extended ? 0 : header_table[h].payload_size;
+		t[h] = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
+	}
+	return t;
+}
+
+constexpr std::array<std::uint64_t, 256> payload_mask_table = make_payload_masks();
+
+} // namespace
+
+// A record at pos decoded as a known layout, or false.
+bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
+{
+	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
+	const std::size_t avail = buf_.size() - pos;
+	const unsigned h0 = data[pos];
+	const unsigned l0 = length_table[h0];
+	if (l0 == 0 || avail < std::size_t{l0} + 1)
+		return false;
+	const unsigned set = layout_set(h0, data[pos + 1], data[pos + l0]);
+	const unsigned char* rec = data + pos;
+	const Layout* found = nullptr;
+	for (unsigned w = 0; w < layout_ways; ++w) {
+		const Layout& lay = layout_[set * layout_ways + w];
+		// the 8-byte payload loads of the last packet stay inside the buffer
+		if (lay.packets == 0 || avail < std::size_t{lay.size} + 8)
+			continue;
+		unsigned diff = 0;
+		for (unsigned i = 0; i < lay.packets; ++i)
+			diff |= rec[lay.offset[i]] ^ lay.header[i];
+		if (!diff) {
+			found = &lay;
+			break;
+		}
+	}
+	if (!found)
+		return false;
+	const Layout& lay = *found;
+	for (unsigned i = 0; i < lay.packets; ++i) {
+		std::uint64_t v;
+		std::memcpy(&v, rec + lay.offset[i] + 1, 8);
+		if constexpr (std::endian::native == std::endian::big)
+			v = __builtin_bswap64(v);
+		r.slots[lay.slot[i]] = v & payload_mask_table[lay.header[i]];
+	}
+	r.mask = lay.mask;
+	r.offset = pos;
+	r.size = lay.size;
+	r.end = lay.end;
+	r.packets = lay.packets;
+	pos_ = pos + lay.size;
+	stats_.packets += lay.packets;
+	++stats_.records;
+	return true;
+}
+
+// Remembers the layout of a record just decoded, when it has one: short
+// headers only, no padding inside, ended by End or Timestamp.
+void RecordReader::learn(const Record& r) noexcept
+{
+	if (!r.complete() || r.size > 255 || r.packets > Layout::max_packets || r.packets < 2)
+		return;
+	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data()) + r.offset;
+	Layout lay;
+	std::size_t off = 0;
+	unsigned n = 0;
+	while (off < r.size) {
+		const unsigned h = data[off];
+		const unsigned len = length_table[h];
+		if (len == 0 || h == 0x00 || n >= Layout::max_packets)
+			return;
+		unsigned slot = slot_table[h];
+		if (h == 0x71)
+			slot = Record::slot_timestamp;
+		else if (h == 0x01)
+			slot = slot_none;
+		if (slot == no_slot)
+			return;
+		lay.header[n] = static_cast<std::uint8_t>(h);
+		lay.offset[n] = static_cast<std::uint8_t>(off);
+		lay.slot[n] = static_cast<std::uint8_t>(slot);
+		if (slot != slot_none)
+			lay.mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
+		off += len;
+		++n;
+	}
+	if (off != r.size || n != r.packets)
+		return;
+	lay.packets = static_cast<std::uint8_t>(n);
+	lay.size = static_cast<std::uint8_t>(r.size);
+	lay.end = r.end;
+	const unsigned set = layout_set(lay.header[0], data[1], lay.header[1]);
+	layout_[set * layout_ways + victim_[set]] = lay;
+	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
+}
+
 bool RecordReader::next(Record& r) noexcept
 {
 	if (done_)
@@ -284,6 +410,8 @@ bool RecordReader::next(Record& r) noexcept
 		done_ = true;
 		return false;
 	}
+	if (next_known(r, pos))
+		return true;
 	r.offset = pos;
 	unsigned packets = 0;
 	Packet p;
@@ -417,6 +545,7 @@ done:
 	r.packets = static_cast<std::uint16_t>(packets > 0xFFFF ? 0xFFFF : packets);
 	stats_.packets += packets;
 	++stats_.records;
+	learn(r);
 	return true;
 }
 

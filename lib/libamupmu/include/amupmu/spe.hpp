@@ -445,7 +445,8 @@ struct Record {
 	std::uint16_t packets = 0;	///< packets decoded, padding excluded
 	std::uint16_t unknown_count = 0;
 	std::array<std::uint64_t, 2> mask{};	///< presence of each slot
-	std::array<std::uint64_t, slot_count> slots{};	///< payloads
+	/// payloads; the last slot takes what no accessor reads (End's none)
+	std::array<std::uint64_t, slot_count + 1> slots{};
 	std::array<std::size_t, max_unknown> unknown{};	///< offsets
 
 	[[nodiscard]] constexpr bool has(unsigned slot) const noexcept
@@ -648,11 +649,35 @@ public:
 	[[nodiscard]] iterator begin() { return iterator{this}; }
 	[[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
+	/// The layout of a record the reader met: its packets' headers and
+	/// offsets. A record whose headers match a known layout at every
+	/// offset is decoded as that layout, each packet's payload read
+	/// independently of the others (the lengths follow from the headers,
+	/// so a record with the same headers decodes the same way).
+	struct Layout {
+		static constexpr std::size_t max_packets = 16;
+		std::uint8_t packets = 0;	///< 0: empty
+		std::uint8_t size = 0;		///< bytes
+		RecordEnd end = RecordEnd::end;
+		std::array<std::uint8_t, max_packets> header{};
+		std::array<std::uint8_t, max_packets> offset{};
+		std::array<std::uint8_t, max_packets> slot{};
+		std::array<std::uint64_t, 2> mask{};
+	};
+	/// Known layouts: sets of ways, a set chosen by the first bytes.
+	static constexpr std::size_t layout_sets = 16;
+	static constexpr std::size_t layout_ways = 4;
+
 private:
+	bool next_known(Record& r, std::size_t pos) noexcept;
+	void learn(const Record& r) noexcept;
+
 	std::span<const std::byte> buf_;
 	std::size_t pos_ = 0;
 	bool done_ = false;
 	Stats stats_{};
+	std::array<Layout, layout_sets * layout_ways> layout_{};
+	std::array<std::uint8_t, layout_sets> victim_{};
 };
 
 // ---------------------------------------------------------------- text

@@ -551,6 +551,96 @@ TEST_CASE("SPE truncated record at the buffer's end stops cleanly", "[host][spe]
 
 namespace {
 
+// The reader's rules, one packet at a time with decode_packet() and nothing
+// else: what RecordReader's fast paths (short headers in a loop, records of
+// a layout met before) must agree with.
+bool reference_next(const std::vector<std::byte>& v, std::size_t& pos, bool& done, Record& r)
+{
+	const std::size_t size = v.size();
+	auto byte = [&](std::size_t i) { return std::to_integer<unsigned>(v[i]); };
+	if (done)
+		return false;
+	while (pos < size && byte(pos) == 0)
+		++pos;
+	if (pos >= size) {
+		done = true;
+		return false;
+	}
+	r.clear();
+	r.offset = pos;
+	unsigned packets = 0;
+	for (;;) {
+		if (pos >= size) {
+			r.end = RecordEnd::buffer_end;
+			break;
+		}
+		if (byte(pos) == 0) {
+			++pos;
+			continue;
+		}
+		const Packet p = decode_packet(v, pos);
+		bool ends = false;
+		switch (p.kind) {
+		case PacketKind::end: r.end = RecordEnd::end; ends = true; break;
+		case PacketKind::timestamp: r.set(Record::slot_timestamp, p.payload); r.end = RecordEnd::timestamp; ends = true; break;
+		case PacketKind::address: r.set(Record::slot_address + p.index, p.payload); break;
+		case PacketKind::counter: r.set(Record::slot_counter + p.index, p.payload); break;
+		case PacketKind::events: r.set(Record::slot_events, p.payload); break;
+		case PacketKind::data_source: r.set(Record::slot_data_source, p.payload); break;
+		case PacketKind::context: r.set(Record::slot_context + p.index, p.payload); break;
+		case PacketKind::op_type: r.set(Record::slot_op + p.index, p.payload); break;
+		case PacketKind::pad:
+		case PacketKind::alignment: pos += p.size(); continue;
+		case PacketKind::unknown: {
+			r.unknown[0] = pos;
+			r.unknown_count = 1;
+			std::size_t j = pos + p.size();
+			while (j < size && byte(j) != 0x01 && !(byte(j) == 0x71 && size - j >= 9))
+				++j;
+			if (j < size) {
+				const Packet q = decode_packet(v, j);
+				++packets;
+				if (q.kind == PacketKind::timestamp)
+					r.set(Record::slot_timestamp, q.payload);
+				j += q.size();
+			}
+			pos = j;
+			r.end = RecordEnd::resync;
+			r.size = pos - r.offset;
+			r.packets = static_cast<std::uint16_t>(packets);
+			return true;
+		}
+		case PacketKind::truncated:
+			r.end = RecordEnd::truncated;
+			pos = size;
+			done = true;
+			r.size = pos - r.offset;
+			r.packets = static_cast<std::uint16_t>(packets);
+			return true;
+		}
+		++packets;
+		pos += p.size();
+		if (ends)
+			break;
+	}
+	r.size = pos - r.offset;
+	r.packets = static_cast<std::uint16_t>(packets);
+	return true;
+}
+
+bool same_record(const Record& a, const Record& b)
+{
+	if (a.offset != b.offset || a.size != b.size || a.end != b.end || a.packets != b.packets ||
+	    a.unknown_count != b.unknown_count || a.mask != b.mask)
+		return false;
+	if (a.unknown_count && a.unknown[0] != b.unknown[0])
+		return false;
+	for (unsigned i = 0; i < Record::slot_count; ++i)
+		if (a.has(i) && a.slots[i] != b.slots[i])
+			return false;
+	return true;
+}
+
 // Reads every record of v (an exact-size heap buffer: ASan sees a read
 // past its end) and checks the reader's invariants; returns what failed
 // (plain checks: Catch2 assertions per record would dominate the time).
@@ -558,9 +648,16 @@ const char* check_buffer(const std::vector<std::byte>& v, bool text)
 {
 	RecordReader rd{v};
 	Record r;
+	Record ref;
+	std::size_t ref_pos = 0;
+	bool ref_done = false;
 	std::size_t last_end = 0;
 	std::size_t n = 0;
 	while (rd.next(r)) {
+		if (!reference_next(v, ref_pos, ref_done, ref))
+			return "a record the reference does not see";
+		if (!same_record(r, ref))
+			return "a record unlike the reference's";
 		if (r.offset < last_end || r.size < 1 || r.offset + r.size > v.size())
 			return "record outside the buffer";
 		if (rd.position() != r.offset + r.size)
@@ -580,6 +677,8 @@ const char* check_buffer(const std::vector<std::byte>& v, bool text)
 	}
 	if (rd.next(r))
 		return "a record after the end";
+	if (reference_next(v, ref_pos, ref_done, ref))
+		return "the reference sees one more record";
 	if (rd.stats().truncated > 1)
 		return "truncated";
 	for (std::size_t off = 0; off < v.size();) {
