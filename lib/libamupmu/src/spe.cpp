@@ -324,7 +324,7 @@ bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
 		if (lay.packets == 0 || avail < std::size_t{lay.size} + 8)
 			continue;
 		unsigned diff = 0;
-		for (unsigned i = 0; i < lay.packets; ++i)
+		for (unsigned i = 0; i < Layout::max_packets; ++i)
 			diff |= rec[lay.offset[i]] ^ lay.header[i];
 		if (!diff) {
 			found = &lay;
@@ -334,7 +334,7 @@ bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
 	if (!found)
 		return false;
 	const Layout& lay = *found;
-	for (unsigned i = 0; i < lay.packets; ++i) {
+	for (unsigned i = 0; i < Layout::max_packets; ++i) {
 		std::uint64_t v;
 		std::memcpy(&v, rec + lay.offset[i] + 1, 8);
 		if constexpr (std::endian::native == std::endian::big)
@@ -384,6 +384,11 @@ void RecordReader::learn(const Record& r) noexcept
 	}
 	if (off != r.size || n != r.packets)
 		return;
+	for (unsigned i = n; i < Layout::max_packets; ++i) {
+		lay.header[i] = lay.header[0];
+		lay.offset[i] = 0;
+		lay.slot[i] = static_cast<std::uint8_t>(slot_none);
+	}
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;

@@ -653,9 +653,12 @@ public:
 	/// offsets. A record whose headers match a known layout at every
 	/// offset is decoded as that layout, each packet's payload read
 	/// independently of the others (the lengths follow from the headers,
-	/// so a record with the same headers decodes the same way).
+	/// so a record with the same headers decodes the same way). Entries
+	/// past the record's packets repeat its first header at offset 0 and
+	/// store into the unused slot: every layout is checked and read in
+	/// max_packets steps, without a branch on its length.
 	struct Layout {
-		static constexpr std::size_t max_packets = 16;
+		static constexpr std::size_t max_packets = 12;
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;

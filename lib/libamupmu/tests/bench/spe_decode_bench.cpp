@@ -105,19 +105,21 @@ int main(int argc, char** argv)
 		amupmu::spe::RecordReader rd{in};
 		amupmu::spe::Record r;
 		std::uint64_t n = 0;
+		std::uint64_t acc = 0;	// a local: kept in a register across next()
 		while (rd.next(r)) {
 			++n;
 			if (auto pc = r.pc())
-				sink += pc->address;
+				acc += pc->address;
 			if (auto lat = r.total_latency())
-				sink += *lat;
+				acc += *lat;
 			if (auto ev = r.events())
-				sink += ev->l1d_refill();
+				acc += ev->l1d_refill();
 			if (auto va = r.data_va())
-				sink ^= va->address;
+				acc ^= va->address;
 			if (auto op = r.op())
-				sink += op->is_load();
+				acc += op->is_load();
 		}
+		sink += acc;
 		t1 = clock_type::now();
 		decode_s.push_back(std::chrono::duration<double>(t1 - t0).count());
 		if (rd.stats().unknown_packets || rd.stats().truncated) {
