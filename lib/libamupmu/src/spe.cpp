@@ -324,6 +324,7 @@ bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
 		if (lay.packets == 0 || avail < std::size_t{lay.size} + 8)
 			continue;
 		unsigned diff = 0;
+#pragma GCC unroll 12
 		for (unsigned i = 0; i < Layout::max_packets; ++i)
 			diff |= rec[lay.offset[i]] ^ lay.header[i];
 		if (!diff) {
@@ -334,6 +335,7 @@ bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
 	if (!found)
 		return false;
 	const Layout& lay = *found;
+#pragma GCC unroll 12
 	for (unsigned i = 0; i < Layout::max_packets; ++i) {
 		std::uint64_t v;
 		std::memcpy(&v, rec + lay.offset[i] + 1, 8);
