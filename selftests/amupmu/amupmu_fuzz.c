@@ -4,7 +4,9 @@
  * 4) sharing a pool of open files that they close and reopen at random, it
  * issues AMUPMU_FUZZ_CALLS calls (default 200000; `make soak` 10000000):
  *
- *  - the driver's commands with a valid-looking struct that has exactly one
+ *  - the driver's commands (AMUPMU_AMU_READ too: the mock AMU model in
+ *    mock builds, EOPNOTSUPP where no CPU has a usable AMU) with a
+ *    valid-looking struct that has exactly one
  *    field mutated (random value, one bit flipped, a boundary value, or for
  *    pointers NULL / a kernel address / the guard page / misaligned);
  *  - the driver's commands with random bytes of a random size 0 .. 4 KiB,
@@ -54,15 +56,16 @@ static const char * const kind_names[] = {
 };
 
 /* The driver's commands and their structs. */
-enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_NR };
+enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_AMU_READ, C_NR };
 
 static const unsigned long cmds[C_NR] = {
-	AMUPMU_INFO, AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL, AMUPMU_PMU_READ,
+	AMUPMU_INFO, AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL, AMUPMU_PMU_READ, AMUPMU_AMU_READ,
 };
 
 static const size_t cmd_size[C_NR] = {
 	sizeof(struct amupmu_info), sizeof(struct amupmu_pmu_config),
 	sizeof(struct amupmu_pmu_ctl), sizeof(struct amupmu_pmu_read),
+	sizeof(struct amupmu_amu_read),
 };
 
 /* A field of a command's struct: what a mutation may hit. */
@@ -120,6 +123,18 @@ static const struct field read_fields[] = {
 	F(struct amupmu_pmu_read, skid, false),
 };
 
+static const struct field amu_read_fields[] = {
+	F(struct amupmu_amu_read, size, false), F(struct amupmu_amu_read, flags, false),
+	F(struct amupmu_amu_read, cpus_uptr, true),
+	F(struct amupmu_amu_read, cpus_len, false), F(struct amupmu_amu_read, nr_cpus, false),
+	F(struct amupmu_amu_read, entry_size, false),
+	F(struct amupmu_amu_read, __reserved, false),
+	F(struct amupmu_amu_read, entries_uptr, true),
+	F(struct amupmu_amu_read, timer_freq, false),
+	/* the CPU bitmap */
+	{ 0x2000, 8, false },
+};
+
 static const struct {
 	const struct field *f;
 	size_t n;
@@ -128,6 +143,7 @@ static const struct {
 	{ config_fields, ARRAY_SIZE(config_fields) },
 	{ ctl_fields, ARRAY_SIZE(ctl_fields) },
 	{ read_fields, ARRAY_SIZE(read_fields) },
+	{ amu_read_fields, ARRAY_SIZE(amu_read_fields) },
 };
 
 /* Shared by the threads. */
@@ -273,6 +289,23 @@ static size_t build_valid(struct fuzz_thread *t, unsigned int c, unsigned char *
 	case C_CTL:
 		amupmu_pmu_ctl_init((void *)b, AMUPMU_PMU_CTL_ENABLE + rnd_below(t, 4));
 		break;
+	case C_AMU_READ: {
+		/* one CPU or every CPU; entries of the kernel's size or larger */
+		__u32 esz = rnd_below(t, 4) ? sizeof(struct amupmu_amu_cpu) :
+			    sizeof(struct amupmu_amu_cpu) + 8 * rnd_below(t, 16);
+		__u32 room = OUT_BYTES / esz;
+
+		memset(cpus, 0, MAX_CPUS_BYTES);
+		if (rnd_below(t, 2)) {
+			for (i = 0; i < fz.nr_cpu_ids && i < room; i++)
+				cpus[i / 64] |= 1ULL << (i % 64);
+		} else {
+			cpus[cpu / 64] |= 1ULL << (cpu % 64);
+		}
+		amupmu_amu_read_init((void *)b, cpus, ((fz.nr_cpu_ids + 63) / 64) * 8,
+				     b + OFF_OUT, fz.nr_cpu_ids < room ? fz.nr_cpu_ids : room, esz);
+		break;
+	}
 	default:
 		if (rnd_below(t, 4)) {
 			amupmu_pmu_read_init((void *)b, cpu, (void *)(b + OFF_OUT),
@@ -599,6 +632,9 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	unsigned int nthreads = amupmu_env_u64("AMUPMU_FUZZ_THREADS", 4), i, k, cpu;
 	unsigned long long total = 0, ok = 0, bad = 0, err[FUZZ_MAX_ERRNO] = { 0 };
 	struct amupmu_info after;
+	struct amupmu_amu_read amu_rd;
+	struct amupmu_amu_cpu amu_e;
+	int amu_ret;
 	char hist[1024];
 	int len = 0;
 	__u32 nfree;
@@ -672,6 +708,11 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	ASSERT_EQ(0, amupmu_query(self->fd, &after, NULL, 0));
 	EXPECT_EQ(self->info.features, after.features);
 	EXPECT_EQ(self->info.pmu_owner, after.pmu_owner);
+	/* the AMU answers as before: read where usable, else EOPNOTSUPP */
+	amu_ret = amupmu_amu_read_cpu(self->fd, 0, &amu_e, &amu_rd);
+	EXPECT_EQ(self->info.features & AMUPMU_FEAT_AMU ? 0 : -EOPNOTSUPP, amu_ret) {
+		TH_LOG("AMU_READ of cpu0 after the fuzz: %s", amupmu_errstr(amu_ret));
+	}
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)
 		return;
 	{

@@ -33,17 +33,34 @@ struct writable {
 	unsigned long long min, max;	/* accepted range */
 	int err_range;			/* errno out of range */
 	const char *command;		/* not a value: a harmless valid command */
+	const char *undo;		/* the command that undoes it, or NULL */
+	const char * const *bad;	/* more bad commands of this file, NULL-terminated */
+};
+
+/* the mock AMU model's knobs: out of range, unknown keys, half-valid lines */
+static const char * const amu_model_bad[] = {
+	"0 ipc=8001", "0 stall=1001", "0 active=1001", "0 active=autos", "0 aux0=1001",
+	"0 freq=999999", "0 freq=10000000001", "0 enable0=0x10", "0 enable1=0x4",
+	"0 ipc", "0 ipc=", "0 =1", "0 ipc=1 x=2", "0 ipc=1 stall=2000", NULL,
 };
 
 /* Documented writable files: Documentation/admin-guide/amupmu.rst. */
 static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
-	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL },
+	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL,
+	  NULL, NULL },
 	/*
 	 * mock builds: "<cpu>" power-cycles a CPU, "<cpu> fail" aborts the
 	 * entry; anything else EINVAL (amupmu_cpupm_test has the rest)
 	 */
-	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail" },
+	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail", NULL, NULL },
+	/*
+	 * mock builds (ABI 2.1): "<cpu> key=value..." sets the AMU model of a
+	 * CPU (amupmu_amu_test has the rest); the sweep moves aux1 of CPU 0
+	 * off its default and back
+	 */
+	{ DEBUGFS "/amupmu", "amu_model", 0, 0, EINVAL, "0 aux1=249", "0 aux1=250",
+	  amu_model_bad },
 };
 
 /* Files the driver core adds to every device: not amupmu's. */
@@ -191,6 +208,15 @@ static void sweep_command(struct __test_metadata *_metadata, const char *path,
 		EXPECT_STREQ(before, after);
 		c->cases++;
 	}
+	for (i = 0; w->bad && w->bad[i]; i++) {
+		ret = write_file(path, w->bad[i], strlen(w->bad[i]));
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("%s: '%s': %s", path, w->bad[i], ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
 	ret = write_file(path, w->command, strlen(w->command));
 	EXPECT_EQ(0, ret) {
 		TH_LOG("%s: '%s': %s", path, w->command, strerror(-ret));
@@ -198,6 +224,17 @@ static void sweep_command(struct __test_metadata *_metadata, const char *path,
 	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
 	EXPECT_STRNE(before, after) {
 		TH_LOG("%s: '%s' accepted but nothing changed", path, w->command);
+	}
+	c->cases++;
+	if (!w->undo)
+		return;
+	ret = write_file(path, w->undo, strlen(w->undo));
+	EXPECT_EQ(0, ret) {
+		TH_LOG("%s: '%s': %s", path, w->undo, strerror(-ret));
+	}
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after) {
+		TH_LOG("%s: '%s' did not undo '%s'", path, w->undo, w->command);
 	}
 	c->cases++;
 }
@@ -327,6 +364,61 @@ TEST_F(sysfs, bad_input)
 	printf("# AMUPMU-FIGURE sysfs files=%u writable=%u cases=%u\n", c.files, c.writable,
 	       c.cases);
 	fflush(stdout);
+}
+
+/*
+ * ABI 2.1: the AMU files of cpuN/ follow AMUPMU_CPU_AMU (the mock build's
+ * model on every CPU; none on production builds on QEMU, nor with amu=0),
+ * all read-only; bad_input above writes to each.
+ */
+TEST_F(sysfs, amu_files)
+{
+	static const char * const names[] = {
+		"amu_version", "amcfgr_el0", "amcgcr_el0", "amcr_el0", "amcntenset0_el0",
+		"amcntenset1_el0", "amu_group0_events", "amu_group1_events",
+	};
+	struct amupmu_cpu_info *cpus;
+	static struct amupmu_cpumask possible;
+	struct amupmu_info info;
+	unsigned int cpu, files = 0;
+	char path[160];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && amupmu_allow_skip())
+		SKIP(return, "amupmu not loaded");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	cpus = calloc(possible.nr, sizeof(*cpus));
+	ASSERT_NE(NULL, cpus);
+	ASSERT_EQ(0, amupmu_query(fd, &info, cpus, possible.nr));
+	TH_LOG("backend: %s", info.features & AMUPMU_FEAT_AMU ?
+	       (info.features & AMUPMU_FEAT_MOCK ? "mock AMU model" : "hardware AMU") :
+	       "no usable AMU");
+	for (cpu = 0; cpu < possible.nr; cpu++) {
+		bool amu = cpus[cpu].flags & AMUPMU_CPU_AMU;
+
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s", cpu, names[i]);
+			if (!amu) {
+				EXPECT_FALSE(amupmu_path_exists(path)) {
+					TH_LOG("%s without AMUPMU_CPU_AMU (flags 0x%x)", path,
+					       cpus[cpu].flags);
+				}
+				continue;
+			}
+			ASSERT_EQ(0, stat(path, &st)) {
+				TH_LOG("%s: %s", path, strerror(errno));
+			}
+			EXPECT_EQ(0444U, st.st_mode & 07777);
+			files++;
+		}
+	}
+	TH_LOG("%u AMU files", files);
+	free(cpus);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN
