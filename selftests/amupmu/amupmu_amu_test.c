@@ -30,9 +30,14 @@
  *    this program): every CPU with an AMU reports AMUPMU_CPU_AMU_OFF, none
  *    AMUPMU_CPU_AMU, and AMUPMU_AMU_READ is EOPNOTSUPP.
  *
- * Errno order of AMUPMU_AMU_READ (the header's contract: the general rules
- * first, then EOPNOTSUPP when no CPU has a usable AMU, then EACCES without
- * CAP_PERFMON; amupmu_priv_test has the privilege rows).
+ * Errno order of AMUPMU_AMU_READ (the kernel's, amupmu_amu_cmd_read(); the
+ * header lists the errnos without an order): the dispatcher's size checks
+ * (EINVAL, E2BIG, EFAULT), then the struct's own fields (flags, reserved,
+ * entry_size, nr_cpus above the maximum: EINVAL), then CAP_PERFMON
+ * (EACCES, amupmu_priv_test's rows), then a usable AMU (EOPNOTSUPP), then
+ * the CPU set (EINVAL, ENODEV, EFAULT) and the entries' room (EINVAL,
+ * EFAULT). Where no CPU has a usable AMU the sweep below therefore expects
+ * EOPNOTSUPP for the CPU-set and room checks, and the field errno before.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -621,7 +626,7 @@ TEST_F(amu, id_frames_follow_devicetree)
 /*
  * Production (no AMU anywhere, or amu=0): a valid request of every
  * possible CPU, of CPU 0 and of a larger entry are EOPNOTSUPP and write
- * nothing; the generic checks still come first (the sweep below).
+ * nothing; the struct's own checks come first (the sweep below).
  */
 TEST_F(amu, no_amu_eopnotsupp)
 {
@@ -667,13 +672,13 @@ TEST_F(amu, no_amu_eopnotsupp)
 
 /*
  * Expect @rd to be refused with -@err, writing neither @rd nor @n bytes at
- * @entries. Without a usable AMU a request that passes the generic checks
- * (@generic false) may be EOPNOTSUPP instead: the header does not order
- * EOPNOTSUPP against the field checks.
+ * @entries. Without a usable AMU a request refused for what is checked
+ * after the AMU (@before_amu false: the CPU set, the entries' room) is
+ * EOPNOTSUPP instead.
  */
 static void expect_refused(struct __test_metadata *_metadata, FIXTURE_DATA(amu) *self,
 			   struct amupmu_amu_read *rd, void *entries, size_t n, int err,
-			   bool generic, const char *what, unsigned int *cases)
+			   bool before_amu, const char *what, unsigned int *cases)
 {
 	unsigned char before[AMUPMU_SIZE_MAX + 64];
 	unsigned char *eb = NULL;
@@ -687,7 +692,7 @@ static void expect_refused(struct __test_metadata *_metadata, FIXTURE_DATA(amu) 
 		memcpy(eb, entries, n);
 	}
 	ret = amupmu_ioctl(self->fd, AMUPMU_AMU_READ, rd);
-	if (!self->usable && !generic && ret == -EOPNOTSUPP)
+	if (!self->usable && !before_amu)
 		err = EOPNOTSUPP;
 	EXPECT_EQ(-err, ret) {
 		TH_LOG("AMU_READ %s: expected %s, got %s", what, strerror(err),
@@ -731,8 +736,8 @@ TEST_F(amu, abi_sweep)
 	cpus[0] = 1;								\
 	amupmu_amu_read_init(rd, cpus, 8, ent, 1, ENTRY_SZ);			\
 } while (0)
-#define REFUSED(err, generic) \
-	expect_refused(_metadata, self, rd, ent, ebytes, err, generic, what, &cases)
+#define REFUSED(err, before_amu) \
+	expect_refused(_metadata, self, rd, ent, ebytes, err, before_amu, what, &cases)
 
 	/* every size below the first version */
 	for (size = 0; size < AMUPMU_AMU_READ_SIZE_VER0; size++) {
@@ -776,7 +781,7 @@ TEST_F(amu, abi_sweep)
 		BUILD();
 		rd->entry_size = size;
 		snprintf(what, sizeof(what), "entry_size %u", size);
-		REFUSED(EINVAL, false);
+		REFUSED(EINVAL, true);
 	}
 	{
 		static const __u32 bad[] = {
@@ -790,7 +795,7 @@ TEST_F(amu, abi_sweep)
 			BUILD();
 			rd->entry_size = bad[i];
 			snprintf(what, sizeof(what), "entry_size %u", bad[i]);
-			REFUSED(EINVAL, false);
+			REFUSED(EINVAL, true);
 		}
 	}
 	/* nr_cpus: fewer than the set, above the maximum */
@@ -808,11 +813,11 @@ TEST_F(amu, abi_sweep)
 	BUILD();
 	rd->nr_cpus = AMUPMU_AMU_READ_CPUS_MAX + 1;
 	snprintf(what, sizeof(what), "nr_cpus %u", AMUPMU_AMU_READ_CPUS_MAX + 1);
-	REFUSED(EINVAL, false);
+	REFUSED(EINVAL, true);
 	BUILD();
 	rd->nr_cpus = 0xffffffff;
 	snprintf(what, sizeof(what), "nr_cpus 0xffffffff");
-	REFUSED(EINVAL, false);
+	REFUSED(EINVAL, true);
 	/* the CPU set: empty, a CPU that is not possible, cpus_len */
 	BUILD();
 	cpus[0] = 0;

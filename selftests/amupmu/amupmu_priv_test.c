@@ -17,10 +17,11 @@
  *    as with a perf event fd;
  *  - a session without a group has nothing to control or read (ENODEV);
  *  - reading the AMU counters (AMUPMU_AMU_READ, ABI 2.1) needs CAP_PERFMON
- *    too: they are per CPU, system-wide; where no CPU has a usable AMU
- *    (production builds on QEMU, amu=0) it is EOPNOTSUPP for everybody,
- *    the header's order (EOPNOTSUPP before EACCES, as ENXIO before EACCES
- *    for the PMU);
+ *    too: they are per CPU, system-wide. The privilege is checked before
+ *    the hardware: without CAP_PERFMON it is EACCES also where no CPU has a
+ *    usable AMU (production builds on QEMU, amu=0), which is EOPNOTSUPP
+ *    only for a caller with CAP_PERFMON (the PMU commands check the
+ *    ownership first: ENXIO for everybody when arm_pmu owns the PMU);
  *  - of sysfs and the module parameters only sample_period_min is
  *    writable, by root (0644; amupmu_sysfs_test checks every file);
  *    debugfs is root-only (its mount point is mode 0700);
@@ -308,7 +309,7 @@ TEST_F(priv, matrix)
 		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
 			   self->exclusive ? -ENODEV : -ENXIO);
 		expect_row(_metadata, w, "AMU_READ of cpu0", row_amu_read, NULL,
-			   !self->amu ? -EOPNOTSUPP : w->perfmon ? 0 : -EACCES);
+			   !w->perfmon ? -EACCES : self->amu ? 0 : -EOPNOTSUPP);
 		/* 0444 root (absent without a usable AMU) */
 		expect_row(_metadata, w, "write sysfs cpu0/amcr_el0", row_write_open,
 			   AMUPMU_SYSFS "/cpu0/amcr_el0", self->amu ? -EACCES : -ENOENT);
