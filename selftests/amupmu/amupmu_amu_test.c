@@ -41,7 +41,6 @@
  */
 #define _GNU_SOURCE
 #include <dirent.h>
-#include <glob.h>
 #include <math.h>
 #include <pthread.h>
 #include <sched.h>
@@ -459,18 +458,25 @@ TEST_F(amu, sysfs_files)
 	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++) {
 		const struct amupmu_cpu_info *e = &self->cpus[cpu];
 		bool amu = e->flags & AMUPMU_CPU_AMU;
-		glob_t g;
 
 		snprintf(dir, sizeof(dir), AMUPMU_SYSFS "/cpu%u", cpu);
 		if (!amupmu_path_exists(dir))
 			continue;
+		/* the flag files: always there, 0 or 1 */
+		snprintf(path, sizeof(path), "%s/amu_off", dir);
+		ASSERT_EQ(0, amupmu_read_line(path, buf, sizeof(buf)));
+		EXPECT_STREQ(e->flags & AMUPMU_CPU_AMU_OFF ? "1" : "0", buf);
+		snprintf(path, sizeof(path), "%s/amu_zero", dir);
+		ASSERT_EQ(0, amupmu_read_line(path, buf, sizeof(buf)));
+		EXPECT_STREQ(e->flags & AMUPMU_CPU_AMU_ZERO ? "1" : "0", buf);
 		if (!amu) {
-			snprintf(path, sizeof(path), "%s/am*", dir);
-			EXPECT_EQ(GLOB_NOMATCH, glob(path, 0, NULL, &g)) {
-				TH_LOG("cpu%u has no usable AMU but %s exists", cpu,
-				       g.gl_pathc ? g.gl_pathv[0] : "?");
+			for (i = 0; i < ARRAY_SIZE(amu_files); i++) {
+				snprintf(path, sizeof(path), "%s/%s", dir, amu_files[i]);
+				EXPECT_FALSE(amupmu_path_exists(path)) {
+					TH_LOG("cpu%u has no usable AMU (flags 0x%x) but %s exists",
+					       cpu, e->flags, path);
+				}
 			}
-			globfree(&g);
 			continue;
 		}
 		for (i = 0; i < ARRAY_SIZE(amu_files); i++) {
@@ -578,6 +584,39 @@ static bool dt_has_compatible(const char *dir, const char *compat, int depth)
 }
 
 /*
+ * cpuN/<p>iidr, <p>devarch, <p>devid, <p>devtype (0x%08x), <p>pidr (5
+ * registers), <p>cidr (4), space-separated: the frame's INFO fields.
+ */
+static void expect_frame_files(struct __test_metadata *_metadata, unsigned int cpu,
+			       const char *p, const struct amupmu_id_frame *f)
+{
+	static const struct { const char *name; size_t off; unsigned int n; } files[] = {
+		{ "iidr", offsetof(struct amupmu_id_frame, iidr), 1 },
+		{ "devarch", offsetof(struct amupmu_id_frame, devarch), 1 },
+		{ "devid", offsetof(struct amupmu_id_frame, devid), 1 },
+		{ "devtype", offsetof(struct amupmu_id_frame, devtype), 1 },
+		{ "pidr", offsetof(struct amupmu_id_frame, pidr), 5 },
+		{ "cidr", offsetof(struct amupmu_id_frame, cidr), 4 },
+	};
+	char path[160], buf[128], want[128];
+	size_t i;
+
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		const __u32 *v = (const __u32 *)((const unsigned char *)f + files[i].off);
+		unsigned int k;
+		int len = 0;
+
+		for (k = 0; k < files[i].n; k++)
+			len += snprintf(want + len, sizeof(want) - len, "%s0x%08x", k ? " " : "", v[k]);
+		snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s%s", cpu, p, files[i].name);
+		ASSERT_EQ(0, amupmu_read_line(path, buf, sizeof(buf))) {
+			TH_LOG("%s: %s", path, strerror(errno));
+		}
+		EXPECT_STREQ(want, buf);
+	}
+}
+
+/*
  * The ID frames: AMUPMU_CPU_AMU_FRAME / PMU_FRAME only where the devicetree
  * has "amupmu,cpu-frames" nodes, and then on some CPU; a frame without its
  * flag is zero (amupmu_info_test), one with it has a CoreSight component
@@ -596,8 +635,16 @@ TEST_F(amu, id_frames_follow_devicetree)
 		int i;
 
 		for (i = 0; i < 2; i++) {
-			if (!(e->flags & flag[i]))
+			if (!(e->flags & flag[i])) {
+				char path[128];
+
+				snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%siidr", cpu,
+					 i ? "pm" : "am");
+				EXPECT_FALSE(amupmu_path_exists(path)) {
+					TH_LOG("%s without the frame flag", path);
+				}
 				continue;
+			}
 			framed++;
 			EXPECT_TRUE(dt) {
 				TH_LOG("cpu%u: %s frame flag without an amupmu,cpu-frames node",
@@ -606,6 +653,7 @@ TEST_F(amu, id_frames_follow_devicetree)
 			EXPECT_EQ(0x0DU, f[i]->cidr[0] & 0xff);
 			EXPECT_EQ(0x05U, f[i]->cidr[2] & 0xff);
 			EXPECT_EQ(0xB1U, f[i]->cidr[3] & 0xff);
+			expect_frame_files(_metadata, cpu, i ? "pm" : "am", f[i]);
 			TH_LOG("cpu%u %s frame: IIDR 0x%08x DEVARCH 0x%08x DEVTYPE 0x%x CIDR "
 			       "%02x %02x %02x %02x", cpu, i ? "PMU" : "AMU", f[i]->iidr,
 			       f[i]->devarch, f[i]->devtype, f[i]->cidr[0], f[i]->cidr[1],
@@ -1521,19 +1569,27 @@ TEST_F(amu, power_loss_monotonic)
 				       c, a[k].restarts, b[k].restarts, cpu);
 			}
 		}
-		/* the counts of the power-downs' time are there: ~15 ms active */
+		/*
+		 * The counts before each power-down are kept: ΔCNT_CYCLES is the
+		 * elapsed time (active=1000) less what the CPU counted between
+		 * the CPU_PM_ENTER save and the power loss, which is lost as on
+		 * hardware (the rest of the notifiers; ~0.2 ms each under TCG).
+		 * Not keeping the old values would lose everything before the
+		 * power-down (the values would also go backwards).
+		 */
 		for (k = 0; k < cnt; k++) {
+			struct rates r = delta(&a[k], &b[k]);
+
 			if (a[k].cpu != cpu)
 				continue;
-			EXPECT_TRUE(near(delta(&a[k], &b[k]).cnt, delta(&a[k], &b[k]).time,
-					 1e-2, 16)) {
+			EXPECT_TRUE(r.cnt <= r.time + 16 && r.cnt >= r.time * 0.8) {
 				TH_LOG("cpu%u: ΔCNT_CYCLES %llu over %llu ticks across power-downs",
-				       cpu, (unsigned long long)delta(&a[k], &b[k]).cnt,
-				       (unsigned long long)delta(&a[k], &b[k]).time);
+				       cpu, (unsigned long long)r.cnt, (unsigned long long)r.time);
 			}
-			TH_LOG("cpu%u: restarts %u -> %u, CNT_CYCLES %llu -> %llu", cpu,
-			       a[k].restarts, b[k].restarts,
-			       (unsigned long long)a[k].group0[1], (unsigned long long)b[k].group0[1]);
+			TH_LOG("cpu%u: restarts %u -> %u; ΔCNT_CYCLES %llu of %llu ticks (%.2f %% lost "
+			       "around 3 power-downs)", cpu, a[k].restarts, b[k].restarts,
+			       (unsigned long long)r.cnt, (unsigned long long)r.time,
+			       100.0 * (1.0 - ratio(r.cnt, r.time)));
 		}
 	}
 }

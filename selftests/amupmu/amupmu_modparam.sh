@@ -29,7 +29,7 @@ KSFT_FAIL=1
 
 PARAM=/sys/module/amupmu/parameters
 BAD_BITS="48 0 1 16 31 33 63 65 128 -32 abc"
-BAD_AMU="2 abc -1 yess"
+BAD_AMU="2 abc -1 x"
 NR_TESTS=$((8 + $(echo "$BAD_BITS" | wc -w) + $(echo "$BAD_AMU" | wc -w)))
 
 step() {
@@ -136,7 +136,8 @@ t_amu() {
 	log "amu=$1: backend $backend, features: $feats"
 	if [ "$1" = 0 ]; then
 		case " $feats " in *" amu "*) log "amu=0 but features lists amu"; rc=1 ;; esac
-		for f in /sys/class/misc/amupmu/cpu*/am*; do
+		for f in /sys/class/misc/amupmu/cpu*/amu_version /sys/class/misc/amupmu/cpu*/amc* \
+			/sys/class/misc/amupmu/cpu*/amu_group*; do
 			[ -e "$f" ] && { log "amu=0 but $f exists"; rc=1; }
 		done
 	elif [ "$backend" = mock ]; then

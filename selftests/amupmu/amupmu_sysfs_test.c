@@ -367,9 +367,10 @@ TEST_F(sysfs, bad_input)
 }
 
 /*
- * ABI 2.1: the AMU files of cpuN/ follow AMUPMU_CPU_AMU (the mock build's
- * model on every CPU; none on production builds on QEMU, nor with amu=0),
- * all read-only; bad_input above writes to each.
+ * ABI 2.1: the AMU register files of cpuN/ follow AMUPMU_CPU_AMU (the mock
+ * build's model on every CPU; none on production builds on QEMU, nor with
+ * amu=0); the flag files amu_off and amu_zero are always there; all
+ * read-only; bad_input above writes to each.
  */
 TEST_F(sysfs, amu_files)
 {
@@ -400,6 +401,16 @@ TEST_F(sysfs, amu_files)
 	for (cpu = 0; cpu < possible.nr; cpu++) {
 		bool amu = cpus[cpu].flags & AMUPMU_CPU_AMU;
 
+		if (!(cpus[cpu].flags & AMUPMU_CPU_POSSIBLE))
+			continue;
+		for (i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s", cpu,
+				 i ? "amu_zero" : "amu_off");
+			ASSERT_EQ(0, stat(path, &st)) {
+				TH_LOG("%s: %s", path, strerror(errno));
+			}
+			EXPECT_EQ(0444U, st.st_mode & 07777);
+		}
 		for (i = 0; i < ARRAY_SIZE(names); i++) {
 			snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s", cpu, names[i]);
 			if (!amu) {
