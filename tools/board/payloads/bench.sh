@@ -18,6 +18,12 @@ fi
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
 if [ "$(cat /sys/class/misc/amupmu/backend)" = mock ]; then
 	run_test "amu_read_bench-amu" sh -c "/tests/pmu_read_bench amu 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
+	# the model at its cheapest (active fixed, counters disabled): what
+	# the model's arithmetic adds to the figure above
+	m=/sys/kernel/debug/amupmu/amu_model
+	echo "0 active=1000 enable0=0x0 enable1=0x0" >$m
+	run_test "amu_read_bench-amu-min" sh -c "/tests/pmu_read_bench amu-min 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
+	echo "0 active=auto enable0=0xf enable1=0x3" >$m
 	[ $mode = amupmu ] &&
 		run_test "amu_read_bench-pmu4" sh -c "/tests/pmu_read_bench amupmu4 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
 	exit 0
