@@ -313,6 +313,27 @@ TEST_F(info, entry_size_ver1)
 }
 
 /*
+ * An entry size between ABI 2.0's and 2.1's (a multiple of 8): each
+ * entry is written for that many bytes, the AMU fields cut where it ends.
+ */
+TEST_F(info, entry_size_between_ver1_and_ver2)
+{
+	const size_t esz = AMUPMU_CPU_INFO_SIZE_VER1 + 88;
+	unsigned int n = self->nr_cpu_ids;
+	struct amupmu_info info;
+	unsigned char *buf;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	_Static_assert(AMUPMU_CPU_INFO_SIZE_VER1 + 88 < AMUPMU_CPU_INFO_SIZE_VER2, "between");
+	buf = alloc_entries(_metadata, n + 1, esz);
+	amupmu_info_init(&info, buf, n, esz);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	expect_entries(_metadata, self, buf, esz, n, n + 1);
+	free(buf);
+}
+
+/*
  * The ABI 2.1 part of each entry (the AMU fields and the ID frames) follows
  * its flags: zero without AMUPMU_CPU_AMU / AMUPMU_CPU_*_FRAME; with
  * AMUPMU_CPU_AMU_OFF no AMU register was read (amu_version still says what
