@@ -65,7 +65,9 @@ for m in el1 vhe; do
                   \"refused_ioctl_ns\": $(num "$z") },
     \"pmu_read_all\": { $all },
     \"pmu_sample\": { \"amupmu_ns_per_irq\": $sa, \"perf_ns_per_irq\": $sp, \"ratio\": $(ratio "$sa" "$sp"),
-                    \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" }
+                    \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" },
+    \"amu_read\": { \"backend\": \"mock\", \"amu_read_ns\": $ua, \"pmu_read4_ns\": $up, \"ratio\": $(ratio "$ua" "$up"),
+                  \"amu_read_model_min_ns\": $(num "$um"), \"ratio_model_min\": $(ratio "$um" "$up") }
   }"
 done
 cat >"$OUT/results.json" <<JSON
