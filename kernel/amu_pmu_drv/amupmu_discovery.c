@@ -13,6 +13,7 @@
 #include <linux/bitfield.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/io.h>
 #include <linux/slab.h>
 #include <asm/cputype.h>
 #include <asm/sysreg.h>
@@ -51,9 +52,16 @@ static u64 amupmu_hw_read(enum amupmu_reg reg)
 	return 0;
 }
 
+static u32 amupmu_hw_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
+				void __iomem *base, u32 offset)
+{
+	return readl(base + offset);
+}
+
 const struct amupmu_backend amupmu_hw_backend = {
 	.name = "hardware",
 	.read = amupmu_hw_read,
+	.frame_read = amupmu_hw_frame_read,
 };
 
 /* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
@@ -140,6 +148,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 		c->flags |= AMUPMU_CPU_ONLINE;
 	}
 	mutex_unlock(&amupmu_dev.lock);
+	amupmu_frames_cpu_online(cpu);
 
 	amupmu_pmu_cpu_start();
 	if (first) {

@@ -28,7 +28,7 @@
 
 /* the first published sizes are ABI */
 static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1);
-static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1);
+static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2);
 static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
@@ -414,9 +414,13 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_sysfs;
 
-	ret = platform_driver_register(&amupmu_platform_driver);
+	ret = amupmu_frames_init();
 	if (ret)
 		goto out_discovery;
+
+	ret = platform_driver_register(&amupmu_platform_driver);
+	if (ret)
+		goto out_frames;
 
 	ret = amupmu_misc_register();
 	if (ret)
@@ -430,6 +434,8 @@ static int __init amupmu_init(void)
 
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
+out_frames:
+	amupmu_frames_exit();
 out_discovery:
 	amupmu_discovery_stop();
 out_sysfs:
@@ -446,6 +452,7 @@ static void __exit amupmu_exit(void)
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
 	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_frames_exit();
 	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
 	amupmu_pmu_exit();
