@@ -42,7 +42,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BINDINGS=$HERE/bindings
-BINDING=$BINDINGS/perf/amupmu,pmuv3.yaml
+NAMES="amupmu,pmuv3 amupmu,cpu-frames"	# bindings/perf/NAME.yaml
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
 
@@ -132,8 +132,10 @@ find_dt_include() {
 
 SCHEMA=$OUT/processed-schema.json
 if [ "$HAVE_SCHEMA" = 1 ]; then
-	run "dt-doc-validate bindings/perf/amupmu,pmuv3.yaml" "$TMP/doc.log" \
-		dt-doc-validate -u "$BINDINGS" "$BINDING"
+	for b in $NAMES; do
+		run "dt-doc-validate bindings/perf/$b.yaml" "$TMP/$b.doc.log" \
+			dt-doc-validate -u "$BINDINGS" "$BINDINGS/perf/$b.yaml"
+	done
 
 	# shellcheck disable=SC2016 # expanded by the inner sh
 	if run "dt-mk-schema processed schema" "$TMP/mk.log" \
@@ -145,24 +147,31 @@ if [ "$HAVE_SCHEMA" = 1 ]; then
 
 	INC=$(find_dt_include)
 	echo "# dt-bindings headers from $INC"
-	EX=$TMP/amupmu,pmuv3.example
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	if run "binding example builds (dt-extract-example, cpp, dtc)" "$TMP/ex.log" \
-		sh -c 'dt-extract-example "$1" >"$2.dts" &&
-		       "$3" -nostdinc -I "$4" -undef -D__DTS__ -x assembler-with-cpp -P \
-			    "$2.dts" -o "$2.pp.dts" &&
-		       "$5" -q -I dts -O dtb -o "$2.dtb" "$2.pp.dts"' \
-		sh "$BINDING" "$EX" "$CPP" "$INC" "$DTC" &&
-	   [ "$HAVE_JSON" = 1 ]; then
-		run "dt-validate binding example" "$TMP/exv.log" \
-			dt-validate -s "$SCHEMA" "$EX.dtb"
-		if dt-validate -M -s "$SCHEMA" "$EX.dtb" 2>&1 |
-		   grep -q 'schemas/perf/amupmu,pmuv3.yaml#'; then
-			pass "binding example node matched by amupmu,pmuv3.yaml"
+	EXAMPLES_OK=1
+	for b in $NAMES; do
+		EX=$TMP/$b.example
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		if run "$b binding example builds (dt-extract-example, cpp, dtc)" "$TMP/$b.ex.log" \
+			sh -c 'dt-extract-example "$1" >"$2.dts" &&
+			       "$3" -nostdinc -I "$4" -undef -D__DTS__ -x assembler-with-cpp -P \
+				    "$2.dts" -o "$2.pp.dts" &&
+			       "$5" -q -I dts -O dtb -o "$2.dtb" "$2.pp.dts"' \
+			sh "$BINDINGS/perf/$b.yaml" "$EX" "$CPP" "$INC" "$DTC" &&
+		   [ "$HAVE_JSON" = 1 ]; then
+			run "dt-validate $b binding example" "$TMP/$b.exv.log" \
+				dt-validate -s "$SCHEMA" "$EX.dtb"
+			if dt-validate -M -s "$SCHEMA" "$EX.dtb" 2>&1 |
+			   grep -q "schemas/perf/$b.yaml#"; then
+				pass "$b binding example node matched by $b.yaml"
+			else
+				fail "$b binding example node matched by $b.yaml"
+			fi
 		else
-			fail "binding example node matched by amupmu,pmuv3.yaml"
+			EXAMPLES_OK=0
 		fi
+	done
 
+	if [ "$EXAMPLES_OK" = 1 ]; then
 		# The validator reports errors with exit status 0: make sure it
 		# does complain about a broken node, so a silent pass means something.
 		cat >"$TMP/bad.dts" <<-'EOF'
@@ -191,9 +200,34 @@ if [ "$HAVE_SCHEMA" = 1 ]; then
 		else
 			fail "dt-validate rejects a bad amupmu,pmuv3 node"
 		fi
+
+		# a frames node with a bad reg-names entry, no cpu and an unknown property
+		cat >"$TMP/bad-frames.dts" <<-'EOF'
+			/dts-v1/;
+			/ {
+				compatible = "foo"; model = "foo";
+				#address-cells = <1>; #size-cells = <1>;
+				frames@0 {
+					compatible = "amupmu,cpu-frames";
+					reg = <0x0 0x1000>, <0x1000 0x1000>;
+					reg-names = "amu", "foo";
+					amupmu,unknown = <1>;
+				};
+			};
+		EOF
+		if "$DTC" -q -I dts -O dtb -o "$TMP/bad-frames.dtb" "$TMP/bad-frames.dts" &&
+		   dt-validate -l amupmu -s "$SCHEMA" "$TMP/bad-frames.dtb" >"$TMP/bad-frames.log" 2>&1 &&
+		   grep -q "reg-names: 'oneOf' conditional failed" "$TMP/bad-frames.log" &&
+		   grep -q "'cpu' is a required property" "$TMP/bad-frames.log" &&
+		   grep -q "'amupmu,unknown' does not match" "$TMP/bad-frames.log"; then
+			pass "dt-validate rejects a bad amupmu,cpu-frames node"
+		else
+			fail "dt-validate rejects a bad amupmu,cpu-frames node"
+			diag "$TMP/bad-frames.log"
+		fi
 	fi
 else
-	skip "dt-schema checks of bindings/perf/amupmu,pmuv3.yaml" \
+	skip "dt-schema checks of bindings/perf/amupmu,pmuv3.yaml and amupmu,cpu-frames.yaml" \
 		"dt-schema not installed (make deps)"
 	HAVE_JSON=0
 fi
@@ -351,6 +385,43 @@ overlay_and_check() {
 	fi
 }
 
+# check_frames <name> <overlaid dtb> <vCPUs>: the frame nodes of the mock
+# boards (tools/board/machines.sh machine_frames) added to that DTB: one
+# per CPU, each naming a different CPU node, valid against the binding.
+check_frames() {
+	local name=$1 out=$OUT/$1-frames.dtb n c p cpus=" " seen=" " ok=1
+	if ! cp "$2" "$out" || ! machine_frames "$out" 2>"$TMP/$name.fr.log"; then
+		fail "$name: machine_frames adds the frame nodes"
+		diag "$TMP/$name.fr.log"
+		return
+	fi
+	pass "$name: machine_frames adds the frame nodes"
+	for c in $("$FDTGET" -l "$out" /cpus); do
+		p=$("$FDTGET" -t x "$out" "/cpus/$c" phandle 2>/dev/null) && cpus="$cpus$p "
+	done
+	n=0
+	for c in $("$FDTGET" -l "$out" /platform-bus@c000000); do
+		case $c in cpu-frames@*) ;; *) continue ;; esac
+		n=$((n + 1))
+		p=$("$FDTGET" -t x "$out" "/platform-bus@c000000/$c" cpu 2>/dev/null) || { ok=0; continue; }
+		case $cpus in *" $p "*) ;; *) ok=0 ;; esac
+		case $seen in *" $p "*) ok=0 ;; esac
+		seen="$seen$p "
+	done
+	if [ "$n" = "$3" ] && [ $ok = 1 ]; then
+		pass "$name: one amupmu,cpu-frames node per CPU, each naming its own CPU ($n)"
+	else
+		fail "$name: one amupmu,cpu-frames node per CPU, each naming its own CPU ($n nodes, $3 CPUs)"
+	fi
+	if [ "$HAVE_JSON" = 1 ]; then
+		run "$name: frame nodes pass dt-validate against amupmu,cpu-frames.yaml" \
+			"$TMP/$name.frv.log" dt-validate -l amupmu -s "$SCHEMA" "$out"
+	else
+		skip "$name: frame nodes pass dt-validate against amupmu,cpu-frames.yaml" \
+			"no processed schema"
+	fi
+}
+
 if [ $# -eq 0 ]; then
 	# every board machine, with its own options and its own overlay
 	for m in $BOARD_MACHINES; do
@@ -365,6 +436,9 @@ if [ $# -eq 0 ]; then
 				pass "$what dumped"
 				ovl=$(machine_overlay "$m")
 				overlay_and_check "$m-smp$smp" "$base" "${ovl%.dtso}"
+				# the mock boards' frame nodes on top (tools/board/run.sh -f)
+				[ -s "$OUT/$m-smp$smp-amupmu.dtb" ] &&
+					check_frames "$m-smp$smp" "$OUT/$m-smp$smp-amupmu.dtb" "$smp"
 			else
 				fail "$what dumped"
 			fi
