@@ -202,9 +202,10 @@ static void amupmu_frame_report(const struct amupmu_frames *fr, enum amupmu_fram
  * Read @fr's frames on its CPU into the CPU's entry, each frame once.
  * Called with amupmu_frames_lock held, with the CPU online and hotplug
  * excluded (cpus_read_lock(), or the CPU's own online callback).
- * Return: 0 when the entry has the frames; -EAGAIN when discovery has not
- * written the entry yet (its online callback calls back), another error
- * when the read could not be done.
+ * Return: 1 when frames were read into the entry, 0 when there was none
+ * to read (read before, or a unit the CPU lacks); -EAGAIN when discovery
+ * has not written the entry yet (its online callback calls back), another
+ * error when the read could not be done.
  */
 static int amupmu_frames_read(struct amupmu_frames *fr)
 {
@@ -259,7 +260,7 @@ static int amupmu_frames_read(struct amupmu_frames *fr)
 	for (unit = 0; unit < AMUPMU_NR_FRAME_UNITS; unit++)
 		if (r.units & BIT(unit))
 			amupmu_frame_report(fr, unit, &r.id[unit]);
-	return 0;
+	return 1;
 }
 
 /**
@@ -272,12 +273,15 @@ void amupmu_frames_cpu_online(unsigned int cpu)
 {
 	struct amupmu_frames *fr;
 	bool announce = false;
+	int ret;
 
 	mutex_lock(&amupmu_frames_lock);
 	fr = per_cpu(amupmu_frames_of_cpu, cpu);
-	if (fr && fr->pending && !amupmu_frames_read(fr)) {
-		fr->pending = false;
-		announce = fr->announce;
+	if (fr && fr->pending) {
+		ret = amupmu_frames_read(fr);
+		if (ret >= 0)
+			fr->pending = false;
+		announce = ret > 0 && fr->announce;
 	}
 	mutex_unlock(&amupmu_frames_lock);
 	if (announce)
@@ -381,12 +385,13 @@ static int amupmu_frames_probe(struct platform_device *pdev)
 		ret = -EINVAL;
 	} else {
 		*slot = fr;
-		if (cpu_online(cpu) && !amupmu_frames_read(fr)) {
-			announce = true;
-		} else {
+		ret = cpu_online(cpu) ? amupmu_frames_read(fr) : -EAGAIN;
+		if (ret < 0) {
 			fr->pending = true;
 			fr->announce = amupmu_cpu_discovered(cpu);
 		}
+		announce = ret > 0;
+		ret = 0;
 	}
 	mutex_unlock(&amupmu_frames_lock);
 	/* under cpus_read_lock(), as amupmu_sysfs_cpu_discovered() wants */
