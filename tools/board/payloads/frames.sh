@@ -54,7 +54,8 @@ tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 tap_check frames-bound test "$(nbound)" = "$ncpu"
 tap_check frames-read-at-load read_once load1 "$all"
-tap_check frames-iomem-claimed test "$(grep -c ' : c[0-9a-f]*\.cpu-frames$' /proc/iomem)" = $((2 * ncpu))
+# /proc/iomem names each frame "DEVICE amu" / "DEVICE pmu"
+tap_check frames-iomem-claimed test "$(grep -c '\.cpu-frames [ap]mu$' /proc/iomem)" = $((2 * ncpu))
 info
 if [ "$bad" = 1 ]; then
 	since load1 >/tmp/load1.log
@@ -72,7 +73,7 @@ if [ "$ncpu" -gt 1 ]; then
 	# nor does binding the node again (while its CPU is offline)
 	dev=$(since load1 | sed -n "s/.*amupmu-frames \([^:]*\): cpu$last: AMIIDR .*(part.*/\1/p" | head -1)
 	mark cycle
-	tap_check frames-unbind sh -c "echo $dev >$drv/unbind && ! grep -q ' : $dev\$' /proc/iomem"
+	tap_check frames-unbind sh -c "echo $dev >$drv/unbind && ! grep -q ' : $dev ' /proc/iomem"
 	echo 0 >/sys/devices/system/cpu/cpu$last/online
 	tap_check frames-bind-cpu-offline sh -c "echo $dev >$drv/bind && [ -e $drv/$dev ]"
 	echo 1 >/sys/devices/system/cpu/cpu$last/online
