@@ -321,7 +321,7 @@ static int amupmu_frames_map(struct platform_device *pdev, struct amupmu_frames 
 			return -EINVAL;
 		unit = match_string(amupmu_frame_reg_names, AMUPMU_NR_FRAME_UNITS, name);
 		if (unit < 0 || fr->base[unit]) {
-			dev_err(dev, "reg-names \"%s\": not \"amu\" or \"pmu\", or named twice\n", name);
+			dev_err(dev, "reg-names \"%s\": not \"amu\" or \"pmu\", or twice\n", name);
 			return -EINVAL;
 		}
 		res = platform_get_resource(pdev, IORESOURCE_MEM, i);
