@@ -5,10 +5,11 @@
 #
 # Usage: dts/check.sh [-o DIR] [DTB...]
 #
-#   Checks the binding (dt-doc-validate), builds its example and validates
-#   it against the binding (dt-extract-example, cpp, dtc, dt-mk-schema,
-#   dt-validate), makes sure the validator does reject a bad node, compiles
-#   every overlay dts/*.dtso, and checks overlaid DTBs:
+#   Checks the bindings (amupmu,pmuv3 and amupmu,cpu-frames: dt-doc-validate),
+#   builds their examples and validates them against the bindings
+#   (dt-extract-example, cpp, dtc, dt-mk-schema, dt-validate), makes sure the
+#   validator does reject a bad node of each, compiles every overlay
+#   dts/*.dtso, and checks overlaid DTBs:
 #    - with no DTB argument: for each board machine of
 #      tools/board/machines.sh (el1: -M virt, GICv2; vhe: -M
 #      virt,virtualization=on,gic-version=3) at -smp 2 and 8, QEMU's DTB
@@ -23,9 +24,13 @@
 #   arm_pmu node in the tree, the interrupt specifier must match it: cell
 #   for cell with a GICv3, PPI number and trigger with a GICv2 (its CPU
 #   mask, cell 2 bits [15:8], depends on -smp and the GIC drivers ignore it).
+#   Each machine's overlaid DTB also gets the mock boards' frame nodes
+#   (machines.sh machine_frames, tools/board/run.sh -f): one
+#   "amupmu,cpu-frames" node per CPU, each naming its own CPU node, valid
+#   against the binding.
 #
 #   -o DIR  keep the products (*.dtbo, MACHINE-smpN-*.dtb, MACHINE-smpN-amupmu.dtb,
-#           *-amupmu.dtb) in DIR.
+#           MACHINE-smpN-frames.dtb, *-amupmu.dtb) in DIR.
 #
 # Output: one "ok - <what>" or "not ok - <what>" line per check (TAP-like,
 # "# SKIP <why>" on skipped checks, "# ..." diagnostics), a "1..N" plan
@@ -57,7 +62,7 @@ OUT=
 while getopts "o:h" opt; do
 	case $opt in
 	o) OUT=$OPTARG ;;
-	h) sed -n '4,38s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,44s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-o DIR] [DTB...]" >&2; exit 2 ;;
 	esac
 done
