@@ -78,7 +78,7 @@ machine_expect() {
 # module (its frame model) may boot with these nodes, as a production
 # build would read the window and take an external abort.
 machine_frames() {
-	local dtb=$1 bus=/platform-bus@c000000 c ph ph0= node k=0 a
+	local dtb=$1 bus=/platform-bus@c000000 c ph ph0='' node k=0 a
 	"${FDTGET:-fdtget}" "$dtb" "$bus" ranges >/dev/null 2>&1 || {
 		echo "machine_frames: $dtb has no $bus" >&2
 		return 1
