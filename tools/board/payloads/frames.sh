@@ -89,8 +89,15 @@ if [ "$ncpu" -gt 1 ]; then
 	echo 1 >/sys/devices/system/cpu/cpu$last/online
 	tap_check frames-read-on-online read_once online2 "$last"
 	info
-	tap_check frames-in-info sh -c \
-		"[ ! -x /tests/frames_info ] || [ \$(/tests/frames_info | grep -c 'amu_frame=1 pmu_frame=1') = $ncpu ]"
+	# AMUPMU_INFO through a development reader (BOARD_EXTRA=.../frames_info:
+	# prints "cpuN flags=... amu_frame=1 pmu_frame=1 ..."), until the
+	# selftests read the frames
+	if [ -x /tests/frames_info ]; then
+		tap_check frames-in-info test \
+			"$(/tests/frames_info | grep -c 'amu_frame=1 pmu_frame=1')" = "$ncpu"
+	else
+		printf 'AMUPMU-BEGIN frames-in-info\nok 1 frames-in-info # SKIP no /tests/frames_info\nAMUPMU-END frames-in-info rc=0\n'
+	fi
 fi
 
 tap_check rmmod rmmod amupmu
