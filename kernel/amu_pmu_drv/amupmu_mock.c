@@ -492,4 +492,5 @@ const struct amupmu_backend amupmu_mock_backend = {
 	.name = "mock",
 	.mock_flags = AMUPMU_CPU_MOCK,
 	.read = amupmu_mock_read,
+	.frame_read = amupmu_mock_frame_read,
 };
