@@ -68,6 +68,8 @@ struct amupmu_backend {
 extern const struct amupmu_backend amupmu_hw_backend;
 #ifdef CONFIG_AMUPMU_MOCK
 extern const struct amupmu_backend amupmu_mock_backend;
+u32 amupmu_mock_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
+			   void __iomem *base, u32 offset);
 #endif
 
 /**

@@ -466,7 +466,6 @@ static void amupmu_amu_fill_cold(struct amupmu_amu_cpu *e, unsigned int cpu,
 			(g ? e->group1 : e->group0)[n] = st->base[g][n] + st->last[g][n];
 }
 
-
 static int amupmu_amu_read_cpus(const struct cpumask *mask, struct amupmu_amu_cpu *ents)
 {
 	struct amupmu_amu_req q = { .mask = mask, .ents = ents };
@@ -506,6 +505,55 @@ static int amupmu_amu_copy_out(const struct amupmu_amu_read *rd,
 	return 0;
 }
 
+/* On the CPU (IPI, or locally with interrupts off): one entry. */
+static void amupmu_amu_read_one_ipi(void *arg)
+{
+	amupmu_amu_read_local(arg);
+}
+
+/*
+ * A set of one CPU (the common case of per-CPU tools and of the library's
+ * local reads): no mask to allocate, the entry on the stack, the local CPU
+ * read in place. Return: 1 when the set is not a single CPU, else 0 or
+ * -errno as amupmu_amu_cmd_read().
+ */
+static int amupmu_amu_read_single(struct amupmu_amu_read *rd)
+{
+	struct amupmu_amu_cpu e = { };
+	struct amupmu_cpu_info ci;
+	unsigned int cpu;
+	u64 word;
+	int ret;
+
+	if (rd->cpus_len != sizeof(u64))
+		return 1;
+	if (copy_from_user(&word, u64_to_user_ptr(rd->cpus_uptr), sizeof(word)))
+		return -EFAULT;
+	if (hweight64(word) != 1)
+		return 1;
+	cpu = __ffs64(word);
+	if (cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -ENODEV;
+	if (rd->nr_cpus < 1)
+		return -EINVAL;
+	if (!access_ok(u64_to_user_ptr(rd->entries_uptr), rd->entry_size))
+		return -EFAULT;
+	e.cpu = cpu;
+	cpus_read_lock();
+	if (!cpu_online(cpu) || !READ_ONCE(per_cpu_ptr(&amupmu_amu_pcpu, cpu)->live))
+		amupmu_amu_fill_cold(&e, cpu, &ci);
+	else
+		smp_call_function_single(cpu, amupmu_amu_read_one_ipi, &e, 1);
+	cpus_read_unlock();
+	ret = amupmu_amu_copy_out(rd, &e, 1);
+	if (!ret) {
+		rd->nr_cpus = 1;
+		rd->entry_size = sizeof(e);
+		rd->timer_freq = arch_timer_get_cntfrq();
+	}
+	return ret;
+}
+
 /**
  * amupmu_amu_cmd_read() - AMUPMU_AMU_READ
  * @rd: the command, copied in; the caller writes it back on success
@@ -521,14 +569,17 @@ int amupmu_amu_cmd_read(struct amupmu_amu_read *rd)
 	unsigned int n, cpu;
 	int ret;
 
-	if (rd->flags || rd->__reserved ||
-	    rd->entry_size < AMUPMU_AMU_CPU_SIZE_VER0 || rd->entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX ||
-	    !IS_ALIGNED(rd->entry_size, sizeof(u64)) || rd->nr_cpus > AMUPMU_AMU_READ_CPUS_MAX)
+	if (rd->flags || rd->__reserved || rd->nr_cpus > AMUPMU_AMU_READ_CPUS_MAX ||
+	    rd->entry_size < AMUPMU_AMU_CPU_SIZE_VER0 ||
+	    rd->entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX || !IS_ALIGNED(rd->entry_size, sizeof(u64)))
 		return -EINVAL;
 	if (!perfmon_capable())
 		return -EACCES;
 	if (!READ_ONCE(amupmu_amu_any))
 		return -EOPNOTSUPP;
+	ret = amupmu_amu_read_single(rd);
+	if (ret <= 0)
+		return ret;
 	if (!zalloc_cpumask_var(&mask, GFP_KERNEL))
 		return -ENOMEM;
 	ret = amupmu_cpuset_from_user(mask, rd->cpus_uptr, rd->cpus_len);

@@ -13,6 +13,7 @@
 #include <linux/bitfield.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/io.h>
 #include <linux/slab.h>
 #include <asm/cputype.h>
 #include <asm/sysreg.h>
@@ -52,9 +53,16 @@ static u64 amupmu_hw_read(enum amupmu_reg reg)
 	}
 }
 
+static u32 amupmu_hw_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
+				void __iomem *base, u32 offset)
+{
+	return readl(base + offset);
+}
+
 const struct amupmu_backend amupmu_hw_backend = {
 	.name = "hardware",
 	.read = amupmu_hw_read,
+	.frame_read = amupmu_hw_frame_read,
 };
 
 /* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
@@ -134,9 +142,9 @@ static int amupmu_cpu_online(unsigned int cpu)
 	}
 	amupmu_amu_cpu_start(c);
 	mutex_unlock(&amupmu_dev.lock);
+	amupmu_frames_cpu_online(cpu);
 
 	amupmu_pmu_cpu_start();
-	amupmu_frames_cpu_online(cpu);
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",

@@ -430,17 +430,17 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_sysfs;
 
-	ret = platform_driver_register(&amupmu_platform_driver);
+	ret = amupmu_frames_init();
 	if (ret)
 		goto out_discovery;
 
-	ret = amupmu_frames_init();
+	ret = platform_driver_register(&amupmu_platform_driver);
 	if (ret)
-		goto out_platform;
+		goto out_frames;
 
 	ret = amupmu_misc_register();
 	if (ret)
-		goto out_frames;
+		goto out_platform;
 	amupmu_debugfs_init();
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
@@ -448,10 +448,10 @@ static int __init amupmu_init(void)
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
-out_frames:
-	amupmu_frames_exit();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
+out_frames:
+	amupmu_frames_exit();
 out_discovery:
 	amupmu_discovery_stop();
 out_sysfs:
@@ -469,8 +469,8 @@ static void __exit amupmu_exit(void)
 {
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
-	amupmu_frames_exit();
 	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_frames_exit();
 	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
 	amupmu_amu_exit();

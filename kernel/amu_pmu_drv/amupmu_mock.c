@@ -222,6 +222,12 @@ static struct amupmu_mock_amu *amupmu_mock_amu_this(void)
 	return m;
 }
 
+/* Is @reg entry n < @nr of the range at @base? */
+static bool amupmu_reg_in(enum amupmu_reg reg, enum amupmu_reg base, unsigned int nr)
+{
+	return reg >= base && reg < base + nr;
+}
+
 static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
 {
 	struct amupmu_mock_amu *m;
@@ -232,14 +238,14 @@ static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
 	m = amupmu_mock_amu_this();
 	if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1) {
 		val = m->k.enable[reg - AMUPMU_REG_AMCNTENSET0];
-	} else if (reg >= AMUPMU_REG_AMEVTYPER0 && reg < AMUPMU_REG_AMEVTYPER0 + AMUPMU_MOCK_CG0NC) {
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVTYPER0, AMUPMU_MOCK_CG0NC)) {
 		val = amupmu_mock_types0[reg - AMUPMU_REG_AMEVTYPER0];
-	} else if (reg >= AMUPMU_REG_AMEVTYPER1 && reg < AMUPMU_REG_AMEVTYPER1 + AMUPMU_MOCK_CG1NC) {
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVTYPER1, AMUPMU_MOCK_CG1NC)) {
 		val = AMUPMU_MOCK_TYPE1_BASE + reg - AMUPMU_REG_AMEVTYPER1;
-	} else if (reg >= AMUPMU_REG_AMEVCNTR0 && reg < AMUPMU_REG_AMEVCNTR0 + AMUPMU_MOCK_CG0NC) {
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR0, AMUPMU_MOCK_CG0NC)) {
 		amupmu_mock_amu_update(m);
 		val = amupmu_mock_amu_value(m, reg - AMUPMU_REG_AMEVCNTR0);
-	} else if (reg >= AMUPMU_REG_AMEVCNTR1 && reg < AMUPMU_REG_AMEVCNTR1 + AMUPMU_MOCK_CG1NC) {
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR1, AMUPMU_MOCK_CG1NC)) {
 		amupmu_mock_amu_update(m);
 		val = amupmu_mock_amu_value(m, AMUPMU_MOCK_AUX0 + reg - AMUPMU_REG_AMEVCNTR1);
 	}
@@ -486,4 +492,5 @@ const struct amupmu_backend amupmu_mock_backend = {
 	.name = "mock",
 	.mock_flags = AMUPMU_CPU_MOCK,
 	.read = amupmu_mock_read,
+	.frame_read = amupmu_mock_frame_read,
 };

@@ -136,6 +136,7 @@ struct amupmu_cpu_field {
 
 #define AMUPMU_FLAG_FIELD(_name, _flag) \
 	{ .name = _name, .kind = AMUPMU_FIELD_FLAG, .need = (_flag) }
+
 #define AMUPMU_REG_FIELD(_name, _member, _need) {				\
 	.name = _name,								\
 	.offset = offsetof(struct amupmu_cpu_info, _member),			\
@@ -143,6 +144,7 @@ struct amupmu_cpu_field {
 		AMUPMU_FIELD_U64 : AMUPMU_FIELD_U32,				\
 	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
 }
+
 #define AMUPMU_HEX_FIELD(_name, _member, _count, _need) {			\
 	.name = _name,								\
 	.offset = offsetof(struct amupmu_cpu_info, _member),			\
@@ -150,13 +152,6 @@ struct amupmu_cpu_field {
 	.count = (_count),							\
 	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
 }
-#define AMUPMU_FRAME_FIELDS(_p, _frame, _need)					\
-	AMUPMU_HEX_FIELD(_p "iidr", _frame.iidr, 1, _need),			\
-	AMUPMU_HEX_FIELD(_p "devarch", _frame.devarch, 1, _need),		\
-	AMUPMU_HEX_FIELD(_p "devid", _frame.devid, 1, _need),			\
-	AMUPMU_HEX_FIELD(_p "devtype", _frame.devtype, 1, _need),		\
-	AMUPMU_HEX_FIELD(_p "pidr", _frame.pidr, 5, _need),			\
-	AMUPMU_HEX_FIELD(_p "cidr", _frame.cidr, 4, _need)
 
 static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
 	AMUPMU_FLAG_FIELD("online", AMUPMU_CPU_ONLINE),
@@ -185,8 +180,18 @@ static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
 	  .need = AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_AMU },
 	AMUPMU_FLAG_FIELD("amu_off", AMUPMU_CPU_AMU_OFF),
 	AMUPMU_FLAG_FIELD("amu_zero", AMUPMU_CPU_AMU_ZERO),
-	AMUPMU_FRAME_FIELDS("am", amu_frame, AMUPMU_CPU_AMU_FRAME),
-	AMUPMU_FRAME_FIELDS("pm", pmu_frame, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("amiidr", amu_frame.iidr, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevarch", amu_frame.devarch, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevid", amu_frame.devid, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevtype", amu_frame.devtype, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("ampidr", amu_frame.pidr, 5, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amcidr", amu_frame.cidr, 4, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("pmiidr", pmu_frame.iidr, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevarch", pmu_frame.devarch, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevid", pmu_frame.devid, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevtype", pmu_frame.devtype, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmpidr", pmu_frame.pidr, 5, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmcidr", pmu_frame.cidr, 4, AMUPMU_CPU_PMU_FRAME),
 	AMUPMU_REG_FIELD("spe_version", spe_version, AMUPMU_CPU_SPE),
 	AMUPMU_REG_FIELD("pmsidr_el1", pmsidr, AMUPMU_CPU_SPE),
 	{ .name = "pmu_counters_view", .kind = AMUPMU_FIELD_VIEW,

@@ -66,3 +66,49 @@ machine_expect() {
 	*) return 1 ;;
 	esac
 }
+
+# machine_frames DTB: give each CPU of DTB (a dumped or overlaid virt DTB,
+# changed in place) an "amupmu,cpu-frames" node (dts/bindings/perf/
+# amupmu,cpu-frames.yaml) with an AMU and a PMU frame, in QEMU's
+# platform-bus window (/platform-bus@c000000, 0x0c000000-0x0dffffff, where
+# QEMU maps dynamic sysbus devices; unused on these boards): CPU node k of
+# /cpus (in DTB order) gets /platform-bus@c000000/cpu-frames@<k*0x2000>,
+# reg <k*0x2000 0x1000> "amu" and <k*0x2000+0x1000 0x1000> "pmu", and
+# cpu = its phandle. Nothing answers there: only the mock build of the
+# module (its frame model) may boot with these nodes, as a production
+# build would read the window and take an external abort.
+machine_frames() {
+	local dtb=$1 bus=/platform-bus@c000000 c ph ph0='' node k=0 a
+	"${FDTGET:-fdtget}" "$dtb" "$bus" ranges >/dev/null 2>&1 || {
+		echo "machine_frames: $dtb has no $bus" >&2
+		return 1
+	}
+	for c in $("${FDTGET:-fdtget}" -l "$dtb" /cpus); do
+		[ "$("${FDTGET:-fdtget}" -t s "$dtb" "/cpus/$c" device_type 2>/dev/null)" = cpu ] || continue
+		ph=$("${FDTGET:-fdtget}" -t x "$dtb" "/cpus/$c" phandle) || return 1
+		a=$((k * 0x2000))
+		node=$bus/cpu-frames@$(printf %x $a)
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible amupmu,cpu-frames &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" reg \
+			"$(printf %x $a)" 1000 "$(printf %x $((a + 0x1000)))" 1000 &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" reg-names amu pmu &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" cpu "$ph" || return 1
+		[ -n "$ph0" ] || ph0=$ph
+		k=$((k + 1))
+	done
+	[ "$k" -gt 0 ] || { echo "machine_frames: no CPU node in $dtb" >&2; return 1; }
+	[ "${2:-}" = bad ] || return 0
+	for a in 100000 102000 104000; do
+		node=$bus/cpu-frames@$a
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible amupmu,cpu-frames &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" reg "$a" 1000 "$(printf %x $((0x$a + 0x1000)))" 1000 ||
+			return 1
+	done
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@100000" reg-names amu pmu &&
+	"${FDTPUT:-fdtput}" -t x "$dtb" "$bus/cpu-frames@100000" cpu "$ph0" &&
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@102000" reg-names amu foo &&
+	"${FDTPUT:-fdtput}" -t x "$dtb" "$bus/cpu-frames@102000" cpu "$ph0" &&
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@104000" reg-names amu pmu
+}
