@@ -136,7 +136,9 @@ t_amu() {
 	log "amu=$1: backend $backend, features: $feats"
 	if [ "$1" = 0 ]; then
 		case " $feats " in *" amu "*) log "amu=0 but features lists amu"; rc=1 ;; esac
-		for f in /sys/class/misc/amupmu/cpu*/amu_version /sys/class/misc/amupmu/cpu*/amc* \
+		# the AMU register files (the frame files am<reg> follow the
+		# devicetree, not the parameter)
+		for f in /sys/class/misc/amupmu/cpu*/amu_version /sys/class/misc/amupmu/cpu*/amc*_el0 \
 			/sys/class/misc/amupmu/cpu*/amu_group*; do
 			[ -e "$f" ] && { log "amu=0 but $f exists"; rc=1; }
 		done
