@@ -112,8 +112,10 @@ enum amupmu_pmu_owner {
  * @AMUPMU_CPU_AMU_OFF: (ABI 2.1) the CPU implements the AMU but amupmu does
  *	not use it: the module parameter amu=0, or a kernel built without
  *	CONFIG_ARM64_AMU_EXTN (whose help says firmware may not have enabled
- *	AMU access at EL3). No AMU register of the CPU is read; @amu_version
- *	still says what the ID register reports.
+ *	AMU access at EL3). No AMU system register of the CPU is read;
+ *	@amu_version still says what the ID register reports. The
+ *	memory-mapped ID frame (@amu_frame), which cannot trap, is still
+ *	read where the devicetree describes it.
  * @AMUPMU_CPU_AMU_ZERO: (ABI 2.1) the AMU is in use, but its core and
  *	constant cycle counters (group 0 counters 0 and 1) both read zero at
  *	discovery: firmware left them disabled or reset (see amcntenset0 and
@@ -702,6 +704,12 @@ struct amupmu_sample {
  * Besides the general contract: EOPNOTSUPP when no CPU has a usable AMU
  * (none implements it, or amupmu_cpu_info.flags has AMUPMU_CPU_AMU_OFF);
  * EACCES without CAP_PERFMON (system-wide counters, like the PMU's).
+ * Checked in this order: the struct (EINVAL: flags, reserved, entry_size,
+ * nr_cpus above the maximum), the privilege (EACCES), an AMU to read
+ * (EOPNOTSUPP), the CPU set (EINVAL, ENODEV, EFAULT), the room for the
+ * entries (EINVAL, EFAULT). Unlike the PMU commands (where ENXIO, a fact
+ * of the board, comes first), the privilege is checked before anything
+ * about the hardware is said.
  */
 
 /**
