@@ -141,6 +141,11 @@ board fuzz 6.12 el1 amupmu mock
 # every session command, under -icount; one kernel on each machine
 board cpupm 6.1 el1 amupmu mock -i
 board cpupm 6.12 vhe amupmu mock -i
+# the CPUs' memory-mapped ID frames ("amupmu,cpu-frames" nodes, which the
+# mock boards get): read once per CPU, hotplug before and after load, the
+# cross-check, refused nodes (-f bad); one kernel on each machine
+board frames 6.1 el1 amupmu mock -f bad
+board frames 6.12 vhe amupmu mock -s 4
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current
