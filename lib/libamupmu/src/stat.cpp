@@ -78,7 +78,7 @@ std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> even
 	const auto have = [&](std::uint16_t n) {
 		return std::ranges::find(events, n) != events.end() || std::ranges::find(add, n) != add.end();
 	};
-	for (const ErratumMatch& m : errata_for(midr)) {
+	for (const ErratumMatch& m : errata_for(midr, ErratumUnit::pmu)) {
 		if (m.applicability != Applicability::yes || !have(m.erratum->event))
 			continue;
 		if (m.erratum->model == ErratumModel::overcount_minus_companion && !have(m.erratum->companion))
@@ -94,7 +94,7 @@ std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> even
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options)
 {
 	const Midr m = decode_midr(midr);
-	for (const ErratumMatch& match : errata_for(midr)) {
+	for (const ErratumMatch& match : errata_for(midr, ErratumUnit::pmu)) {
 		const Erratum& e = *match.erratum;
 		StatRow* row = nullptr;
 		for (StatRow& r : report.rows)
@@ -105,7 +105,7 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 		row->erratum = std::string{e.id};
 		if (match.applicability == Applicability::verify) {
 			row->note = "verify: " + std::string{e.core} + " " + revision_string(m) +
-				    " is after the affected r0p0-r2p1; not compensated";
+				    " is after the affected " + affected_range(e) + "; not compensated";
 			report.notes.push_back(std::string{e.id} + ": " + row->note);
 			continue;
 		}

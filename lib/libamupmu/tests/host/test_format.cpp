@@ -30,7 +30,8 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(ioctl_names(1) == std::vector<std::string>{"AMUPMU_INFO"});
 	CHECK(ioctl_names(0xe) == std::vector<std::string>{"AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL",
 							    "AMUPMU_PMU_READ"});
-	CHECK(ioctl_names(0x10) == std::vector<std::string>{"cmd 0x84"});
+	CHECK(ioctl_names(0x10) == std::vector<std::string>{"AMUPMU_AMU_READ"});
+	CHECK(ioctl_names(0x20) == std::vector<std::string>{"cmd 0x85"});
 	CHECK(to_string(PmuOwner::none) == "none");
 	CHECK(to_string(PmuOwner::kernel) == "kernel");
 	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
@@ -96,7 +97,7 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 2.0"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.1"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
