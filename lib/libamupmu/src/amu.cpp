@@ -597,6 +597,12 @@ std::string format_amu_text(const AmuReport& r)
 std::string format_amu_json(const AmuReport& r, unsigned indent)
 {
 	JsonWriter w{indent};
+	write_amu_json(w, r);
+	return w.str() + "\n";
+}
+
+void write_amu_json(JsonWriter& w, const AmuReport& r)
+{
 	w.begin_object();
 	w.key("command").begin_array();
 	for (const std::string& a : r.command)
@@ -626,7 +632,6 @@ std::string format_amu_json(const AmuReport& r, unsigned indent)
 		w.value(n);
 	w.end_array();
 	w.end_object();
-	return w.str() + "\n";
 }
 
 std::string format_amu_csv(const AmuReport& r, std::string_view sep)

@@ -197,6 +197,9 @@ struct AmuReport {
 /// header naming what was measured, the backend ("mock AMU model" in
 /// capitals when mock) and the flags. Text ends with a newline.
 [[nodiscard]] std::string format_amu_text(const AmuReport& report);
+class JsonWriter;
+/// The report as one JSON object written into w (format_amu_json's body).
+void write_amu_json(JsonWriter& w, const AmuReport& report);
 /// One JSON object (indent 0: one line, for -I streams).
 [[nodiscard]] std::string format_amu_json(const AmuReport& report, unsigned indent = 2);
 /// Separated values, one line per CPU and one "all" line, stable columns:

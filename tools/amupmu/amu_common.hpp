@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The AMU as `amupmu amu` and `amupmu stat --amu` use it: opened and read
+// with the errors worded for people.
+#ifndef AMUPMU_TOOL_AMU_COMMON_HPP
+#define AMUPMU_TOOL_AMU_COMMON_HPP
+
+#include <amupmu/amu.hpp>
+#include <amupmu/error.hpp>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace amupmu::cli {
+
+/// An amupmu::Error whose message ends with a hint; errnum() unchanged.
+class HintedError : public Error {
+public:
+	HintedError(const Error& e, std::string_view hint)
+		: Error{e.operation(), e.errnum(), std::string{e.what()} + " -- " + std::string{hint}}
+	{
+	}
+};
+
+inline constexpr std::string_view no_amu_hint = "no CPU has a usable AMU (QEMU hides it; amu=0?)";
+inline constexpr std::string_view perfmon_hint =
+	"the AMU counters are system-wide: reading them needs CAP_PERFMON (or root)";
+
+/// Rethrows e with the hint its errno calls for (EOPNOTSUPP, EACCES/EPERM).
+[[noreturn]] inline void rethrow_amu(const Error& e)
+{
+	if (e.errnum() == EOPNOTSUPP)
+		throw HintedError{e, no_amu_hint};
+	if (e.errnum() == EACCES || e.errnum() == EPERM)
+		throw HintedError{e, perfmon_hint};
+	throw;
+}
+
+inline Amu open_amu(Device device, std::vector<unsigned> cpus)
+{
+	try {
+		return Amu::create(std::move(device), std::move(cpus));
+	} catch (const Error& e) {
+		rethrow_amu(e);
+	}
+}
+
+inline void read_amu(Amu& amu, AmuReading& out)
+{
+	try {
+		amu.read(out);
+	} catch (const Error& e) {
+		rethrow_amu(e);
+	}
+}
+
+} // namespace amupmu::cli
+
+#endif
