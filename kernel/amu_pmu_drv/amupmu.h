@@ -110,19 +110,18 @@ void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
 /* amupmu_amu.c: the Activity Monitors (read only) */
 struct amupmu_amu_read;
-struct seq_file;
 extern bool amupmu_amu_enabled;
 int amupmu_amu_init(void);
 void amupmu_amu_exit(void);
 void amupmu_amu_discover(struct amupmu_cpu_info *ci);
-void amupmu_amu_cpu_start(void);
+void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
+u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
 int amupmu_amu_cmd_read(struct amupmu_amu_read *rd);
 #ifdef CONFIG_AMUPMU_MOCK
 void amupmu_amu_power_loss(void);
-/* amupmu_mock.c: the AMU model's knobs (debugfs amu_model) */
-int amupmu_mock_amu_set(unsigned int cpu, const char *knob, u64 val);
-void amupmu_mock_amu_show(struct seq_file *m);
+/* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
+extern const struct file_operations amupmu_mock_amu_fops;
 void amupmu_mock_amu_stop(void);
 void amupmu_mock_amu_start(void);
 void amupmu_mock_amu_power_loss(void);
@@ -137,6 +136,9 @@ void amupmu_frames_cpu_online(unsigned int cpu);
 struct amupmu_session;
 struct device;
 
+#define AMUPMU_CPUS_LEN_MAX	1024	/* bytes of a CPU set bitmap */
+struct cpumask;
+int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len);
 int amupmu_pmu_init(void);
 void amupmu_pmu_exit(void);
 int amupmu_pmu_claim(struct device *dev, int irq);

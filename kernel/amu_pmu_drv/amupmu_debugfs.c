@@ -10,6 +10,11 @@
  * without the reset, as an idle entry that a notifier refused. Bad input:
  * EINVAL; an offline CPU: ENODEV; cpu_pm_enter() refused: its errno.
  * Reading prints "cpu<N> enter=<n> exit=<n>" for each possible CPU.
+ * The reset also restarts the mock AMU's counters from zero
+ * (amupmu_amu_power_loss()), as a power-down firmware does not restore.
+ *
+ * Test builds also add amu_model, the knobs of the mock AMU model
+ * (amupmu_mock.c has the format).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -56,8 +61,10 @@ static int amupmu_cpu_pm_cycle(void *arg)
 	req->ret = cpu_pm_enter();
 	if (!req->ret) {
 		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
-		if (req->power_loss)
+		if (req->power_loss) {
 			amupmu_pmu_power_loss();
+			amupmu_amu_power_loss();
+		}
 		cpu_pm_exit();
 		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_exits));
 	}
@@ -129,6 +136,7 @@ void amupmu_debugfs_init(void)
 	amupmu_debugfs_dir = debugfs_create_dir(KBUILD_MODNAME, NULL);
 #ifdef CONFIG_AMUPMU_MOCK
 	debugfs_create_file("cpu_pm", 0600, amupmu_debugfs_dir, NULL, &amupmu_cpu_pm_fops);
+	debugfs_create_file("amu_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_amu_fops);
 #endif
 }
 

@@ -47,8 +47,9 @@ static u64 amupmu_hw_read(enum amupmu_reg reg)
 		return read_sysreg_s(SYS_PMBIDR_EL1);
 	case AMUPMU_REG_PMSIDR:
 		return read_sysreg_s(SYS_PMSIDR_EL1);
+	default:
+		return amupmu_amu_hw_read(reg);
 	}
-	return 0;
 }
 
 const struct amupmu_backend amupmu_hw_backend = {
@@ -97,16 +98,8 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 			ci->pmmir = rd(AMUPMU_REG_PMMIR);
 		}
 	}
-	/*
-	 * AMU: firmware that leaves CPTR_EL3.TAM set makes every AMU access
-	 * trap to EL3; the kernel's only opt-out is CONFIG_ARM64_AMU_EXTN=n
-	 * (Documentation/arch/arm64/amu.rst), so honour it.
-	 */
-	if (ci->amu_version && (be->mock_flags || IS_ENABLED(CONFIG_ARM64_AMU_EXTN))) {
-		ci->flags |= AMUPMU_CPU_AMU;
-		ci->amcfgr = rd(AMUPMU_REG_AMCFGR);
-		ci->amcgcr = rd(AMUPMU_REG_AMCGCR);
-	}
+	/* AMU: per CPU, and only where it may be touched (amupmu_amu.c) */
+	amupmu_amu_discover(ci);
 	/*
 	 * SPE: PMS* registers trap to EL3 when firmware keeps the profiling
 	 * buffer (PMBIDR_EL1.P set); only then is PMSIDR_EL1 safe, as in
@@ -139,9 +132,11 @@ static int amupmu_cpu_online(unsigned int cpu)
 	} else {
 		c->flags |= AMUPMU_CPU_ONLINE;
 	}
+	amupmu_amu_cpu_start(c);
 	mutex_unlock(&amupmu_dev.lock);
 
 	amupmu_pmu_cpu_start();
+	amupmu_frames_cpu_online(cpu);
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
@@ -153,6 +148,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 
 static int amupmu_cpu_offline(unsigned int cpu)
 {
+	amupmu_amu_cpu_stop();
 	amupmu_pmu_cpu_stop();
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;

@@ -28,7 +28,9 @@
 
 /* the first published sizes are ABI */
 static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1);
-static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1);
+static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2);
+static_assert(sizeof(struct amupmu_amu_read) == AMUPMU_AMU_READ_SIZE_VER0);
+static_assert(sizeof(struct amupmu_amu_cpu) == AMUPMU_AMU_CPU_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
@@ -164,12 +166,20 @@ static int amupmu_ioctl_pmu_read(struct amupmu_ucmd *ucmd)
 	return amupmu_ioctl_pmu(ucmd, AMUPMU_CMD_PMU_READ, sizeof(struct amupmu_pmu_read));
 }
 
+static int amupmu_ioctl_amu_read(struct amupmu_ucmd *ucmd)
+{
+	int ret = amupmu_amu_cmd_read(ucmd->cmd);
+
+	return ret ?: amupmu_ucmd_respond(ucmd, sizeof(struct amupmu_amu_read));
+}
+
 /* Every command's struct, so the dispatcher can copy any of them. */
 union amupmu_ucmd_buffer {
 	struct amupmu_info info;
 	struct amupmu_pmu_config pmu_config;
 	struct amupmu_pmu_ctl pmu_ctl;
 	struct amupmu_pmu_read pmu_read;
+	struct amupmu_amu_read amu_read;
 };
 
 /**
@@ -202,6 +212,8 @@ static const struct amupmu_ioctl_op amupmu_ioctl_ops[] = {
 			struct amupmu_pmu_ctl, AMUPMU_PMU_CTL_SIZE_VER0),
 	AMUPMU_IOCTL_OP(AMUPMU_CMD_PMU_READ, amupmu_ioctl_pmu_read,
 			struct amupmu_pmu_read, AMUPMU_PMU_READ_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_AMU_READ, amupmu_ioctl_amu_read,
+			struct amupmu_amu_read, AMUPMU_AMU_READ_SIZE_VER0),
 };
 
 static u64 amupmu_supported_ioctls(void)
@@ -402,9 +414,13 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_cpus_free;
 
-	ret = amupmu_sysfs_init();
+	ret = amupmu_amu_init();
 	if (ret)
 		goto out_cpus;
+
+	ret = amupmu_sysfs_init();
+	if (ret)
+		goto out_amu;
 
 	/*
 	 * Discovery's hotplug callbacks first: once the platform driver owns
@@ -418,9 +434,13 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_discovery;
 
-	ret = amupmu_misc_register();
+	ret = amupmu_frames_init();
 	if (ret)
 		goto out_platform;
+
+	ret = amupmu_misc_register();
+	if (ret)
+		goto out_frames;
 	amupmu_debugfs_init();
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
@@ -428,12 +448,16 @@ static int __init amupmu_init(void)
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
+out_frames:
+	amupmu_frames_exit();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
 out_discovery:
 	amupmu_discovery_stop();
 out_sysfs:
 	amupmu_sysfs_exit();
+out_amu:
+	amupmu_amu_exit();
 out_cpus:
 	amupmu_pmu_exit();
 out_cpus_free:
@@ -445,9 +469,11 @@ static void __exit amupmu_exit(void)
 {
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
+	amupmu_frames_exit();
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
+	amupmu_amu_exit();
 	amupmu_pmu_exit();
 	amupmu_cpus_free();
 }

@@ -6,13 +6,24 @@
  * identification registers stay the real ones.
  *
  * The model is a CPU with FEAT_AMUv1 (4 architected group 0 counters,
- * 2 auxiliary group 1 counters, 64-bit) and FEAT_SPE (v1, Neoverse-N1-like
+ * 2 auxiliary group 1 counters, 64-bit; see "AMU model" below) and FEAT_SPE (v1, Neoverse-N1-like
  * PMSIDR_EL1: all filters, 256-op minimum interval, 64-byte records).
  * Field layouts are those of the Arm ARM (DDI 0487).
  */
 #include <linux/bitfield.h>
 #include <linux/bits.h>
+#include <linux/cpu.h>
+#include <linux/fs.h>
+#include <linux/kernel.h>
+#include <linux/math64.h>
+#include <linux/percpu.h>
+#include <linux/seq_file.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/tick.h>
+#include <linux/uaccess.h>
 #include <asm/sysreg.h>
+#include <clocksource/arm_arch_timer.h>
 
 #include "amupmu.h"
 
@@ -36,6 +47,414 @@
 
 #define AMUPMU_MOCK_CG0NC	4
 #define AMUPMU_MOCK_CG1NC	2
+
+/*
+ * AMU model.
+ *
+ * Each CPU's counters follow the machine: CNT_CYCLES advances at the system
+ * counter's rate (CNTFRQ_EL0) while the CPU is active, i.e. not idle (the
+ * architecture stops both cycle counters in WFI/WFE); CPU_CYCLES at "freq"
+ * Hz of active time; INST_RETIRED at ipc/1000 per CPU cycle,
+ * STALL_BACKEND_MEM at stall/1000, group 1 counter n (event type 0x0300 + n)
+ * at aux<n>/1000. "active" is auto (the kernel's idle time of that CPU:
+ * active = wall time - idle time) or a fixed share in 1/1000. The counters
+ * start as if they had counted since boot at the default rates, are 64-bit
+ * and monotonic, stop while the CPU is offline, and hold their value while
+ * their AMCNTENSET bit (enable0/enable1) is clear. The debugfs cpu_pm file
+ * resets them to zero as a power-down that firmware does not save and
+ * restore would (amupmu_mock_amu_power_loss()).
+ *
+ * A knob change starts a new segment: the counters' values at that moment
+ * become its base, and each counter is base + rate * active ticks since,
+ * computed with 128-bit intermediates, so no rounding accumulates.
+ *
+ * Knobs, /sys/kernel/debug/amupmu/amu_model (0600):
+ *   write "<cpu> key=value [key=value ...]": freq (1000000-10000000000 Hz),
+ *   ipc (0-8000), stall (0-1000), active (0-1000 or auto), aux0, aux1
+ *   (0-1000), enable0 (mask within 0xf), enable1 (within 0x3). All keys
+ *   are checked before any applies: bad input EINVAL, an offline CPU
+ *   ENODEV, and nothing changes.
+ *   read: "cpu<N> freq=.. ipc=.. stall=.. active=.. aux0=.. aux1=..
+ *   enable0=0x.. enable1=0x.." per possible CPU.
+ * Defaults: freq=2000000000 ipc=1500 stall=250 active=auto aux0=500
+ * aux1=250 enable0=0xf enable1=0x3.
+ */
+enum {
+	AMUPMU_MOCK_CPU_CYCLES,		/* group 0 counter 0 */
+	AMUPMU_MOCK_CNT_CYCLES,
+	AMUPMU_MOCK_INST_RETIRED,
+	AMUPMU_MOCK_STALL_BACKEND_MEM,
+	AMUPMU_MOCK_AUX0,		/* group 1 counter 0 */
+	AMUPMU_MOCK_AUX1,
+	AMUPMU_MOCK_NR_CNT,
+};
+
+static const u16 amupmu_mock_types0[AMUPMU_MOCK_CG0NC] = { 0x0011, 0x4004, 0x0008, 0x4005 };
+#define AMUPMU_MOCK_TYPE1_BASE	0x0300
+#define AMUPMU_MOCK_ACTIVE_AUTO	U32_MAX
+
+/**
+ * struct amupmu_mock_knobs - the model's rates for one CPU
+ * @freq: CPU_CYCLES per second of active time
+ * @ipc: INST_RETIRED per 1000 CPU cycles
+ * @stall: STALL_BACKEND_MEM per 1000 CPU cycles
+ * @active: active share in 1/1000, or AMUPMU_MOCK_ACTIVE_AUTO
+ * @aux: group 1 counters, per 1000 CPU cycles
+ * @enable: AMCNTENSET0_EL0, AMCNTENSET1_EL0
+ */
+struct amupmu_mock_knobs {
+	u64 freq;
+	u32 ipc;
+	u32 stall;
+	u32 active;
+	u32 aux[AMUPMU_MOCK_CG1NC];
+	u32 enable[2];
+};
+
+/**
+ * struct amupmu_mock_amu - one CPU's model
+ * @k: its knobs
+ * @started: set up (at the first access on the CPU)
+ * @running: online: time advances the counters
+ * @t_last: system counter at the last update
+ * @idle_last: the CPU's idle time in us at the last update (auto)
+ * @active: active system-counter ticks ever
+ * @seg_active: @active when the segment started
+ * @seg_base: the counters' values when the segment started
+ *
+ * Touched only on its CPU, with interrupts off.
+ */
+struct amupmu_mock_amu {
+	struct amupmu_mock_knobs k;
+	bool started;
+	bool running;
+	u64 t_last;
+	u64 idle_last;
+	u64 active;
+	u64 seg_active;
+	u64 seg_base[AMUPMU_MOCK_NR_CNT];
+};
+
+static DEFINE_PER_CPU(struct amupmu_mock_amu, amupmu_mock_amu);
+
+static const struct amupmu_mock_knobs amupmu_mock_defaults = {
+	.freq = 2000000000, .ipc = 1500, .stall = 250, .active = AMUPMU_MOCK_ACTIVE_AUTO,
+	.aux = { 500, 250 }, .enable = { GENMASK(AMUPMU_MOCK_CG0NC - 1, 0),
+					 GENMASK(AMUPMU_MOCK_CG1NC - 1, 0) },
+};
+
+static u64 amupmu_mock_idle_us(void)
+{
+	return get_cpu_idle_time_us(smp_processor_id(), NULL);
+}
+
+/* Bring @m->active up to now. */
+static void amupmu_mock_amu_update(struct amupmu_mock_amu *m)
+{
+	u64 now = arch_timer_read_counter(), dt, idle, didle;
+
+	if (!m->running)
+		return;
+	dt = now - m->t_last;
+	m->t_last = now;
+	if (m->k.active != AMUPMU_MOCK_ACTIVE_AUTO) {
+		m->active += div_u64(dt * m->k.active, 1000);
+		return;
+	}
+	idle = amupmu_mock_idle_us();
+	if (idle == (u64)-1) {		/* no NOHZ idle accounting: always active */
+		m->active += dt;
+		return;
+	}
+	didle = mul_u64_u64_div_u64(idle - m->idle_last, arch_timer_get_cntfrq(), USEC_PER_SEC);
+	m->idle_last = idle;
+	m->active += dt - min(dt, didle);
+}
+
+/* Counter @i now, from the segment's base and the active ticks since. */
+static u64 amupmu_mock_amu_value(const struct amupmu_mock_amu *m, unsigned int i)
+{
+	u64 da = m->active - m->seg_active, freq = m->k.freq, hz = arch_timer_get_cntfrq();
+	bool on = i < AMUPMU_MOCK_AUX0 ? m->k.enable[0] & BIT(i) :
+					  m->k.enable[1] & BIT(i - AMUPMU_MOCK_AUX0);
+
+	if (!on)
+		return m->seg_base[i];
+	switch (i) {
+	case AMUPMU_MOCK_CPU_CYCLES:
+		return m->seg_base[i] + mul_u64_u64_div_u64(da, freq, hz);
+	case AMUPMU_MOCK_CNT_CYCLES:
+		return m->seg_base[i] + da;
+	case AMUPMU_MOCK_INST_RETIRED:
+		return m->seg_base[i] + mul_u64_u64_div_u64(da, freq * m->k.ipc, hz * 1000);
+	case AMUPMU_MOCK_STALL_BACKEND_MEM:
+		return m->seg_base[i] + mul_u64_u64_div_u64(da, freq * m->k.stall, hz * 1000);
+	default:
+		return m->seg_base[i] +
+		       mul_u64_u64_div_u64(da, freq * m->k.aux[i - AMUPMU_MOCK_AUX0], hz * 1000);
+	}
+}
+
+/* Start a new segment (before a knob changes). */
+static void amupmu_mock_amu_segment(struct amupmu_mock_amu *m)
+{
+	unsigned int i;
+
+	amupmu_mock_amu_update(m);
+	for (i = 0; i < AMUPMU_MOCK_NR_CNT; i++)
+		m->seg_base[i] = amupmu_mock_amu_value(m, i);
+	m->seg_active = m->active;
+}
+
+/* The model of this CPU, set up on first use: counting since boot. */
+static struct amupmu_mock_amu *amupmu_mock_amu_this(void)
+{
+	struct amupmu_mock_amu *m = this_cpu_ptr(&amupmu_mock_amu);
+
+	if (!m->started) {
+		m->k = amupmu_mock_defaults;
+		m->t_last = arch_timer_read_counter();
+		m->idle_last = amupmu_mock_idle_us();
+		m->active = m->t_last;
+		m->running = true;
+		m->started = true;
+	}
+	return m;
+}
+
+/* Is @reg entry n < @nr of the range at @base? */
+static bool amupmu_reg_in(enum amupmu_reg reg, enum amupmu_reg base, unsigned int nr)
+{
+	return reg >= base && reg < base + nr;
+}
+
+static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
+{
+	struct amupmu_mock_amu *m;
+	unsigned long flags;
+	u64 val = 0;
+
+	local_irq_save(flags);
+	m = amupmu_mock_amu_this();
+	if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1) {
+		val = m->k.enable[reg - AMUPMU_REG_AMCNTENSET0];
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVTYPER0, AMUPMU_MOCK_CG0NC)) {
+		val = amupmu_mock_types0[reg - AMUPMU_REG_AMEVTYPER0];
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVTYPER1, AMUPMU_MOCK_CG1NC)) {
+		val = AMUPMU_MOCK_TYPE1_BASE + reg - AMUPMU_REG_AMEVTYPER1;
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR0, AMUPMU_MOCK_CG0NC)) {
+		amupmu_mock_amu_update(m);
+		val = amupmu_mock_amu_value(m, reg - AMUPMU_REG_AMEVCNTR0);
+	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR1, AMUPMU_MOCK_CG1NC)) {
+		amupmu_mock_amu_update(m);
+		val = amupmu_mock_amu_value(m, AMUPMU_MOCK_AUX0 + reg - AMUPMU_REG_AMEVCNTR1);
+	}
+	/* AMCR_EL0 and unimplemented counters read 0 */
+	local_irq_restore(flags);
+	return val;
+}
+
+/* This CPU goes offline: its counters stop. Interrupts off. */
+void amupmu_mock_amu_stop(void)
+{
+	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
+
+	amupmu_mock_amu_update(m);
+	m->running = false;
+}
+
+/* This CPU is back online: its counters go on from where they stopped. */
+void amupmu_mock_amu_start(void)
+{
+	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
+
+	if (m->running)
+		return;
+	m->t_last = arch_timer_read_counter();
+	m->idle_last = amupmu_mock_idle_us();
+	m->running = true;
+}
+
+/* A power-down nobody saved the counters across: they restart from zero. */
+void amupmu_mock_amu_power_loss(void)
+{
+	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
+
+	amupmu_mock_amu_update(m);
+	memset(m->seg_base, 0, sizeof(m->seg_base));
+	m->seg_active = m->active;
+}
+
+/* ------------------------------------------------------------ amu_model file */
+
+/**
+ * struct amupmu_mock_set - one write of amu_model: the knobs given
+ * @k: the new values (only those in @given count)
+ * @given: bit n: field n of enum amupmu_mock_key was given
+ */
+struct amupmu_mock_set {
+	struct amupmu_mock_knobs k;
+	u32 given;
+};
+
+enum amupmu_mock_key {
+	AMUPMU_KEY_FREQ, AMUPMU_KEY_IPC, AMUPMU_KEY_STALL, AMUPMU_KEY_ACTIVE,
+	AMUPMU_KEY_AUX0, AMUPMU_KEY_AUX1, AMUPMU_KEY_ENABLE0, AMUPMU_KEY_ENABLE1,
+	AMUPMU_KEY_NR,
+};
+
+static const char * const amupmu_mock_key_names[AMUPMU_KEY_NR] = {
+	"freq", "ipc", "stall", "active", "aux0", "aux1", "enable0", "enable1",
+};
+
+/* { min, max } of each key */
+static const u64 amupmu_mock_key_range[AMUPMU_KEY_NR][2] = {
+	{ 1000000, 10000000000ULL }, { 0, 8000 }, { 0, 1000 }, { 0, 1000 },
+	{ 0, 1000 }, { 0, 1000 },
+	{ 0, GENMASK(AMUPMU_MOCK_CG0NC - 1, 0) }, { 0, GENMASK(AMUPMU_MOCK_CG1NC - 1, 0) },
+};
+
+static int amupmu_mock_parse_kv(struct amupmu_mock_set *set, char *tok)
+{
+	char *val = strchr(tok, '=');
+	unsigned int key;
+	u64 v;
+
+	if (!val)
+		return -EINVAL;
+	*val++ = '\0';
+	for (key = 0; key < AMUPMU_KEY_NR; key++)
+		if (!strcmp(tok, amupmu_mock_key_names[key]))
+			break;
+	if (key == AMUPMU_KEY_NR || (set->given & BIT(key)))
+		return -EINVAL;
+	if (key == AMUPMU_KEY_ACTIVE && !strcmp(val, "auto"))
+		v = AMUPMU_MOCK_ACTIVE_AUTO;
+	else if (kstrtou64(val, 0, &v) || v < amupmu_mock_key_range[key][0] ||
+		 v > amupmu_mock_key_range[key][1])
+		return -EINVAL;
+	set->given |= BIT(key);
+	switch (key) {
+	case AMUPMU_KEY_FREQ:
+		set->k.freq = v;
+		break;
+	case AMUPMU_KEY_IPC:
+		set->k.ipc = v;
+		break;
+	case AMUPMU_KEY_STALL:
+		set->k.stall = v;
+		break;
+	case AMUPMU_KEY_ACTIVE:
+		set->k.active = v;
+		break;
+	case AMUPMU_KEY_AUX0:
+	case AMUPMU_KEY_AUX1:
+		set->k.aux[key - AMUPMU_KEY_AUX0] = v;
+		break;
+	default:
+		set->k.enable[key - AMUPMU_KEY_ENABLE0] = v;
+		break;
+	}
+	return 0;
+}
+
+/* On the CPU (IPI): a new segment with the new knobs. */
+static void amupmu_mock_apply(void *arg)
+{
+	const struct amupmu_mock_set *set = arg;
+	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
+	struct amupmu_mock_knobs *k = &m->k;
+
+	amupmu_mock_amu_segment(m);
+	if (set->given & BIT(AMUPMU_KEY_ACTIVE) && set->k.active == AMUPMU_MOCK_ACTIVE_AUTO)
+		m->idle_last = amupmu_mock_idle_us();	/* auto from now on */
+	if (set->given & BIT(AMUPMU_KEY_FREQ))
+		k->freq = set->k.freq;
+	if (set->given & BIT(AMUPMU_KEY_IPC))
+		k->ipc = set->k.ipc;
+	if (set->given & BIT(AMUPMU_KEY_STALL))
+		k->stall = set->k.stall;
+	if (set->given & BIT(AMUPMU_KEY_ACTIVE))
+		k->active = set->k.active;
+	if (set->given & BIT(AMUPMU_KEY_AUX0))
+		k->aux[0] = set->k.aux[0];
+	if (set->given & BIT(AMUPMU_KEY_AUX1))
+		k->aux[1] = set->k.aux[1];
+	if (set->given & BIT(AMUPMU_KEY_ENABLE0))
+		k->enable[0] = set->k.enable[0];
+	if (set->given & BIT(AMUPMU_KEY_ENABLE1))
+		k->enable[1] = set->k.enable[1];
+}
+
+static ssize_t amupmu_mock_amu_write(struct file *file, const char __user *ubuf, size_t len,
+				     loff_t *ppos)
+{
+	struct amupmu_mock_set set = { };
+	char buf[256], *p, *tok;
+	unsigned int cpu;
+	int ret;
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	p = strim(buf);
+	tok = strsep(&p, " ");
+	if (kstrtouint(tok, 10, &cpu) || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	while ((tok = strsep(&p, " "))) {
+		if (!*tok)
+			continue;
+		ret = amupmu_mock_parse_kv(&set, tok);
+		if (ret)
+			return ret;
+	}
+	if (!set.given)
+		return -EINVAL;
+
+	cpus_read_lock();
+	if (!cpu_online(cpu))
+		ret = -ENODEV;
+	else
+		ret = smp_call_function_single(cpu, amupmu_mock_apply, &set, 1);
+	cpus_read_unlock();
+	return ret ?: len;
+}
+
+static int amupmu_mock_amu_show(struct seq_file *sf, void *v)
+{
+	const struct amupmu_mock_amu *m;
+	struct amupmu_mock_knobs k;
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		m = per_cpu_ptr(&amupmu_mock_amu, cpu);
+		k = READ_ONCE(m->started) ? m->k : amupmu_mock_defaults;
+		seq_printf(sf, "cpu%u freq=%llu ipc=%u stall=%u ", cpu, k.freq, k.ipc, k.stall);
+		if (k.active == AMUPMU_MOCK_ACTIVE_AUTO)
+			seq_puts(sf, "active=auto");
+		else
+			seq_printf(sf, "active=%u", k.active);
+		seq_printf(sf, " aux0=%u aux1=%u enable0=0x%x enable1=0x%x\n",
+			   k.aux[0], k.aux[1], k.enable[0], k.enable[1]);
+	}
+	return 0;
+}
+
+static int amupmu_mock_amu_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, amupmu_mock_amu_show, inode->i_private);
+}
+
+const struct file_operations amupmu_mock_amu_fops = {
+	.owner = THIS_MODULE,
+	.open = amupmu_mock_amu_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = amupmu_mock_amu_write,
+};
 
 static u64 amupmu_mock_read(enum amupmu_reg reg)
 {
@@ -62,6 +481,9 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 		       FIELD_PREP(AMUPMU_PMSIDR_MAXSIZE, 6) |	/* 64 bytes */
 		       FIELD_PREP(AMUPMU_PMSIDR_COUNTSIZE, 2);	/* 12-bit saturating */
 	default:
+		/* the AMU registers, numbered from AMUPMU_REG_AMCR on */
+		if (reg >= AMUPMU_REG_AMCR)
+			return amupmu_mock_amu_read(reg);
 		return amupmu_hw_backend.read(reg);
 	}
 }

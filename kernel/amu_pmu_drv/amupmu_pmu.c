@@ -142,7 +142,6 @@ static_assert(AMUPMU_CYCLE_IDX == 31);
 #define AMUPMU_EV_ALL		(AMUPMU_EV_EXCL_USER | AMUPMU_EV_EXCL_KERNEL | \
 				 AMUPMU_EV_EXCL_HV | AMUPMU_EV_EXCL_HOST | \
 				 AMUPMU_EV_EXCL_GUEST | AMUPMU_EV_RAW)
-#define AMUPMU_CPUS_LEN_MAX	1024
 
 /**
  * struct amupmu_pmu_counter - one hardware counter of one CPU
@@ -1160,18 +1159,27 @@ struct amupmu_config_req {
 	unsigned long old_locked;
 };
 
-static int amupmu_read_cpuset(struct cpumask *mask, const struct amupmu_pmu_config *cfg)
+/**
+ * amupmu_cpuset_from_user() - a CPU set of the ABI into a cpumask
+ * @mask: gets the set's CPUs (bits are only set)
+ * @uptr: user pointer to the bitmap of __u64 words
+ * @len: its bytes: a multiple of 8 from 8 to AMUPMU_CPUS_LEN_MAX
+ *
+ * Return: 0; -EINVAL for a bad @len or an empty set; -ENODEV for a CPU that
+ * is not possible; -EFAULT, -ENOMEM.
+ */
+int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len)
 {
 	unsigned long *bits;
-	unsigned int cpu, nbits = cfg->cpus_len * BITS_PER_BYTE;
+	unsigned int cpu, nbits = len * BITS_PER_BYTE;
 	int ret = 0;
 
-	if (!cfg->cpus_len || cfg->cpus_len % sizeof(u64) || cfg->cpus_len > AMUPMU_CPUS_LEN_MAX)
+	if (!len || len % sizeof(u64) || len > AMUPMU_CPUS_LEN_MAX)
 		return -EINVAL;
 	bits = bitmap_zalloc(nbits, GFP_KERNEL);
 	if (!bits)
 		return -ENOMEM;
-	if (copy_from_user(bits, u64_to_user_ptr(cfg->cpus_uptr), cfg->cpus_len)) {
+	if (copy_from_user(bits, u64_to_user_ptr(uptr), len)) {
 		ret = -EFAULT;
 		goto out;
 	}
@@ -1252,7 +1260,7 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 	if (sampling ? !is_power_of_2(cfg->ring_pages) || cfg->ring_pages > AMUPMU_RING_PAGES_MAX
 		     : cfg->ring_pages)
 		return -EINVAL;
-	return amupmu_read_cpuset(req->cpus, cfg);
+	return amupmu_cpuset_from_user(req->cpus, cfg->cpus_uptr, cfg->cpus_len);
 }
 
 /*

@@ -4,7 +4,8 @@
  * Documented in Documentation/ABI/testing/sysfs-class-misc-amupmu.
  *
  *   abi_version features pmu_owner backend
- *   cpuN/{online,discovered,midr_el1,...}
+ *   cpuN/{online,discovered,midr_el1,...,amcfgr_el0,amu_group0_events,...,
+ *	   amiidr,ampidr,...,pmiidr,...}
  *
  * cpuN/ are named attribute groups of the misc device, so they exist when
  * its uevent goes out. online and discovered are always there; a register
@@ -97,29 +98,58 @@ static const struct attribute_group amupmu_dev_group = {
 /* ------------------------------------------------------------ cpuN/ */
 
 /**
+ * enum amupmu_field_kind - how a cpuN/ file shows its field
+ * @AMUPMU_FIELD_U32: a u32 in decimal
+ * @AMUPMU_FIELD_U64: a 64-bit register, 0x%016llx
+ * @AMUPMU_FIELD_HEX32: @count u32 registers, 0x%08x each, space-separated
+ * @AMUPMU_FIELD_FLAG: a flag of amupmu_cpu_info.flags as 0/1, always visible
+ * @AMUPMU_FIELD_VIEW: the exclusive-mode counter view (amupmu_pmu_cpu_view())
+ * @AMUPMU_FIELD_EVTYPES0: the group 0 AMU event types, 0x%04x each
+ * @AMUPMU_FIELD_EVTYPES1: the group 1 AMU event types, 0x%04x each
+ */
+enum amupmu_field_kind {
+	AMUPMU_FIELD_U32,
+	AMUPMU_FIELD_U64,
+	AMUPMU_FIELD_HEX32,
+	AMUPMU_FIELD_FLAG,
+	AMUPMU_FIELD_VIEW,
+	AMUPMU_FIELD_EVTYPES0,
+	AMUPMU_FIELD_EVTYPES1,
+};
+
+/**
  * struct amupmu_cpu_field - one file of cpuN/: a field of amupmu_cpu_info
  * @name: file name
  * @offset: offsetof() the field in struct amupmu_cpu_info
- * @is_u64: a 64-bit register, shown as 0x%016llx; else a u32 in decimal
- * @is_flag: a flag of amupmu_cpu_info.flags shown as 0/1, always visible
- * @is_view: the exclusive-mode counter view (amupmu_pmu_cpu_view())
+ * @kind: enum amupmu_field_kind
+ * @count: registers shown by an AMUPMU_FIELD_HEX32 file
  * @need: flags the CPU must all have for the file to exist (for a flag
  *	file: the flag it shows)
  */
 struct amupmu_cpu_field {
 	const char *name;
 	size_t offset;
-	bool is_u64;
-	bool is_flag;
-	bool is_view;
+	enum amupmu_field_kind kind;
+	unsigned int count;
 	u32 need;
 };
 
-#define AMUPMU_FLAG_FIELD(_name, _flag) { .name = _name, .is_flag = true, .need = (_flag) }
+#define AMUPMU_FLAG_FIELD(_name, _flag) \
+	{ .name = _name, .kind = AMUPMU_FIELD_FLAG, .need = (_flag) }
+
 #define AMUPMU_REG_FIELD(_name, _member, _need) {				\
 	.name = _name,								\
 	.offset = offsetof(struct amupmu_cpu_info, _member),			\
-	.is_u64 = sizeof_field(struct amupmu_cpu_info, _member) == sizeof(u64),	\
+	.kind = sizeof_field(struct amupmu_cpu_info, _member) == sizeof(u64) ?	\
+		AMUPMU_FIELD_U64 : AMUPMU_FIELD_U32,				\
+	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
+}
+
+#define AMUPMU_HEX_FIELD(_name, _member, _count, _need) {			\
+	.name = _name,								\
+	.offset = offsetof(struct amupmu_cpu_info, _member),			\
+	.kind = AMUPMU_FIELD_HEX32,						\
+	.count = (_count),							\
 	.need = AMUPMU_CPU_DISCOVERED | (_need),				\
 }
 
@@ -139,9 +169,32 @@ static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
 	AMUPMU_REG_FIELD("amu_version", amu_version, AMUPMU_CPU_AMU),
 	AMUPMU_REG_FIELD("amcfgr_el0", amcfgr, AMUPMU_CPU_AMU),
 	AMUPMU_REG_FIELD("amcgcr_el0", amcgcr, AMUPMU_CPU_AMU),
+	AMUPMU_REG_FIELD("amcr_el0", amcr, AMUPMU_CPU_AMU),
+	AMUPMU_HEX_FIELD("amcntenset0_el0", amcntenset0, 1, AMUPMU_CPU_AMU),
+	AMUPMU_HEX_FIELD("amcntenset1_el0", amcntenset1, 1, AMUPMU_CPU_AMU),
+	{ .name = "amu_group0_events", .kind = AMUPMU_FIELD_EVTYPES0,
+	  .offset = offsetof(struct amupmu_cpu_info, amevtyper0),
+	  .need = AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_AMU },
+	{ .name = "amu_group1_events", .kind = AMUPMU_FIELD_EVTYPES1,
+	  .offset = offsetof(struct amupmu_cpu_info, amevtyper1),
+	  .need = AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_AMU },
+	AMUPMU_FLAG_FIELD("amu_off", AMUPMU_CPU_AMU_OFF),
+	AMUPMU_FLAG_FIELD("amu_zero", AMUPMU_CPU_AMU_ZERO),
+	AMUPMU_HEX_FIELD("amiidr", amu_frame.iidr, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevarch", amu_frame.devarch, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevid", amu_frame.devid, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amdevtype", amu_frame.devtype, 1, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("ampidr", amu_frame.pidr, 5, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("amcidr", amu_frame.cidr, 4, AMUPMU_CPU_AMU_FRAME),
+	AMUPMU_HEX_FIELD("pmiidr", pmu_frame.iidr, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevarch", pmu_frame.devarch, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevid", pmu_frame.devid, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmdevtype", pmu_frame.devtype, 1, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmpidr", pmu_frame.pidr, 5, AMUPMU_CPU_PMU_FRAME),
+	AMUPMU_HEX_FIELD("pmcidr", pmu_frame.cidr, 4, AMUPMU_CPU_PMU_FRAME),
 	AMUPMU_REG_FIELD("spe_version", spe_version, AMUPMU_CPU_SPE),
 	AMUPMU_REG_FIELD("pmsidr_el1", pmsidr, AMUPMU_CPU_SPE),
-	{ .name = "pmu_counters_view", .is_view = true,
+	{ .name = "pmu_counters_view", .kind = AMUPMU_FIELD_VIEW,
 	  .need = AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU },
 };
 
@@ -152,12 +205,18 @@ static const struct amupmu_cpu_field amupmu_cpu_fields[] = {
  * @dattr: the device attribute
  * @field: what it shows
  * @cpu: of which CPU
+ * @present: the file exists (created visible, or added since); under
+ *	amupmu_sysfs_lock
  */
 struct amupmu_cpu_attr {
 	struct device_attribute dattr;
 	const struct amupmu_cpu_field *field;
 	unsigned int cpu;
+	bool present;
 };
+
+/* orders the adding of files (hotplug callbacks, frame probes) */
+static DEFINE_MUTEX(amupmu_sysfs_lock);
 
 #define to_amupmu_cpu_attr(a) container_of(a, struct amupmu_cpu_attr, dattr)
 
@@ -179,6 +238,24 @@ struct amupmu_cpu_sysfs {
 static struct amupmu_cpu_sysfs *amupmu_cpu_sysfs;	/* nr_cpu_ids entries */
 static const struct attribute_group **amupmu_groups;	/* misc.groups */
 
+/* The AMU event types of a group, as many as the CPU has counters. */
+static ssize_t amupmu_show_evtypes(const struct amupmu_cpu_info *ci, bool group1, char *buf)
+{
+	const u16 *types = group1 ? ci->amevtyper1 : ci->amevtyper0;
+	unsigned int i, n;
+	int len = 0;
+
+	/* AMCGCR_EL0.CG0NC [7:0], CG1NC [15:8]; group 1 only with AMCFGR_EL0.NCG >= 1 */
+	if (!group1)
+		n = ci->amcgcr & 0xff;
+	else
+		n = (ci->amcfgr >> 28) ? (ci->amcgcr >> 8) & 0xff : 0;
+	n = min_t(unsigned int, n, AMUPMU_AMU_MAX_COUNTERS);
+	for (i = 0; i < n; i++)
+		len += sysfs_emit_at(buf, len, "%s0x%04x", i ? " " : "", types[i]);
+	return len + sysfs_emit_at(buf, len, "\n");
+}
+
 static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute *attr,
 				    char *buf)
 {
@@ -186,27 +263,40 @@ static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute 
 	const struct amupmu_cpu_field *f = ca->field;
 	struct amupmu_cpu_info ci;
 	const void *val;
+	unsigned int i;
+	int len = 0;
 
-	if (f->is_view)
+	if (f->kind == AMUPMU_FIELD_VIEW)
 		return amupmu_pmu_cpu_view(ca->cpu, buf);
 	amupmu_cpu_snapshot(ca->cpu, &ci);
-	if (f->is_flag)
+	if (f->kind == AMUPMU_FIELD_FLAG)
 		return sysfs_emit(buf, "%d\n", !!(ci.flags & f->need));
 	if ((ci.flags & f->need) != f->need)	/* not reached: the file exists */
 		return -ENODEV;
 	val = (const u8 *)&ci + f->offset;
-	if (f->is_u64)
+	switch (f->kind) {
+	case AMUPMU_FIELD_U64:
 		return sysfs_emit(buf, "0x%016llx\n", *(const u64 *)val);
-	return sysfs_emit(buf, "%u\n", *(const u32 *)val);
+	case AMUPMU_FIELD_HEX32:
+		for (i = 0; i < f->count; i++)
+			len += sysfs_emit_at(buf, len, "%s0x%08x", i ? " " : "",
+					     ((const u32 *)val)[i]);
+		return len + sysfs_emit_at(buf, len, "\n");
+	case AMUPMU_FIELD_EVTYPES0:
+	case AMUPMU_FIELD_EVTYPES1:
+		return amupmu_show_evtypes(&ci, f->kind == AMUPMU_FIELD_EVTYPES1, buf);
+	default:
+		return sysfs_emit(buf, "%u\n", *(const u32 *)val);
+	}
 }
 
 static bool amupmu_cpu_attr_shown(const struct amupmu_cpu_attr *ca)
 {
 	struct amupmu_cpu_info ci;
 
-	if (ca->field->is_flag)
+	if (ca->field->kind == AMUPMU_FIELD_FLAG)
 		return true;
-	if (ca->field->is_view && !amupmu_dev.exclusive)
+	if (ca->field->kind == AMUPMU_FIELD_VIEW && !amupmu_dev.exclusive)
 		return false;
 	amupmu_cpu_snapshot(ca->cpu, &ci);
 	return (ci.flags & ca->field->need) == ca->field->need;
@@ -215,33 +305,46 @@ static bool amupmu_cpu_attr_shown(const struct amupmu_cpu_attr *ca)
 static umode_t amupmu_cpu_attr_visible(struct kobject *kobj, struct attribute *attr, int n)
 {
 	struct device_attribute *da = container_of(attr, struct device_attribute, attr);
+	struct amupmu_cpu_attr *ca = to_amupmu_cpu_attr(da);
+	bool shown = amupmu_cpu_attr_shown(ca);
 
-	return amupmu_cpu_attr_shown(to_amupmu_cpu_attr(da)) ? attr->mode : 0;
+	mutex_lock(&amupmu_sysfs_lock);
+	ca->present = shown;
+	mutex_unlock(&amupmu_sysfs_lock);
+	return shown ? attr->mode : 0;
 }
 
 /**
- * amupmu_sysfs_cpu_discovered() - add the register files of a CPU
- * @cpu: a CPU discovery has just read
+ * amupmu_sysfs_cpu_discovered() - add the files a CPU now has
+ * @cpu: a CPU discovery has just read, or whose frames were just read
  *
- * Called from the hotplug callback, under the hotplug lock, which orders it
- * against misc_register()/misc_deregister() (done under cpus_read_lock()):
- * before registration the group's is_visible() shows the files itself.
+ * Adds each file that should exist and does not yet; may be called again.
+ * Called from the hotplug callback, under the hotplug lock, or with
+ * cpus_read_lock() held, which orders it against misc_register() and
+ * misc_deregister() (done under cpus_read_lock()): before registration
+ * the group's is_visible() shows the files itself.
  */
 void amupmu_sysfs_cpu_discovered(unsigned int cpu)
 {
 	struct amupmu_cpu_sysfs *cs = &amupmu_cpu_sysfs[cpu];
-	struct kobject *kobj = &amupmu_dev.misc.this_device->kobj;
+	struct kobject *kobj;
+	struct amupmu_cpu_attr *ca;
 	unsigned int i;
 
 	if (!amupmu_dev.sysfs_live)
 		return;
+	kobj = &amupmu_dev.misc.this_device->kobj;
+	mutex_lock(&amupmu_sysfs_lock);
 	for (i = 0; i < AMUPMU_NR_CPU_FIELDS; i++) {
-		if (cs->cattrs[i].field->is_flag || !amupmu_cpu_attr_shown(&cs->cattrs[i]))
+		ca = &cs->cattrs[i];
+		if (ca->present || !amupmu_cpu_attr_shown(ca))
 			continue;
-		if (sysfs_add_file_to_group(kobj, &cs->cattrs[i].dattr.attr, cs->name))
-			pr_warn("cpu%u: cannot add sysfs file %s\n", cpu,
-				cs->cattrs[i].field->name);
+		if (sysfs_add_file_to_group(kobj, &ca->dattr.attr, cs->name))
+			pr_warn("cpu%u: cannot add sysfs file %s\n", cpu, ca->field->name);
+		else
+			ca->present = true;
 	}
+	mutex_unlock(&amupmu_sysfs_lock);
 }
 
 /**
@@ -272,7 +375,7 @@ int amupmu_sysfs_init(void)
 			sysfs_attr_init(&ca->dattr.attr);
 			ca->dattr.attr.name = ca->field->name;
 			/* live counters of CAP_PERFMON sessions: root reads, and checks it again */
-			ca->dattr.attr.mode = ca->field->is_view ? 0400 : 0444;
+			ca->dattr.attr.mode = ca->field->kind == AMUPMU_FIELD_VIEW ? 0400 : 0444;
 			ca->dattr.show = amupmu_cpu_attr_show;
 			cs->attrs[i] = &ca->dattr.attr;
 		}
