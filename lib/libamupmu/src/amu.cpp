@@ -328,7 +328,8 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		if (d.state != AmuWhy::ok)
 			continue;
 		add_opt(t.cpu_cycles, d.cpu_cycles);
-		add_opt(t.cnt_cycles, d.cnt_cycles);
+		if (d.erratum.empty())	// an unreliable CNT_CYCLES is not summed either
+			add_opt(t.cnt_cycles, d.cnt_cycles);
 		add_opt(t.inst_retired, d.inst_retired);
 		add_opt(t.stall_backend_mem, d.stall_backend_mem);
 		if (d.frequency.ok())
@@ -339,6 +340,19 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 			stall.add(*d.stall_backend_mem, *d.cpu_cycles);
 		if (d.active.ok())
 			active.add(*d.cnt_cycles, d.ticks);
+	}
+	// group 1: summed by index where the CPUs agree on the event type
+	for (const AmuCpuDelta& d : r.per_cpu) {
+		if (d.state != AmuWhy::ok)
+			continue;
+		for (std::size_t i = 0; i < d.aux.size(); ++i) {
+			if (i == t.aux.size())
+				t.aux.push_back({.event = d.aux[i].event, .delta = d.aux[i].delta});
+			else if (t.aux[i].event != d.aux[i].event || !d.aux[i].delta)
+				t.aux[i].delta.reset();
+			else if (t.aux[i].delta)
+				*t.aux[i].delta += *d.aux[i].delta;
+		}
 	}
 	t.frequency = freq.figure(f, r.per_cpu, &AmuCpuDelta::frequency);
 	t.ipc = ipc.figure(1.0, r.per_cpu, &AmuCpuDelta::ipc);
@@ -424,9 +438,24 @@ std::string count_text(const std::optional<std::uint64_t>& v)
 }
 
 // The flags of one row, for the CSV and the table: "erratum X; restarted".
-std::string row_flags(const AmuCpuDelta& d)
+// all: the number of CPUs of the summed row, which then says which figures
+// cover fewer of them.
+std::string row_flags(const AmuCpuDelta& d, std::size_t all = 0)
 {
 	std::vector<std::string> out;
+	if (all) {
+		std::string partial;
+		const struct {
+			const AmuFigure& f;
+			std::string_view name;
+		} figs[] = {{d.frequency, "MHz"}, {d.ipc, "IPC"}, {d.mem_stall, "MemStall"}, {d.active, "Active"}};
+		for (const auto& x : figs)
+			if (x.f.ok() && x.f.cpus < all)
+				partial += (partial.empty() ? "" : ", ") + std::string{x.name} + " " +
+					   std::to_string(x.f.cpus) + "/" + std::to_string(all);
+		if (!partial.empty())
+			out.push_back("over " + partial + " CPUs");
+	}
 	if (d.state == AmuWhy::offline)
 		out.emplace_back("offline");
 	if (d.state == AmuWhy::no_amu)
@@ -434,7 +463,7 @@ std::string row_flags(const AmuCpuDelta& d)
 	if (!d.erratum.empty())
 		out.push_back("erratum " + d.erratum);
 	for (const AmuFigure* f : {&d.frequency, &d.ipc, &d.mem_stall, &d.active})
-		if (f->why == AmuWhy::not_counted) {
+		if (!all && f->why == AmuWhy::not_counted) {
 			out.emplace_back("not counted");
 			break;
 		}
@@ -494,15 +523,13 @@ void json_row(JsonWriter& w, const AmuCpuDelta& d, bool total)
 	json_count(w, "inst_retired", d.inst_retired);
 	json_count(w, "stall_backend_mem", d.stall_backend_mem);
 	w.end_object();
-	if (!total) {
-		w.key("aux").begin_array();
-		for (const AmuAuxDelta& x : d.aux) {
-			w.begin_object().member("event", hex(x.event, 4));
-			json_count(w, "delta", x.delta);
-			w.end_object();
-		}
-		w.end_array();
+	w.key("aux").begin_array();
+	for (const AmuAuxDelta& x : d.aux) {
+		w.begin_object().member("event", hex(x.event, 4));
+		json_count(w, "delta", x.delta);
+		w.end_object();
 	}
+	w.end_array();
 	json_figure(w, "frequency_hz", d.frequency, total);
 	json_figure(w, "ipc", d.ipc, total);
 	json_figure(w, "mem_stall", d.mem_stall, total);
@@ -559,7 +586,7 @@ std::string format_amu_text(const AmuReport& r)
 	for (const std::uint16_t e : aux_events)
 		head += pad_left("aux:" + hex(e, 4), 16);
 	out += head + "  flags\n";
-	const auto row = [&](const AmuCpuDelta& d, const std::string& name) {
+	const auto row = [&](const AmuCpuDelta& d, const std::string& name, std::size_t all = 0) {
 		std::string line = prefix + pad_left(name, 5) + pad_left(figure_text(d.frequency, 1e-6, 2), 11) +
 				   pad_left(figure_text(d.ipc, 1, 3), 9) + pad_left(figure_text(d.mem_stall, 100, 2), 11) +
 				   pad_left(figure_text(d.active, 100, 2), 10);
@@ -569,12 +596,12 @@ std::string format_amu_text(const AmuReport& r)
 				v = d.aux[i].delta ? std::to_string(*d.aux[i].delta) : "n/c";
 			line += pad_left(v, 16);
 		}
-		const std::string flags = row_flags(d);
+		const std::string flags = row_flags(d, all);
 		out += line + (flags.empty() ? "" : "  " + flags) + "\n";
 	};
 	for (const AmuCpuDelta& d : r.per_cpu)
 		row(d, std::to_string(d.cpu));
-	row(r.total, "all");
+	row(r.total, "all", r.per_cpu.size());
 	if (!r.interval_end) {
 		out += "\n MHz = dCPU_CYCLES / dCNT_CYCLES x timer (while not in WFI); IPC = dINST_RETIRED / "
 		       "dCPU_CYCLES;\n MemStall = dSTALL_BACKEND_MEM / dCPU_CYCLES; Active = dCNT_CYCLES / "
@@ -642,7 +669,7 @@ std::string format_amu_csv(const AmuReport& r, std::string_view sep)
 	const auto fig = [](const AmuFigure& f, double scale, int decimals) {
 		return f.ok() ? fixed(f.value * scale, decimals) : std::string{};
 	};
-	const auto line = [&](const AmuCpuDelta& d, const std::string& name) {
+	const auto line = [&](const AmuCpuDelta& d, const std::string& name, std::size_t all = 0) {
 		const std::string fields[] = {
 			name,
 			fig(d.frequency, 1e-6, 3),
@@ -654,7 +681,7 @@ std::string format_amu_csv(const AmuReport& r, std::string_view sep)
 			count_text(d.cnt_cycles),
 			count_text(d.inst_retired),
 			count_text(d.stall_backend_mem),
-			row_flags(d),
+			row_flags(d, all),
 		};
 		std::string l = prefix;
 		bool first = true;
@@ -666,7 +693,7 @@ std::string format_amu_csv(const AmuReport& r, std::string_view sep)
 	};
 	for (const AmuCpuDelta& d : r.per_cpu)
 		line(d, std::to_string(d.cpu));
-	line(r.total, "all");
+	line(r.total, "all", r.per_cpu.size());
 	return out;
 }
 

@@ -204,6 +204,9 @@ TEST_CASE("AMU figures: frequency, IPC, memory stall, active share", "[host][amu
 	CHECK(t.ipc.value == Approx((1.5e9 + 0.2e9) / 1.6e9).epsilon(1e-6));
 	CHECK(t.mem_stall.value == Approx((0.36e9 + 0.24e9) / 1.6e9).epsilon(1e-6));
 	CHECK(t.active.value == Approx(0.6).epsilon(1e-6));
+	REQUIRE(t.aux.size() == 3);
+	CHECK(t.aux[1].event == 0x0302);
+	CHECK(t.aux[1].delta == 400u);	// 200 per CPU
 	CHECK(r.flags.empty());
 }
 
@@ -332,6 +335,8 @@ TEST_CASE("AMU: CNT_CYCLES erratum flags frequency and active share", "[host][am
 	CHECK(r.per_cpu[2].frequency.ok());
 	CHECK(r.total.frequency.cpus == 1);
 	CHECK(r.total.ipc.cpus == 3);
+	CHECK(*r.total.cnt_cycles == *r.per_cpu[2].cnt_cycles);	// the unreliable ones are not summed
+	CHECK_THAT(format_amu_text(r), Contains("over MHz 1/3, Active 1/3 CPUs"));
 	REQUIRE(r.flags.size() == 2);
 	CHECK_THAT(r.flags[0], Contains("erratum ARM-A510-2457168 on CPU 0 (Cortex-A510 r0p0-r1p1)"));
 	CHECK_THAT(r.flags[0], Contains("ARM64_ERRATUM_2457168"));
