@@ -5,7 +5,8 @@
 //    through /sys/kernel/debug/amupmu/amu_model and the figures must give
 //    them back: frequency within 0.1 %, IPC = ipc/1000, memory-stall share
 //    = stall/1000, active share = active/1000; a counter disabled there is
-//    "not counted";
+//    "not counted"; a power-down (the debugfs cpu_pm file) between two
+//    reads is flagged "restarted" and the figures stand;
 //  - hardware without an AMU (QEMU hides it; a production build): AMU
 //    reads are refused with Unsupported, EOPNOTSUPP, as the UAPI says.
 // A backend that fits neither (a real AMU) skips with the reason. Every
@@ -179,5 +180,29 @@ TEST_CASE("board: Amu gives the mock model's rates back, or is unsupported witho
 		CHECK(d->ipc.ok());
 		CHECK(d->frequency.ok());
 		CHECK_FALSE(off.flags.empty());
+	}
+	SECTION("a power-down between the reads is flagged 'restarted', the figures stand")
+	{
+		// the mock build's cpu_pm file: cpu_pm_enter(), the counters reset
+		// as a power-down firmware does not save would, cpu_pm_exit()
+		const unsigned c = cpus.back();
+		const AmuReading before = amu.read();
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		{
+			std::ofstream pm{"/sys/kernel/debug/amupmu/cpu_pm"};
+			pm << c << "\n";
+			pm.flush();
+			REQUIRE(pm);
+		}
+		std::this_thread::sleep_for(std::chrono::milliseconds(100));
+		const AmuReport down = amu_interval(amu.info(), before, amu.read());
+		const AmuCpuDelta* d = down.find(c);
+		REQUIRE(d);
+		INFO(format_amu_text(down));
+		CHECK(d->restarted);
+		CHECK(d->restarts >= 1);
+		REQUIRE(d->frequency.ok());
+		CHECK(d->frequency.value == Approx(knobs(c).hz).epsilon(0.001));
+		CHECK(d->ipc.value == Approx(knobs(c).ipc / 1000.0).epsilon(0.001));
 	}
 }
