@@ -90,9 +90,10 @@ Amu::Amu(Device device, std::vector<unsigned> cpus) : device_{std::move(device)}
 		for (const CpuInfo& c : info_.cpus)
 			if (c.possible())
 				cpus_.push_back(c.cpu);
+	// std::unique, not std::ranges::unique: clang-tidy's clang 14 cannot
+	// instantiate the latter with libstdc++ 12 (tools/static/clang-tidy-exclude.txt)
 	std::ranges::sort(cpus_);
-	const auto dup = std::ranges::unique(cpus_);
-	cpus_.erase(dup.begin(), dup.end());
+	cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
 	if (cpus_.empty())
 		throw InvalidArgument{std::string{read_op} + ": empty CPU set", EINVAL};
 	for (const unsigned cpu : cpus_) {

@@ -30,7 +30,7 @@ static_assert(static_cast<unsigned>(Ioctl::amu_read) == AMUPMU_CMD_AMU_READ - AM
 static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2);
 static_assert(sizeof(amupmu_cpu_info) % 8 == 0 && sizeof(amupmu_cpu_info) <= AMUPMU_CPU_ENTRY_SIZE_MAX);
 static_assert(amu_max_counters == AMUPMU_AMU_MAX_COUNTERS);
-static_assert(sizeof(amupmu_id_frame) == 4 * (4 + 5 + 4 + 1));
+static_assert(sizeof(amupmu_id_frame) == 56);	// 14 __u32
 static_assert(sizeof(IdFrame::pidr) == sizeof(amupmu_id_frame::pidr) &&
 	      sizeof(IdFrame::cidr) == sizeof(amupmu_id_frame::cidr));
 static_assert(sizeof(CpuInfo::amevtyper0) == sizeof(amupmu_cpu_info::amevtyper0) &&
