@@ -8,6 +8,7 @@
 #include <amupmu/amu.hpp>
 #include <amupmu/error.hpp>
 
+#include <cerrno>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,14 +28,14 @@ inline constexpr std::string_view no_amu_hint = "no CPU has a usable AMU (QEMU h
 inline constexpr std::string_view perfmon_hint =
 	"the AMU counters are system-wide: reading them needs CAP_PERFMON (or root)";
 
-/// Rethrows e with the hint its errno calls for (EOPNOTSUPP, EACCES/EPERM).
-[[noreturn]] inline void rethrow_amu(const Error& e)
+/// Throws e with the hint its errno calls for (EOPNOTSUPP, EACCES/EPERM);
+/// returns for other errors (the caller rethrows them as they are).
+inline void throw_hinted(const Error& e)
 {
 	if (e.errnum() == EOPNOTSUPP)
 		throw HintedError{e, no_amu_hint};
 	if (e.errnum() == EACCES || e.errnum() == EPERM)
 		throw HintedError{e, perfmon_hint};
-	throw;
 }
 
 inline Amu open_amu(Device device, std::vector<unsigned> cpus)
@@ -42,7 +43,8 @@ inline Amu open_amu(Device device, std::vector<unsigned> cpus)
 	try {
 		return Amu::create(std::move(device), std::move(cpus));
 	} catch (const Error& e) {
-		rethrow_amu(e);
+		throw_hinted(e);
+		throw;
 	}
 }
 
@@ -51,7 +53,8 @@ inline void read_amu(Amu& amu, AmuReading& out)
 	try {
 		amu.read(out);
 	} catch (const Error& e) {
-		rethrow_amu(e);
+		throw_hinted(e);
+		throw;
 	}
 }
 

@@ -19,8 +19,9 @@ using Catch::Matchers::Contains;
 TEST_CASE("AMCFGR_EL0 / AMCGCR_EL0 fields: golden table", "[host][amu][decode]")
 {
 	struct Row {
-		std::uint64_t amcfgr, amcgcr;
-		AmuConfig want;
+		std::uint64_t amcfgr = 0;
+		std::uint64_t amcgcr = 0;
+		AmuConfig want{};
 	};
 	const Row rows[] = {
 		// NCG [31:28] = 1 (2 groups), HDBG [24], SIZE [13:8] = 63, N [7:0] = 6; CG1NC 3, CG0NC 4
