@@ -227,7 +227,8 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 
 	std::vector<unsigned> set, offline, no_amu, restarted, zero;
 	std::map<std::string, std::vector<unsigned>> erratum_cpus;
-	std::vector<std::string> not_counted;
+	// (event, why) -> CPUs: one flag line per kind, however many CPUs
+	std::map<std::pair<std::string, std::string>, std::vector<unsigned>> not_counted;
 
 	for (const AmuCpuReading& a : after.cpus) {
 		set.push_back(a.cpu);
@@ -268,15 +269,14 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 			const std::optional<unsigned> i = amu_counter_of(ci->amevtyper0, n0, event);
 			const std::string name{amu_event_name(event)};
 			if (!i) {
-				not_counted.push_back("CPU " + std::to_string(a.cpu) + " " + name +
-						      ": no group 0 counter has this event type");
+				not_counted[{name, "no group 0 counter has this event type"}].push_back(a.cpu);
 				return std::nullopt;
 			}
 			const std::uint32_t bit = 1u << *i;
 			if (!(a.enabled0 & bit) || !(b->enabled0 & bit)) {
-				not_counted.push_back("CPU " + std::to_string(a.cpu) + " " + name + ": counter " +
-						      std::to_string(*i) + " not enabled (AMCNTENSET0_EL0 bit " +
-						      std::to_string(*i) + " clear)");
+				not_counted[{name, "counter " + std::to_string(*i) + " not enabled (AMCNTENSET0_EL0 bit " +
+							   std::to_string(*i) + " clear)"}]
+					.push_back(a.cpu);
 				return std::nullopt;
 			}
 			return a.group0[*i] - b->group0[*i];
@@ -369,8 +369,8 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 				  affected_range(*e) + "): " + std::string{e->summary} + " [" +
 				  std::string{e->provenance} + "]");
 	}
-	for (const std::string& n : not_counted)
-		r.flags.push_back("not counted: " + n);
+	for (const auto& [what, cpus] : not_counted)
+		r.flags.push_back("not counted: " + cpu_list_of(cpus) + " " + what.first + ": " + what.second);
 	if (!offline.empty())
 		r.flags.push_back("offline: " + cpu_list_of(offline) + " offline at a read: no figures for the interval");
 	if (!restarted.empty())

@@ -268,6 +268,9 @@ TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[ho
 		for (AmuCpuReading& c : p.after.cpus)
 			c.enabled0 = 0;
 		const AmuReport r = amu_interval(info, p.before, p.after);
+		// one flag per counter, naming every CPU
+		REQUIRE(r.flags.size() == 4);
+		CHECK_THAT(r.flags[0], Contains("not counted: CPUs 0-1 CNT_CYCLES: counter 1 not enabled"));
 		CHECK(r.total.frequency.why == AmuWhy::not_counted);
 		CHECK(r.total.ipc.cpus == 0);
 		CHECK_FALSE(r.total.cpu_cycles.has_value());
