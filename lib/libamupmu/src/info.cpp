@@ -16,8 +16,8 @@ constexpr std::array<std::string_view, 5> feature_bits = {
 };
 
 // Bit n of supported_ioctls: command command_base + n.
-constexpr std::array<std::string_view, 4> command_names = {
-	"AMUPMU_INFO", "AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL", "AMUPMU_PMU_READ",
+constexpr std::array<std::string_view, 5> command_names = {
+	"AMUPMU_INFO", "AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL", "AMUPMU_PMU_READ", "AMUPMU_AMU_READ",
 };
 
 template <std::size_t N, typename Unknown>
