@@ -274,9 +274,10 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 			}
 			const std::uint32_t bit = 1u << *i;
 			if (!(a.enabled0 & bit) || !(b->enabled0 & bit)) {
-				not_counted[{name, "counter " + std::to_string(*i) + " not enabled (AMCNTENSET0_EL0 bit " +
-							   std::to_string(*i) + " clear)"}]
-					.push_back(a.cpu);
+				const std::string idx = std::to_string(*i);
+				const std::pair<std::string, std::string> key{
+					name, "counter " + idx + " not enabled (AMCNTENSET0_EL0 bit " + idx + " clear)"};
+				not_counted[key].push_back(a.cpu);
 				return std::nullopt;
 			}
 			return a.group0[*i] - b->group0[*i];
