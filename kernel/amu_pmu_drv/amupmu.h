@@ -120,6 +120,7 @@ void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
 u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
 int amupmu_amu_cmd_read(struct amupmu_amu_read *rd);
+int amupmu_amu_read_fast(struct amupmu_amu_read __user *u);
 #ifdef CONFIG_AMUPMU_MOCK
 void amupmu_amu_power_loss(void);
 /* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */

@@ -505,6 +505,53 @@ static int amupmu_amu_copy_out(const struct amupmu_amu_read *rd,
 	return 0;
 }
 
+/**
+ * amupmu_amu_read_fast() - AMUPMU_AMU_READ of the calling CPU, before the
+ *	general dispatch
+ * @u: the user's struct amupmu_amu_read
+ *
+ * The common shape of a per-CPU reader (the struct and entry of this ABI's
+ * size, a one-word set naming the CPU the caller runs on): one copy in, the
+ * registers read in place with interrupts off, two constant-size copies
+ * out. Preemption is off from the CPU check to the read, so the CPU cannot
+ * change or go offline in between.
+ *
+ * Return: 0 or -EFAULT as the general path would; -EAGAIN for anything
+ * else, which the general path then checks and answers.
+ */
+int amupmu_amu_read_fast(struct amupmu_amu_read __user *u)
+{
+	struct amupmu_amu_cpu e = { };
+	struct amupmu_amu_read rd;
+	unsigned long flags;
+	unsigned int cpu;
+	u64 word;
+
+	if (copy_from_user(&rd, u, sizeof(rd)))
+		return -EAGAIN;
+	if (rd.size != sizeof(rd) || rd.flags || rd.__reserved || rd.cpus_len != sizeof(u64) ||
+	    !rd.nr_cpus || rd.nr_cpus > AMUPMU_AMU_READ_CPUS_MAX || rd.entry_size != sizeof(e) ||
+	    get_user(word, (u64 __user *)u64_to_user_ptr(rd.cpus_uptr)))
+		return -EAGAIN;
+	if (!READ_ONCE(amupmu_amu_any) || !perfmon_capable())
+		return -EAGAIN;
+	cpu = get_cpu();
+	if (word != BIT_ULL(cpu) || !READ_ONCE(this_cpu_ptr(&amupmu_amu_pcpu)->live)) {
+		put_cpu();
+		return -EAGAIN;
+	}
+	e.cpu = cpu;
+	local_irq_save(flags);
+	amupmu_amu_read_local(&e);
+	local_irq_restore(flags);
+	put_cpu();
+	if (copy_to_user(u64_to_user_ptr(rd.entries_uptr), &e, sizeof(e)))
+		return -EFAULT;
+	rd.nr_cpus = 1;
+	rd.timer_freq = arch_timer_get_cntfrq();
+	return copy_to_user(u, &rd, sizeof(rd)) ? -EFAULT : 0;
+}
+
 /* On the CPU (IPI, or locally with interrupts off): one entry. */
 static void amupmu_amu_read_one_ipi(void *arg)
 {

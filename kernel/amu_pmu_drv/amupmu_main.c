@@ -244,9 +244,13 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 	unsigned int nr = _IOC_NR(cmd);
 	int ret;
 
-	/* the hot command first; anything but its common case comes back EAGAIN */
+	/* the hot commands first; anything but their common case comes back EAGAIN */
 	if (cmd == AMUPMU_PMU_READ) {
 		ret = amupmu_pmu_read_fast(ucmd.sess, ucmd.ubuffer);
+		if (ret != -EAGAIN)
+			return ret;
+	} else if (cmd == AMUPMU_AMU_READ) {
+		ret = amupmu_amu_read_fast(ucmd.ubuffer);
 		if (ret != -EAGAIN)
 			return ret;
 	}
