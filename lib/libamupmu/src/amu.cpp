@@ -275,8 +275,12 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 			const std::uint32_t bit = 1u << *i;
 			if (!(a.enabled0 & bit) || !(b->enabled0 & bit)) {
 				const std::string idx = std::to_string(*i);
-				const std::pair<std::string, std::string> key{
-					name, "counter " + idx + " not enabled (AMCNTENSET0_EL0 bit " + idx + " clear)"};
+				std::string why = "counter ";
+				why += idx;
+				why += " not enabled (AMCNTENSET0_EL0 bit ";
+				why += idx;
+				why += " clear)";
+				const std::pair<std::string, std::string> key{name, std::move(why)};
 				not_counted[key].push_back(a.cpu);
 				return std::nullopt;
 			}
