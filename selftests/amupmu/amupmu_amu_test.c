@@ -1573,7 +1573,13 @@ TEST_F(amu, disabled_counter_holds)
 	r = delta(&b, &c);
 	EXPECT_LT(0ULL, r.inst);
 	EXPECT_LT(0ULL, r.aux1);
-	EXPECT_TRUE(near(r.inst, r.cpu * DEF_IPC / 1000.0, 1e-3, 4));
+	/*
+	 * re-enabled: counting at the model's rate again. The model computes
+	 * each register at its own read, microseconds apart under TCG without
+	 * -icount, so over this short interval 1 % (the rate tests retry at
+	 * 0.1 % over longer ones)
+	 */
+	EXPECT_TRUE(near(r.inst, r.cpu * DEF_IPC / 1000.0, 1e-2, 4));
 }
 
 /* One cpu_pm power-down cycle of @cpu. */
