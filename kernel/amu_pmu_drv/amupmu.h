@@ -5,6 +5,7 @@
 #ifndef AMUPMU_H
 #define AMUPMU_H
 
+#include <linux/bits.h>
 #include <linux/cpuhotplug.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
@@ -110,12 +111,21 @@ u64 amupmu_features(void);
 u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
+/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
+#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
+#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
+#define AMUPMU_AMCFGR_HDBG	BIT(24)
+#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
+#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
+#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
+
 /* amupmu_amu.c: the Activity Monitors (read only) */
 struct amupmu_amu_read;
 extern bool amupmu_amu_enabled;
 int amupmu_amu_init(void);
 void amupmu_amu_exit(void);
 void amupmu_amu_discover(struct amupmu_cpu_info *ci);
+unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
 void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
 u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
@@ -125,6 +135,9 @@ int amupmu_amu_read_fast(struct amupmu_amu_read __user *u);
 void amupmu_amu_power_loss(void);
 /* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
 extern const struct file_operations amupmu_mock_amu_fops;
+/* amupmu_debugfs.c: the "<cpu> [REST]" writes of the test files */
+int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
+			   char **rest);
 void amupmu_mock_amu_stop(void);
 void amupmu_mock_amu_start(void);
 void amupmu_mock_amu_power_loss(void);

@@ -72,15 +72,24 @@ static int amupmu_cpu_pm_cycle(void *arg)
 	return 0;
 }
 
-static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, size_t len,
-				   loff_t *ppos)
+/**
+ * amupmu_debugfs_cpu_cmd() - a "<cpu> [REST]" write to a test file
+ * @ubuf: the user's text
+ * @len: its length
+ * @buf: room for it, NUL-terminated here
+ * @size: bytes at @buf
+ * @rest: set to the text after the CPU number, or NULL without one
+ *
+ * Return: the CPU (a possible one); -EINVAL for an empty, too long or bad
+ * write, -EFAULT.
+ */
+int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
+			   char **rest)
 {
-	struct amupmu_cpu_pm_req req = { .power_loss = true };
-	char buf[32], *p, *tok;
 	unsigned int cpu;
-	int ret;
+	char *p, *tok;
 
-	if (len == 0 || len >= sizeof(buf))
+	if (len == 0 || len >= size)
 		return -EINVAL;
 	if (copy_from_user(buf, ubuf, len))
 		return -EFAULT;
@@ -89,6 +98,20 @@ static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, s
 	tok = strsep(&p, " ");
 	if (kstrtouint(tok, 10, &cpu) || cpu >= nr_cpu_ids || !cpu_possible(cpu))
 		return -EINVAL;
+	*rest = p;
+	return cpu;
+}
+
+static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, size_t len,
+				   loff_t *ppos)
+{
+	struct amupmu_cpu_pm_req req = { .power_loss = true };
+	char buf[32], *p;
+	int cpu, ret;
+
+	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	if (cpu < 0)
+		return cpu;
 	if (p) {
 		p = skip_spaces(p);
 		if (strcmp(p, "fail"))

@@ -27,14 +27,6 @@
 
 #include "amupmu.h"
 
-/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4) */
-#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
-#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
-#define AMUPMU_AMCFGR_HDBG	BIT(24)
-#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
-#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
-#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
-
 /* PMSIDR_EL1 fields (Arm ARM D24.7) */
 #define AMUPMU_PMSIDR_FE	BIT(0)
 #define AMUPMU_PMSIDR_FT	BIT(1)
@@ -391,18 +383,11 @@ static ssize_t amupmu_mock_amu_write(struct file *file, const char __user *ubuf,
 {
 	struct amupmu_mock_set set = { };
 	char buf[256], *p, *tok;
-	unsigned int cpu;
-	int ret;
+	int cpu, ret;
 
-	if (len == 0 || len >= sizeof(buf))
-		return -EINVAL;
-	if (copy_from_user(buf, ubuf, len))
-		return -EFAULT;
-	buf[len] = '\0';
-	p = strim(buf);
-	tok = strsep(&p, " ");
-	if (kstrtouint(tok, 10, &cpu) || cpu >= nr_cpu_ids || !cpu_possible(cpu))
-		return -EINVAL;
+	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	if (cpu < 0)
+		return cpu;
 	while ((tok = strsep(&p, " "))) {
 		if (!*tok)
 			continue;
