@@ -21,6 +21,19 @@ tap_check() {
 	echo "AMUPMU-END $name rc=0"
 }
 
+# demo STEP CMD...: one framed step of a demo payload, the command echoed
+# before its output (make demo prints it without the frame)
+demo() {
+	step=$1
+	shift
+	echo "AMUPMU-BEGIN $step"
+	echo "# \$ $*"
+	"$@"
+	rc=$?
+	[ $rc = 0 ] && echo "ok 1 $step" || echo "not ok 1 $step"
+	echo "AMUPMU-END $step rc=$rc"
+}
+
 # board_identity: the board of this boot, one line of key=value. The
 # kernel, its exception level, the GIC, the devicetree, its number of
 # "amupmu,cpu-frames" nodes and the vCPUs come from the running system;

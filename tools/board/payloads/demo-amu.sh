@@ -6,18 +6,6 @@
 # header. The workload is real; the AMU figures are the model's.
 . /lib.sh
 
-# demo STEP CMD...: one framed, echoed step
-demo() {
-	step=$1
-	shift
-	echo "AMUPMU-BEGIN $step"
-	echo "# \$ $*"
-	"$@"
-	rc=$?
-	[ $rc = 0 ] && echo "ok 1 $step" || echo "not ok 1 $step"
-	echo "AMUPMU-END $step rc=$rc"
-}
-
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 model=/sys/kernel/debug/amupmu/amu_model
