@@ -13,6 +13,8 @@
 // test prints the backend it ran on.
 #include <amupmu/amupmu.hpp>
 
+#include "board_util.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -24,28 +26,12 @@
 #include <thread>
 
 using namespace amupmu;
+using amupmu::board::live_info;
+using amupmu::board::online;
 
 namespace {
 
 const std::string amu_model = "/sys/kernel/debug/amupmu/amu_model";
-
-Info live_info()
-{
-	int err = 0;
-	auto dev = Device::try_open(default_device_path, &err);
-	INFO(default_device_path << ": " << errno_text(err) << " -- load amupmu.ko");
-	REQUIRE(dev);
-	return dev->info();
-}
-
-std::vector<unsigned> online(const Info& info)
-{
-	std::vector<unsigned> cpus;
-	for (const CpuInfo& c : info.cpus)
-		if (c.online())
-			cpus.push_back(c.cpu);
-	return cpus;
-}
 
 bool any_usable_amu(const Info& info)
 {
