@@ -72,6 +72,13 @@ board() {
 	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped ($(($(date +%s) - t0)) s)"
 	[ "$failed" = 0 ] || echo "#   booted: ${identity:-unknown}"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
+	# the failed kselftests' own lines ("# file.c:LINE:test:..."), so that
+	# the cause is in CI's output, not only in a log CI does not keep
+	[ "$failed" = 0 ] || grep -oE 'not ok [0-9]+ [A-Za-z0-9_]+\.[A-Za-z0-9_]+' "$log" |
+		awk '{print $4}' | sort -u | head -5 | while read -r t; do
+			grep -F ":${t#*.}:" "build/board/$name/console.log" 2>/dev/null |
+				grep -v ':backend:' | tail -8 | cut -c1-300 | sed 's/^/#     /'
+		done
 }
 
 step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can run"; exit 1; }

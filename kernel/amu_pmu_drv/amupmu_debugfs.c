@@ -7,8 +7,11 @@
  * Writing "<cpu>" runs on that CPU, interrupts off, cpu_pm_enter(), a reset
  * of the PMU registers as a power-down leaves them (amupmu_pmu_power_loss())
  * and cpu_pm_exit(); "<cpu> fail" runs cpu_pm_enter() and cpu_pm_exit()
- * without the reset, as an idle entry that a notifier refused. Bad input:
- * EINVAL; an offline CPU: ENODEV; cpu_pm_enter() refused: its errno.
+ * without the reset, as an idle entry that a notifier refused;
+ * "<cpu> spin <us>" first spins <us> microseconds (1 to 100000) with
+ * interrupts off, so that a counter can overflow with its interrupt still
+ * pending when the CPU powers down. Bad input: EINVAL; an offline CPU:
+ * ENODEV; cpu_pm_enter() refused: its errno.
  * Reading prints "cpu<N> enter=<n> exit=<n>" for each possible CPU.
  * The reset also restarts the mock AMU's counters from zero
  * (amupmu_amu_power_loss()), as a power-down firmware does not restore.
@@ -22,6 +25,7 @@
 #include <linux/cpu.h>
 #include <linux/cpu_pm.h>
 #include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/kernel.h>
 #include <linux/percpu.h>
 #include <linux/seq_file.h>
@@ -34,13 +38,17 @@
 static struct dentry *amupmu_debugfs_dir;
 
 #ifdef CONFIG_AMUPMU_MOCK
+#define AMUPMU_CPU_PM_SPIN_MAX_US	100000
+
 /**
  * struct amupmu_cpu_pm_req - one cpu_pm cycle, run on its CPU
  * @power_loss: reset the PMU between entry and exit
+ * @spin_us: microseconds spent with interrupts off before the entry
  * @ret: 0, or the errno of cpu_pm_enter()
  */
 struct amupmu_cpu_pm_req {
 	bool power_loss;
+	unsigned int spin_us;
 	int ret;
 };
 
@@ -56,8 +64,11 @@ static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_exits);
 static int amupmu_cpu_pm_cycle(void *arg)
 {
 	struct amupmu_cpu_pm_req *req = arg;
+	unsigned int us;
 
 	local_irq_disable();
+	for (us = req->spin_us; us; us -= min(us, 1000U))
+		udelay(min(us, 1000U));
 	req->ret = cpu_pm_enter();
 	if (!req->ret) {
 		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
@@ -113,10 +124,21 @@ static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, s
 	if (cpu < 0)
 		return cpu;
 	if (p) {
+		char *word;
+
 		p = skip_spaces(p);
-		if (strcmp(p, "fail"))
+		word = strsep(&p, " ");
+		if (p)
+			p = skip_spaces(p);
+		if (!strcmp(word, "fail") && !p) {
+			req.power_loss = false;
+		} else if (!strcmp(word, "spin") && p) {
+			if (kstrtouint(p, 10, &req.spin_us) || !req.spin_us ||
+			    req.spin_us > AMUPMU_CPU_PM_SPIN_MAX_US)
+				return -EINVAL;
+		} else {
 			return -EINVAL;
-		req.power_loss = false;
+		}
 	}
 
 	cpus_read_lock();
