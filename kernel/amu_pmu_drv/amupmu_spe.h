@@ -100,12 +100,33 @@ extern const struct amupmu_spe_ops amupmu_spe_mock_ops;
 /* amupmu_spe.c: the buffer management event of the calling CPU (hard IRQ context) */
 void amupmu_spe_irq_handle(void);
 
-void amupmu_spe_init(void);
+int amupmu_spe_init(void);
+void amupmu_spe_exit(void);
 void amupmu_spe_discover(struct amupmu_cpu_info *ci);
 u64 amupmu_spe_pmbidr(unsigned int cpu);
 int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus);
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);
 int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val);
+
+/* sessions: the file's SPE configuration, a slot in its amupmu_session */
+struct amupmu_spe_sess;
+struct file;
+struct poll_table_struct;
+struct vm_area_struct;
+int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg);
+void amupmu_spe_release(struct amupmu_spe_sess **slot);
+int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma);
+__poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
+			 struct poll_table_struct *wait);
+bool amupmu_spe_configured(struct amupmu_spe_sess **slot);
+void amupmu_spe_dev_gone(void);
+
+/* amupmu_spe_dev.c: the SPE device (enum amupmu_spe_owner of the UAPI) */
+int amupmu_spe_dev_init(void);
+void amupmu_spe_dev_exit(void);
+bool amupmu_spe_dev_serves(unsigned int cpu);
+u32 amupmu_spe_owner(void);
+
 #ifdef CONFIG_AMUPMU_MOCK
 int amupmu_spe_rediscover(unsigned int cpu);
 /* amupmu_mock.c: the SPE model's identification (debugfs spe_model) */

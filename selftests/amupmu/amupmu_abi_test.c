@@ -309,7 +309,7 @@ TEST_F(abi, sweep)
 	}
 	/* unknown commands: every other nr of the type, and direction / size bits */
 	cmd_end = amupmu_cmd_end(&self->ref);
-	EXPECT_EQ((unsigned int)AMUPMU_CMD_AMU_READ + 1, cmd_end) {
+	EXPECT_EQ((unsigned int)AMUPMU_CMD_SPE_READ + 1, cmd_end) {
 		TH_LOG("supported_ioctls 0x%llx", (unsigned long long)self->ref.supported_ioctls);
 	}
 	for (nr = 0; nr < 256; nr++) {
