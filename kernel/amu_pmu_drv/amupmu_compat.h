@@ -169,6 +169,30 @@
 #endif
 
 /*
+ * SPE profiling buffer and interval counter fields: generated names from
+ * 6.3 (PMBSR_EL1_EC_BUF... in asm/sysreg.h), SYS_<reg>_<field>_SHIFT
+ * before; the same positions (Arm ARM D24): PMSICR_EL1.COUNT [31:0],
+ * PMBLIMITR_EL1 LIMIT [63:12], FM [2:1], E [0], PMBSR_EL1 EC [31:26],
+ * DL [19], EA [18], S [17], COLL [16], MSS [15:0] (BSC or FSC [5:0]).
+ */
+#ifndef PMBSR_EL1_S
+#define PMSICR_EL1_COUNT	GENMASK(31, 0)
+#define PMBLIMITR_EL1_LIMIT	GENMASK_ULL(63, 12)
+#define PMBLIMITR_EL1_FM	GENMASK(2, SYS_PMBLIMITR_EL1_FM_SHIFT)
+#define PMBLIMITR_EL1_E		BIT(SYS_PMBLIMITR_EL1_E_SHIFT)
+#define PMBSR_EL1_EC		GENMASK(31, SYS_PMBSR_EL1_EC_SHIFT)
+#define PMBSR_EL1_DL		BIT(SYS_PMBSR_EL1_DL_SHIFT)
+#define PMBSR_EL1_EA		BIT(SYS_PMBSR_EL1_EA_SHIFT)
+#define PMBSR_EL1_S		BIT(SYS_PMBSR_EL1_S_SHIFT)
+#define PMBSR_EL1_COLL		BIT(SYS_PMBSR_EL1_COLL_SHIFT)
+#define PMBSR_EL1_MSS		GENMASK(15, 0)
+#define PMBSR_EL1_EC_BUF	UL(0b000000)
+#define PMBSR_EL1_EC_FAULT_S1	UL(0b100100)
+#define PMBSR_EL1_EC_FAULT_S2	UL(0b100101)
+#define PMBSR_EL1_BUF_BSC_FULL	0x1UL
+#endif
+
+/*
  * platform_driver.remove returns void from 6.11 (int before):
  * AMUPMU_DEFINE_PLATFORM_REMOVE(name, fn) defines name() with the signature
  * this kernel wants, calling void fn(struct platform_device *).

@@ -342,6 +342,12 @@ void amupmu_debugfs_init(void)
 	debugfs_create_file("cpu_pm", 0600, amupmu_debugfs_dir, NULL, &amupmu_cpu_pm_fops);
 	debugfs_create_file("amu_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_amu_fops);
 	debugfs_create_file("spe_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_spe_fops);
+	debugfs_create_file("spe_stream", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_stream_fops);
+	debugfs_create_file("spe_stats", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_stats_fops);
+	debugfs_create_file("spe_fault", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_fault_fops);
 #endif
 	amupmu_spe_debugfs_init();
 }

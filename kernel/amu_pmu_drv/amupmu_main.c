@@ -547,6 +547,9 @@ static void __exit amupmu_exit(void)
 {
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
+#ifdef CONFIG_AMUPMU_MOCK
+	amupmu_mock_spe_exit();	/* no session is left to program SPE */
+#endif
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_frames_exit();
 	amupmu_spe_dev_exit();
