@@ -20,6 +20,7 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_spe.h"
 
 static u64 amupmu_hw_read(enum amupmu_reg reg)
 {
@@ -108,15 +109,8 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 	}
 	/* AMU: per CPU, and only where it may be touched (amupmu_amu.c) */
 	amupmu_amu_discover(ci);
-	/*
-	 * SPE: PMS* registers trap to EL3 when firmware keeps the profiling
-	 * buffer (PMBIDR_EL1.P set); only then is PMSIDR_EL1 safe, as in
-	 * the kernel's arm_spe_pmu.
-	 */
-	if (ci->spe_version && !(rd(AMUPMU_REG_PMBIDR) & PMBIDR_EL1_P)) {
-		ci->flags |= AMUPMU_CPU_SPE;
-		ci->pmsidr = rd(AMUPMU_REG_PMSIDR);
-	}
+	/* SPE: only where EL1 may program it (amupmu_spe.c) */
+	amupmu_spe_discover(ci);
 	if (ci->flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_SPE))
 		ci->flags |= be->mock_flags;
 	preempt_enable();

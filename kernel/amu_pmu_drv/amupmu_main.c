@@ -24,6 +24,7 @@
 #include <asm/virt.h>
 
 #include "amupmu.h"
+#include "amupmu_spe.h"
 #include "amupmu_compat.h"
 
 /* the first published sizes are ABI */
@@ -433,6 +434,7 @@ static int __init amupmu_init(void)
 	ret = amupmu_discovery_start();
 	if (ret)
 		goto out_sysfs;
+	amupmu_spe_init();
 
 	ret = amupmu_frames_init();
 	if (ret)
