@@ -593,9 +593,11 @@ static bool debugfs_mounted(void)
 
 /*
  * First statement of every test: the backend; without SPE the directory
- * must be absent and the test skips.
+ * must be absent and the test skips (@_fig: the suite whose figure line
+ * to print then, or NULL).
  */
-#define SPE_BEGIN() do {							\
+#define SPE_BEGIN_FIG(_fig) do {						\
+	const char *_f = (_fig);						\
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);					\
 	TH_LOG("backend: %s", self->backend);					\
 	if (geteuid() != 0)							\
@@ -606,6 +608,10 @@ static bool debugfs_mounted(void)
 		ASSERT_FALSE(amupmu_path_exists(SPE_DIR)) {			\
 			TH_LOG("%s exists, but features has no spe", SPE_DIR);	\
 		}								\
+		if (_f) {							\
+			printf("# AMUPMU-FIGURE %s spe=absent cases=0\n", _f);	\
+			fflush(stdout);						\
+		}								\
 		SKIP(return, "no SPE (QEMU hides it): %s is absent as documented; "	\
 		     "the knobs need SPE (a mock build)", SPE_DIR);		\
 	}									\
@@ -614,6 +620,7 @@ static bool debugfs_mounted(void)
 	}									\
 	self->touched = true;							\
 } while (0)
+#define SPE_BEGIN()	SPE_BEGIN_FIG(NULL)
 
 /* The tests that change the model: mock builds only. */
 #define NEED_MODEL() do {							\
@@ -1135,7 +1142,7 @@ TEST_F(spe, bad_input)
 	unsigned int cases = 0;
 	struct snap s;
 
-	SPE_BEGIN();
+	SPE_BEGIN_FIG("spe-knobs");
 	bad_input_sweep(_metadata, self, &cases);
 
 	/* the documented number forms */
@@ -1175,6 +1182,9 @@ TEST_F(spe, bad_input)
 		TH_LOG("an SPE CPU lacks a filter: the sweep ran at the defaults only");
 	}
 	TH_LOG("%u refused writes, none changed a knob", cases);
+	printf("# AMUPMU-FIGURE spe-knobs spe=%s cases=%u\n", self->mock ? "mock" : "hardware",
+	       cases);
+	fflush(stdout);
 	SPE_END();
 }
 
@@ -1395,6 +1405,9 @@ TEST_F(spe, event_versions)
  * PMSIDR_EL1.Interval of one CPU raises the minimum every write checks:
  * below it EINVAL, it and any multiple of 256 above it accepted (the knob
  * first set to 4096, valid at every encoding, before the model changes).
+ * The encoding is the Arm ARM's (the kernel's PMSIDR_EL1_INTERVAL_*):
+ * 0b0000 256, 0b0001 reserved, 0b0010 512, 0b0011 768, 0b0100 1024,
+ * 0b0101 1536, 0b0110 2048, 0b0111 3072, 0b1000 4096.
  */
 TEST_F(spe, interval_minimum)
 {
@@ -1410,8 +1423,8 @@ TEST_F(spe, interval_minimum)
 		snprintf(keys, sizeof(keys), "pmsidr=0x%llx", (unsigned long long)pmsidr);
 		model_change(_metadata, self, self->cpu, keys, 4096);
 		expect_cpu_model(_metadata, self, self->cpu, MOCK_PMSVER, pmsidr, MOCK_PMBIDR);
-		TH_LOG("cpu%u: PMSIDR_EL1.Interval %u: minimum %llu", self->cpu, fields[i],
-		       (unsigned long long)min);
+		TH_LOG("cpu%u: PMSIDR_EL1.Interval 0x%x: minimum %llu (Arm ARM encoding, "
+		       "0b0001 reserved)", self->cpu, fields[i], (unsigned long long)min);
 		expect_set(_metadata, K_INTERVAL, 256, -EINVAL);
 		expect_set(_metadata, K_INTERVAL, min - 256, -EINVAL);
 		expect_set(_metadata, K_INTERVAL, min + 1, -EINVAL);
