@@ -778,7 +778,7 @@ static u32 amupmu_mock_spe_gen(struct amupmu_mock_spe_cpu *m, bool el0, u64 pc,
 	return flags;
 }
 
-/* The operation the interval counter selected, at @pos. */
+/* The operation the interval counter selected (at m->pos): collide, filter, record */
 static void amupmu_mock_spe_sample(struct amupmu_mock_spe_cpu *m, struct pt_regs *regs,
 				   bool el0)
 {
