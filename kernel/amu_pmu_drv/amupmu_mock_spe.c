@@ -318,13 +318,14 @@ enum {
 	AMUPMU_SPE_ST_EV_DL,		/* buffer full with a partial record (DL) */
 	AMUPMU_SPE_ST_EV_UNKNOWN,	/* an EC the driver does not know */
 	AMUPMU_SPE_ST_IRQS,		/* amupmu_spe_irq_handle() calls */
+	AMUPMU_SPE_ST_LOST_NS,		/* profiled time beyond two periods a tick dropped */
 	AMUPMU_SPE_ST_NR,
 };
 
 static const char * const amupmu_spe_st_names[AMUPMU_SPE_ST_NR] = {
 	"ops_el0", "ops_kernel", "selected", "collisions", "rej_type", "rej_event",
 	"rej_latency", "multi_load", "multi_store", "records", "bytes", "ev_full", "ev_s1",
-	"ev_s2", "ev_ea", "ev_dl", "ev_unknown", "irqs",
+	"ev_s2", "ev_ea", "ev_dl", "ev_unknown", "irqs", "lost_ns",
 };
 
 /* Injected faults (debugfs spe_fault), taken by the next record write */
@@ -777,7 +778,7 @@ static u32 amupmu_mock_spe_gen(struct amupmu_mock_spe_cpu *m, bool el0, u64 pc,
 	return flags;
 }
 
-/* The operation the interval counter selected, at @pos. */
+/* The operation the interval counter selected (at m->pos): collide, filter, record */
 static void amupmu_mock_spe_sample(struct amupmu_mock_spe_cpu *m, struct pt_regs *regs,
 				   bool el0)
 {
@@ -847,7 +848,7 @@ static u32 amupmu_mock_spe_reload(struct amupmu_mock_spe_cpu *m)
 static void amupmu_mock_spe_run(struct amupmu_mock_spe_cpu *m, u64 now)
 {
 	struct pt_regs *regs = get_irq_regs();
-	u64 elapsed, ops, count;
+	u64 elapsed, cap, ops, count;
 	bool el0;
 
 	if (!regs || is_idle_task(current))
@@ -855,7 +856,16 @@ static void amupmu_mock_spe_run(struct amupmu_mock_spe_cpu *m, u64 now)
 	el0 = user_mode(regs);
 	if (!(m->reg[AMUPMU_SPE_SR_PMSCR] & (el0 ? PMSCR_EL1_E0SPE : PMSCR_EL1_E1SPE)))
 		return;
-	elapsed = min_t(u64, now - m->t_last, NSEC_PER_SEC);
+	/*
+	 * At most two periods: a tick that came late (or a model slower than
+	 * the time it simulates, under TCG) must not run ever longer ones.
+	 */
+	elapsed = now - m->t_last;
+	cap = 2 * m->k[AMUPMU_SPE_KEY_TICK_US] * NSEC_PER_USEC;
+	if (elapsed > cap) {
+		m->st[AMUPMU_SPE_ST_LOST_NS] += elapsed - cap;
+		elapsed = cap;
+	}
 	ops = elapsed * m->k[AMUPMU_SPE_KEY_OPS_PER_US] + m->op_frac;
 	m->op_frac = do_div(ops, 1000);
 	count = m->reg[AMUPMU_SPE_SR_PMSICR] & PMSICR_EL1_COUNT;
