@@ -68,7 +68,8 @@ FIXTURE_VARIANT_ADD(abi, info) {
 	.name = "AMUPMU_INFO", .cmd = AMUPMU_INFO,
 	.size = sizeof(struct amupmu_info), .min_size = AMUPMU_INFO_SIZE_VER0,
 	.flags = offsetof(struct amupmu_info, flags),
-	.reserved = { offsetof(struct amupmu_info, __reserved), NO_FIELD },
+	.reserved = { offsetof(struct amupmu_info, __reserved),
+		      offsetof(struct amupmu_info, __reserved2) },
 };
 
 FIXTURE_VARIANT_ADD(abi, pmu_config) {
