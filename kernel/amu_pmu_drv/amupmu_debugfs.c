@@ -325,6 +325,35 @@ static int amupmu_spe_pmbidr_show(struct seq_file *m, void *v)
 
 AMUPMU_DEBUGFS_RO(amupmu_spe_pmbidr);
 
+/*
+ * cpuN/regs: the live SPE registers of the session profiling on that CPU,
+ * read there; "none" when no session profiles on it (nothing is read).
+ */
+static int amupmu_spe_regs_show(struct seq_file *m, void *v)
+{
+	static const char * const names[AMUPMU_SPE_SR_NR] = {
+		[AMUPMU_SPE_SR_PMSCR] = "pmscr", [AMUPMU_SPE_SR_PMSICR] = "pmsicr",
+		[AMUPMU_SPE_SR_PMSIRR] = "pmsirr", [AMUPMU_SPE_SR_PMSFCR] = "pmsfcr",
+		[AMUPMU_SPE_SR_PMSEVFR] = "pmsevfr", [AMUPMU_SPE_SR_PMSNEVFR] = "pmsnevfr",
+		[AMUPMU_SPE_SR_PMSLATFR] = "pmslatfr", [AMUPMU_SPE_SR_PMBLIMITR] = "pmblimitr",
+		[AMUPMU_SPE_SR_PMBPTR] = "pmbptr", [AMUPMU_SPE_SR_PMBSR] = "pmbsr",
+	};
+	u64 regs[AMUPMU_SPE_SR_NR];
+	unsigned int r;
+	int ret = amupmu_spe_live_regs((uintptr_t)m->private, regs);
+
+	if (ret == -ENODATA || ret == -ENODEV) {
+		seq_puts(m, ret == -ENODEV ? "offline\n" : "none\n");
+		return 0;
+	}
+	for (r = 0; r < AMUPMU_SPE_SR_NR; r++)
+		seq_printf(m, "%s%s=0x%llx", r ? " " : "", names[r], regs[r]);
+	seq_putc(m, '\n');
+	return 0;
+}
+
+AMUPMU_DEBUGFS_RO(amupmu_spe_regs);
+
 /* arm_spe/, when a CPU has SPE: the knobs, config, a directory per SPE CPU */
 static void amupmu_spe_debugfs_init(void)
 {
@@ -354,6 +383,8 @@ static void amupmu_spe_debugfs_init(void)
 				    &amupmu_spe_pmsidr_fops);
 		debugfs_create_file("pmbidr", 0400, dir, (void *)(uintptr_t)cpu,
 				    &amupmu_spe_pmbidr_fops);
+		debugfs_create_file("regs", 0400, dir, (void *)(uintptr_t)cpu,
+				    &amupmu_spe_regs_fops);
 	}
 }
 

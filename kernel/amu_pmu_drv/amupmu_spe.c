@@ -1356,6 +1356,49 @@ __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 	return mask;
 }
 
+struct amupmu_spe_live_req {
+	u64 *regs;
+	int ret;
+};
+
+static void amupmu_spe_live_fn(void *arg)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	struct amupmu_spe_live_req *req = arg;
+	unsigned int r;
+
+	raw_spin_lock(&pp->lock);
+	if (!pp->active || !pp->active->running) {
+		req->ret = -ENODATA;
+	} else {
+		for (r = 0; r < AMUPMU_SPE_SR_NR; r++)
+			req->regs[r] = amupmu_spe_regs->read(r);
+		req->ret = 0;
+	}
+	raw_spin_unlock(&pp->lock);
+}
+
+/**
+ * amupmu_spe_live_regs() - the SPE registers of @cpu's running session
+ * @cpu: the CPU
+ * @regs: AMUPMU_SPE_SR_NR values, in enum amupmu_spe_sysreg order
+ *
+ * Read on the CPU, so only while a session profiles there: a CPU no
+ * session programs is not touched.
+ *
+ * Return: 0; -ENODATA when no session profiles on @cpu; -ENODEV offline.
+ */
+int amupmu_spe_live_regs(unsigned int cpu, u64 *regs)
+{
+	struct amupmu_spe_live_req req = { .regs = regs, .ret = -ENODEV };
+
+	cpus_read_lock();
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, amupmu_spe_live_fn, &req, 1);
+	cpus_read_unlock();
+	return req.ret;
+}
+
 bool amupmu_spe_configured(struct amupmu_spe_sess **slot)
 {
 	return READ_ONCE(*slot);

@@ -119,6 +119,7 @@ int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma);
 __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 			 struct poll_table_struct *wait);
 bool amupmu_spe_configured(struct amupmu_spe_sess **slot);
+int amupmu_spe_live_regs(unsigned int cpu, u64 *regs);
 void amupmu_spe_dev_gone(void);
 
 /* amupmu_spe_dev.c: the SPE device (enum amupmu_spe_owner of the UAPI) */

@@ -12,6 +12,8 @@
  *   pmsirr_interval       a multiple of 256 from the CPUs' minimum (decimal)
  *   config (0400)         "pmsfcr=0x.. pmsevfr=0x.. pmsnevfr=0x.. pmslatfr=0x.. pmsirr=0x.."
  *   cpuN/pmsidr cpuN/pmbidr (0400)  the CPU's PMSIDR_EL1 / PMBIDR_EL1 (hex)
+ *   cpuN/regs (0400)                 the live registers of a running session, or
+ *                                    "none" 
  *
  * A write is one number (decimal, 0x hex, 0 octal, one trailing newline)
  * checked against every CPU with SPE, with the other knobs as they are:
@@ -971,6 +973,11 @@ TEST_F(spe, defaults)
 		EXPECT_EQ(0ULL, v & SPE_PMBIDR_P) {
 			TH_LOG("%s \"%s\": P set, yet the CPU is reported with SPE", path, text);
 		}
+		/* the live registers: none without a session (nothing is read) */
+		snprintf(path, sizeof(path), SPE_DIR "/cpu%u/regs", cpu);
+		expect_mode(_metadata, path, 0400);
+		EXPECT_LT(0, amupmu_read_file(path, text, sizeof(text)));
+		EXPECT_STREQ("none\n", text);
 		TH_LOG("cpu%u: PMSVer %u pmsidr 0x%llx pmbidr 0x%llx, minimum interval %llu, "
 		       "%u-bit counters", cpu, e->spe_version, (unsigned long long)e->pmsidr,
 		       (unsigned long long)v, (unsigned long long)interval_min(e->pmsidr),
