@@ -629,7 +629,7 @@ static void amupmu_spe_publish(struct amupmu_spe_pcs *pcs, u64 ptr)
 static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 {
 	struct amupmu_spe_buf *b = pcs->buf;
-	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit;
+	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit, want;
 	u8 *d;
 
 	used = amupmu_spe_unread(pcs);
@@ -644,7 +644,14 @@ static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 		/* the PAD bytes are in place before the head moves past them */
 		smp_store_release(&b->hdr->data_head, pcs->head);
 	}
-	limit = round_down(off + min(room, b->size - off), PAGE_SIZE);
+	/*
+	 * End the region where the unread bytes reach the watermark (or one
+	 * watermark further once they have): its buffer event publishes them
+	 * and wakes poll() there, not only when the buffer is full.
+	 */
+	want = used < pcs->sess->watermark ? pcs->sess->watermark - used : pcs->sess->watermark;
+	limit = min(round_down(off + min(room, b->size - off), PAGE_SIZE),
+		    round_up(off + max(want, max_rec), PAGE_SIZE));
 	if (limit >= off + max_rec) {
 		pcs->discarding = false;
 		pcs->region = off;

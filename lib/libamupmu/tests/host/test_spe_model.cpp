@@ -48,9 +48,8 @@ bool type_reference(bool ft, bool eft, u32 ctrl, u32 mask, u32 flags)
 		if (c && !m) {
 			any_or = true;
 			or_hit = or_hit || f;
-		} else if (c && m && !f) {
-			return false;
-		} else if (!c && m && f) {
+		} else if (m && c != f) {
+			// AND (c: the type must be there) or AND NOT (!c: must not)
 			return false;
 		}
 	}
