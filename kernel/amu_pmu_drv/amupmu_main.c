@@ -444,9 +444,14 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_frames;
 
-	ret = amupmu_misc_register();
+	/* the "amupmu-spe" driver: binds only by hand, after discovery */
+	ret = amupmu_spe_dev_init();
 	if (ret)
 		goto out_platform;
+
+	ret = amupmu_misc_register();
+	if (ret)
+		goto out_spe_dev;
 	amupmu_debugfs_init();
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
@@ -454,6 +459,8 @@ static int __init amupmu_init(void)
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
+out_spe_dev:
+	amupmu_spe_dev_exit();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
 out_frames:
@@ -475,6 +482,7 @@ static void __exit amupmu_exit(void)
 {
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
+	amupmu_spe_dev_exit();
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_frames_exit();
 	amupmu_discovery_stop();

@@ -112,4 +112,39 @@ int amupmu_spe_rediscover(unsigned int cpu);
 extern const struct file_operations amupmu_mock_spe_fops;
 #endif
 
+/*
+ * ---- amupmu_spe_dev.c: the SPE platform device "amupmu-spe" ----
+ * Bound only by hand (driver_override, then bind). While bound, amupmu owns
+ * the device's buffer management PPI: its handler calls
+ * amupmu_spe_irq_handle() on the CPU.
+ */
+
+/*
+ * Who owns SPE (amupmu_spe_owner()). The same values go into the UAPI
+ * header and AMUPMU_INFO; this block goes when they are there.
+ */
+enum {
+	AMUPMU_SPE_OWNER_NONE		= 0,	/* no discovered CPU has SPE */
+	AMUPMU_SPE_OWNER_KERNEL		= 1,	/* a stock SPE device is bound to arm_spe_pmu */
+	AMUPMU_SPE_OWNER_AMUPMU		= 2,	/* an SPE device is bound to amupmu-spe */
+	AMUPMU_SPE_OWNER_UNCLAIMED	= 3,	/* SPE CPUs, no device bound to amupmu-spe */
+};
+
+/* module init, after amupmu_spe_init(); exit before SPE's state goes */
+int amupmu_spe_dev_init(void);
+void amupmu_spe_dev_exit(void);
+/* the bound device's PPI serves @cpu (a snapshot) */
+bool amupmu_spe_dev_serves(unsigned int cpu);
+/* AMUPMU_SPE_OWNER_*; takes amupmu_dev.lock (not to be held by the caller) */
+u32 amupmu_spe_owner(void);
+/*
+ * amupmu_spe.c (implemented by the SPE session code): the device is being
+ * unbound; stop every SPE session's profiling and mark it ended. Called in
+ * process context from the device's remove(), before the PPI is disabled
+ * and freed, under no amupmu lock; amupmu_spe_dev_serves() already says
+ * false for every CPU.
+ */
+void amupmu_spe_dev_gone(void);
+/* ---- end amupmu_spe_dev.c ---- */
+
 #endif /* AMUPMU_SPE_H */
