@@ -112,3 +112,33 @@ machine_frames() {
 	"${FDTPUT:-fdtput}" -t x "$dtb" "$bus/cpu-frames@102000" cpu "$ph0" &&
 	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@104000" reg-names amu pmu
 }
+
+# machine_spe DTB: add the board's SPE device node to DTB (changed in place),
+# as a board whose CPUs implement SPE describes it (the binding
+# Documentation/devicetree/bindings/perf/spe-pmu.yaml of Linux):
+#   /spe { compatible = "arm,statistical-profiling-extension-v1";
+#          interrupts = <1 5 4>; };
+# The interrupt is the profiling buffer's PPI: <1 5 4> = GIC_PPI 5 (INTID
+# 21), IRQ_TYPE_LEVEL_HIGH, the PPI Arm's base boards (FVP, Juno) give SPE.
+# On QEMU's virt it is free on both machines: the dumped DTBs name PPIs 7
+# (PMU), 9 (GIC maintenance, vhe only) and 13, 14, 11, 10 (timers), and
+# QEMU's hw/arm/virt.h wires no device to PPI 5 (besides those, at most 12,
+# the EL2 virtual timer). No interrupt-parent: the node
+# inherits the root node's, the GIC. The same specifier is right for the
+# GICv2 (el1) and the GICv3 (vhe) machine for the reason
+# dts/amupmu-virt.dtso gives for the PMU's <1 7 4>: both kernel GIC drivers
+# take the INTID from cells 0-1 (PPI n -> INTID n + 16) and the trigger from
+# cell 2 & 0xf, ignoring the GICv2 CPU mask in bits [15:8]. QEMU's CPUs have
+# no SPE and nothing raises INTID 21: the node only gives the "amupmu-spe"
+# driver a stock device to claim (on a production build the claim fails
+# with ENODEV; the mock build's CPUs report SPE, and it succeeds).
+machine_spe() {
+	local dtb=$1
+	if "${FDTGET:-fdtget}" "$dtb" /spe compatible >/dev/null 2>&1; then
+		echo "machine_spe: $dtb has a /spe node already" >&2
+		return 1
+	fi
+	"${FDTPUT:-fdtput}" -c "$dtb" /spe &&
+	"${FDTPUT:-fdtput}" -t s "$dtb" /spe compatible arm,statistical-profiling-extension-v1 &&
+	"${FDTPUT:-fdtput}" -t u "$dtb" /spe interrupts 1 5 4
+}
