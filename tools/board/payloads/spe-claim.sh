@@ -14,9 +14,9 @@
 
 variant=$(echo "$AMUPMU_BOARD" | cut -d/ -f4)
 if [ "$variant" = mock ]; then
-	be=mock
+	spe_be=mock
 else
-	be="QEMU no SPE"
+	spe_be="QEMU no SPE"
 fi
 drv=/sys/bus/platform/drivers/amupmu-spe
 ncpu=$(grep -c '^processor' /proc/cpuinfo)
@@ -26,7 +26,7 @@ last=$((ncpu - 1))
 t() {
 	n=$1
 	shift
-	tap_check "$n [$be]" "$@"
+	tap_check "$n [$spe_be]" "$@"
 }
 
 spe_dev() {
@@ -47,6 +47,11 @@ override_clear() { [ "$(cat "$dd/driver_override")" = "(null)" ]; }
 ppi_requested() { grep -q ' amupmu-spe$' /proc/interrupts; }
 ppi_free() { ! ppi_requested; }
 claimed() { bound && ppi_requested; }
+ppi_intid() {
+	n=$(sed -n 's/^ *\([0-9]*\):.* amupmu-spe$/\1/p' /proc/interrupts)
+	echo "# Linux IRQ ${n:-none}, hwirq $(cat "/sys/kernel/irq/$n/hwirq" 2>/dev/null)"
+	[ "$(cat "/sys/kernel/irq/$n/hwirq" 2>/dev/null)" = "$1" ]
+}
 released() { unbound && override_clear && ppi_free; }
 logged() { dmesg | grep -q "$1"; }
 logged_since() { since "$1" | grep -q "$2"; }
@@ -66,14 +71,14 @@ tool() {
 	shift 3
 	out=$("$@" 2>&1)
 	rc=$?
-	echo "AMUPMU-BEGIN $n [$be]"
+	echo "AMUPMU-BEGIN $n [$spe_be]"
 	echo "$out" | sed 's/^/# /'
 	if [ "$rc" = "$st" ] && echo "$out" | grep -q "$pat"; then
-		echo "ok 1 $n [$be]"
+		echo "ok 1 $n [$spe_be]"
 	else
-		echo "not ok 1 $n [$be] (status $rc, want $st and /$pat/)"
+		echo "not ok 1 $n [$spe_be] (status $rc, want $st and /$pat/)"
 	fi
-	echo "AMUPMU-END $n [$be] rc=0"
+	echo "AMUPMU-END $n [$spe_be] rc=0"
 }
 
 t spe-node-present test -n "$dev"
@@ -89,6 +94,8 @@ if [ "$variant" = mock ]; then
 	t byhand-bind wr "$drv/bind" "$dev"
 	t byhand-bound bound
 	t byhand-ppi-requested ppi_requested
+	# the devicetree's <1 5 4> is INTID 21 (GIC_PPI 5) on this GIC
+	t byhand-ppi-is-intid-21 ppi_intid 21
 	t byhand-logged logged_since byhand "amupmu-spe $dev: owns SPE: buffer interrupt [0-9]* for CPUs 0-$last"
 	# a bound device takes no second driver (the driver core's EBUSY)
 	t byhand-bind-twice-ebusy wr_fails "$drv/bind" "$dev" "busy"
