@@ -64,10 +64,11 @@ std::string trimmed(std::string s)
 	return s;
 }
 
-// Write value to a sysfs attribute in one write(2); 0 or the errno.
+// Write value to a sysfs attribute in one write(2), as "echo" does (O_TRUNC,
+// which sysfs ignores: a fake tree's file then holds only value); 0 or the errno.
 int write_attr(const fs::path& path, std::string_view value)
 {
-	const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+	const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return errno;
 	const ssize_t n = ::write(fd, value.data(), value.size());

