@@ -87,13 +87,13 @@ enum class SpeRelease {
 
 /// What spe_claim() did, and to which device (as it was before).
 struct SpeClaimResult {
-	SpeClaim outcome;
+	SpeClaim outcome = SpeClaim::claimed;
 	SpeDevice device;
 };
 
 /// What spe_release() did, and to which device (as it was before).
 struct SpeReleaseResult {
-	SpeRelease outcome;
+	SpeRelease outcome = SpeRelease::released;
 	SpeDevice device;
 };
 

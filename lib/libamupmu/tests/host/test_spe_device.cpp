@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 using namespace amupmu;
+using namespace std::string_view_literals;
 namespace fs = std::filesystem;
 
 namespace {
@@ -87,12 +88,12 @@ TEST_CASE("spe_devices finds devicetree and ACPI SPE devices", "[host][spe_devic
 	FakeSysfs sys;
 	sys.add_device("spe", spe_compat);
 	sys.add_device("arm,spe-v1", {}, "arm_spe_pmu");
-	sys.add_device("9000000.pl011", std::string_view{"arm,pl011\0arm,primecell\0", 24});
-	sys.add_device("pmu", std::string_view{"arm,armv8-pmuv3\0", 16}, "armv8-pmu");
+	sys.add_device("9000000.pl011", "arm,pl011\0arm,primecell\0"sv);
+	sys.add_device("pmu", "arm,armv8-pmuv3\0"sv, "armv8-pmu");
 	// a compatible list with the SPE string second
-	sys.add_device("spe-b", std::string_view{"vendor,spe\0arm,statistical-profiling-extension-v1\0", 51});
+	sys.add_device("spe-b", "vendor,spe\0arm,statistical-profiling-extension-v1\0"sv);
 	// a prefix of the compatible string is not it
-	sys.add_device("spe-x", std::string_view{"arm,statistical-profiling-extension\0", 36});
+	sys.add_device("spe-x", "arm,statistical-profiling-extension\0"sv);
 
 	const auto devs = spe_devices(sys.root());
 	REQUIRE(devs.size() == 3);
