@@ -141,8 +141,11 @@ u32 amupmu_spe_owner(void);
  * amupmu_spe.c (implemented by the SPE session code): the device is being
  * unbound; stop every SPE session's profiling and mark it ended. Called in
  * process context from the device's remove(), before the PPI is disabled
- * and freed, under no amupmu lock; amupmu_spe_dev_serves() already says
- * false for every CPU.
+ * and freed, with no CPU hotplug lock and none of amupmu_dev.lock or the
+ * session locks held (only amupmu_spe_dev.c's own mutex, which nothing
+ * outside that file takes: gone() may take cpus_read_lock() and any SPE
+ * lock). The PPI stays enabled, and its handler may run, until gone()
+ * returns; amupmu_spe_dev_serves() already says false for every CPU.
  */
 void amupmu_spe_dev_gone(void);
 /* ---- end amupmu_spe_dev.c ---- */
