@@ -143,7 +143,7 @@ machine_ppi_users() {
 		}'
 }
 
-# machine_spe DTB: add the board's SPE device node to DTB (changed in place),
+# machine_spe DTB [N]: add the board's SPE device node to DTB (changed in place),
 # as a board whose CPUs implement SPE describes it (the binding
 # Documentation/devicetree/bindings/perf/spe-pmu.yaml of Linux):
 #   /spe { compatible = "arm,statistical-profiling-extension-v1";
@@ -162,9 +162,12 @@ machine_ppi_users() {
 # cell 2 & 0xf, ignoring the GICv2 CPU mask in bits [15:8]. QEMU's CPUs have
 # no SPE and nothing raises INTID 21: the node only gives the "amupmu-spe"
 # driver a stock device to claim (on a production build the claim fails
-# with ENODEV; the mock build's CPUs report SPE, and it succeeds).
+# with ENODEV; the mock build's CPUs report SPE, and it succeeds). N 2 adds
+# a second such node, /spe2, on the same PPI: two devices, of which
+# amupmu takes one at a time (a big.LITTLE board's per-cluster SPE nodes
+# would name PPI partitions instead; QEMU's GICs have none).
 machine_spe() {
-	local dtb=$1 users
+	local dtb=$1 users node
 	if "${FDTGET:-fdtget}" "$dtb" /spe compatible >/dev/null 2>&1; then
 		echo "machine_spe: $dtb has a /spe node already" >&2
 		return 1
@@ -174,7 +177,9 @@ machine_spe() {
 		echo "machine_spe: PPI 5 is taken in $dtb by: $users" >&2
 		return 1
 	fi
-	"${FDTPUT:-fdtput}" -c "$dtb" /spe &&
-	"${FDTPUT:-fdtput}" -t s "$dtb" /spe compatible arm,statistical-profiling-extension-v1 &&
-	"${FDTPUT:-fdtput}" -t u "$dtb" /spe interrupts 1 5 4
+	for node in /spe $([ "${2:-1}" = 2 ] && echo /spe2); do
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible arm,statistical-profiling-extension-v1 &&
+		"${FDTPUT:-fdtput}" -t u "$dtb" "$node" interrupts 1 5 4 || return 1
+	done
 }

@@ -7,7 +7,7 @@
 # results from the serial console and check the kernel log.
 #
 # run.sh -k 6.1|6.12 -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
-#        [-f yes|no] [-S yes|no] [-t SECS] [-q] PAYLOAD
+#        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
 #       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
@@ -26,15 +26,16 @@
 #   -S  an SPE device node (machines.sh machine_spe: /spe, compatible
 #       "arm,statistical-profiling-extension-v1", PPI 5); default no. QEMU's
 #       CPUs have no SPE: the node only gives "amupmu-spe" a device to
-#       claim (payload spe-claim.sh). With -d stock, QEMU's DTB is dumped
-#       and gets the node, nothing else.
+#       claim (payload spe-claim.sh). two: a second node, /spe2, on the
+#       same PPI (amupmu takes one SPE device at a time). With -d stock,
+#       QEMU's DTB is dumped and gets the node(s), nothing else.
 #   -t  timeout in seconds (default 300)
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
 # The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]
 # [-noframes when -f no on an amupmu/mock board, -badframes with -f bad]
-# [-spe with -S yes]-PAYLOAD.
+# [-spe with -S yes, -spe2 with -S two]-PAYLOAD.
 # Prints "board NAME: P passed, F failed, S skipped" and writes the same
 # counts to build/board/NAME/summary; exits 1 when anything failed, also
 # when the booted system is not the board asked for (the AMUPMU-BOARD line
@@ -76,7 +77,7 @@ yes | bad)
 no) ;;
 *) echo "board: -f yes|no|bad" >&2; exit 2 ;;
 esac
-case $SPE in yes | no) ;; *) echo "board: -S yes|no" >&2; exit 2 ;; esac
+case $SPE in yes | two | no) ;; *) echo "board: -S yes|no|two" >&2; exit 2 ;; esac
 
 NAME=$K-$MACH-$DT-$VARIANT
 [ "$SMP" = 2 ] || NAME=$NAME-smp$SMP
@@ -84,6 +85,7 @@ NAME=$K-$MACH-$DT-$VARIANT
 [ "$DT/$VARIANT/$FRAMES" = amupmu/mock/no ] && NAME=$NAME-noframes
 [ "$FRAMES" = bad ] && NAME=$NAME-badframes
 [ "$SPE" = yes ] && NAME=$NAME-spe
+[ "$SPE" = two ] && NAME=$NAME-spe2
 NAME=$NAME-$PAYLOAD
 W=$TOP/build/board/$NAME
 KC=$CACHE/kernels/$K
@@ -112,17 +114,18 @@ if [ "$DT" = amupmu ]; then
 		machine_frames "$W/board.dtb" "$FRAMES" || { echo "board: cannot add the frame nodes" >&2; exit 2; }
 	fi
 	dtb_args=(-dtb "$W/board.dtb")
-elif [ "$SPE" = yes ]; then
+elif [ "$SPE" != no ]; then
 	base=$(machine_dtb "$MACH" "$SMP" "$TOP/build/board/dtb") ||
 		{ echo "board: cannot dump the DTB of ${QEMU[*]}" >&2; exit 2; }
 	cp "$base" "$W/board.dtb"
 	dtb_args=(-dtb "$W/board.dtb")
 fi
-if [ "$SPE" = yes ]; then
-	machine_spe "$W/board.dtb" || { echo "board: cannot add the SPE node" >&2; exit 2; }
-fi
 NSPE=0
 [ "$SPE" = yes ] && NSPE=1
+[ "$SPE" = two ] && NSPE=2
+if [ "$NSPE" -gt 0 ]; then
+	machine_spe "$W/board.dtb" "$NSPE" || { echo "board: cannot add the SPE node(s)" >&2; exit 2; }
+fi
 NFRAMES=0
 [ "$FRAMES" = yes ] && NFRAMES=$SMP
 [ "$FRAMES" = bad ] && NFRAMES=$((SMP + 3))

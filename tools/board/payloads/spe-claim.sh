@@ -29,16 +29,16 @@ t() {
 	tap_check "$n [$spe_be]" "$@"
 }
 
-spe_dev() {
+spe_devs() {
 	for d in /sys/bus/platform/devices/*; do
 		grep -qs 'arm,statistical-profiling-extension-v1' "$d/of_node/compatible" &&
-			basename "$d" && return 0
+			basename "$d"
 	done
-	return 1
 }
-dev=$(spe_dev)
+dev=$(spe_devs | head -1)
+dev2=$(spe_devs | sed -n 2p)
 dd=/sys/bus/platform/devices/$dev
-echo "# SPE device: ${dev:-none}, $ncpu CPUs, module build: $variant"
+echo "# SPE devices: $(spe_devs | tr '\n' ' ')($ncpu CPUs, module build: $variant)"
 
 driver() { basename "$(readlink "$dd/driver" 2>/dev/null)" 2>/dev/null; }
 bound() { [ "$(driver)" = amupmu-spe ]; }
@@ -117,28 +117,53 @@ else
 	t byhand-ppi-free ppi_free
 	t byhand-why-logged logged_since byhand "amupmu-spe $dev: none of the CPUs 0-$last of its PPI has SPE"
 fi
+# a second SPE device (run.sh -S two) while the first is amupmu's: EBUSY
+if [ -n "$dev2" ] && [ "$variant" = mock ]; then
+	wr "$drv/bind" "$dev"
+	wr "/sys/bus/platform/devices/$dev2/driver_override" amupmu-spe
+	t second-device-bind-ebusy wr_fails "$drv/bind" "$dev2" "busy"
+	t second-device-unbound test ! -e "/sys/bus/platform/devices/$dev2/driver"
+	t second-device-why-logged logged_since byhand "amupmu-spe $dev2: $dev is amupmu's SPE device already"
+	t first-device-still-bound claimed
+	wr "/sys/bus/platform/devices/$dev2/driver_override" ""
+	wr "$drv/unbind" "$dev"
+fi
 # releasing what is not bound: the driver core's ENODEV
 t byhand-unbind-not-bound-enodev wr_fails "$drv/unbind" "$dev" "No such device"
 wr "$dd/driver_override" ""
 t byhand-override-cleared override_clear
 
-# ---- the tool
+# ---- the tool (naming the device when there are two: -S two)
+set --
+[ -n "$dev2" ] && set -- "$dev"
 if [ -x /bin/amupmu ]; then
 	if [ "$variant" = mock ]; then
-		tool tool-claim 0 "claimed $dev" amupmu spe claim
+		tool tool-claim 0 "claimed $dev" amupmu spe claim "$@"
 		t tool-claimed claimed
-		tool tool-claim-twice 0 "$dev is amupmu's already" amupmu spe claim
-		tool tool-release 0 "released $dev" amupmu spe release
+		tool tool-claim-twice 0 "$dev is amupmu's already" amupmu spe claim "$@"
+		tool tool-release 0 "released $dev" amupmu spe release "$@"
 		t tool-released released
 	else
-		tool tool-claim-enodev 1 "bind $dev: No such device (ENODEV) -- none of the CPUs" amupmu spe claim
+		tool tool-claim-enodev 1 "bind $dev: No such device (ENODEV) -- none of the CPUs" amupmu spe claim "$@"
 		t tool-claim-left-unbound released
 	fi
-	tool tool-release-not-claimed 0 "$dev is not claimed" amupmu spe release
+	if [ -n "$dev2" ]; then
+		tool tool-claim-ambiguous 1 "2 SPE devices ($dev, $dev2): name the one to use" amupmu spe claim
+		if [ "$variant" = mock ]; then
+			wr "/sys/bus/platform/devices/$dev2/driver_override" amupmu-spe
+			wr "$drv/bind" "$dev2"
+			tool tool-claim-second-ebusy 1 "bind $dev: Device or resource busy (EBUSY) -- another SPE device is amupmu's" \
+				amupmu spe claim "$dev"
+			t tool-claim-second-reset override_clear
+			wr "$drv/unbind" "$dev2"
+			wr "/sys/bus/platform/devices/$dev2/driver_override" ""
+		fi
+	fi
+	tool tool-release-not-claimed 0 "$dev is not claimed" amupmu spe release "$@"
 	tool tool-claim-no-such-device 1 "no SPE device named nosuch" amupmu spe claim nosuch
 	# not root: the sysfs writes are refused
 	tool tool-claim-not-root 1 "Permission denied (EACCES) -- claiming needs root" \
-		su -s /bin/sh nobody -c "amupmu spe claim"
+		su -s /bin/sh nobody -c "amupmu spe claim $*"
 	t tool-not-root-left-unbound released
 else
 	t tool-present false
