@@ -45,6 +45,10 @@ SUITES = [
     ("abi-AMUPMU_AMU_READ-fields", "amupmu_amu_test", "check: every board; cpupm",
      "every size below VER0, flags/reserved bits, entry_size, nr_cpus, CPU set, cpus_len, "
      "EFAULT pointers: the errno, nothing written back", "mock AMU / none (prod)"),
+    ("spe-knobs", "amupmu_spe_test", "check: every board",
+     "arm_spe debugfs knobs and spe_model: every knob's bad input EINVAL with nothing "
+     "changed; CONSTRAINED UNPREDICTABLE and missing-feature refusals per PMSIDR_EL1/PMSVer",
+     "mock SPE / none (prod)"),
     ("sysfs", "amupmu_sysfs_test", "check: every board",
      "every sysfs/parameter/debugfs file: read-only ones refuse writes (EACCES, also root); "
      "writable ones refuse bad input (EINVAL), value unchanged", "sysfs"),
@@ -67,7 +71,7 @@ PAYLOAD_SUITES = {
     "fuzz": ["fuzz", "fuzz-memory"],
     "check": ["abi-AMUPMU_INFO", "abi-AMUPMU_PMU_CONFIG", "abi-AMUPMU_PMU_CTL",
               "abi-AMUPMU_PMU_READ", "abi-AMUPMU_AMU_READ", "abi-AMUPMU_AMU_READ-fields",
-              "sysfs", "priv-matrix"],
+              "spe-knobs", "sysfs", "priv-matrix"],
     "cpupm": ["abi-AMUPMU_AMU_READ-fields"],
     "stress": ["hotplug", "concurrency", "load-unload"],
     "soak": ["fuzz", "fuzz-memory"],

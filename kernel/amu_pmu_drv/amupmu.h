@@ -6,7 +6,9 @@
 #define AMUPMU_H
 
 #include <linux/bits.h>
+#include <linux/atomic.h>
 #include <linux/cpuhotplug.h>
+#include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -167,6 +169,8 @@ void amupmu_pmu_cpu_start(void);
 void amupmu_pmu_cpu_stop(void);
 struct amupmu_session *amupmu_session_alloc(void);
 void amupmu_session_free(struct amupmu_session *s);
+struct amupmu_spe_sess;
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
@@ -182,6 +186,29 @@ __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 			     struct poll_table_struct *wait);
 int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
 extern unsigned int amupmu_sample_period_min;
+
+/**
+ * struct amupmu_mbuf - a mappable, reference-counted buffer (amupmu_ring.c)
+ * @ref: references: its owner, each mapping, readers
+ * @mmaps: live mappings (VMAs)
+ * @base: header page, then @pages data pages (vmalloc_user())
+ * @pages: data pages
+ * @free: frees the owner's struct after the memory
+ */
+struct amupmu_mbuf {
+	struct kref ref;
+	atomic_t mmaps;
+	void *base;
+	unsigned int pages;
+	void (*free)(struct amupmu_mbuf *mb);
+};
+
+int amupmu_mbuf_init(struct amupmu_mbuf *mb, unsigned int pages,
+		     void (*free)(struct amupmu_mbuf *mb));
+void amupmu_mbuf_get(struct amupmu_mbuf *mb);
+void amupmu_mbuf_put(struct amupmu_mbuf *mb);
+bool amupmu_mbuf_mapped(const struct amupmu_mbuf *mb);
+int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigned long pgoff);
 
 /* amupmu_ring.c: the sample ring */
 struct amupmu_ring;

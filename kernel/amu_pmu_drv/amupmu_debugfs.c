@@ -271,6 +271,25 @@ static const struct file_operations amupmu_spe_knob_fops = {
 	.write = amupmu_spe_knob_write,
 };
 
+/*
+ * The read-only files (0400) refuse to open for writing, also for root
+ * (whom debugfs lets past the mode), as sysfs does: EACCES.
+ */
+#define AMUPMU_DEBUGFS_RO(name)							\
+static int name##_open(struct inode *inode, struct file *file)			\
+{										\
+	if (file->f_mode & FMODE_WRITE)						\
+		return -EACCES;							\
+	return single_open(file, name##_show, inode->i_private);		\
+}										\
+static const struct file_operations name##_fops = {				\
+	.owner = THIS_MODULE,							\
+	.open = name##_open,							\
+	.read = seq_read,							\
+	.llseek = seq_lseek,							\
+	.release = single_release,						\
+}
+
 static int amupmu_spe_config_show(struct seq_file *m, void *v)
 {
 	struct amupmu_spe_filter f;
@@ -280,7 +299,8 @@ static int amupmu_spe_config_show(struct seq_file *m, void *v)
 		   f.pmsfcr, f.pmsevfr, f.pmsnevfr, f.pmslatfr, f.pmsirr);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(amupmu_spe_config);
+
+AMUPMU_DEBUGFS_RO(amupmu_spe_config);
 
 /* cpuN/pmsidr: the discovery entry's PMSIDR_EL1 */
 static int amupmu_spe_pmsidr_show(struct seq_file *m, void *v)
@@ -294,14 +314,16 @@ static int amupmu_spe_pmsidr_show(struct seq_file *m, void *v)
 	seq_printf(m, "0x%llx\n", val);
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(amupmu_spe_pmsidr);
+
+AMUPMU_DEBUGFS_RO(amupmu_spe_pmsidr);
 
 static int amupmu_spe_pmbidr_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "0x%llx\n", amupmu_spe_pmbidr((uintptr_t)m->private));
 	return 0;
 }
-DEFINE_SHOW_ATTRIBUTE(amupmu_spe_pmbidr);
+
+AMUPMU_DEBUGFS_RO(amupmu_spe_pmbidr);
 
 /* arm_spe/, when a CPU has SPE: the knobs, config, a directory per SPE CPU */
 static void amupmu_spe_debugfs_init(void)
@@ -342,6 +364,12 @@ void amupmu_debugfs_init(void)
 	debugfs_create_file("cpu_pm", 0600, amupmu_debugfs_dir, NULL, &amupmu_cpu_pm_fops);
 	debugfs_create_file("amu_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_amu_fops);
 	debugfs_create_file("spe_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_spe_fops);
+	debugfs_create_file("spe_stream", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_stream_fops);
+	debugfs_create_file("spe_stats", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_stats_fops);
+	debugfs_create_file("spe_fault", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_spe_fault_fops);
 #endif
 	amupmu_spe_debugfs_init();
 }

@@ -7,7 +7,7 @@
  *
  * The model is a CPU with FEAT_AMUv1 (4 architected group 0 counters,
  * 2 auxiliary group 1 counters, 64-bit; see "AMU model" below) and
- * FEAT_SPEv1p4 (see "SPE identification" below).
+ * FEAT_SPEv1p4 (its identification and profiling unit: amupmu_mock_spe.c).
  * Field layouts are those of the Arm ARM (DDI 0487).
  */
 #include <linux/bitfield.h>
@@ -433,178 +433,13 @@ const struct file_operations amupmu_mock_amu_fops = {
 	.write = amupmu_mock_amu_write,
 };
 
-/*
- * SPE identification.
- *
- * Each CPU reads as FEAT_SPEv1p4 with PMSIDR_EL1 = FE, FT, FL, ArchInst,
- * LDS, ERnd, FnE, EFT, Interval 0 (256 operations), MaxSize 6 (64-byte
- * records), CountSize 2 (12-bit saturating), and PMBIDR_EL1 = 0 (EL1 owns
- * the buffer, no alignment constraint), unless a test changed it:
- *
- * /sys/kernel/debug/amupmu/spe_model (0600):
- *   write "<cpu> key=value [key=value ...]" with pmsver (0-5, 0: no SPE),
- *   pmsidr (within bits 26:0), pmbidr (within bits 11:0), each at most
- *   once; or "<cpu> reset". All checked before any applies (EINVAL; an
- *   offline CPU ENODEV; nothing changes), then the CPU's SPE is discovered
- *   again (amupmu_spe_rediscover()).
- *   read: "cpu<N> pmsver=<n> pmsidr=0x.. pmbidr=0x.." per possible CPU.
- */
-#define AMUPMU_MOCK_PMSIDR	(PMSIDR_EL1_FE | PMSIDR_EL1_FT | PMSIDR_EL1_FL |	\
-				 PMSIDR_EL1_ARCHINST | PMSIDR_EL1_LDS | PMSIDR_EL1_ERND |	\
-				 PMSIDR_EL1_FnE | PMSIDR_EL1_EFT |			\
-				 FIELD_PREP(PMSIDR_EL1_INTERVAL, 0) |			\
-				 FIELD_PREP(PMSIDR_EL1_MAXSIZE, 6) |			\
-				 FIELD_PREP(PMSIDR_EL1_COUNTSIZE, 2))
-#define AMUPMU_MOCK_PMSIDR_VALID	GENMASK_ULL(26, 0)
-#define AMUPMU_MOCK_PMBIDR_VALID	GENMASK_ULL(11, 0)
-
-struct amupmu_mock_spe_id {
-	u64 pmsidr;
-	u64 pmbidr;
-	u8 pmsver;
-	bool set;	/* a test changed it; else the defaults */
-};
-
-static DEFINE_PER_CPU(struct amupmu_mock_spe_id, amupmu_mock_spe);
-static DEFINE_MUTEX(amupmu_mock_spe_lock);	/* writers of amupmu_mock_spe */
-
-static struct amupmu_mock_spe_id amupmu_mock_spe_defaults(void)
-{
-	return (struct amupmu_mock_spe_id) {
-		.pmsidr = AMUPMU_MOCK_PMSIDR,
-		.pmbidr = 0,
-		.pmsver = ID_AA64DFR0_EL1_PMSVer_V1P4,
-	};
-}
-
-/*
- * A CPU's identification. Written under cpus_read_lock(), so never while
- * that CPU's discovery (its online callback) reads it; the cross call of
- * amupmu_spe_rediscover() orders the write before its own read.
- */
-static struct amupmu_mock_spe_id amupmu_mock_spe_get(unsigned int cpu)
-{
-	struct amupmu_mock_spe_id id = *per_cpu_ptr(&amupmu_mock_spe, cpu);
-
-	return id.set ? id : amupmu_mock_spe_defaults();
-}
-
-/* One "key=value" of an spe_model write into @id; @given: keys seen. */
-static int amupmu_mock_spe_parse_kv(struct amupmu_mock_spe_id *id, unsigned int *given,
-				    char *tok)
-{
-	static const char * const keys[] = { "pmsver", "pmsidr", "pmbidr" };
-	char *val = strchr(tok, '=');
-	unsigned int i;
-	u64 v;
-
-	if (!val)
-		return -EINVAL;
-	*val++ = '\0';
-	for (i = 0; i < ARRAY_SIZE(keys); i++)
-		if (!strcmp(tok, keys[i]))
-			break;
-	if (i == ARRAY_SIZE(keys) || (*given & BIT(i)) || kstrtou64(val, 0, &v))
-		return -EINVAL;
-	*given |= BIT(i);
-	switch (i) {
-	case 0:
-		if (v > ID_AA64DFR0_EL1_PMSVer_V1P4)
-			return -EINVAL;
-		id->pmsver = v;
-		break;
-	case 1:
-		if (v & ~AMUPMU_MOCK_PMSIDR_VALID)
-			return -EINVAL;
-		id->pmsidr = v;
-		break;
-	default:
-		if (v & ~AMUPMU_MOCK_PMBIDR_VALID)
-			return -EINVAL;
-		id->pmbidr = v;
-		break;
-	}
-	return 0;
-}
-
-static ssize_t amupmu_mock_spe_write(struct file *file, const char __user *ubuf, size_t len,
-				     loff_t *ppos)
-{
-	struct amupmu_mock_spe_id id, old;
-	unsigned int given = 0;
-	char buf[128], *p, *tok;
-	int cpu, ret = 0;
-
-	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
-	if (cpu < 0)
-		return cpu;
-	id = amupmu_mock_spe_get(cpu);
-	if (p && !strcmp(strim(p), "reset")) {
-		id = amupmu_mock_spe_defaults();
-		given = 1;
-	} else {
-		while (p && (tok = strsep(&p, " "))) {
-			if (!*tok)
-				continue;
-			ret = amupmu_mock_spe_parse_kv(&id, &given, tok);
-			if (ret)
-				return ret;
-		}
-	}
-	if (!given)
-		return -EINVAL;
-	id.set = true;
-
-	cpus_read_lock();
-	mutex_lock(&amupmu_mock_spe_lock);
-	if (!cpu_online(cpu)) {
-		ret = -ENODEV;
-	} else {
-		old = *per_cpu_ptr(&amupmu_mock_spe, cpu);
-		*per_cpu_ptr(&amupmu_mock_spe, cpu) = id;
-		ret = amupmu_spe_rediscover(cpu);
-		if (ret)
-			*per_cpu_ptr(&amupmu_mock_spe, cpu) = old;
-	}
-	mutex_unlock(&amupmu_mock_spe_lock);
-	cpus_read_unlock();
-	return ret ?: len;
-}
-
-static int amupmu_mock_spe_show(struct seq_file *sf, void *v)
-{
-	struct amupmu_mock_spe_id id;
-	unsigned int cpu;
-
-	for_each_possible_cpu(cpu) {
-		id = amupmu_mock_spe_get(cpu);
-		seq_printf(sf, "cpu%u pmsver=%u pmsidr=0x%llx pmbidr=0x%llx\n", cpu, id.pmsver,
-			   id.pmsidr, id.pmbidr);
-	}
-	return 0;
-}
-
-static int amupmu_mock_spe_open(struct inode *inode, struct file *file)
-{
-	return single_open(file, amupmu_mock_spe_show, inode->i_private);
-}
-
-const struct file_operations amupmu_mock_spe_fops = {
-	.owner = THIS_MODULE,
-	.open = amupmu_mock_spe_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = single_release,
-	.write = amupmu_mock_spe_write,
-};
-
 static u64 amupmu_mock_read(enum amupmu_reg reg)
 {
 	switch (reg) {
 	case AMUPMU_REG_ID_AA64DFR0:
 		return (amupmu_hw_backend.read(reg) & ~ID_AA64DFR0_EL1_PMSVer) |
 		       FIELD_PREP(ID_AA64DFR0_EL1_PMSVer,
-				  amupmu_mock_spe_get(smp_processor_id()).pmsver);
+				  amupmu_mock_spe_pmsver(smp_processor_id()));
 	case AMUPMU_REG_ID_AA64PFR0:
 		return (amupmu_hw_backend.read(reg) & ~ID_AA64PFR0_EL1_AMU) |
 		       FIELD_PREP(ID_AA64PFR0_EL1_AMU, ID_AA64PFR0_EL1_AMU_IMP);
@@ -616,9 +451,9 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 		return FIELD_PREP(AMUPMU_AMCGCR_CG0NC, AMUPMU_MOCK_CG0NC) |
 		       FIELD_PREP(AMUPMU_AMCGCR_CG1NC, AMUPMU_MOCK_CG1NC);
 	case AMUPMU_REG_PMBIDR:
-		return amupmu_mock_spe_get(smp_processor_id()).pmbidr;
+		return amupmu_mock_spe_pmbidr(smp_processor_id());
 	case AMUPMU_REG_PMSIDR:
-		return amupmu_mock_spe_get(smp_processor_id()).pmsidr;
+		return amupmu_mock_spe_pmsidr(smp_processor_id());
 	default:
 		/* the AMU registers, numbered from AMUPMU_REG_AMCR on */
 		if (reg >= AMUPMU_REG_AMCR)

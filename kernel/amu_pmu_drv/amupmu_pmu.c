@@ -250,6 +250,7 @@ struct amupmu_sess_cpu {
  * @wait: read() and poll() wait here for records
  * @wake: wakes @wait from the interrupt handler
  * @node: in amupmu_sessions (so that a departing device wakes readers)
+ * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
@@ -273,6 +274,7 @@ struct amupmu_session {
 	wait_queue_head_t wait;
 	struct irq_work wake;
 	struct list_head node;
+	struct amupmu_spe_sess *spe;
 };
 
 /* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
@@ -1080,6 +1082,12 @@ static void amupmu_pmu_unlock(struct amupmu_session *s)
 	mutex_unlock(&s->lock);
 	up_read(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
+}
+
+/* The session's SPE configuration slot, for amupmu_spe.c. */
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s)
+{
+	return &s->spe;
 }
 
 void amupmu_session_free(struct amupmu_session *s)

@@ -100,54 +100,65 @@ extern const struct amupmu_spe_ops amupmu_spe_mock_ops;
 /* amupmu_spe.c: the buffer management event of the calling CPU (hard IRQ context) */
 void amupmu_spe_irq_handle(void);
 
-void amupmu_spe_init(void);
+int amupmu_spe_init(void);
+void amupmu_spe_exit(void);
 void amupmu_spe_discover(struct amupmu_cpu_info *ci);
 u64 amupmu_spe_pmbidr(unsigned int cpu);
 int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus);
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);
 int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val);
-#ifdef CONFIG_AMUPMU_MOCK
-int amupmu_spe_rediscover(unsigned int cpu);
-/* amupmu_mock.c: the SPE model's identification (debugfs spe_model) */
-extern const struct file_operations amupmu_mock_spe_fops;
-#endif
 
+/* sessions: the file's SPE configuration, a slot in its amupmu_session */
+struct amupmu_spe_sess;
+struct file;
+struct poll_table_struct;
+struct vm_area_struct;
+int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg);
+void amupmu_spe_release(struct amupmu_spe_sess **slot);
+int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma);
+__poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
+			 struct poll_table_struct *wait);
+bool amupmu_spe_configured(struct amupmu_spe_sess **slot);
 /*
- * ---- amupmu_spe_dev.c: the SPE platform device "amupmu-spe" ----
- * Bound only by hand (driver_override, then bind). While bound, amupmu owns
- * the device's buffer management PPI: its handler calls
- * amupmu_spe_irq_handle() on the CPU.
- */
-
-/*
- * Who owns SPE (amupmu_spe_owner()). The same values go into the UAPI
- * header and AMUPMU_INFO; this block goes when they are there.
- */
-enum {
-	AMUPMU_SPE_OWNER_NONE		= 0,	/* no discovered CPU has SPE */
-	AMUPMU_SPE_OWNER_KERNEL		= 1,	/* a stock SPE device is bound to arm_spe_pmu */
-	AMUPMU_SPE_OWNER_AMUPMU		= 2,	/* an SPE device is bound to amupmu-spe */
-	AMUPMU_SPE_OWNER_UNCLAIMED	= 3,	/* SPE CPUs, no device bound to amupmu-spe */
-};
-
-/* module init, after amupmu_spe_init(); exit before SPE's state goes */
-int amupmu_spe_dev_init(void);
-void amupmu_spe_dev_exit(void);
-/* the bound device's PPI serves @cpu (a snapshot) */
-bool amupmu_spe_dev_serves(unsigned int cpu);
-/* AMUPMU_SPE_OWNER_*; takes amupmu_dev.lock (not to be held by the caller) */
-u32 amupmu_spe_owner(void);
-/*
- * amupmu_spe.c (implemented by the SPE session code): the device is being
- * unbound; stop every SPE session's profiling and mark it ended. Called in
- * process context from the device's remove(), before the PPI is disabled
- * and freed, with no CPU hotplug lock and none of amupmu_dev.lock or the
- * session locks held (only amupmu_spe_dev.c's own mutex, which nothing
- * outside that file takes: gone() may take cpus_read_lock() and any SPE
- * lock). The PPI stays enabled, and its handler may run, until gone()
- * returns; amupmu_spe_dev_serves() already says false for every CPU.
+ * The claimed SPE device is being unbound: stop every SPE session's
+ * profiling. Called in process context from the device's remove(), before
+ * its PPI is disabled and freed, with no CPU hotplug lock and none of
+ * amupmu_dev.lock or the session locks held (only amupmu_spe_dev.c's own
+ * mutex, which nothing outside that file takes: it may take
+ * cpus_read_lock() and any SPE lock). The PPI stays enabled, and its
+ * handler may run, until it returns; amupmu_spe_dev_serves() already says
+ * false for the device's CPUs.
  */
 void amupmu_spe_dev_gone(void);
-/* ---- end amupmu_spe_dev.c ---- */
+
+/*
+ * amupmu_spe_dev.c: the SPE platform device "amupmu-spe", bound only by
+ * hand (driver_override, then bind); while bound, its PPI's handler calls
+ * amupmu_spe_irq_handle(). The owner is an enum amupmu_spe_owner of the UAPI.
+ */
+int amupmu_spe_dev_init(void);		/* after amupmu_spe_init() */
+void amupmu_spe_dev_exit(void);		/* before amupmu_spe_exit(): unbinds */
+/* a bound device's PPI serves @cpu, or the mock model does (a snapshot) */
+bool amupmu_spe_dev_serves(unsigned int cpu);
+/* takes amupmu_dev.lock: not to be called with it held */
+u32 amupmu_spe_owner(void);
+
+#ifdef CONFIG_AMUPMU_MOCK
+int amupmu_spe_rediscover(unsigned int cpu);
+/* amupmu_mock_spe.c: the SPE model's identification (debugfs spe_model) */
+extern const struct file_operations amupmu_mock_spe_fops;
+/* ---- amupmu_mock_spe.c: the mock SPE model (mock builds only) ---- */
+/* debugfs spe_stream (knobs), spe_stats (counters), spe_fault (injection) */
+extern const struct file_operations amupmu_mock_spe_stream_fops;
+extern const struct file_operations amupmu_mock_spe_stats_fops;
+extern const struct file_operations amupmu_mock_spe_fault_fops;
+/* the identification of a CPU, for the mock backend's ID register reads */
+u8 amupmu_mock_spe_pmsver(unsigned int cpu);
+u64 amupmu_mock_spe_pmsidr(unsigned int cpu);
+u64 amupmu_mock_spe_pmbidr(unsigned int cpu);
+/* module unload: stop every CPU's tick for good (process context) */
+void amupmu_mock_spe_exit(void);
+/* ---- end amupmu_mock_spe.c ---- */
+#endif
 
 #endif /* AMUPMU_SPE_H */

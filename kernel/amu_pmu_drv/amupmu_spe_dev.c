@@ -20,12 +20,17 @@
  *
  * The PPI is enabled on each served CPU while it is online, by a dynamic
  * CPU hotplug state of this file (CPUHP_AP_ONLINE_DYN) that exists while
- * the device is bound: set up at probe after discovery's state, so a CPU
- * coming online is discovered first and gets its PPI after; a CPU going
- * offline has its PPI disabled before discovery's and the PMU's teardown
- * (the SPE session code's own hotplug callbacks, if it has any, run after
- * this teardown on the way down: they must not expect the buffer
- * interrupt there and read PMBSR_EL1 themselves).
+ * the device is bound. It is set up at probe, after the states of
+ * discovery and of the SPE sessions (amupmu_spe.c, at load), so a CPU
+ * coming online is discovered and has its session started before its PPI
+ * is enabled (a buffer event meanwhile stays pending: the interrupt is
+ * level-sensitive), and a CPU going offline has its PPI disabled before its
+ * session stops, which reads PMBSR_EL1 itself (amupmu_spe_cpu_stop()).
+ *
+ * The mock build's SPE model is its own device: it calls
+ * amupmu_spe_irq_handle() itself, so without a bound device every CPU
+ * counts as served and amupmu as the owner. A device may still be claimed
+ * there (its CPUs report SPE through the model), which tests the claim.
  *
  * Locking: amupmu_spe_dev_lock guards the bound device, taken in probe and
  * remove only (under the device's lock, which the driver core holds), then
@@ -216,14 +221,18 @@ static struct platform_driver amupmu_spe_driver = {
  * @cpu: a CPU number
  *
  * Return: true while an SPE device is bound to amupmu and its PPI serves
- * @cpu. A snapshot: the device may be unbound right after; the session
- * code learns that through amupmu_spe_dev_gone(), called before the PPI
- * goes.
+ * @cpu; in the mock build, also for every CPU while none is bound (the
+ * model is its own device). A snapshot: the device may be unbound right
+ * after; the session code learns that through amupmu_spe_dev_gone(),
+ * called before the PPI goes.
  */
 bool amupmu_spe_dev_serves(unsigned int cpu)
 {
-	return READ_ONCE(amupmu_spe_dev.pdev) && cpu < nr_cpu_ids &&
-	       cpumask_test_cpu(cpu, &amupmu_spe_dev.cpus);
+	if (cpu >= nr_cpu_ids)
+		return false;
+	if (!READ_ONCE(amupmu_spe_dev.pdev))
+		return IS_ENABLED(CONFIG_AMUPMU_MOCK);
+	return cpumask_test_cpu(cpu, &amupmu_spe_dev.cpus);
 }
 
 static bool amupmu_spe_is_stock_dev(struct device *dev)
@@ -248,7 +257,8 @@ static int amupmu_spe_dev_other_driver(struct device *dev, void *unused)
  *
  * Return: AMUPMU_SPE_OWNER_AMUPMU while an SPE device is bound to
  * "amupmu-spe"; else AMUPMU_SPE_OWNER_NONE when no discovered CPU has SPE;
- * else AMUPMU_SPE_OWNER_KERNEL when a stock SPE device is bound to another
+ * else AMUPMU_SPE_OWNER_AMUPMU in the mock build (the model); else
+ * AMUPMU_SPE_OWNER_KERNEL when a stock SPE device is bound to another
  * driver (the kernel's arm_spe_pmu); else AMUPMU_SPE_OWNER_UNCLAIMED.
  */
 u32 amupmu_spe_owner(void)
@@ -257,6 +267,8 @@ u32 amupmu_spe_owner(void)
 		return AMUPMU_SPE_OWNER_AMUPMU;
 	if (!amupmu_spe_dev_any_spe(cpu_possible_mask))
 		return AMUPMU_SPE_OWNER_NONE;
+	if (IS_ENABLED(CONFIG_AMUPMU_MOCK))
+		return AMUPMU_SPE_OWNER_AMUPMU;
 	if (bus_for_each_dev(&platform_bus_type, NULL, NULL, amupmu_spe_dev_other_driver))
 		return AMUPMU_SPE_OWNER_KERNEL;
 	return AMUPMU_SPE_OWNER_UNCLAIMED;
@@ -273,18 +285,3 @@ void amupmu_spe_dev_exit(void)
 {
 	platform_driver_unregister(&amupmu_spe_driver);
 }
-
-/*
- * ---- temporary, lead replaces: weak definitions so that this branch links
- * before amupmu_spe.c has them. The SPE session code's strong definitions
- * win at link time; delete this block once they are in. ----
- */
-void __weak amupmu_spe_irq_handle(void)
-{
-}
-
-void __weak amupmu_spe_dev_gone(void)
-{
-}
-
-/* ---- end of the temporary block ---- */

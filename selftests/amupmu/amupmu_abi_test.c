@@ -68,7 +68,8 @@ FIXTURE_VARIANT_ADD(abi, info) {
 	.name = "AMUPMU_INFO", .cmd = AMUPMU_INFO,
 	.size = sizeof(struct amupmu_info), .min_size = AMUPMU_INFO_SIZE_VER0,
 	.flags = offsetof(struct amupmu_info, flags),
-	.reserved = { offsetof(struct amupmu_info, __reserved), NO_FIELD },
+	.reserved = { offsetof(struct amupmu_info, __reserved),
+		      offsetof(struct amupmu_info, __reserved2) },
 };
 
 FIXTURE_VARIANT_ADD(abi, pmu_config) {
@@ -309,7 +310,7 @@ TEST_F(abi, sweep)
 	}
 	/* unknown commands: every other nr of the type, and direction / size bits */
 	cmd_end = amupmu_cmd_end(&self->ref);
-	EXPECT_EQ((unsigned int)AMUPMU_CMD_AMU_READ + 1, cmd_end) {
+	EXPECT_EQ((unsigned int)AMUPMU_CMD_SPE_READ + 1, cmd_end) {
 		TH_LOG("supported_ioctls 0x%llx", (unsigned long long)self->ref.supported_ioctls);
 	}
 	for (nr = 0; nr < 256; nr++) {

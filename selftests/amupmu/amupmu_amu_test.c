@@ -973,7 +973,7 @@ TEST_F(amu, abi_sweep)
 	EXPECT_EQ(-ENOTTY, amupmu_ioctl(self->fd, _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_AMU_READ), rd));
 	EXPECT_EQ(-ENOTTY, amupmu_ioctl(self->fd, _IOWR(AMUPMU_TYPE, AMUPMU_CMD_AMU_READ,
 							 struct amupmu_amu_read), rd));
-	EXPECT_EQ(-ENOTTY, amupmu_ioctl(self->fd, _IO(AMUPMU_TYPE, AMUPMU_CMD_AMU_READ + 1), rd));
+	EXPECT_EQ(-ENOTTY, amupmu_ioctl(self->fd, _IO(AMUPMU_TYPE, AMUPMU_CMD_SPE_READ + 1), rd));
 	cases += 3;
 #undef BUILD
 #undef REFUSED

@@ -85,7 +85,8 @@ static const struct field info_fields[] = {
 	F(struct amupmu_info, pmu_owner, false), F(struct amupmu_info, nr_cpus, false),
 	F(struct amupmu_info, cpu_entry_size, false), F(struct amupmu_info, __reserved, false),
 	F(struct amupmu_info, cpus_uptr, true), F(struct amupmu_info, kernel_el, false),
-	F(struct amupmu_info, clock, false),
+	F(struct amupmu_info, clock, false), F(struct amupmu_info, spe_owner, false),
+	F(struct amupmu_info, __reserved2, false),
 };
 
 static const struct field config_fields[] = {

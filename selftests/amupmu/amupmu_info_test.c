@@ -13,7 +13,7 @@
 #define INFO_SZ		sizeof(struct amupmu_info)
 #define ENTRY_SZ	sizeof(struct amupmu_cpu_info)
 /* One past the last command this header defines (ABI 2 has no AMUPMU_CMD_LAST). */
-#define HDR_CMD_END	(AMUPMU_CMD_AMU_READ + 1)
+#define HDR_CMD_END	(AMUPMU_CMD_SPE_READ + 1)
 /* Room for struct amupmu_info followed by an unknown, larger tail. */
 #define BIG_SZ		8192
 /* The largest struct size and cpu_entry_size the driver accepts (the header). */
@@ -180,9 +180,20 @@ TEST_F(info, exact_size)
 		TH_LOG("supported_ioctls 0x%llx lacks AMUPMU_AMU_READ (ABI 2.1)",
 		       (unsigned long long)info->supported_ioctls);
 	}
+	EXPECT_TRUE(!!(info->supported_ioctls & (1ULL << (AMUPMU_CMD_SPE_READ - AMUPMU_CMD_BASE)))) {
+		TH_LOG("supported_ioctls 0x%llx lacks AMUPMU_SPE_READ (ABI 2.2)",
+		       (unsigned long long)info->supported_ioctls);
+	}
+	/* 2.2: who owns SPE; none exactly when no CPU has SPE */
+	EXPECT_LE(info->spe_owner, (__u32)AMUPMU_SPE_OWNER_UNCLAIMED);
+	EXPECT_EQ(!(info->features & AMUPMU_FEAT_SPE), info->spe_owner == AMUPMU_SPE_OWNER_NONE) {
+		TH_LOG("features 0x%llx, spe_owner %u", (unsigned long long)info->features,
+		       info->spe_owner);
+	}
+	EXPECT_EQ(0U, info->__reserved2);
 	EXPECT_TRUE(!!(info->supported_ioctls & 1));
 	EXPECT_EQ(0ULL, info->supported_ioctls & ~known_cmds) {
-		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_AMU_READ",
+		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_SPE_READ",
 		       (unsigned long long)info->supported_ioctls);
 	}
 	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_MOCK * 2 - 1)) {
@@ -523,7 +534,7 @@ TEST_F(info, unknown_commands)
 		const char *name;
 		unsigned long cmd;
 	} cmds[] = {
-		{ "one past AMUPMU_AMU_READ", _IO(AMUPMU_TYPE, HDR_CMD_END) },
+		{ "one past AMUPMU_SPE_READ", _IO(AMUPMU_TYPE, HDR_CMD_END) },
 		{ "one past supported_ioctls", _IO(AMUPMU_TYPE, amupmu_cmd_end(&self->ref)) },
 		{ "AMUPMU_CMD_BASE - 1", _IO(AMUPMU_TYPE, AMUPMU_CMD_BASE - 1) },
 		{ "nr 0", _IO(AMUPMU_TYPE, 0) },

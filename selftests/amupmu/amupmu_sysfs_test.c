@@ -44,6 +44,17 @@ static const char * const amu_model_bad[] = {
 	"0 ipc", "0 ipc=", "0 =1", "0 ipc=1 x=2", "0 ipc=1 stall=2000", NULL,
 };
 
+/* the mock SPE identification: out of range, unknown or repeated keys */
+static const char * const spe_model_bad[] = {
+	"0 pmsver=6", "0 pmsidr=0x8000000", "0 pmbidr=0x1000", "0 pmsver=1 pmsver=2", "0 foo=1",
+	"0 pmsver", "0 pmsver=", "0 =1", "0 resets", "0 reset x", NULL,
+};
+
+/* the SPE event sets: bits no SPE version defines, not numbers */
+static const char * const spe_evfr_bad[] = {
+	"0x1", "0x4", "0x100", "0x100000000", "0x800000000000", "0x2 ", "2x", NULL,
+};
+
 /* Documented writable files: Documentation/admin-guide/amupmu.rst. */
 static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
@@ -61,6 +72,32 @@ static const struct writable writable[] = {
 	 */
 	{ DEBUGFS "/amupmu", "amu_model", 0, 0, EINVAL, "0 aux1=249", "0 aux1=250",
 	  amu_model_bad },
+	/*
+	 * mock builds (ABI 2.2): "<cpu> key=value..." sets a CPU's SPE
+	 * identification (amupmu_spe_test has the rest); the sweep gives CPU 0
+	 * a PMBIDR_EL1.Align of 1 and resets it
+	 */
+	{ DEBUGFS "/amupmu", "spe_model", 0, 0, EINVAL, "0 pmbidr=0x1", "0 reset",
+	  spe_model_bad },
+	/*
+	 * the SPE filter defaults (Documentation/admin-guide/amupmu.rst, "SPE
+	 * filter defaults"), at their load values: one field each; the event
+	 * sets take any 64-bit value the CPUs define, so they get the command
+	 * sweep (an event bit the architecture defines at no version is
+	 * EINVAL: amupmu_spe_test has the rest)
+	 */
+	{ DEBUGFS "/arm_spe", "pmsfcr_fe", 0, 1, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsfcr_ft", 0, 1, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsfcr_fl", 0, 0, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsfcr_fne", 0, 1, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsfcr_type", 0, 0x1f, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsfcr_type_mask", 0, 0x1f, EINVAL, NULL, NULL, NULL },
+	/* the mock's 12-bit CountSize: arm_spe exists on mock boards only here */
+	{ DEBUGFS "/arm_spe", "pmslatfr_minlat", 0, 0xfff, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsirr_interval", 256, 0xffffff00, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsirr_rnd", 0, 1, EINVAL, NULL, NULL, NULL },
+	{ DEBUGFS "/arm_spe", "pmsevfr", 0, 0, EINVAL, "0x2", "0x0", spe_evfr_bad },
+	{ DEBUGFS "/arm_spe", "pmsnevfr", 0, 0, EINVAL, "0x2", "0x0", spe_evfr_bad },
 };
 
 /* Files the driver core adds to every device: not amupmu's. */

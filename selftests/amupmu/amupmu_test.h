@@ -48,8 +48,10 @@ _Static_assert(sizeof(struct amupmu_info) >= AMUPMU_INFO_SIZE_VER0,
 	       "struct amupmu_info shrank below its first version");
 _Static_assert(sizeof(struct amupmu_cpu_info) >= AMUPMU_CPU_INFO_SIZE_VER0,
 	       "struct amupmu_cpu_info shrank below its first version");
-_Static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1,
-	       "struct amupmu_info: the tests know ABI 2.0's layout (kernel_el, clock)");
+_Static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER2,
+	       "struct amupmu_info: the tests know ABI 2.2's layout (spe_owner)");
+_Static_assert(offsetof(struct amupmu_info, spe_owner) == AMUPMU_INFO_SIZE_VER1,
+	       "struct amupmu_info: the ABI 2.2 fields follow the VER1 struct");
 _Static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2,
 	       "struct amupmu_cpu_info: the tests know ABI 2.1's layout (AMU fields, ID frames)");
 _Static_assert(offsetof(struct amupmu_cpu_info, amcr) == AMUPMU_CPU_INFO_SIZE_VER1,

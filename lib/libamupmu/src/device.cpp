@@ -23,7 +23,14 @@ static_assert(command_base == AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_config) == AMUPMU_CMD_PMU_CONFIG - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_ctl) == AMUPMU_CMD_PMU_CTL - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_read) == AMUPMU_CMD_PMU_READ - AMUPMU_CMD_BASE);
-static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER1);
+static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER2);
+static_assert(static_cast<unsigned>(Ioctl::spe_config) == AMUPMU_CMD_SPE_CONFIG - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::spe_ctl) == AMUPMU_CMD_SPE_CTL - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::spe_read) == AMUPMU_CMD_SPE_READ - AMUPMU_CMD_BASE);
+static_assert(static_cast<std::uint32_t>(SpeOwner::none) == AMUPMU_SPE_OWNER_NONE);
+static_assert(static_cast<std::uint32_t>(SpeOwner::kernel) == AMUPMU_SPE_OWNER_KERNEL);
+static_assert(static_cast<std::uint32_t>(SpeOwner::amupmu) == AMUPMU_SPE_OWNER_AMUPMU);
+static_assert(static_cast<std::uint32_t>(SpeOwner::unclaimed) == AMUPMU_SPE_OWNER_UNCLAIMED);
 static_assert(static_cast<unsigned>(Ioctl::amu_read) == AMUPMU_CMD_AMU_READ - AMUPMU_CMD_BASE);
 // cpu_entry_size is sizeof: the kernel zero-fills what an older driver
 // does not know (an ABI 2.0 driver leaves the AMU fields and frames 0)
@@ -194,6 +201,7 @@ Info Device::info() const
 		.cpus = {},
 		.kernel_el = req.kernel_el,
 		.clock = static_cast<Clock>(req.clock),
+		.spe_owner = static_cast<SpeOwner>(req.spe_owner),
 	};
 	info.cpus.reserve(raw.size());
 	for (const amupmu_cpu_info& c : raw)

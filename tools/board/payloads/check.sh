@@ -13,9 +13,11 @@ board_backend
 # runs, without its sampler thread; cpupm.sh runs it all under -icount);
 # the AMU (ABI 2.1): the mock model on mock builds, EOPNOTSUPP and no AMU
 # register touched on production builds (QEMU hides the AMU: an access
-# would be an undefined instruction in the kernel)
+# would be an undefined instruction in the kernel); the SPE filter knobs
+# (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
+# directory on production builds (QEMU hides SPE)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
-	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test; do
+	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else

@@ -86,6 +86,16 @@ t insmod insmod "$AMUPMU_KO"
 board_backend
 t driver-registered test -d "$drv"
 t unbound-at-load unbound
+# INFO's spe_owner (amupmu info): QEMU's CPUs have no SPE, so "none" on a
+# production build; the mock model is its own SPE device, so "amupmu"
+owner() { amupmu info 2>/dev/null | grep -q "spe owner *:* *$1"; }
+if [ -x /bin/amupmu ]; then
+	if [ "$variant" = mock ]; then
+		t owner-mock-amupmu owner amupmu
+	else
+		t owner-none owner none
+	fi
+fi
 
 # ---- by hand, as the admin guide says
 mark byhand

@@ -19,14 +19,23 @@ namespace amupmu {
 
 /// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
 inline constexpr std::uint32_t abi_major = 2;
-inline constexpr std::uint32_t abi_minor = 1;
+inline constexpr std::uint32_t abi_minor = 2;
 
 inline constexpr std::string_view default_device_path = "/dev/amupmu";
 
 /// Command numbers: ioctl nr = command_base + index; bit index of
 /// Info::supported_ioctls.
 inline constexpr unsigned command_base = 0x80;
-enum class Ioctl : unsigned { info = 0, pmu_config = 1, pmu_ctl = 2, pmu_read = 3, amu_read = 4 };
+enum class Ioctl : unsigned {
+	info = 0,
+	pmu_config = 1,
+	pmu_ctl = 2,
+	pmu_read = 3,
+	amu_read = 4,
+	spe_config = 5,
+	spe_ctl = 6,
+	spe_read = 7,
+};
 
 /// Info::features bits (enum amupmu_features).
 enum class Feature : std::uint64_t {
@@ -43,6 +52,15 @@ enum class PmuOwner : std::uint32_t {
 	none = 0,
 	kernel = 1,
 	amupmu = 2,
+};
+
+/// Who owns SPE (enum amupmu_spe_owner, ABI 2.2). A newer driver may report
+/// a value not listed here.
+enum class SpeOwner : std::uint32_t {
+	none = 0,	///< no CPU has SPE that EL1 may program
+	kernel = 1,	///< the kernel's arm_spe_pmu holds the SPE device
+	amupmu = 2,	///< amupmu holds it (or the test build's mock model is the SPE)
+	unclaimed = 3,	///< CPUs have SPE, no driver holds the device
 };
 
 /// Which generic-timer count a sample's time holds (enum amupmu_clock). A
@@ -174,6 +192,8 @@ struct Info {
 	std::uint32_t kernel_el = 0;
 	/// The counter Sample::time reads.
 	Clock clock = Clock::unknown;
+	/// Who owns SPE (a driver before ABI 2.2 says none).
+	SpeOwner spe_owner = SpeOwner::none;
 
 	[[nodiscard]] constexpr bool has(Feature f) const noexcept
 	{
@@ -207,6 +227,11 @@ struct Info {
 [[nodiscard]] std::string_view to_string(PmuOwner owner) noexcept;
 /// What the ownership means for users of amupmu, one sentence.
 [[nodiscard]] std::string_view describe(PmuOwner owner) noexcept;
+
+/// "none" | "kernel" | "amupmu" | "unclaimed", "unknown" otherwise.
+[[nodiscard]] std::string_view to_string(SpeOwner owner) noexcept;
+/// What the SPE ownership means for users of amupmu, one sentence.
+[[nodiscard]] std::string_view describe(SpeOwner owner) noexcept;
 
 /// "EL2 (VHE)", "EL1", or "unknown" (0 or another value).
 [[nodiscard]] std::string_view kernel_el_name(std::uint32_t kernel_el) noexcept;

@@ -31,11 +31,20 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(ioctl_names(0xe) == std::vector<std::string>{"AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL",
 							    "AMUPMU_PMU_READ"});
 	CHECK(ioctl_names(0x10) == std::vector<std::string>{"AMUPMU_AMU_READ"});
-	CHECK(ioctl_names(0x20) == std::vector<std::string>{"cmd 0x85"});
+	CHECK(ioctl_names(0xe0) == std::vector<std::string>{"AMUPMU_SPE_CONFIG", "AMUPMU_SPE_CTL",
+							     "AMUPMU_SPE_READ"});
+	CHECK(ioctl_names(0x100) == std::vector<std::string>{"cmd 0x88"});
 	CHECK(to_string(PmuOwner::none) == "none");
 	CHECK(to_string(PmuOwner::kernel) == "kernel");
 	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
 	CHECK(to_string(static_cast<PmuOwner>(7)) == "unknown");
+	CHECK(to_string(SpeOwner::none) == "none");
+	CHECK(to_string(SpeOwner::kernel) == "kernel");
+	CHECK(to_string(SpeOwner::amupmu) == "amupmu");
+	CHECK(to_string(SpeOwner::unclaimed) == "unclaimed");
+	CHECK(to_string(static_cast<SpeOwner>(9)) == "unknown");
+	CHECK(describe(SpeOwner::kernel) == "the kernel's arm_spe_pmu holds the SPE device; amupmu SPE "
+					    "requests are refused with ENXIO");
 	CHECK(describe(PmuOwner::kernel) ==
 	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO");
 	CHECK(kernel_el_name(2) == "EL2 (VHE)");
@@ -97,7 +106,8 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 2.1"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.2"));
+		CHECK_THAT(text, Contains("spe owner:      none (no CPU has SPE that the kernel may program)\n"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
