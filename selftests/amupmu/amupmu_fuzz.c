@@ -56,16 +56,18 @@ static const char * const kind_names[] = {
 };
 
 /* The driver's commands and their structs. */
-enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_AMU_READ, C_NR };
+enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_AMU_READ, C_SPE_CONFIG, C_SPE_CTL, C_SPE_READ, C_NR };
 
 static const unsigned long cmds[C_NR] = {
 	AMUPMU_INFO, AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL, AMUPMU_PMU_READ, AMUPMU_AMU_READ,
+	AMUPMU_SPE_CONFIG, AMUPMU_SPE_CTL, AMUPMU_SPE_READ,
 };
 
 static const size_t cmd_size[C_NR] = {
 	sizeof(struct amupmu_info), sizeof(struct amupmu_pmu_config),
 	sizeof(struct amupmu_pmu_ctl), sizeof(struct amupmu_pmu_read),
-	sizeof(struct amupmu_amu_read),
+	sizeof(struct amupmu_amu_read), sizeof(struct amupmu_spe_config),
+	sizeof(struct amupmu_spe_ctl), sizeof(struct amupmu_spe_read),
 };
 
 /* A field of a command's struct: what a mutation may hit. */
@@ -136,6 +138,33 @@ static const struct field amu_read_fields[] = {
 	{ 0x2000, 8, false },
 };
 
+static const struct field spe_config_fields[] = {
+	F(struct amupmu_spe_config, size, false), F(struct amupmu_spe_config, flags, false),
+	F(struct amupmu_spe_config, enables, false), F(struct amupmu_spe_config, pct, false),
+	F(struct amupmu_spe_config, pmsfcr, false), F(struct amupmu_spe_config, pmsevfr, false),
+	F(struct amupmu_spe_config, pmsnevfr, false),
+	F(struct amupmu_spe_config, min_latency, false),
+	F(struct amupmu_spe_config, interval, false),
+	F(struct amupmu_spe_config, buf_pages, false),
+	F(struct amupmu_spe_config, watermark, false),
+	F(struct amupmu_spe_config, cpus_len, false),
+	F(struct amupmu_spe_config, __reserved, false),
+	F(struct amupmu_spe_config, cpus_uptr, true),
+	/* the CPU bitmap */
+	{ 0x2000, 8, false },
+};
+
+static const struct field spe_ctl_fields[] = {
+	F(struct amupmu_spe_ctl, size, false), F(struct amupmu_spe_ctl, flags, false),
+	F(struct amupmu_spe_ctl, op, false), F(struct amupmu_spe_ctl, __reserved, false),
+};
+
+static const struct field spe_read_fields[] = {
+	F(struct amupmu_spe_read, size, false), F(struct amupmu_spe_read, flags, false),
+	F(struct amupmu_spe_read, nr_cpus, false), F(struct amupmu_spe_read, entry_size, false),
+	F(struct amupmu_spe_read, cpus_uptr, true),
+};
+
 static const struct {
 	const struct field *f;
 	size_t n;
@@ -145,6 +174,9 @@ static const struct {
 	{ ctl_fields, ARRAY_SIZE(ctl_fields) },
 	{ read_fields, ARRAY_SIZE(read_fields) },
 	{ amu_read_fields, ARRAY_SIZE(amu_read_fields) },
+	{ spe_config_fields, ARRAY_SIZE(spe_config_fields) },
+	{ spe_ctl_fields, ARRAY_SIZE(spe_ctl_fields) },
+	{ spe_read_fields, ARRAY_SIZE(spe_read_fields) },
 };
 
 /* Shared by the threads. */
@@ -307,6 +339,44 @@ static size_t build_valid(struct fuzz_thread *t, unsigned int c, unsigned char *
 				     b + OFF_OUT, fz.nr_cpu_ids < room ? fz.nr_cpu_ids : room, esz);
 		break;
 	}
+	case C_SPE_CONFIG: {
+		/* user space (and the kernel), a small buffer, one CPU or all */
+		struct amupmu_spe_config *sc = (void *)b;
+
+		memset(cpus, 0, MAX_CPUS_BYTES);
+		if (rnd_below(t, 2)) {
+			for (i = 0; i < fz.nr_cpu_ids; i++)
+				cpus[i / 64] |= 1ULL << (i % 64);
+		} else {
+			cpus[cpu / 64] |= 1ULL << (cpu % 64);
+		}
+		*sc = (struct amupmu_spe_config) {
+			.size = sizeof(*sc),
+			.flags = rnd_below(t, 4) ? 0 : AMUPMU_SPE_CFG_DEFAULTS,
+			.enables = AMUPMU_SPE_EN_USER | (rnd_below(t, 2) ? AMUPMU_SPE_EN_KERNEL : 0),
+			.buf_pages = 2U << rnd_below(t, 3),
+			.cpus_len = ((fz.nr_cpu_ids + 63) / 64) * 8,
+			.cpus_uptr = uptr(cpus),
+		};
+		if (!sc->flags)
+			sc->interval = 256U << rnd_below(t, 8);
+		break;
+	}
+	case C_SPE_CTL:
+		*(struct amupmu_spe_ctl *)b = (struct amupmu_spe_ctl) {
+			.size = sizeof(struct amupmu_spe_ctl),
+			.op = AMUPMU_SPE_CTL_ENABLE + rnd_below(t, 3),
+		};
+		break;
+	case C_SPE_READ:
+		*(struct amupmu_spe_read *)b = (struct amupmu_spe_read) {
+			.size = sizeof(struct amupmu_spe_read),
+			.nr_cpus = fz.nr_cpu_ids < OUT_BYTES / sizeof(struct amupmu_spe_cpu) ?
+				   fz.nr_cpu_ids : OUT_BYTES / sizeof(struct amupmu_spe_cpu),
+			.entry_size = sizeof(struct amupmu_spe_cpu),
+			.cpus_uptr = uptr(b + OFF_OUT),
+		};
+		break;
 	default:
 		if (rnd_below(t, 4)) {
 			amupmu_pmu_read_init((void *)b, cpu, (void *)(b + OFF_OUT),
