@@ -27,10 +27,13 @@
 #   Each machine's overlaid DTB also gets the mock boards' frame nodes
 #   (machines.sh machine_frames, tools/board/run.sh -f): one
 #   "amupmu,cpu-frames" node per CPU, each naming its own CPU node, valid
-#   against the binding.
+#   against the binding. And each gets the SPE node of the -S yes boards
+#   (machines.sh machine_spe): PPI 5 named by no node of QEMU's DTB, then
+#   /spe with compatible arm,statistical-profiling-extension-v1,
+#   interrupts <1 5 4> and the root node's interrupt parent.
 #
 #   -o DIR  keep the products (*.dtbo, MACHINE-smpN-*.dtb, MACHINE-smpN-amupmu.dtb,
-#           MACHINE-smpN-frames.dtb, *-amupmu.dtb) in DIR.
+#           MACHINE-smpN-frames.dtb, MACHINE-smpN-spe.dtb, *-amupmu.dtb) in DIR.
 #
 # Output: one "ok - <what>" or "not ok - <what>" line per check (TAP-like,
 # "# SKIP <why>" on skipped checks, "# ..." diagnostics), a "1..N" plan
@@ -427,6 +430,31 @@ check_frames() {
 	fi
 }
 
+# check_spe <name> <QEMU's dtb> <overlaid dtb>: the SPE node of the -S yes
+# boards (tools/board/machines.sh machine_spe) on its PPI 5, free in QEMU's DTB
+check_spe() {
+	local name=$1 out=$OUT/$1-spe.dtb users
+	if users=$(machine_ppi_users "$2" 5) && [ -z "$users" ]; then
+		pass "$name: PPI 5 is free in QEMU's DTB"
+	else
+		fail "$name: PPI 5 is free in QEMU's DTB (taken by: ${users:-?})"
+	fi
+	if ! cp "$3" "$out" || ! machine_spe "$out" 2>"$TMP/$name.spe.log"; then
+		fail "$name: machine_spe adds /spe"
+		diag "$TMP/$name.spe.log"
+		return
+	fi
+	if [ "$("$FDTGET" -t s "$out" /spe compatible)" = arm,statistical-profiling-extension-v1 ] &&
+	   [ "$("$FDTGET" -t u "$out" /spe interrupts)" = "1 5 4" ] &&
+	   [ "$(machine_ppi_users "$out" 5)" = /spe ] &&
+	   ! "$FDTGET" "$out" /spe interrupt-parent >/dev/null 2>&1 &&
+	   "$FDTGET" "$out" / interrupt-parent >/dev/null 2>&1; then
+		pass "$name: machine_spe adds /spe (arm,statistical-profiling-extension-v1, <1 5 4>, the root's interrupt parent)"
+	else
+		fail "$name: machine_spe adds /spe (arm,statistical-profiling-extension-v1, <1 5 4>, the root's interrupt parent)"
+	fi
+}
+
 if [ $# -eq 0 ]; then
 	# every board machine, with its own options and its own overlay
 	for m in $BOARD_MACHINES; do
@@ -444,6 +472,9 @@ if [ $# -eq 0 ]; then
 				# the mock boards' frame nodes on top (tools/board/run.sh -f)
 				[ -s "$OUT/$m-smp$smp-amupmu.dtb" ] &&
 					check_frames "$m-smp$smp" "$OUT/$m-smp$smp-amupmu.dtb" "$smp"
+				# the SPE node of the -S yes boards (tools/board/run.sh -S)
+				[ -s "$OUT/$m-smp$smp-amupmu.dtb" ] &&
+					check_spe "$m-smp$smp" "$base" "$OUT/$m-smp$smp-amupmu.dtb"
 			else
 				fail "$what dumped"
 			fi

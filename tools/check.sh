@@ -153,6 +153,14 @@ board cpupm 6.12 vhe amupmu mock -i
 # cross-check, refused nodes (-f bad); one kernel on each machine
 board frames 6.1 el1 amupmu mock -f bad
 board frames 6.12 vhe amupmu mock -s 4
+# the SPE device claimed for amupmu (an SPE node, -S yes): by hand and with
+# "amupmu spe claim/release", twice, hotplug and rmmod while claimed on the
+# mock (its CPUs report SPE); refused with ENODEV and left unbound on a
+# production build (QEMU's CPUs have no SPE); one kernel on each machine;
+# and two SPE devices (-S two): one at a time, the second EBUSY
+board spe-claim 6.12 vhe amupmu mock -S yes
+board spe-claim 6.1 el1 amupmu prod -S yes
+board spe-claim 6.1 vhe amupmu mock -S two
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current

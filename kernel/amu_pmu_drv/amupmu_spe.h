@@ -120,12 +120,28 @@ __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 			 struct poll_table_struct *wait);
 bool amupmu_spe_configured(struct amupmu_spe_sess **slot);
 int amupmu_spe_live_regs(unsigned int cpu, u64 *regs);
+/*
+ * The claimed SPE device is being unbound: stop every SPE session's
+ * profiling. Called in process context from the device's remove(), before
+ * its PPI is disabled and freed, with no CPU hotplug lock and none of
+ * amupmu_dev.lock or the session locks held (only amupmu_spe_dev.c's own
+ * mutex, which nothing outside that file takes: it may take
+ * cpus_read_lock() and any SPE lock). The PPI stays enabled, and its
+ * handler may run, until it returns; amupmu_spe_dev_serves() already says
+ * false for the device's CPUs.
+ */
 void amupmu_spe_dev_gone(void);
 
-/* amupmu_spe_dev.c: the SPE device (enum amupmu_spe_owner of the UAPI) */
-int amupmu_spe_dev_init(void);
-void amupmu_spe_dev_exit(void);
+/*
+ * amupmu_spe_dev.c: the SPE platform device "amupmu-spe", bound only by
+ * hand (driver_override, then bind); while bound, its PPI's handler calls
+ * amupmu_spe_irq_handle(). The owner is an enum amupmu_spe_owner of the UAPI.
+ */
+int amupmu_spe_dev_init(void);		/* after amupmu_spe_init() */
+void amupmu_spe_dev_exit(void);		/* before amupmu_spe_exit(): unbinds */
+/* a bound device's PPI serves @cpu, or the mock model does (a snapshot) */
 bool amupmu_spe_dev_serves(unsigned int cpu);
+/* takes amupmu_dev.lock: not to be called with it held */
 u32 amupmu_spe_owner(void);
 
 #ifdef CONFIG_AMUPMU_MOCK

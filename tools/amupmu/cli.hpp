@@ -68,6 +68,7 @@ extern const Command stat_command;
 extern const Command record_command;
 extern const Command report_command;
 extern const Command calibrate_command;
+extern const Command spe_command;
 
 } // namespace amupmu::cli
 

@@ -7,7 +7,7 @@
 # results from the serial console and check the kernel log.
 #
 # run.sh -k 6.1|6.12 -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
-#        [-f yes|no] [-t SECS] [-q] PAYLOAD
+#        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
 #       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
@@ -23,29 +23,37 @@
 #       nodes the driver must refuse (payload frames.sh). Refused on a
 #       production build (nothing is mapped there, its read would abort)
 #       and with -d stock (QEMU's own DTB is not rewritten).
+#   -S  an SPE device node (machines.sh machine_spe: /spe, compatible
+#       "arm,statistical-profiling-extension-v1", PPI 5); default no. QEMU's
+#       CPUs have no SPE: the node only gives "amupmu-spe" a device to
+#       claim (payload spe-claim.sh). two: a second node, /spe2, on the
+#       same PPI (amupmu takes one SPE device at a time). With -d stock,
+#       QEMU's DTB is dumped and gets the node(s), nothing else.
 #   -t  timeout in seconds (default 300)
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
 # The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]
-# [-noframes when -f no on an amupmu/mock board, -badframes with -f bad]-PAYLOAD.
+# [-noframes when -f no on an amupmu/mock board, -badframes with -f bad]
+# [-spe with -S yes, -spe2 with -S two]-PAYLOAD.
 # Prints "board NAME: P passed, F failed, S skipped" and writes the same
 # counts to build/board/NAME/summary; exits 1 when anything failed, also
 # when the booted system is not the board asked for (the AMUPMU-BOARD line
-# init prints: kernel, exception level, GIC, devicetree, vCPUs, frame nodes).
+# init prints: kernel, exception level, GIC, devicetree, vCPUs, frame nodes,
+# SPE nodes).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
-K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0 FRAMES=
-while getopts "k:d:m:s:v:if:t:q" o; do
+K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0 FRAMES="" SPE=no
+while getopts "k:d:m:s:v:if:S:t:q" o; do
 	case $o in
 	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; s) SMP=$OPTARG ;;
 	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
-	f) FRAMES=$OPTARG ;;
-	*) sed -n '4,35p' "$0"; exit 2 ;;
+	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;;
+	*) sed -n '4,42p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -69,12 +77,15 @@ yes | bad)
 no) ;;
 *) echo "board: -f yes|no|bad" >&2; exit 2 ;;
 esac
+case $SPE in yes | two | no) ;; *) echo "board: -S yes|no|two" >&2; exit 2 ;; esac
 
 NAME=$K-$MACH-$DT-$VARIANT
 [ "$SMP" = 2 ] || NAME=$NAME-smp$SMP
 [ "$ICOUNT" = 1 ] && NAME=$NAME-icount
 [ "$DT/$VARIANT/$FRAMES" = amupmu/mock/no ] && NAME=$NAME-noframes
 [ "$FRAMES" = bad ] && NAME=$NAME-badframes
+[ "$SPE" = yes ] && NAME=$NAME-spe
+[ "$SPE" = two ] && NAME=$NAME-spe2
 NAME=$NAME-$PAYLOAD
 W=$TOP/build/board/$NAME
 KC=$CACHE/kernels/$K
@@ -103,6 +114,17 @@ if [ "$DT" = amupmu ]; then
 		machine_frames "$W/board.dtb" "$FRAMES" || { echo "board: cannot add the frame nodes" >&2; exit 2; }
 	fi
 	dtb_args=(-dtb "$W/board.dtb")
+elif [ "$SPE" != no ]; then
+	base=$(machine_dtb "$MACH" "$SMP" "$TOP/build/board/dtb") ||
+		{ echo "board: cannot dump the DTB of ${QEMU[*]}" >&2; exit 2; }
+	cp "$base" "$W/board.dtb"
+	dtb_args=(-dtb "$W/board.dtb")
+fi
+NSPE=0
+[ "$SPE" = yes ] && NSPE=1
+[ "$SPE" = two ] && NSPE=2
+if [ "$NSPE" -gt 0 ]; then
+	machine_spe "$W/board.dtb" "$NSPE" || { echo "board: cannot add the SPE node(s)" >&2; exit 2; }
 fi
 NFRAMES=0
 [ "$FRAMES" = yes ] && NFRAMES=$SMP
@@ -159,7 +181,7 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 # program's TAP; every top-level "ok"/"not ok" line is a result. The
 # "AMUPMU-BOARD: kernel=..." line init derives from the running system must
 # match the board asked for.
-want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES"
+want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES spe=$NSPE"
 awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
 	function val(kv) { sub(/^[^=]*=/, "", kv); return kv }

@@ -22,6 +22,7 @@
 #include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
+#include <amupmu/spe_device.hpp>
 #include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 
