@@ -902,7 +902,7 @@ TEST_F(sess, slow_reader)
 TEST_F(sess, watermark)
 {
 	unsigned int cpu = self->cpu;
-	__u64 mask = 1ULL << cpu, unread, t0, waited;
+	__u64 mask = 1ULL << cpu, unread, t0, waited, st0[ST_NR], st1[ST_NR];
 	long pg = sysconf(_SC_PAGESIZE);
 	struct amupmu_spe_buf_header *h;
 	struct amupmu_spe_config c;
@@ -921,6 +921,7 @@ TEST_F(sess, watermark)
 	c.watermark = pg;
 	CONFIG(fd, &c);
 	MAP(h, fd, cpu, 64);
+	STATS(cpu, st0);
 	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
 	pid = fork();
 	if (!pid) {
@@ -936,11 +937,14 @@ TEST_F(sess, watermark)
 	waited = (amupmu_now_ns() - t0) / 1000000;
 	unread = __atomic_load_n(&h->data_head, __ATOMIC_ACQUIRE) - h->data_tail;
 	READ_CPU(fd, cpu, &e);
+	STATS(cpu, st1);
 	waitpid(pid, NULL, 0);
 	TH_LOG("poll: %d revents 0x%x after %llu ms; unread %llu of %llu (watermark %ld); "
-	       "lost %llu state 0x%x", r, r > 0 ? pfd.revents : 0, (unsigned long long)waited,
+	       "lost %llu state 0x%x; the model wrote %llu bytes meanwhile", r,
+	       r > 0 ? pfd.revents : 0, (unsigned long long)waited,
 	       (unsigned long long)unread, (unsigned long long)h->data_size, pg,
-	       (unsigned long long)e.lost_bytes, e.state);
+	       (unsigned long long)e.lost_bytes, e.state,
+	       (unsigned long long)(st1[ST_BYTES] - st0[ST_BYTES]));
 	EXPECT_EQ(1, r) {
 		TH_LOG("no EPOLLIN in 400 ms of profiling with %ld bytes as the watermark", pg);
 	}
