@@ -580,9 +580,15 @@ static void log_entry(struct __test_metadata *_metadata, const char *what,
 
 /* ---------------------------------------------------------------- 1. basic */
 
+struct el_arg {
+	__u32 en;
+	unsigned int kernel_el;	/* 1, 2 (VHE), 0 unknown */
+};
+
 static bool check_el(const struct rec *r, const void *arg, char *why, size_t size)
 {
-	__u32 en = *(const __u32 *)arg;
+	const struct el_arg *a = arg;
+	__u32 en = a->en;
 
 	if (r->el == 0 && !(en & AMUPMU_SPE_EN_USER)) {
 		snprintf(why, size, "an EL0 PC without EN_USER");
@@ -590,6 +596,11 @@ static bool check_el(const struct rec *r, const void *arg, char *why, size_t siz
 	}
 	if (r->el != 0 && !(en & AMUPMU_SPE_EN_KERNEL)) {
 		snprintf(why, size, "an EL%u PC without EN_KERNEL", r->el);
+		return false;
+	}
+	if (r->el != 0 && (a->kernel_el ? r->el != a->kernel_el : r->el == 3)) {
+		snprintf(why, size, "a kernel PC at EL%u, the kernel runs at EL%u", r->el,
+			 a->kernel_el);
 		return false;
 	}
 	return true;
@@ -602,9 +613,13 @@ static void basic_run(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 	struct amupmu_spe_cpu e[MAX_CPUS];
 	__u64 mask = self->nr_cpu_ids > 1 ? 3 : 1;
 	unsigned int i, n = self->nr_cpu_ids > 1 ? 2 : 1;
+	struct el_arg ea = { .en = en };
+	char how[128];
 	struct walk w;
 	int fd, r;
 
+	ea.kernel_el = amupmu_boot_kernel_el(how, sizeof(how));
+	TH_LOG("kernel at EL%u (%s)", ea.kernel_el, how);
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	for (i = 0; i < n; i++)
@@ -630,7 +645,7 @@ static void basic_run(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 		EXPECT_EQ((__u32)AMUPMU_SPE_BUF_VERSION, h[i]->version);
 		EXPECT_EQ((__u64)64 * sysconf(_SC_PAGESIZE), h[i]->data_size);
 		EXPECT_EQ(i, h[i]->cpu);
-		WALK(h[i], &w, check_el, &en);
+		WALK(h[i], &w, check_el, &ea);
 		TH_LOG("cpu%u walked: %llu records (EL0 %llu EL1 %llu EL2 %llu), %llu PAD bytes; "
 		       "ld %llu st %llu b %llu other %llu", i, (unsigned long long)w.records,
 		       (unsigned long long)w.el_seen[0], (unsigned long long)w.el_seen[1],
