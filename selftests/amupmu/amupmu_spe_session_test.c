@@ -614,7 +614,7 @@ static void basic_run(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 	__u64 mask = self->nr_cpu_ids > 1 ? 3 : 1;
 	unsigned int i, n = self->nr_cpu_ids > 1 ? 2 : 1;
 	struct el_arg ea = { .en = en };
-	char how[128];
+	char how[256];
 	struct walk w;
 	int fd, r;
 
