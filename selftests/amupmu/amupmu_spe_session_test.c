@@ -973,6 +973,79 @@ TEST_F(sess, watermark)
 	close(fd);
 }
 
+/*
+ * lost_bytes stays exact while the buffer is full across CPU power-down
+ * (cpu_pm) and hotplug: the model's bytes == published + lost.
+ */
+TEST_F(sess, discard_exact)
+{
+	__u64 mask = 2, st0[ST_NR], st1[ST_NR];
+	struct amupmu_spe_buf_header *h;
+	struct amupmu_spe_config c;
+	struct amupmu_spe_cpu e;
+	struct walk w;
+	int fd, r, i;
+	pid_t pid;
+
+	BEGIN();
+	if (self->nr_cpu_ids < 2 || amupmu_cpu_online(1) != 1)
+		SKIP(return, "needs an online CPU 1");
+	STREAM(1, "ops_per_us=50");
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	cfg_init(&c, &mask, AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_KERNEL, 2);
+	c.interval = 1024;
+	CONFIG(fd, &c);
+	MAP(h, fd, 1, 2);
+	r = write_str(SPE_STATS, "1 reset\n");
+	ASSERT_EQ(0, r);
+	STATS(1, st0);
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	pid = fork();
+	if (!pid) {
+		amupmu_pin_cpu(1);
+		amupmu_busy_ns(200000000ULL);
+		_exit(0);
+	}
+	ASSERT_LT(0, pid);
+	for (i = 0; i < 10; i++) {
+		usleep(10000);
+		r = write_str(CPU_PM, "1\n");
+		if (r)
+			break;
+	}
+	waitpid(pid, NULL, 0);
+	EXPECT_EQ(0, r) {
+		TH_LOG("cpu_pm: %s", amupmu_errstr(r));
+	}
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "full, after cpu_pm", &e);
+	EXPECT_TRUE(!!(e.state & AMUPMU_SPE_DISCARDING));
+	self->cpu1_offlined = true;
+	r = amupmu_set_online(1, false);
+	ASSERT_EQ(0, r);
+	r = amupmu_set_online(1, true);
+	ASSERT_EQ(0, r);
+	self->cpu1_offlined = false;
+	busy_on(mask, 50);
+	CTL(fd, AMUPMU_SPE_CTL_DISABLE);
+	STATS(1, st1);
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "disabled", &e);
+	TH_LOG("model: bytes %llu records %llu ev_full %llu irqs %llu",
+	       (unsigned long long)(st1[ST_BYTES] - st0[ST_BYTES]),
+	       (unsigned long long)(st1[ST_RECORDS] - st0[ST_RECORDS]),
+	       (unsigned long long)(st1[ST_EV_FULL] - st0[ST_EV_FULL]),
+	       (unsigned long long)(st1[ST_IRQS] - st0[ST_IRQS]));
+	EXPECT_LT(0ULL, e.lost_bytes);
+	EXPECT_EQ(st1[ST_BYTES] - st0[ST_BYTES], e.bytes + e.lost_bytes);
+	EXPECT_EQ(0ULL, e.faults);
+	WALK(h, &w, NULL, NULL);
+	EXPECT_EQ(e.records, w.records);
+	munmap(h, 3 * sysconf(_SC_PAGESIZE));
+	close(fd);
+}
+
 /* ---------------------------------------------------------------- 6. fault */
 
 static void fault_one(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *self,
@@ -1014,7 +1087,13 @@ static void fault_one(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 		goto out;
 	}
 	EXPECT_EQ(1ULL, e.faults);
-	EXPECT_EQ(ec, (e.last_pmbsr >> 26) & 0x3f);
+	if (ec == 0x100) {	/* external abort: EA, EC 0 */
+		EXPECT_EQ(0ULL, (e.last_pmbsr >> 26) & 0x3f);
+		EXPECT_EQ(1ULL, (e.last_pmbsr >> 18) & 1);
+	} else {
+		EXPECT_EQ(ec, (e.last_pmbsr >> 26) & 0x3f);
+	}
+	EXPECT_EQ(1ULL, (e.last_pmbsr >> 17) & 1);	/* S */
 	EXPECT_TRUE(!!(e.state & AMUPMU_SPE_FAULT));
 	EXPECT_TRUE(!!(h->flags & AMUPMU_SPE_FAULT));
 	pfd.fd = fd;
@@ -1061,6 +1140,8 @@ TEST_F(sess, fault)
 	BEGIN();
 	STREAM(self->cpu, "ops_per_us=50");
 	fault_one(_metadata, self, "s1", 0x24);
+	fault_one(_metadata, self, "s2", 0x25);
+	fault_one(_metadata, self, "ea", 0x100);
 	fault_one(_metadata, self, "unknown", 0x1f);
 	fault_one(_metadata, self, "dl", 0);
 }
@@ -1492,6 +1573,32 @@ TEST_F(sess, lifetime)
 	}
 	if (!r)
 		EXPECT_EQ(0, spe_ctl(fd, AMUPMU_SPE_CTL_RELEASE));
+	/* RELEASE with a mapping alive: the data stays readable, the CPU is free */
+	c.buf_pages = 16;
+	CONFIG(fd, &c);
+	MAP(h, fd, cpu, 16);
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	busy_on(mask, 30);
+	CTL(fd, AMUPMU_SPE_CTL_DISABLE);
+	head = h->data_head;
+	CTL(fd, AMUPMU_SPE_CTL_RELEASE);
+	EXPECT_EQ(-ENODEV, spe_ctl(fd, AMUPMU_SPE_CTL_ENABLE));
+	EXPECT_EQ(head, h->data_head);
+	{
+		struct walk w;
+
+		WALK(h, &w, NULL, NULL);
+		TH_LOG("released, still mapped: %llu bytes, %llu records walked",
+		       (unsigned long long)head, (unsigned long long)w.records);
+		EXPECT_EQ(h->records, w.records);
+	}
+	r = spe_config(fd, &c);
+	EXPECT_EQ(0, r) {
+		TH_LOG("CONFIG after RELEASE, the old buffer still mapped: %s", amupmu_errstr(r));
+	}
+	if (!r)
+		spe_ctl(fd, AMUPMU_SPE_CTL_RELEASE);
+	munmap(h, 17 * sysconf(_SC_PAGESIZE));
 	/* release then config again on the same fd */
 	c.buf_pages = 16;
 	EXPECT_EQ(0, spe_config(fd, &c));
