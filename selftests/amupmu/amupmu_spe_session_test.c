@@ -1515,6 +1515,7 @@ TEST_F(sess, lifetime)
 	struct amupmu_spe_buf_header *h;
 	struct amupmu_spe_config c;
 	long ref0, ref1, ref2;
+	struct walk w;
 	int fd, r;
 
 	BEGIN();
@@ -1584,14 +1585,10 @@ TEST_F(sess, lifetime)
 	CTL(fd, AMUPMU_SPE_CTL_RELEASE);
 	EXPECT_EQ(-ENODEV, spe_ctl(fd, AMUPMU_SPE_CTL_ENABLE));
 	EXPECT_EQ(head, h->data_head);
-	{
-		struct walk w;
-
-		WALK(h, &w, NULL, NULL);
-		TH_LOG("released, still mapped: %llu bytes, %llu records walked",
-		       (unsigned long long)head, (unsigned long long)w.records);
-		EXPECT_EQ(h->records, w.records);
-	}
+	WALK(h, &w, NULL, NULL);
+	TH_LOG("released, still mapped: %llu bytes, %llu records walked",
+	       (unsigned long long)head, (unsigned long long)w.records);
+	EXPECT_EQ(h->records, w.records);
 	r = spe_config(fd, &c);
 	EXPECT_EQ(0, r) {
 		TH_LOG("CONFIG after RELEASE, the old buffer still mapped: %s", amupmu_errstr(r));
