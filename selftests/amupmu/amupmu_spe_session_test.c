@@ -1230,6 +1230,83 @@ TEST_F(sess, hotplug_cpu_pm)
 	close(fd);
 }
 
+/*
+ * State changes while a CPU is away: DISABLE and ENABLE while CPU 1 is
+ * offline (it profiles when it is back); a FAULT survives hotplug and
+ * power-down (only DISABLE + ENABLE clears it: nothing is written).
+ */
+TEST_F(sess, hotplug_states)
+{
+	struct amupmu_spe_buf_header *h;
+	struct amupmu_spe_config c;
+	struct amupmu_spe_cpu e;
+	__u64 mask = 2, b, st0[ST_NR], st1[ST_NR];
+	struct walk w;
+	int fd, r;
+
+	BEGIN();
+	if (self->nr_cpu_ids < 2 || amupmu_cpu_online(1) != 1)
+		SKIP(return, "needs an online CPU 1");
+	STREAM(1, "ops_per_us=50");
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	cfg_init(&c, &mask, AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_KERNEL, 64);
+	c.interval = 8192;
+	CONFIG(fd, &c);
+	MAP(h, fd, 1, 64);
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	busy_on(mask, 30);
+	self->cpu1_offlined = true;
+	ASSERT_EQ(0, amupmu_set_online(1, false));
+	CTL(fd, AMUPMU_SPE_CTL_DISABLE);
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "offline, disabled", &e);
+	b = e.bytes;
+	EXPECT_FALSE(!!(e.state & AMUPMU_SPE_ENABLED));
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "offline, enabled", &e);
+	EXPECT_EQ((__u32)(AMUPMU_SPE_ENABLED | AMUPMU_SPE_OFFLINE), e.state);
+	ASSERT_EQ(0, amupmu_set_online(1, true));
+	self->cpu1_offlined = false;
+	busy_on(mask, 30);
+	CTL(fd, AMUPMU_SPE_CTL_DISABLE);
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "online, disabled", &e);
+	EXPECT_LT(b, e.bytes);
+
+	/* a fault, then hotplug and power-down: still FAULT, nothing written */
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	self->fault_touched |= 2;
+	ASSERT_EQ(0, write_str(SPE_FAULT, "1 s1\n"));
+	busy_on(mask, 30);
+	READ_CPU(fd, 1, &e);
+	ASSERT_TRUE(!!(e.state & AMUPMU_SPE_FAULT));
+	STATS(1, st0);
+	self->cpu1_offlined = true;
+	ASSERT_EQ(0, amupmu_set_online(1, false));
+	ASSERT_EQ(0, amupmu_set_online(1, true));
+	self->cpu1_offlined = false;
+	r = write_str(CPU_PM, "1\n");
+	EXPECT_EQ(0, r);
+	busy_on(mask, 30);
+	STATS(1, st1);
+	READ_CPU(fd, 1, &e);
+	log_entry(_metadata, "fault, after hotplug and cpu_pm", &e);
+	EXPECT_TRUE(!!(e.state & AMUPMU_SPE_FAULT));
+	EXPECT_EQ(1ULL, e.faults);
+	EXPECT_EQ(st0[ST_BYTES], st1[ST_BYTES]) {
+		TH_LOG("the model wrote %llu bytes after the fault",
+		       (unsigned long long)(st1[ST_BYTES] - st0[ST_BYTES]));
+	}
+	CTL(fd, AMUPMU_SPE_CTL_DISABLE);
+	WALK(h, &w, NULL, NULL);
+	READ_CPU(fd, 1, &e);
+	EXPECT_EQ(e.records, w.records);
+	munmap(h, 65 * sysconf(_SC_PAGESIZE));
+	close(fd);
+}
+
 /* ---------------------------------------------------------------- 8. ABI */
 
 struct bad {
