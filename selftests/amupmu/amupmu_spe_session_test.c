@@ -15,6 +15,25 @@
  *    the header documents (AMUPMU_SPE_CONFIG EOPNOTSUPP, INFO spe_owner
  *    NONE); the rest skips.
  * Every test logs its backend first.
+ *
+ * Tests (mock): basic (records, bytes == data_head, the header's and the
+ * walker's record counts, PC ELs per the enables; kernel PCs at EL2 on a
+ * VHE host), filters (LD, ST, B, FP with FPm, FL: every record obeys, the
+ * model's rej_* grow and its records == READ's), interval (1024 exact,
+ * RND mean in [1024, 1279]), multi_access (atomics as loads and stores),
+ * slow_reader (DISCARDING, lost bytes exact, resumes once consumed),
+ * watermark (EPOLLIN at the watermark while profiling), discard_exact
+ * (lost bytes exact across cpu_pm and hotplug), fault (s1, s2, ea,
+ * unknown: FAULT, EPOLLPRI, stopped, DISABLE + ENABLE restarts; dl:
+ * truncation, records well-formed), hotplug_cpu_pm, hotplug_states,
+ * abi (every bad field EINVAL and nothing configured, EFT checks with
+ * spe_model, ENODEV/EBUSY, READ and mmap checks, DEFAULTS takes the
+ * arm_spe knobs), privilege (uid 65534 without caps), lifetime (close
+ * with a mapping alive: the mapping holds the file, so the session lives
+ * on and the module is pinned; RELEASE with a mapping alive).
+ *
+ * The records are published (data_head, READ's bytes) at buffer events
+ * and when profiling stops: the tests read the figures after DISABLE.
  */
 #define _GNU_SOURCE
 #include <poll.h>
