@@ -17,7 +17,7 @@ board_backend
 # (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
 # directory on production builds (QEMU hides SPE)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
-	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test; do
+	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else
