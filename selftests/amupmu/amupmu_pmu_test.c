@@ -3965,9 +3965,15 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 		 * QEMU raises an event counter's overflow at the next exception
 		 * (here mostly the system call): all of them may be skid there
 		 */
-		if (!cases[i].event_counter) {
+		/*
+		 * Without -icount QEMU may be late with the cycle counter's
+		 * too: all 181 overflows skid seen once (pmu32, 6.12). Every
+		 * overflow is still accounted for, as a sample or as skid.
+		 */
+		if (!cases[i].event_counter && self->icount) {
 			EXPECT_LT(0U, ms.n);
 		}
+		EXPECT_EQ(ovf, sn.rd.samples + sn.rd.lost + sn.rd.skid);
 		EXPECT_EQ(0U, ms.kernel) {
 			TH_LOG("%s: %u samples in mode KERNEL from a counter that excludes it",
 			       cases[i].what, ms.kernel);
