@@ -95,30 +95,13 @@ static void sleep_ns(__u64 ns)
 		;
 }
 
-/* Write @s to @path in one write(). Returns 0 or -errno. */
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != strlen(s))
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
 /* "<cpu> <settings>" to the model. Returns 0 or -errno. */
 static int model_set(unsigned int cpu, const char *settings)
 {
 	char s[256];
 
 	snprintf(s, sizeof(s), "%u %s\n", cpu, settings);
-	return write_str(MODEL_FILE, s);
+	return amupmu_write_str(MODEL_FILE, s);
 }
 
 struct model_cpu {
@@ -1135,7 +1118,7 @@ TEST_F(amu, model_knobs)
 	}
 	ASSERT_LT(0, amupmu_read_file(MODEL_FILE, before, sizeof(before)));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
-		ret = write_str(MODEL_FILE, bad[i]);
+		ret = amupmu_write_str(MODEL_FILE, bad[i]);
 		if (!bad[i][0]) {
 			/* a zero-length write() is no write at all */
 			EXPECT_TRUE(ret == 0 || ret == -EINVAL);
@@ -1151,7 +1134,7 @@ TEST_F(amu, model_knobs)
 	}
 	/* a CPU that is not possible */
 	snprintf(s, sizeof(s), "%u ipc=1", self->nr_cpu_ids);
-	ret = write_str(MODEL_FILE, s);
+	ret = amupmu_write_str(MODEL_FILE, s);
 	EXPECT_EQ(-EINVAL, ret) {
 		TH_LOG("\"%s\" (nr_cpu_ids %u): %s", s, self->nr_cpu_ids, amupmu_errstr(ret));
 	}
@@ -1588,7 +1571,7 @@ static int power_down(unsigned int cpu, bool aborted)
 	char s[32];
 
 	snprintf(s, sizeof(s), "%u%s\n", cpu, aborted ? " fail" : "");
-	return write_str(CPU_PM_FILE, s);
+	return amupmu_write_str(CPU_PM_FILE, s);
 }
 
 /*

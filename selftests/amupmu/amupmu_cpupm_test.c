@@ -53,18 +53,7 @@
 /* Write @s to the cpu_pm file in one write(). Returns 0 or -errno. */
 static int cpu_pm_write(const char *s)
 {
-	int fd = open(CPU_PM_FILE, O_WRONLY | O_CLOEXEC), ret = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != strlen(s))
-		ret = -EIO;
-	close(fd);
-	return ret;
+	return amupmu_write_str(CPU_PM_FILE, s);
 }
 
 /* cpu_pm_write() for amupmu_run_as(). */

@@ -255,22 +255,6 @@ static bool walk(const __u8 *data, __u64 size, __u64 from, __u64 len, struct wal
 
 /* ---------------------------------------------------------------- helpers */
 
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != strlen(s))
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
 static int write_fmt(const char *path, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 static int write_fmt(const char *path, const char *fmt, ...)
@@ -281,7 +265,7 @@ static int write_fmt(const char *path, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(s, sizeof(s), fmt, ap);
 	va_end(ap);
-	return write_str(path, s);
+	return amupmu_write_str(path, s);
 }
 
 enum {
@@ -491,8 +475,8 @@ FIXTURE_TEARDOWN(sess)
 			}
 	}
 	if (self->knobs_touched) {
-		write_str(ARM_SPE "/pmsfcr_ft", "0\n");
-		write_str(ARM_SPE "/pmsfcr_type", "0\n");
+		amupmu_write_str(ARM_SPE "/pmsfcr_ft", "0\n");
+		amupmu_write_str(ARM_SPE "/pmsfcr_type", "0\n");
 	}
 	if (self->model_touched)
 		for (cpu = 0; cpu < self->nr_cpu_ids && cpu < MAX_CPUS; cpu++)
@@ -1016,7 +1000,7 @@ TEST_F(sess, discard_exact)
 	c.interval = 1024;
 	CONFIG(fd, &c);
 	MAP(h, fd, 1, 2);
-	r = write_str(SPE_STATS, "1 reset\n");
+	r = amupmu_write_str(SPE_STATS, "1 reset\n");
 	ASSERT_EQ(0, r);
 	STATS(1, st0);
 	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
@@ -1029,7 +1013,7 @@ TEST_F(sess, discard_exact)
 	ASSERT_LT(0, pid);
 	for (i = 0; i < 10; i++) {
 		usleep(10000);
-		r = write_str(CPU_PM, "1\n");
+		r = amupmu_write_str(CPU_PM, "1\n");
 		if (r)
 			break;
 	}
@@ -1227,7 +1211,7 @@ TEST_F(sess, hotplug_cpu_pm)
 	}
 	ASSERT_LT(0, pid);
 	for (i = 0; i < 20; i++) {
-		r = write_str(CPU_PM, "1\n");
+		r = amupmu_write_str(CPU_PM, "1\n");
 		if (r)
 			break;
 		usleep(10000);
@@ -1297,7 +1281,7 @@ TEST_F(sess, hotplug_states)
 	/* a fault, then hotplug and power-down: still FAULT, nothing written */
 	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
 	self->fault_touched |= 2;
-	ASSERT_EQ(0, write_str(SPE_FAULT, "1 s1\n"));
+	ASSERT_EQ(0, amupmu_write_str(SPE_FAULT, "1 s1\n"));
 	busy_on(mask, 30);
 	READ_CPU(fd, 1, &e);
 	ASSERT_TRUE(!!(e.state & AMUPMU_SPE_FAULT));
@@ -1306,7 +1290,7 @@ TEST_F(sess, hotplug_states)
 	ASSERT_EQ(0, amupmu_set_online(1, false));
 	ASSERT_EQ(0, amupmu_set_online(1, true));
 	self->cpu1_offlined = false;
-	r = write_str(CPU_PM, "1\n");
+	r = amupmu_write_str(CPU_PM, "1\n");
 	EXPECT_EQ(0, r);
 	busy_on(mask, 30);
 	STATS(1, st1);
@@ -1510,11 +1494,11 @@ TEST_F(sess, abi)
 
 	/* DEFAULTS takes the arm_spe knobs: FT with LD|ST */
 	self->knobs_touched = true;
-	r = write_str(ARM_SPE "/pmsfcr_type", "0x6\n");
+	r = amupmu_write_str(ARM_SPE "/pmsfcr_type", "0x6\n");
 	ASSERT_EQ(0, r) {
 		TH_LOG("pmsfcr_type: %s", amupmu_errstr(r));
 	}
-	r = write_str(ARM_SPE "/pmsfcr_ft", "1\n");
+	r = amupmu_write_str(ARM_SPE "/pmsfcr_ft", "1\n");
 	ASSERT_EQ(0, r) {
 		TH_LOG("pmsfcr_ft: %s", amupmu_errstr(r));
 	}
@@ -1535,8 +1519,8 @@ TEST_F(sess, abi)
 	EXPECT_LT(0ULL, w.records);
 	munmap(h, 17 * sysconf(_SC_PAGESIZE));
 	CTL(self->fd, AMUPMU_SPE_CTL_RELEASE);
-	write_str(ARM_SPE "/pmsfcr_ft", "0\n");
-	write_str(ARM_SPE "/pmsfcr_type", "0\n");
+	amupmu_write_str(ARM_SPE "/pmsfcr_ft", "0\n");
+	amupmu_write_str(ARM_SPE "/pmsfcr_type", "0\n");
 	self->knobs_touched = false;
 }
 

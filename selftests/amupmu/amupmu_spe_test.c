@@ -117,23 +117,6 @@ static const struct {
 
 /* ---------------------------------------------------------------- helpers */
 
-/* Write @s to @path in one write(). Returns 0 or -errno. */
-static int write_str(const char *path, const char *s)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
-	ssize_t n;
-
-	if (fd < 0)
-		return -errno;
-	n = write(fd, s, strlen(s));
-	if (n < 0)
-		ret = -errno;
-	else if ((size_t)n != strlen(s))
-		ret = -EIO;
-	close(fd);
-	return ret;
-}
-
 /* @s with its newlines as \n, for the logs (one static buffer: one use per TH_LOG). */
 static const char *esc(const char *s)
 {
@@ -162,7 +145,7 @@ static int knob_write(unsigned int k, const char *s)
 	char path[128];
 
 	knob_path(k, path, sizeof(path));
-	return write_str(path, s);
+	return amupmu_write_str(path, s);
 }
 
 static int knob_set(unsigned int k, __u64 v)
@@ -425,7 +408,7 @@ static int model_set(unsigned int cpu, const char *keys)
 	char s[256];
 
 	snprintf(s, sizeof(s), "%u %s\n", cpu, keys);
-	return write_str(SPE_MODEL, s);
+	return amupmu_write_str(SPE_MODEL, s);
 }
 
 /* ---------------------------------------------------------------- fixture */
@@ -1548,7 +1531,7 @@ TEST_F(spe, model_file)
 	/* the documentation's example, then reset */
 	self->model_touched |= 1ULL << c;
 	snprintf(s, sizeof(s), "%u pmsver=3 pmsidr=0x2017 pmbidr=0x0\n", c);
-	ret = write_str(SPE_MODEL, s);
+	ret = amupmu_write_str(SPE_MODEL, s);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("\"%s\": %s", esc(s), amupmu_errstr(ret));
 	}
@@ -1572,7 +1555,7 @@ TEST_F(spe, model_file)
 	ASSERT_EQ(0, model_set(c, "pmbidr=0x0 pmsver=4"));
 	expect_cpu_model(_metadata, self, c, 4, 0x7f, 0);
 	snprintf(s, sizeof(s), "%u reset", c);		/* no newline */
-	ASSERT_EQ(0, write_str(SPE_MODEL, s));
+	ASSERT_EQ(0, amupmu_write_str(SPE_MODEL, s));
 	expect_cpu_model(_metadata, self, c, MOCK_PMSVER, MOCK_PMSIDR, MOCK_PMBIDR);
 
 	/* firmware keeps the buffer (PMBIDR_EL1.P): no SPE; PMSVer 0: no SPE */
@@ -1607,7 +1590,7 @@ TEST_F(spe, model_file)
 			else
 				snprintf(s, sizeof(s), "%llu pmsver=3", none[i - ARRAY_SIZE(bad)]);
 		}
-		ret = write_str(SPE_MODEL, s);
+		ret = amupmu_write_str(SPE_MODEL, s);
 		EXPECT_EQ(-EINVAL, ret) {
 			TH_LOG("spe_model \"%s\": %s", esc(s), amupmu_errstr(ret));
 		}
@@ -1625,7 +1608,7 @@ TEST_F(spe, model_file)
 		}
 	}
 	/* an empty write (write() of 0 bytes) */
-	ret = write_str(SPE_MODEL, "");
+	ret = amupmu_write_str(SPE_MODEL, "");
 	EXPECT_EQ(-EINVAL, ret) {
 		TH_LOG("empty write: %s", amupmu_errstr(ret));
 	}
@@ -1674,7 +1657,7 @@ static int nobody_write_fn(void *arg)
 {
 	const struct nobody_write *w = arg;
 
-	return write_str(w->path, w->s);
+	return amupmu_write_str(w->path, w->s);
 }
 
 static int nobody_read_fn(void *arg)

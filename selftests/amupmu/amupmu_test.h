@@ -175,6 +175,23 @@ static inline bool amupmu_pmuver_has_pmu(__u64 ver)
 
 /* ---------------------------------------------------------------- files */
 
+/* Write @s to @path in one write(). Returns 0, -errno, or -EIO when short. */
+static inline int amupmu_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != strlen(s))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
+
 /*
  * Read a whole (small) file into @buf, NUL-terminated. Returns the number of
  * bytes read or -errno.
