@@ -50,6 +50,7 @@
 #include "amupmu.h"
 #include "amupmu_compat.h"
 #include "amupmu_spe.h"
+#include "amupmu_spe_model.h"
 
 /* The PMSFCR_EL1 bits a configuration may set (FDS: no PMSDSFR_EL1 support yet). */
 #define AMUPMU_PMSFCR_VALID	(PMSFCR_EL1_FE | PMSFCR_EL1_FT | PMSFCR_EL1_FL | \
@@ -138,30 +139,10 @@ int amupmu_spe_rediscover(unsigned int cpu)
 }
 #endif
 
-/*
- * Smallest sampling interval PMSIDR_EL1.Interval allows, in operations
- * (Arm ARM: 0b0001 and 0b1001 up are reserved: taken as the largest).
- */
+/* Smallest sampling interval PMSIDR_EL1.Interval allows, in operations. */
 static u32 amupmu_spe_min_interval(u64 pmsidr)
 {
-	switch (FIELD_GET(PMSIDR_EL1_INTERVAL, pmsidr)) {
-	case PMSIDR_EL1_INTERVAL_256:
-		return 256;
-	case PMSIDR_EL1_INTERVAL_512:
-		return 512;
-	case PMSIDR_EL1_INTERVAL_768:
-		return 768;
-	case PMSIDR_EL1_INTERVAL_1024:
-		return 1024;
-	case PMSIDR_EL1_INTERVAL_1536:
-		return 1536;
-	case PMSIDR_EL1_INTERVAL_2048:
-		return 2048;
-	case PMSIDR_EL1_INTERVAL_3072:
-		return 3072;
-	default:
-		return 4096;
-	}
+	return amupmu_spe_min_interval_ops(FIELD_GET(PMSIDR_EL1_INTERVAL, pmsidr));
 }
 
 /* Largest PMSLATFR_EL1.MINLAT: the counters' width, PMSIDR_EL1.CountSize. */

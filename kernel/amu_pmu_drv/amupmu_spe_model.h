@@ -404,14 +404,16 @@ static inline u32 amupmu_spe_multi_access(u32 flags, bool store)
 
 /*
  * The smallest sampling interval, in operations, of PMSIDR_EL1.Interval
- * @field (0b0000 256, 512, 768, 1024, 1536, 2048, 3072, 0b0111 4096;
- * reserved values: the largest).
+ * @field (Arm ARM: 0b0000 256, 0b0010 512, 0b0011 768, 0b0100 1024,
+ * 0b0101 1536, 0b0110 2048, 0b0111 3072, 0b1000 4096; the reserved
+ * values, 0b0001 and 0b1001 up: the largest). The driver checks intervals
+ * with it, the mock model enforces it.
  */
 static inline u32 amupmu_spe_min_interval_ops(unsigned int field)
 {
-	static const u16 ops[] = { 256, 512, 768, 1024, 1536, 2048, 3072, 4096 };
+	static const u16 ops[] = { 256, 4096, 512, 768, 1024, 1536, 2048, 3072, 4096 };
 
-	return field < 8 ? ops[field] : ops[7];
+	return field < 9 ? ops[field] : 4096;
 }
 
 /**

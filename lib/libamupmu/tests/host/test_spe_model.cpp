@@ -375,7 +375,8 @@ TEST_CASE("SPE interval counter: reload with PMSIRR_EL1.RND, PMSIDR_EL1.Interval
 		REQUIRE(v >= 0x4000);
 		REQUIRE(v <= 0x4000 + 255);
 	}
-	const u32 table[] = {256, 512, 768, 1024, 1536, 2048, 3072, 4096, 4096, 4096};
-	for (unsigned int i = 0; i < 10; i++)
+	// the Arm ARM's PMSIDR_EL1.Interval encoding; 0b0001 and 0b1001 up are reserved
+	const u32 table[] = {256, 4096, 512, 768, 1024, 1536, 2048, 3072, 4096, 4096, 4096};
+	for (unsigned int i = 0; i < 11; i++)
 		CHECK(amupmu_spe_min_interval_ops(i) == table[i]);
 }
