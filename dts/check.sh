@@ -5,10 +5,11 @@
 #
 # Usage: dts/check.sh [-o DIR] [DTB...]
 #
-#   Checks the binding (dt-doc-validate), builds its example and validates
-#   it against the binding (dt-extract-example, cpp, dtc, dt-mk-schema,
-#   dt-validate), makes sure the validator does reject a bad node, compiles
-#   every overlay dts/*.dtso, and checks overlaid DTBs:
+#   Checks the bindings (amupmu,pmuv3 and amupmu,cpu-frames: dt-doc-validate),
+#   builds their examples and validates them against the bindings
+#   (dt-extract-example, cpp, dtc, dt-mk-schema, dt-validate), makes sure the
+#   validator does reject a bad node of each, compiles every overlay
+#   dts/*.dtso, and checks overlaid DTBs:
 #    - with no DTB argument: for each board machine of
 #      tools/board/machines.sh (el1: -M virt, GICv2; vhe: -M
 #      virt,virtualization=on,gic-version=3) at -smp 2 and 8, QEMU's DTB
@@ -23,9 +24,16 @@
 #   arm_pmu node in the tree, the interrupt specifier must match it: cell
 #   for cell with a GICv3, PPI number and trigger with a GICv2 (its CPU
 #   mask, cell 2 bits [15:8], depends on -smp and the GIC drivers ignore it).
+#   Each machine's overlaid DTB also gets the mock boards' frame nodes
+#   (machines.sh machine_frames, tools/board/run.sh -f): one
+#   "amupmu,cpu-frames" node per CPU, each naming its own CPU node, valid
+#   against the binding. And each gets the SPE node of the -S yes boards
+#   (machines.sh machine_spe): PPI 5 named by no node of QEMU's DTB, then
+#   /spe with compatible arm,statistical-profiling-extension-v1,
+#   interrupts <1 5 4> and the root node's interrupt parent.
 #
 #   -o DIR  keep the products (*.dtbo, MACHINE-smpN-*.dtb, MACHINE-smpN-amupmu.dtb,
-#           *-amupmu.dtb) in DIR.
+#           MACHINE-smpN-frames.dtb, MACHINE-smpN-spe.dtb, *-amupmu.dtb) in DIR.
 #
 # Output: one "ok - <what>" or "not ok - <what>" line per check (TAP-like,
 # "# SKIP <why>" on skipped checks, "# ..." diagnostics), a "1..N" plan
@@ -42,7 +50,7 @@ set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$HERE/.." && pwd)
 BINDINGS=$HERE/bindings
-BINDING=$BINDINGS/perf/amupmu,pmuv3.yaml
+NAMES="amupmu,pmuv3 amupmu,cpu-frames"	# bindings/perf/NAME.yaml
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
 
@@ -57,7 +65,7 @@ OUT=
 while getopts "o:h" opt; do
 	case $opt in
 	o) OUT=$OPTARG ;;
-	h) sed -n '4,38s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	h) sed -n '4,44s/^# \{0,1\}//p' "$0"; exit 0 ;;
 	*) echo "usage: $0 [-o DIR] [DTB...]" >&2; exit 2 ;;
 	esac
 done
@@ -132,8 +140,10 @@ find_dt_include() {
 
 SCHEMA=$OUT/processed-schema.json
 if [ "$HAVE_SCHEMA" = 1 ]; then
-	run "dt-doc-validate bindings/perf/amupmu,pmuv3.yaml" "$TMP/doc.log" \
-		dt-doc-validate -u "$BINDINGS" "$BINDING"
+	for b in $NAMES; do
+		run "dt-doc-validate bindings/perf/$b.yaml" "$TMP/$b.doc.log" \
+			dt-doc-validate -u "$BINDINGS" "$BINDINGS/perf/$b.yaml"
+	done
 
 	# shellcheck disable=SC2016 # expanded by the inner sh
 	if run "dt-mk-schema processed schema" "$TMP/mk.log" \
@@ -145,24 +155,31 @@ if [ "$HAVE_SCHEMA" = 1 ]; then
 
 	INC=$(find_dt_include)
 	echo "# dt-bindings headers from $INC"
-	EX=$TMP/amupmu,pmuv3.example
-	# shellcheck disable=SC2016 # expanded by the inner sh
-	if run "binding example builds (dt-extract-example, cpp, dtc)" "$TMP/ex.log" \
-		sh -c 'dt-extract-example "$1" >"$2.dts" &&
-		       "$3" -nostdinc -I "$4" -undef -D__DTS__ -x assembler-with-cpp -P \
-			    "$2.dts" -o "$2.pp.dts" &&
-		       "$5" -q -I dts -O dtb -o "$2.dtb" "$2.pp.dts"' \
-		sh "$BINDING" "$EX" "$CPP" "$INC" "$DTC" &&
-	   [ "$HAVE_JSON" = 1 ]; then
-		run "dt-validate binding example" "$TMP/exv.log" \
-			dt-validate -s "$SCHEMA" "$EX.dtb"
-		if dt-validate -M -s "$SCHEMA" "$EX.dtb" 2>&1 |
-		   grep -q 'schemas/perf/amupmu,pmuv3.yaml#'; then
-			pass "binding example node matched by amupmu,pmuv3.yaml"
+	EXAMPLES_OK=1
+	for b in $NAMES; do
+		EX=$TMP/$b.example
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		if run "$b binding example builds (dt-extract-example, cpp, dtc)" "$TMP/$b.ex.log" \
+			sh -c 'dt-extract-example "$1" >"$2.dts" &&
+			       "$3" -nostdinc -I "$4" -undef -D__DTS__ -x assembler-with-cpp -P \
+				    "$2.dts" -o "$2.pp.dts" &&
+			       "$5" -q -I dts -O dtb -o "$2.dtb" "$2.pp.dts"' \
+			sh "$BINDINGS/perf/$b.yaml" "$EX" "$CPP" "$INC" "$DTC" &&
+		   [ "$HAVE_JSON" = 1 ]; then
+			run "dt-validate $b binding example" "$TMP/$b.exv.log" \
+				dt-validate -s "$SCHEMA" "$EX.dtb"
+			if dt-validate -M -s "$SCHEMA" "$EX.dtb" 2>&1 |
+			   grep -q "schemas/perf/$b.yaml#"; then
+				pass "$b binding example node matched by $b.yaml"
+			else
+				fail "$b binding example node matched by $b.yaml"
+			fi
 		else
-			fail "binding example node matched by amupmu,pmuv3.yaml"
+			EXAMPLES_OK=0
 		fi
+	done
 
+	if [ "$EXAMPLES_OK" = 1 ]; then
 		# The validator reports errors with exit status 0: make sure it
 		# does complain about a broken node, so a silent pass means something.
 		cat >"$TMP/bad.dts" <<-'EOF'
@@ -191,9 +208,34 @@ if [ "$HAVE_SCHEMA" = 1 ]; then
 		else
 			fail "dt-validate rejects a bad amupmu,pmuv3 node"
 		fi
+
+		# a frames node with a bad reg-names entry, no cpu and an unknown property
+		cat >"$TMP/bad-frames.dts" <<-'EOF'
+			/dts-v1/;
+			/ {
+				compatible = "foo"; model = "foo";
+				#address-cells = <1>; #size-cells = <1>;
+				frames@0 {
+					compatible = "amupmu,cpu-frames";
+					reg = <0x0 0x1000>, <0x1000 0x1000>;
+					reg-names = "amu", "foo";
+					amupmu,unknown = <1>;
+				};
+			};
+		EOF
+		if "$DTC" -q -I dts -O dtb -o "$TMP/bad-frames.dtb" "$TMP/bad-frames.dts" &&
+		   dt-validate -l amupmu -s "$SCHEMA" "$TMP/bad-frames.dtb" >"$TMP/bad-frames.log" 2>&1 &&
+		   grep -q "reg-names: 'oneOf' conditional failed" "$TMP/bad-frames.log" &&
+		   grep -q "'cpu' is a required property" "$TMP/bad-frames.log" &&
+		   grep -q "'amupmu,unknown' does not match" "$TMP/bad-frames.log"; then
+			pass "dt-validate rejects a bad amupmu,cpu-frames node"
+		else
+			fail "dt-validate rejects a bad amupmu,cpu-frames node"
+			diag "$TMP/bad-frames.log"
+		fi
 	fi
 else
-	skip "dt-schema checks of bindings/perf/amupmu,pmuv3.yaml" \
+	skip "dt-schema checks of bindings/perf/amupmu,pmuv3.yaml and amupmu,cpu-frames.yaml" \
 		"dt-schema not installed (make deps)"
 	HAVE_JSON=0
 fi
@@ -351,6 +393,68 @@ overlay_and_check() {
 	fi
 }
 
+# check_frames <name> <overlaid dtb> <vCPUs>: the frame nodes of the mock
+# boards (tools/board/machines.sh machine_frames) added to that DTB: one
+# per CPU, each naming a different CPU node, valid against the binding.
+check_frames() {
+	local name=$1 out=$OUT/$1-frames.dtb n c p cpus=" " seen=" " ok=1
+	if ! cp "$2" "$out" || ! machine_frames "$out" 2>"$TMP/$name.fr.log"; then
+		fail "$name: machine_frames adds the frame nodes"
+		diag "$TMP/$name.fr.log"
+		return
+	fi
+	pass "$name: machine_frames adds the frame nodes"
+	for c in $("$FDTGET" -l "$out" /cpus); do
+		p=$("$FDTGET" -t x "$out" "/cpus/$c" phandle 2>/dev/null) && cpus="$cpus$p "
+	done
+	n=0
+	for c in $("$FDTGET" -l "$out" /platform-bus@c000000); do
+		case $c in cpu-frames@*) ;; *) continue ;; esac
+		n=$((n + 1))
+		p=$("$FDTGET" -t x "$out" "/platform-bus@c000000/$c" cpu 2>/dev/null) || { ok=0; continue; }
+		case $cpus in *" $p "*) ;; *) ok=0 ;; esac
+		case $seen in *" $p "*) ok=0 ;; esac
+		seen="$seen$p "
+	done
+	if [ "$n" = "$3" ] && [ $ok = 1 ]; then
+		pass "$name: one amupmu,cpu-frames node per CPU, each naming its own CPU ($n)"
+	else
+		fail "$name: one amupmu,cpu-frames node per CPU, each naming its own CPU ($n nodes, $3 CPUs)"
+	fi
+	if [ "$HAVE_JSON" = 1 ]; then
+		run "$name: frame nodes pass dt-validate against amupmu,cpu-frames.yaml" \
+			"$TMP/$name.frv.log" dt-validate -l amupmu -s "$SCHEMA" "$out"
+	else
+		skip "$name: frame nodes pass dt-validate against amupmu,cpu-frames.yaml" \
+			"no processed schema"
+	fi
+}
+
+# check_spe <name> <QEMU's dtb> <overlaid dtb>: the SPE node of the -S yes
+# boards (tools/board/machines.sh machine_spe) on its PPI 5, free in QEMU's DTB
+check_spe() {
+	local name=$1 out=$OUT/$1-spe.dtb users
+	if users=$(machine_ppi_users "$2" 5) && [ -z "$users" ]; then
+		pass "$name: PPI 5 is free in QEMU's DTB"
+	else
+		fail "$name: PPI 5 is free in QEMU's DTB (taken by: ${users:-?})"
+	fi
+	if ! cp "$3" "$out" || ! machine_spe "$out" 2>"$TMP/$name.spe.log"; then
+		fail "$name: machine_spe adds /spe"
+		diag "$TMP/$name.spe.log"
+		return
+	fi
+	if [ "$("$FDTGET" -t s "$out" /spe compatible)" = arm,statistical-profiling-extension-v1 ] &&
+	   [ "$("$FDTGET" -t u "$out" /spe interrupts)" = "1 5 4" ] &&
+	   [ "$(machine_ppi_users "$out" 5)" = /spe ] &&
+	   ! "$FDTGET" "$out" /spe interrupt-parent >/dev/null 2>&1 &&
+	   "$FDTGET" "$out" / interrupt-parent >/dev/null 2>&1; then
+		pass "$name: machine_spe adds /spe (arm,statistical-profiling-extension-v1, <1 5 4>, the root's interrupt parent)"
+	else
+		fail "$name: machine_spe adds /spe (arm,statistical-profiling-extension-v1, <1 5 4>, the root's interrupt parent)"
+	fi
+}
+
 if [ $# -eq 0 ]; then
 	# every board machine, with its own options and its own overlay
 	for m in $BOARD_MACHINES; do
@@ -365,6 +469,12 @@ if [ $# -eq 0 ]; then
 				pass "$what dumped"
 				ovl=$(machine_overlay "$m")
 				overlay_and_check "$m-smp$smp" "$base" "${ovl%.dtso}"
+				# the mock boards' frame nodes on top (tools/board/run.sh -f)
+				[ -s "$OUT/$m-smp$smp-amupmu.dtb" ] &&
+					check_frames "$m-smp$smp" "$OUT/$m-smp$smp-amupmu.dtb" "$smp"
+				# the SPE node of the -S yes boards (tools/board/run.sh -S)
+				[ -s "$OUT/$m-smp$smp-amupmu.dtb" ] &&
+					check_spe "$m-smp$smp" "$base" "$OUT/$m-smp$smp-amupmu.dtb"
 			else
 				fail "$what dumped"
 			fi

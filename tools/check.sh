@@ -72,6 +72,13 @@ board() {
 	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped ($(($(date +%s) - t0)) s)"
 	[ "$failed" = 0 ] || echo "#   booted: ${identity:-unknown}"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
+	# the failed kselftests' own lines ("# file.c:LINE:test:..."), so that
+	# the cause is in CI's output, not only in a log CI does not keep
+	[ "$failed" = 0 ] || grep -oE 'not ok [0-9]+ [A-Za-z0-9_]+\.[A-Za-z0-9_]+' "$log" |
+		awk '{print $4}' | sort -u | head -5 | while read -r t; do
+			grep -F ":${t#*.}:" "build/board/$name/console.log" 2>/dev/null |
+				grep -v ':backend:' | tail -8 | cut -c1-300 | sed 's/^/#     /'
+		done
 }
 
 step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can run"; exit 1; }
@@ -112,7 +119,12 @@ tap "board harness self-test (WARN, timeout and machine detection)" ./tools/boar
 # multi-threaded TCG resets another CPU's PMU counters now and then while
 # sampling interrupts fire and a CPU comes online, Documentation/dev-tools/
 # amupmu-reliability.rst); concurrency and load/unload again with both vCPUs
-# in parallel; the fuzzer (parallel vCPUs) on both DTs and mock.
+# in parallel; the fuzzer (parallel vCPUs) on both DTs and mock. The AMU
+# (issue 11) needs no board of its own: amupmu_amu_test runs in the check
+# payload (the mock model on the amupmu/mock boards, the EOPNOTSUPP paths
+# and "no AMU register touched" on every production board) and in cpupm
+# (the mock model under -icount on both machines); amupmu_modparam.sh loads
+# amu=0 on every check board; the fuzzer covers AMU_READ.
 for k in 6.1 6.12; do
 	board check "$k" el1 stock prod
 	board check "$k" el1 amupmu prod
@@ -136,6 +148,19 @@ board fuzz 6.12 el1 amupmu mock
 # every session command, under -icount; one kernel on each machine
 board cpupm 6.1 el1 amupmu mock -i
 board cpupm 6.12 vhe amupmu mock -i
+# the CPUs' memory-mapped ID frames ("amupmu,cpu-frames" nodes, which the
+# mock boards get): read once per CPU, hotplug before and after load, the
+# cross-check, refused nodes (-f bad); one kernel on each machine
+board frames 6.1 el1 amupmu mock -f bad
+board frames 6.12 vhe amupmu mock -s 4
+# the SPE device claimed for amupmu (an SPE node, -S yes): by hand and with
+# "amupmu spe claim/release", twice, hotplug and rmmod while claimed on the
+# mock (its CPUs report SPE); refused with ENODEV and left unbound on a
+# production build (QEMU's CPUs have no SPE); one kernel on each machine;
+# and two SPE devices (-S two): one at a time, the second EBUSY
+board spe-claim 6.12 vhe amupmu mock -S yes
+board spe-claim 6.1 el1 amupmu prod -S yes
+board spe-claim 6.1 vhe amupmu mock -S two
 
 # every reliability suite printed its figure on its boards; the committed
 # suite table of Documentation/dev-tools/amupmu-reliability.rst is current

@@ -40,6 +40,15 @@ SUITES = [
     ("abi-AMUPMU_PMU_CONFIG", "amupmu_abi_test", "check: every board", "as above", "QEMU PMU"),
     ("abi-AMUPMU_PMU_CTL", "amupmu_abi_test", "check: every board", "as above", "QEMU PMU"),
     ("abi-AMUPMU_PMU_READ", "amupmu_abi_test", "check: every board", "as above", "QEMU PMU"),
+    ("abi-AMUPMU_AMU_READ", "amupmu_abi_test", "check: every board",
+     "as above; without a usable AMU a valid request is EOPNOTSUPP", "mock AMU / none (prod)"),
+    ("abi-AMUPMU_AMU_READ-fields", "amupmu_amu_test", "check: every board; cpupm",
+     "every size below VER0, flags/reserved bits, entry_size, nr_cpus, CPU set, cpus_len, "
+     "EFAULT pointers: the errno, nothing written back", "mock AMU / none (prod)"),
+    ("spe-knobs", "amupmu_spe_test", "check: every board",
+     "arm_spe debugfs knobs and spe_model: every knob's bad input EINVAL with nothing "
+     "changed; CONSTRAINED UNPREDICTABLE and missing-feature refusals per PMSIDR_EL1/PMSVer",
+     "mock SPE / none (prod)"),
     ("sysfs", "amupmu_sysfs_test", "check: every board",
      "every sysfs/parameter/debugfs file: read-only ones refuse writes (EACCES, also root); "
      "writable ones refuse bad input (EINVAL), value unchanged", "sysfs"),
@@ -61,7 +70,9 @@ SUITES = [
 PAYLOAD_SUITES = {
     "fuzz": ["fuzz", "fuzz-memory"],
     "check": ["abi-AMUPMU_INFO", "abi-AMUPMU_PMU_CONFIG", "abi-AMUPMU_PMU_CTL",
-              "abi-AMUPMU_PMU_READ", "sysfs", "priv-matrix"],
+              "abi-AMUPMU_PMU_READ", "abi-AMUPMU_AMU_READ", "abi-AMUPMU_AMU_READ-fields",
+              "spe-knobs", "sysfs", "priv-matrix"],
+    "cpupm": ["abi-AMUPMU_AMU_READ-fields"],
     "stress": ["hotplug", "concurrency", "load-unload"],
     "soak": ["fuzz", "fuzz-memory"],
     "parallel": ["concurrency", "load-unload"],

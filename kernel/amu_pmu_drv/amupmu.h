@@ -5,7 +5,10 @@
 #ifndef AMUPMU_H
 #define AMUPMU_H
 
+#include <linux/bits.h>
+#include <linux/atomic.h>
 #include <linux/cpuhotplug.h>
+#include <linux/kref.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
@@ -68,6 +71,8 @@ struct amupmu_backend {
 extern const struct amupmu_backend amupmu_hw_backend;
 #ifdef CONFIG_AMUPMU_MOCK
 extern const struct amupmu_backend amupmu_mock_backend;
+u32 amupmu_mock_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
+			   void __iomem *base, u32 offset);
 #endif
 
 /**
@@ -108,20 +113,33 @@ u64 amupmu_features(void);
 u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
+/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
+#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
+#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
+#define AMUPMU_AMCFGR_HDBG	BIT(24)
+#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
+#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
+#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
+
 /* amupmu_amu.c: the Activity Monitors (read only) */
 struct amupmu_amu_read;
 extern bool amupmu_amu_enabled;
 int amupmu_amu_init(void);
 void amupmu_amu_exit(void);
 void amupmu_amu_discover(struct amupmu_cpu_info *ci);
+unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
 void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
 u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
 int amupmu_amu_cmd_read(struct amupmu_amu_read *rd);
+int amupmu_amu_read_fast(struct amupmu_amu_read __user *u);
 #ifdef CONFIG_AMUPMU_MOCK
 void amupmu_amu_power_loss(void);
 /* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
 extern const struct file_operations amupmu_mock_amu_fops;
+/* amupmu_debugfs.c: the "<cpu> [REST]" writes of the test files */
+int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
+			   char **rest);
 void amupmu_mock_amu_stop(void);
 void amupmu_mock_amu_start(void);
 void amupmu_mock_amu_power_loss(void);
@@ -151,6 +169,8 @@ void amupmu_pmu_cpu_start(void);
 void amupmu_pmu_cpu_stop(void);
 struct amupmu_session *amupmu_session_alloc(void);
 void amupmu_session_free(struct amupmu_session *s);
+struct amupmu_spe_sess;
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
@@ -166,6 +186,29 @@ __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 			     struct poll_table_struct *wait);
 int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
 extern unsigned int amupmu_sample_period_min;
+
+/**
+ * struct amupmu_mbuf - a mappable, reference-counted buffer (amupmu_ring.c)
+ * @ref: references: its owner, each mapping, readers
+ * @mmaps: live mappings (VMAs)
+ * @base: header page, then @pages data pages (vmalloc_user())
+ * @pages: data pages
+ * @free: frees the owner's struct after the memory
+ */
+struct amupmu_mbuf {
+	struct kref ref;
+	atomic_t mmaps;
+	void *base;
+	unsigned int pages;
+	void (*free)(struct amupmu_mbuf *mb);
+};
+
+int amupmu_mbuf_init(struct amupmu_mbuf *mb, unsigned int pages,
+		     void (*free)(struct amupmu_mbuf *mb));
+void amupmu_mbuf_get(struct amupmu_mbuf *mb);
+void amupmu_mbuf_put(struct amupmu_mbuf *mb);
+bool amupmu_mbuf_mapped(const struct amupmu_mbuf *mb);
+int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigned long pgoff);
 
 /* amupmu_ring.c: the sample ring */
 struct amupmu_ring;

@@ -47,11 +47,6 @@ bool amupmu_amu_enabled = true;
 module_param_named(amu, amupmu_amu_enabled, bool, 0444);
 MODULE_PARM_DESC(amu, "use the CPUs' Activity Monitors (default Y; N: never touch an AMU register)");
 
-/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; no kernel definitions) */
-#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
-#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
-#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
-
 /**
  * struct amupmu_amu_bookkeeping - one CPU's AMU bookkeeping
  * @live: the CPU is online and its AMU usable: its counters may be read
@@ -234,6 +229,27 @@ u64 amupmu_amu_hw_read(enum amupmu_reg reg)
 }
 
 /**
+ * amupmu_amu_nr_counters() - the counters of a group, from discovery
+ * @ci: a discovered CPU with AMUPMU_CPU_AMU
+ * @group: 0 or 1
+ *
+ * Return: AMCGCR_EL0.CG0NC or CG1NC (group 1 only with AMCFGR_EL0.NCG at
+ * least 1), at most AMUPMU_AMU_MAX_COUNTERS.
+ */
+unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group)
+{
+	unsigned int n;
+
+	if (!group)
+		n = FIELD_GET(AMUPMU_AMCGCR_CG0NC, ci->amcgcr);
+	else if (FIELD_GET(AMUPMU_AMCFGR_NCG, ci->amcfgr) >= 1)
+		n = FIELD_GET(AMUPMU_AMCGCR_CG1NC, ci->amcgcr);
+	else
+		n = 0;
+	return min_t(unsigned int, n, AMUPMU_AMU_MAX_COUNTERS);
+}
+
+/**
  * amupmu_amu_discover() - the AMU part of a CPU's discovery
  * @ci: the entry being filled, on its CPU, preemption disabled; its
  *	amu_version is set
@@ -242,7 +258,7 @@ void amupmu_amu_discover(struct amupmu_cpu_info *ci)
 {
 	const struct amupmu_backend *be = amupmu_dev.backend;
 	u64 (*rd)(enum amupmu_reg reg) = be->read;
-	unsigned int n, nr0, nr1 = 0;
+	unsigned int n, nr0, nr1;
 
 	if (!ci->amu_version)
 		return;
@@ -254,11 +270,8 @@ void amupmu_amu_discover(struct amupmu_cpu_info *ci)
 	ci->amcfgr = rd(AMUPMU_REG_AMCFGR);
 	ci->amcgcr = rd(AMUPMU_REG_AMCGCR);
 	ci->amcr = rd(AMUPMU_REG_AMCR);
-	nr0 = min_t(unsigned int, FIELD_GET(AMUPMU_AMCGCR_CG0NC, ci->amcgcr),
-		    AMUPMU_AMU_MAX_COUNTERS);
-	if (FIELD_GET(AMUPMU_AMCFGR_NCG, ci->amcfgr) >= 1)
-		nr1 = min_t(unsigned int, FIELD_GET(AMUPMU_AMCGCR_CG1NC, ci->amcgcr),
-			    AMUPMU_AMU_MAX_COUNTERS);
+	nr0 = amupmu_amu_nr_counters(ci, 0);
+	nr1 = amupmu_amu_nr_counters(ci, 1);
 	ci->amcntenset0 = rd(AMUPMU_REG_AMCNTENSET0);
 	if (nr1)
 		ci->amcntenset1 = rd(AMUPMU_REG_AMCNTENSET1);
@@ -329,11 +342,8 @@ void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
 	amupmu_mock_amu_start();
 #endif
 	if (!st->nr[0]) {
-		st->nr[0] = min_t(unsigned int, FIELD_GET(AMUPMU_AMCGCR_CG0NC, ci->amcgcr),
-				  AMUPMU_AMU_MAX_COUNTERS);
-		st->nr[1] = FIELD_GET(AMUPMU_AMCFGR_NCG, ci->amcfgr) < 1 ? 0 :
-			    min_t(unsigned int, FIELD_GET(AMUPMU_AMCGCR_CG1NC, ci->amcgcr),
-				  AMUPMU_AMU_MAX_COUNTERS);
+		st->nr[0] = amupmu_amu_nr_counters(ci, 0);
+		st->nr[1] = amupmu_amu_nr_counters(ci, 1);
 		amupmu_amu_save(st);
 	} else {
 		amupmu_amu_check(st);
@@ -503,6 +513,53 @@ static int amupmu_amu_copy_out(const struct amupmu_amu_read *rd,
 			return -EFAULT;
 	}
 	return 0;
+}
+
+/**
+ * amupmu_amu_read_fast() - AMUPMU_AMU_READ of the calling CPU, before the
+ *	general dispatch
+ * @u: the user's struct amupmu_amu_read
+ *
+ * The common shape of a per-CPU reader (the struct and entry of this ABI's
+ * size, a one-word set naming the CPU the caller runs on): one copy in, the
+ * registers read in place with interrupts off, two constant-size copies
+ * out. Preemption is off from the CPU check to the read, so the CPU cannot
+ * change or go offline in between.
+ *
+ * Return: 0 or -EFAULT as the general path would; -EAGAIN for anything
+ * else, which the general path then checks and answers.
+ */
+int amupmu_amu_read_fast(struct amupmu_amu_read __user *u)
+{
+	struct amupmu_amu_cpu e = { };
+	struct amupmu_amu_read rd;
+	unsigned long flags;
+	unsigned int cpu;
+	u64 word;
+
+	if (copy_from_user(&rd, u, sizeof(rd)))
+		return -EAGAIN;
+	if (rd.size != sizeof(rd) || rd.flags || rd.__reserved || rd.cpus_len != sizeof(u64) ||
+	    !rd.nr_cpus || rd.nr_cpus > AMUPMU_AMU_READ_CPUS_MAX || rd.entry_size != sizeof(e) ||
+	    get_user(word, (u64 __user *)u64_to_user_ptr(rd.cpus_uptr)))
+		return -EAGAIN;
+	if (!READ_ONCE(amupmu_amu_any) || !perfmon_capable())
+		return -EAGAIN;
+	cpu = get_cpu();
+	if (word != BIT_ULL(cpu) || !READ_ONCE(this_cpu_ptr(&amupmu_amu_pcpu)->live)) {
+		put_cpu();
+		return -EAGAIN;
+	}
+	e.cpu = cpu;
+	local_irq_save(flags);
+	amupmu_amu_read_local(&e);
+	local_irq_restore(flags);
+	put_cpu();
+	if (copy_to_user(u64_to_user_ptr(rd.entries_uptr), &e, sizeof(e)))
+		return -EFAULT;
+	rd.nr_cpus = 1;
+	rd.timer_freq = arch_timer_get_cntfrq();
+	return copy_to_user(u, &rd, sizeof(rd)) ? -EFAULT : 0;
 }
 
 /* On the CPU (IPI, or locally with interrupts off): one entry. */

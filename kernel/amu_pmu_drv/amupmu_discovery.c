@@ -13,12 +13,14 @@
 #include <linux/bitfield.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/io.h>
 #include <linux/slab.h>
 #include <asm/cputype.h>
 #include <asm/sysreg.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_spe.h"
 
 static u64 amupmu_hw_read(enum amupmu_reg reg)
 {
@@ -52,9 +54,16 @@ static u64 amupmu_hw_read(enum amupmu_reg reg)
 	}
 }
 
+static u32 amupmu_hw_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
+				void __iomem *base, u32 offset)
+{
+	return readl(base + offset);
+}
+
 const struct amupmu_backend amupmu_hw_backend = {
 	.name = "hardware",
 	.read = amupmu_hw_read,
+	.frame_read = amupmu_hw_frame_read,
 };
 
 /* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
@@ -100,15 +109,8 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 	}
 	/* AMU: per CPU, and only where it may be touched (amupmu_amu.c) */
 	amupmu_amu_discover(ci);
-	/*
-	 * SPE: PMS* registers trap to EL3 when firmware keeps the profiling
-	 * buffer (PMBIDR_EL1.P set); only then is PMSIDR_EL1 safe, as in
-	 * the kernel's arm_spe_pmu.
-	 */
-	if (ci->spe_version && !(rd(AMUPMU_REG_PMBIDR) & PMBIDR_EL1_P)) {
-		ci->flags |= AMUPMU_CPU_SPE;
-		ci->pmsidr = rd(AMUPMU_REG_PMSIDR);
-	}
+	/* SPE: only where EL1 may program it (amupmu_spe.c) */
+	amupmu_spe_discover(ci);
 	if (ci->flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_SPE))
 		ci->flags |= be->mock_flags;
 	preempt_enable();
@@ -134,9 +136,9 @@ static int amupmu_cpu_online(unsigned int cpu)
 	}
 	amupmu_amu_cpu_start(c);
 	mutex_unlock(&amupmu_dev.lock);
+	amupmu_frames_cpu_online(cpu);
 
 	amupmu_pmu_cpu_start();
-	amupmu_frames_cpu_online(cpu);
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",

@@ -20,14 +20,16 @@
 #include <linux/of.h>
 #include <linux/percpu.h>
 #include <linux/platform_device.h>
+#include <linux/poll.h>
 #include <linux/uaccess.h>
 #include <asm/virt.h>
 
 #include "amupmu.h"
+#include "amupmu_spe.h"
 #include "amupmu_compat.h"
 
 /* the first published sizes are ABI */
-static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1);
+static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER2);
 static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2);
 static_assert(sizeof(struct amupmu_amu_read) == AMUPMU_AMU_READ_SIZE_VER0);
 static_assert(sizeof(struct amupmu_amu_cpu) == AMUPMU_AMU_CPU_SIZE_VER0);
@@ -35,6 +37,11 @@ static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2);
+static_assert(sizeof(struct amupmu_spe_config) == AMUPMU_SPE_CONFIG_SIZE_VER0);
+static_assert(sizeof(struct amupmu_spe_ctl) == AMUPMU_SPE_CTL_SIZE_VER0);
+static_assert(sizeof(struct amupmu_spe_read) == AMUPMU_SPE_READ_SIZE_VER0);
+static_assert(sizeof(struct amupmu_spe_cpu) == AMUPMU_SPE_CPU_SIZE_VER0);
+static_assert(sizeof(struct amupmu_spe_buf_header) <= PAGE_SIZE);
 
 struct amupmu_device amupmu_dev = {
 	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
@@ -101,7 +108,7 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	size_t total;
 	int ret;
 
-	if (info->flags || info->__reserved)
+	if (info->flags || info->__reserved || info->__reserved2)
 		return -EINVAL;
 	if (info->nr_cpus) {
 		/* entries keep their __aligned_u64 fields aligned: 8-byte stride */
@@ -128,6 +135,7 @@ static int amupmu_ioctl_info(struct amupmu_ucmd *ucmd)
 	/* a VHE host kernel runs at EL2 and its clocksource reads the physical count */
 	info->kernel_el = is_kernel_in_hyp_mode() ? 2 : 1;
 	info->clock = is_kernel_in_hyp_mode() ? AMUPMU_CLOCK_CNTPCT : AMUPMU_CLOCK_CNTVCT;
+	info->spe_owner = amupmu_spe_owner();
 	return amupmu_ucmd_respond(ucmd, sizeof(*info));
 }
 
@@ -173,6 +181,37 @@ static int amupmu_ioctl_amu_read(struct amupmu_ucmd *ucmd)
 	return ret ?: amupmu_ucmd_respond(ucmd, sizeof(struct amupmu_amu_read));
 }
 
+/* SPE commands: amupmu_spe.c does the work; all write their struct back. */
+static __always_inline int amupmu_ioctl_spe(struct amupmu_ucmd *ucmd, unsigned int cmd,
+					    size_t len)
+{
+	struct amupmu_spe_sess **slot = amupmu_session_spe(ucmd->sess);
+	int ret = amupmu_spe_cmd(slot, cmd, ucmd->cmd);
+
+	if (ret)
+		return ret;
+	ret = amupmu_ucmd_respond(ucmd, len);
+	/* a configuration the caller never heard of would hold its CPUs until close */
+	if (ret && cmd == AMUPMU_CMD_SPE_CONFIG)
+		amupmu_spe_release(slot);
+	return ret;
+}
+
+static int amupmu_ioctl_spe_config(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_spe(ucmd, AMUPMU_CMD_SPE_CONFIG, sizeof(struct amupmu_spe_config));
+}
+
+static int amupmu_ioctl_spe_ctl(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_spe(ucmd, AMUPMU_CMD_SPE_CTL, sizeof(struct amupmu_spe_ctl));
+}
+
+static int amupmu_ioctl_spe_read(struct amupmu_ucmd *ucmd)
+{
+	return amupmu_ioctl_spe(ucmd, AMUPMU_CMD_SPE_READ, sizeof(struct amupmu_spe_read));
+}
+
 /* Every command's struct, so the dispatcher can copy any of them. */
 union amupmu_ucmd_buffer {
 	struct amupmu_info info;
@@ -180,6 +219,9 @@ union amupmu_ucmd_buffer {
 	struct amupmu_pmu_ctl pmu_ctl;
 	struct amupmu_pmu_read pmu_read;
 	struct amupmu_amu_read amu_read;
+	struct amupmu_spe_config spe_config;
+	struct amupmu_spe_ctl spe_ctl;
+	struct amupmu_spe_read spe_read;
 };
 
 /**
@@ -214,6 +256,12 @@ static const struct amupmu_ioctl_op amupmu_ioctl_ops[] = {
 			struct amupmu_pmu_read, AMUPMU_PMU_READ_SIZE_VER0),
 	AMUPMU_IOCTL_OP(AMUPMU_CMD_AMU_READ, amupmu_ioctl_amu_read,
 			struct amupmu_amu_read, AMUPMU_AMU_READ_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_SPE_CONFIG, amupmu_ioctl_spe_config,
+			struct amupmu_spe_config, AMUPMU_SPE_CONFIG_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_SPE_CTL, amupmu_ioctl_spe_ctl,
+			struct amupmu_spe_ctl, AMUPMU_SPE_CTL_SIZE_VER0),
+	AMUPMU_IOCTL_OP(AMUPMU_CMD_SPE_READ, amupmu_ioctl_spe_read,
+			struct amupmu_spe_read, AMUPMU_SPE_READ_SIZE_VER0),
 };
 
 static u64 amupmu_supported_ioctls(void)
@@ -244,9 +292,13 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 	unsigned int nr = _IOC_NR(cmd);
 	int ret;
 
-	/* the hot command first; anything but its common case comes back EAGAIN */
+	/* the hot commands first; anything but their common case comes back EAGAIN */
 	if (cmd == AMUPMU_PMU_READ) {
 		ret = amupmu_pmu_read_fast(ucmd.sess, ucmd.ubuffer);
+		if (ret != -EAGAIN)
+			return ret;
+	} else if (cmd == AMUPMU_AMU_READ) {
+		ret = amupmu_amu_read_fast(ucmd.ubuffer);
 		if (ret != -EAGAIN)
 			return ret;
 	}
@@ -285,18 +337,32 @@ static ssize_t amupmu_fops_read(struct file *filp, char __user *buf, size_t coun
 	return amupmu_session_read(filp->private_data, buf, count, filp->f_flags & O_NONBLOCK);
 }
 
+/*
+ * With an SPE configuration, poll() reports its buffers (EPOLLIN at a
+ * watermark, EPOLLPRI on a fault) and the sample ring's EPOLLIN if there is
+ * one; without, the sample ring's state (EPOLLERR without a ring).
+ */
 static __poll_t amupmu_fops_poll(struct file *filp, struct poll_table_struct *wait)
 {
-	return amupmu_session_poll(filp->private_data, filp, wait);
+	struct amupmu_spe_sess **spe = amupmu_session_spe(filp->private_data);
+	__poll_t ring = amupmu_session_poll(filp->private_data, filp, wait);
+
+	if (!amupmu_spe_configured(spe))
+		return ring;
+	return amupmu_spe_poll(spe, filp, wait) | (ring & ~EPOLLERR);
 }
 
+/* The sample ring at offset 0; the SPE buffers at AMUPMU_SPE_MMAP_OFFSET(cpu). */
 static int amupmu_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 {
+	if (vma->vm_pgoff >= AMUPMU_SPE_MMAP_OFFSET(0) >> PAGE_SHIFT)
+		return amupmu_spe_mmap(amupmu_session_spe(filp->private_data), vma);
 	return amupmu_session_mmap(filp->private_data, vma);
 }
 
 static int amupmu_fops_release(struct inode *inode, struct file *filp)
 {
+	amupmu_spe_release(amupmu_session_spe(filp->private_data));
 	amupmu_session_free(filp->private_data);
 	return 0;
 }
@@ -430,17 +496,25 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_sysfs;
 
-	ret = platform_driver_register(&amupmu_platform_driver);
+	ret = amupmu_spe_init();
 	if (ret)
 		goto out_discovery;
 
+	ret = amupmu_spe_dev_init();
+	if (ret)
+		goto out_spe;
+
 	ret = amupmu_frames_init();
 	if (ret)
-		goto out_platform;
+		goto out_spe_dev;
+
+	ret = platform_driver_register(&amupmu_platform_driver);
+	if (ret)
+		goto out_frames;
 
 	ret = amupmu_misc_register();
 	if (ret)
-		goto out_frames;
+		goto out_platform;
 	amupmu_debugfs_init();
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
@@ -448,10 +522,14 @@ static int __init amupmu_init(void)
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
-out_frames:
-	amupmu_frames_exit();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
+out_frames:
+	amupmu_frames_exit();
+out_spe_dev:
+	amupmu_spe_dev_exit();
+out_spe:
+	amupmu_spe_exit();
 out_discovery:
 	amupmu_discovery_stop();
 out_sysfs:
@@ -469,8 +547,13 @@ static void __exit amupmu_exit(void)
 {
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
-	amupmu_frames_exit();
+#ifdef CONFIG_AMUPMU_MOCK
+	amupmu_mock_spe_exit();	/* no session is left to program SPE */
+#endif
 	platform_driver_unregister(&amupmu_platform_driver);
+	amupmu_frames_exit();
+	amupmu_spe_dev_exit();
+	amupmu_spe_exit();
 	amupmu_discovery_stop();
 	amupmu_sysfs_exit();
 	amupmu_amu_exit();

@@ -186,6 +186,9 @@ static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_cou
  * @live: the CPU is online and its counters are programmed
  * @cpu: the CPU's number
  * @mask: width mask of its event counters (32 or 64 bits)
+ * @ovs_saved: counters whose overflow was pending (PMOVSSET_EL0) when the
+ *	CPU was saved: amupmu_pmu_hw_setup() raises it again, so that its
+ *	interrupt re-arms the counter and samples as it would have
  * @nr_counters: PMCR_EL0.N
  * @cnt: the counters
  */
@@ -196,6 +199,7 @@ struct amupmu_pmu_cpu {
 	bool live;
 	unsigned int cpu;
 	u64 mask;
+	u32 ovs_saved;
 	unsigned int nr_counters;
 	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
 };
@@ -246,6 +250,7 @@ struct amupmu_sess_cpu {
  * @wait: read() and poll() wait here for records
  * @wake: wakes @wait from the interrupt handler
  * @node: in amupmu_sessions (so that a departing device wakes readers)
+ * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
@@ -269,6 +274,7 @@ struct amupmu_session {
 	wait_queue_head_t wait;
 	struct irq_work wake;
 	struct list_head node;
+	struct amupmu_spe_sess *spe;
 };
 
 /* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
@@ -549,10 +555,24 @@ static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 	pc->mask = pmcr & ARMV8_PMU_PMCR_LP ? U64_MAX : U32_MAX;
 	used = pc->used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
-		if (pc->cnt[idx].mask != amupmu_counter_mask(pc, idx))
+		if (pc->cnt[idx].mask != amupmu_counter_mask(pc, idx)) {
 			amupmu_counter_init(pc, idx);
+			pc->ovs_saved &= ~BIT(idx);
+		}
 		amupmu_hw_counter_program(pc, idx);
 	}
+	/*
+	 * An overflow the save found pending: its interrupt comes once
+	 * interrupts are on again, as it would have without the power-down,
+	 * and re-arms the counter from the wrapped value it was saved with.
+	 * Dropped, a sampling counter would count on from just past zero and
+	 * sample again only after a whole wrap (2^64 cycles for PMCCNTR_EL0).
+	 */
+	if (pc->ovs_saved & used) {
+		write_sysreg(pc->ovs_saved & used, pmovsset_el0);
+		isb();
+	}
+	pc->ovs_saved = 0;
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 }
 
@@ -564,6 +584,10 @@ static void amupmu_pmu_hw_save(struct amupmu_pmu_cpu *pc)
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	used = pc->used;
+	/* frozen first, so that no overflow comes between the look and the stop */
+	write_sysreg(used, pmcntenclr_el0);
+	isb();
+	pc->ovs_saved |= read_sysreg(pmovsclr_el0) & used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		amupmu_counter_fold(&pc->cnt[idx], idx);
 		amupmu_hw_counter_stop(idx);
@@ -971,6 +995,7 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 		write_sysreg(BIT(idx), pmovsclr_el0);
 	} else {
 		c->mask = 0;
+		pc->ovs_saved &= ~BIT(idx);
 	}
 	c->total = 0;
 	c->overflows = 0;
@@ -986,6 +1011,7 @@ static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *p
 			      unsigned int idx, bool hw)
 {
 	amupmu_counter_init(pc, idx);
+	pc->ovs_saved &= ~BIT(idx);
 	if (hw)
 		amupmu_hw_counter_program(pc, idx);
 	else
@@ -1056,6 +1082,12 @@ static void amupmu_pmu_unlock(struct amupmu_session *s)
 	mutex_unlock(&s->lock);
 	up_read(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
+}
+
+/* The session's SPE configuration slot, for amupmu_spe.c. */
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s)
+{
+	return &s->spe;
 }
 
 void amupmu_session_free(struct amupmu_session *s)

@@ -15,7 +15,8 @@
  *
  * The ring is reference counted: the session, each mapping and a read() in
  * progress hold a reference, so a ring that is replaced or whose session
- * goes away lives until the last of them lets go.
+ * goes away lives until the last of them lets go. That memory management
+ * (struct amupmu_mbuf) also serves the SPE profiling buffers.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -35,29 +36,127 @@
 
 /**
  * struct amupmu_ring - a sample ring
- * @ref: references (session, mappings, readers)
+ * @mb: its memory: header page and data area, references and mappings
+ *	(the session, each mapping and a read() in progress hold one)
  * @lock: serialises writers (the interrupt handlers of the session's CPUs)
- * @mmaps: live mappings (VMAs) of the ring
  * @hdr: the header page, shared with user space
  * @data: the data area, right after @hdr
  * @size: bytes of @data, a power of two
- * @pages: data pages
  * @head: bytes written, the kernel's own copy (published to @hdr)
  * @samples: records written
  * @lost: records dropped because the ring was full
  */
 struct amupmu_ring {
-	struct kref ref;
+	struct amupmu_mbuf mb;
 	raw_spinlock_t lock;
-	atomic_t mmaps;
 	struct amupmu_ring_header *hdr;
 	u8 *data;
 	u64 size;
-	unsigned int pages;
 	u64 head;
 	u64 samples;
 	u64 lost;
 };
+
+/* ------------------------------------------------------------ mappable buffers */
+
+/**
+ * amupmu_mbuf_init() - a header page and @pages data pages user space may map
+ * @mb: the buffer, embedded in its owner's struct
+ * @pages: data pages
+ * @free: frees the owner once the last reference goes (after the memory)
+ *
+ * vmalloc_user() memory: zeroed, virtually contiguous in the kernel (the
+ * SPE profiling buffer writes to that address), mappable with
+ * remap_vmalloc_range(). One reference, the caller's.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int amupmu_mbuf_init(struct amupmu_mbuf *mb, unsigned int pages,
+		     void (*free)(struct amupmu_mbuf *mb))
+{
+	mb->base = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
+	if (!mb->base)
+		return -ENOMEM;
+	kref_init(&mb->ref);
+	atomic_set(&mb->mmaps, 0);
+	mb->pages = pages;
+	mb->free = free;
+	return 0;
+}
+
+static void amupmu_mbuf_release(struct kref *ref)
+{
+	struct amupmu_mbuf *mb = container_of(ref, struct amupmu_mbuf, ref);
+
+	vfree(mb->base);
+	mb->free(mb);
+}
+
+void amupmu_mbuf_get(struct amupmu_mbuf *mb)
+{
+	kref_get(&mb->ref);
+}
+
+void amupmu_mbuf_put(struct amupmu_mbuf *mb)
+{
+	if (mb)
+		kref_put(&mb->ref, amupmu_mbuf_release);
+}
+
+bool amupmu_mbuf_mapped(const struct amupmu_mbuf *mb)
+{
+	return atomic_read(&mb->mmaps) > 0;
+}
+
+static void amupmu_mbuf_vm_open(struct vm_area_struct *vma)
+{
+	struct amupmu_mbuf *mb = vma->vm_private_data;
+
+	amupmu_mbuf_get(mb);
+	atomic_inc(&mb->mmaps);
+}
+
+static void amupmu_mbuf_vm_close(struct vm_area_struct *vma)
+{
+	struct amupmu_mbuf *mb = vma->vm_private_data;
+
+	atomic_dec(&mb->mmaps);
+	amupmu_mbuf_put(mb);
+}
+
+static const struct vm_operations_struct amupmu_mbuf_vm_ops = {
+	.open = amupmu_mbuf_vm_open,
+	.close = amupmu_mbuf_vm_close,
+};
+
+/**
+ * amupmu_mbuf_mmap() - map the whole buffer: header page and data
+ * @mb: the buffer
+ * @vma: the mapping: at file page offset @pgoff, length (1 + pages) pages,
+ *	shared, not executable
+ * @pgoff: the page offset the buffer lives at in the file
+ *
+ * Return: 0, or -EINVAL for any other shape of mapping.
+ */
+int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigned long pgoff)
+{
+	int ret;
+
+	if (vma->vm_pgoff != pgoff ||
+	    vma->vm_end - vma->vm_start != (u64)(mb->pages + 1) << PAGE_SHIFT ||
+	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
+		return -EINVAL;
+	amupmu_vm_flags_clear(vma, VM_MAYEXEC);
+	ret = remap_vmalloc_range(vma, mb->base, 0);
+	if (ret)
+		return ret;
+	vma->vm_private_data = mb;
+	vma->vm_ops = &amupmu_mbuf_vm_ops;
+	amupmu_mbuf_vm_open(vma);
+	return 0;
+}
+
+/* ------------------------------------------------------------ the sample ring */
 
 /*
  * The clock fields of the header: which count amupmu_sample.time is, and
@@ -80,23 +179,25 @@ static void amupmu_ring_clock(struct amupmu_ring_header *hdr)
 	hdr->time_zero_ns = ktime_to_ns(snap.raw);
 }
 
+static void amupmu_ring_free(struct amupmu_mbuf *mb)
+{
+	kfree(container_of(mb, struct amupmu_ring, mb));
+}
+
 struct amupmu_ring *amupmu_ring_alloc(unsigned int pages)
 {
 	struct amupmu_ring *r = kzalloc(sizeof(*r), GFP_KERNEL);
 
 	if (!r)
 		return NULL;
-	r->hdr = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
-	if (!r->hdr) {
+	if (amupmu_mbuf_init(&r->mb, pages, amupmu_ring_free)) {
 		kfree(r);
 		return NULL;
 	}
-	kref_init(&r->ref);
 	raw_spin_lock_init(&r->lock);
-	atomic_set(&r->mmaps, 0);
+	r->hdr = r->mb.base;
 	r->data = (u8 *)r->hdr + PAGE_SIZE;
 	r->size = (u64)pages << PAGE_SHIFT;
-	r->pages = pages;
 	r->hdr->version = AMUPMU_RING_VERSION;
 	r->hdr->header_size = sizeof(*r->hdr);
 	r->hdr->data_offset = PAGE_SIZE;
@@ -106,33 +207,25 @@ struct amupmu_ring *amupmu_ring_alloc(unsigned int pages)
 	return r;
 }
 
-static void amupmu_ring_release(struct kref *ref)
-{
-	struct amupmu_ring *r = container_of(ref, struct amupmu_ring, ref);
-
-	vfree(r->hdr);
-	kfree(r);
-}
-
 void amupmu_ring_get(struct amupmu_ring *r)
 {
-	kref_get(&r->ref);
+	amupmu_mbuf_get(&r->mb);
 }
 
 void amupmu_ring_put(struct amupmu_ring *r)
 {
 	if (r)
-		kref_put(&r->ref, amupmu_ring_release);
+		amupmu_mbuf_put(&r->mb);
 }
 
 unsigned int amupmu_ring_pages(const struct amupmu_ring *r)
 {
-	return r->pages;
+	return r->mb.pages;
 }
 
 bool amupmu_ring_mapped(const struct amupmu_ring *r)
 {
-	return atomic_read(&r->mmaps) > 0;
+	return amupmu_mbuf_mapped(&r->mb);
 }
 
 /* Empty the ring for a new group. No writer may run (no group uses it). */
@@ -255,27 +348,6 @@ ssize_t amupmu_ring_read(struct amupmu_ring *r, char __user *buf, size_t count)
 	return ret;
 }
 
-static void amupmu_ring_vm_open(struct vm_area_struct *vma)
-{
-	struct amupmu_ring *r = vma->vm_private_data;
-
-	amupmu_ring_get(r);
-	atomic_inc(&r->mmaps);
-}
-
-static void amupmu_ring_vm_close(struct vm_area_struct *vma)
-{
-	struct amupmu_ring *r = vma->vm_private_data;
-
-	atomic_dec(&r->mmaps);
-	amupmu_ring_put(r);
-}
-
-static const struct vm_operations_struct amupmu_ring_vm_ops = {
-	.open = amupmu_ring_vm_open,
-	.close = amupmu_ring_vm_close,
-};
-
 /**
  * amupmu_ring_mmap() - map the whole ring: header page and data
  * @r: the ring
@@ -285,17 +357,5 @@ static const struct vm_operations_struct amupmu_ring_vm_ops = {
  */
 int amupmu_ring_mmap(struct amupmu_ring *r, struct vm_area_struct *vma)
 {
-	int ret;
-
-	if (vma->vm_pgoff || vma->vm_end - vma->vm_start != (u64)(r->pages + 1) << PAGE_SHIFT ||
-	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
-		return -EINVAL;
-	amupmu_vm_flags_clear(vma, VM_MAYEXEC);
-	ret = remap_vmalloc_range(vma, r->hdr, 0);
-	if (ret)
-		return ret;
-	vma->vm_private_data = r;
-	vma->vm_ops = &amupmu_ring_vm_ops;
-	amupmu_ring_vm_open(vma);
-	return 0;
+	return amupmu_mbuf_mmap(&r->mb, vma, 0);
 }

@@ -242,15 +242,9 @@ static const struct attribute_group **amupmu_groups;	/* misc.groups */
 static ssize_t amupmu_show_evtypes(const struct amupmu_cpu_info *ci, bool group1, char *buf)
 {
 	const u16 *types = group1 ? ci->amevtyper1 : ci->amevtyper0;
-	unsigned int i, n;
+	unsigned int i, n = amupmu_amu_nr_counters(ci, group1);
 	int len = 0;
 
-	/* AMCGCR_EL0.CG0NC [7:0], CG1NC [15:8]; group 1 only with AMCFGR_EL0.NCG >= 1 */
-	if (!group1)
-		n = ci->amcgcr & 0xff;
-	else
-		n = (ci->amcfgr >> 28) ? (ci->amcgcr >> 8) & 0xff : 0;
-	n = min_t(unsigned int, n, AMUPMU_AMU_MAX_COUNTERS);
 	for (i = 0; i < n; i++)
 		len += sysfs_emit_at(buf, len, "%s0x%04x", i ? " " : "", types[i]);
 	return len + sysfs_emit_at(buf, len, "\n");

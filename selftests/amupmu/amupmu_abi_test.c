@@ -14,7 +14,8 @@
  * and after every refused call the argument is not written and the state
  * read back is unchanged: the INFO answer, and a disabled, counted group
  * (its totals, times and state) plus a fresh session that still has no
- * group. The per-command suites (amupmu_info_test, amupmu_pmu_test) go
+ * group. The per-command suites (amupmu_info_test, amupmu_pmu_test,
+ * amupmu_amu_test) go
  * deeper into each command's own fields; this one checks that the rules
  * hold uniformly and prints the number of cases.
  *
@@ -22,6 +23,9 @@
  * commands need exclusive mode (the amupmu devicetree); with the kernel's
  * arm_pmu owning the PMU only the dispatcher's size and command checks are
  * swept for them (beyond those, every PMU command is ENXIO there).
+ * AMUPMU_AMU_READ: the mock AMU model in mock builds; where no CPU has a
+ * usable AMU (QEMU hides it from production builds) its size, flags and
+ * reserved checks come first and a valid request is EOPNOTSUPP.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -41,6 +45,8 @@ FIXTURE(abi) {
 	__u64 cpus[16];
 	struct amupmu_pmu_value vals[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_pmu_read ref_rd;
+	struct amupmu_amu_cpu amu_entry;
+	bool amu;	/* some CPU has a usable AMU (AMUPMU_FEAT_AMU) */
 	struct amupmu_pmu_value ref_vals[2];
 	unsigned int cases;
 };
@@ -55,13 +61,15 @@ FIXTURE_VARIANT(abi) {
 	size_t reserved[2];	/* offsetof the must-be-zero __u32 fields */
 	bool pmu;		/* needs exclusive mode beyond the size checks */
 	bool on_fresh;		/* issued on the session without a group */
+	bool amu;		/* EOPNOTSUPP beyond the generic checks without an AMU */
 };
 
 FIXTURE_VARIANT_ADD(abi, info) {
 	.name = "AMUPMU_INFO", .cmd = AMUPMU_INFO,
 	.size = sizeof(struct amupmu_info), .min_size = AMUPMU_INFO_SIZE_VER0,
 	.flags = offsetof(struct amupmu_info, flags),
-	.reserved = { offsetof(struct amupmu_info, __reserved), NO_FIELD },
+	.reserved = { offsetof(struct amupmu_info, __reserved),
+		      offsetof(struct amupmu_info, __reserved2) },
 };
 
 FIXTURE_VARIANT_ADD(abi, pmu_config) {
@@ -89,6 +97,14 @@ FIXTURE_VARIANT_ADD(abi, pmu_read) {
 	.pmu = true,
 };
 
+FIXTURE_VARIANT_ADD(abi, amu_read) {
+	.name = "AMUPMU_AMU_READ", .cmd = AMUPMU_AMU_READ,
+	.size = sizeof(struct amupmu_amu_read), .min_size = AMUPMU_AMU_READ_SIZE_VER0,
+	.flags = offsetof(struct amupmu_amu_read, flags),
+	.reserved = { offsetof(struct amupmu_amu_read, __reserved), NO_FIELD },
+	.amu = true,
+};
+
 static int do_ioctl(int fd, unsigned long cmd, void *arg)
 {
 	return ioctl(fd, cmd, arg) ? -errno : 0;
@@ -104,6 +120,11 @@ static void build(FIXTURE_DATA(abi) *self, const FIXTURE_VARIANT(abi) *v, unsign
 		break;
 	case AMUPMU_PMU_CONFIG:
 		amupmu_pmu_config_init((void *)b, self->ev, 1, self->cpus, 8);
+		break;
+	case AMUPMU_AMU_READ:
+		/* CPU 0's counters: reading changes nothing */
+		amupmu_amu_read_init((void *)b, self->cpus, 8, &self->amu_entry, 1,
+				     sizeof(self->amu_entry));
 		break;
 	case AMUPMU_PMU_CTL:
 		/* disabling a disabled group changes nothing */
@@ -176,6 +197,14 @@ static void expect_accepted(struct __test_metadata *_metadata, FIXTURE_DATA(abi)
 {
 	int fd = v->on_fresh ? self->fresh : self->fd, ret;
 
+	/* no usable AMU: past the generic checks, a valid request is EOPNOTSUPP */
+	if (v->amu && !self->amu) {
+		__u32 size;
+
+		memcpy(&size, b, sizeof(size));
+		expect_refused(_metadata, self, v, v->cmd, b, size, EOPNOTSUPP, what);
+		return;
+	}
 	ret = do_ioctl(fd, v->cmd, b);
 	EXPECT_EQ(0, ret) {
 		TH_LOG("%s %s: %s", v->name, what, strerror(-ret));
@@ -200,8 +229,10 @@ FIXTURE_SETUP(abi)
 	ASSERT_LE(0, self->fresh);
 	ASSERT_EQ(0, amupmu_query(self->fd, &self->ref, NULL, 0));
 	self->exclusive = self->ref.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
-	TH_LOG("backend: %s PMU, %s", self->exclusive ? "exclusive-mode" : "kernel-owned",
-	       self->ref.features & AMUPMU_FEAT_MOCK ? "mock AMU/SPE" : "hardware AMU/SPE");
+	self->amu = self->ref.features & AMUPMU_FEAT_AMU;
+	TH_LOG("backend: %s PMU, %s, %s", self->exclusive ? "exclusive-mode" : "kernel-owned",
+	       self->ref.features & AMUPMU_FEAT_MOCK ? "mock AMU/SPE" : "hardware AMU/SPE",
+	       self->amu ? "AMU in use" : "no usable AMU (AMU_READ: EOPNOTSUPP)");
 
 	amupmu_pmu_event_set(&self->ev[0], PMUV3_EV_CPU_CYCLES, 0);
 	amupmu_pmu_event_set(&self->ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
@@ -279,7 +310,7 @@ TEST_F(abi, sweep)
 	}
 	/* unknown commands: every other nr of the type, and direction / size bits */
 	cmd_end = amupmu_cmd_end(&self->ref);
-	EXPECT_EQ((unsigned int)AMUPMU_CMD_PMU_READ + 1, cmd_end) {
+	EXPECT_EQ((unsigned int)AMUPMU_CMD_SPE_READ + 1, cmd_end) {
 		TH_LOG("supported_ioctls 0x%llx", (unsigned long long)self->ref.supported_ioctls);
 	}
 	for (nr = 0; nr < 256; nr++) {

@@ -106,9 +106,10 @@ static bool cap_pmmir(const struct amupmu_cpu_info *e)
 	return cap_pmu(e) && DFR0_PMUVER(e->id_aa64dfr0) >= PMUVER_V3P4;
 }
 
+/* ABI 2.1: an AMU that amupmu does not use (amu=0, ...) is AMU_OFF instead */
 static bool cap_amu(const struct amupmu_cpu_info *e)
 {
-	return PFR0_AMU(e->id_aa64pfr0) >= 1;
+	return PFR0_AMU(e->id_aa64pfr0) >= 1 && !(e->flags & AMUPMU_CPU_AMU_OFF);
 }
 
 static bool cap_spe(const struct amupmu_cpu_info *e)
@@ -686,8 +687,15 @@ TEST_F(caps, unit_flags_match_id_regs)
 		if (e->flags & AMUPMU_CPU_PMU) {
 			EXPECT_EQ(DFR0_PMUVER(e->id_aa64dfr0), e->pmu_version);
 		}
-		if (e->flags & AMUPMU_CPU_AMU) {
+		if (e->flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_AMU_OFF)) {
 			EXPECT_EQ(PFR0_AMU(e->id_aa64pfr0), e->amu_version);
+		}
+		/* AMU_OFF: the CPU implements an AMU that amupmu leaves alone */
+		if (e->flags & AMUPMU_CPU_AMU_OFF) {
+			EXPECT_LE(1ULL, PFR0_AMU(e->id_aa64pfr0)) {
+				TH_LOG("cpu%u: AMU_OFF but ID_AA64PFR0_EL1 0x%llx has no AMU",
+				       e->cpu, (unsigned long long)e->id_aa64pfr0);
+			}
 		}
 		if (e->flags & AMUPMU_CPU_SPE) {
 			EXPECT_EQ(DFR0_PMSVER(e->id_aa64dfr0), e->spe_version);

@@ -4,7 +4,9 @@
  * 4) sharing a pool of open files that they close and reopen at random, it
  * issues AMUPMU_FUZZ_CALLS calls (default 200000; `make soak` 10000000):
  *
- *  - the driver's commands with a valid-looking struct that has exactly one
+ *  - the driver's commands (AMUPMU_AMU_READ too: the mock AMU model in
+ *    mock builds, EOPNOTSUPP where no CPU has a usable AMU) with a
+ *    valid-looking struct that has exactly one
  *    field mutated (random value, one bit flipped, a boundary value, or for
  *    pointers NULL / a kernel address / the guard page / misaligned);
  *  - the driver's commands with random bytes of a random size 0 .. 4 KiB,
@@ -54,15 +56,18 @@ static const char * const kind_names[] = {
 };
 
 /* The driver's commands and their structs. */
-enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_NR };
+enum { C_INFO, C_CONFIG, C_CTL, C_READ, C_AMU_READ, C_SPE_CONFIG, C_SPE_CTL, C_SPE_READ, C_NR };
 
 static const unsigned long cmds[C_NR] = {
-	AMUPMU_INFO, AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL, AMUPMU_PMU_READ,
+	AMUPMU_INFO, AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL, AMUPMU_PMU_READ, AMUPMU_AMU_READ,
+	AMUPMU_SPE_CONFIG, AMUPMU_SPE_CTL, AMUPMU_SPE_READ,
 };
 
 static const size_t cmd_size[C_NR] = {
 	sizeof(struct amupmu_info), sizeof(struct amupmu_pmu_config),
 	sizeof(struct amupmu_pmu_ctl), sizeof(struct amupmu_pmu_read),
+	sizeof(struct amupmu_amu_read), sizeof(struct amupmu_spe_config),
+	sizeof(struct amupmu_spe_ctl), sizeof(struct amupmu_spe_read),
 };
 
 /* A field of a command's struct: what a mutation may hit. */
@@ -82,7 +87,8 @@ static const struct field info_fields[] = {
 	F(struct amupmu_info, pmu_owner, false), F(struct amupmu_info, nr_cpus, false),
 	F(struct amupmu_info, cpu_entry_size, false), F(struct amupmu_info, __reserved, false),
 	F(struct amupmu_info, cpus_uptr, true), F(struct amupmu_info, kernel_el, false),
-	F(struct amupmu_info, clock, false),
+	F(struct amupmu_info, clock, false), F(struct amupmu_info, spe_owner, false),
+	F(struct amupmu_info, __reserved2, false),
 };
 
 static const struct field config_fields[] = {
@@ -120,6 +126,45 @@ static const struct field read_fields[] = {
 	F(struct amupmu_pmu_read, skid, false),
 };
 
+static const struct field amu_read_fields[] = {
+	F(struct amupmu_amu_read, size, false), F(struct amupmu_amu_read, flags, false),
+	F(struct amupmu_amu_read, cpus_uptr, true),
+	F(struct amupmu_amu_read, cpus_len, false), F(struct amupmu_amu_read, nr_cpus, false),
+	F(struct amupmu_amu_read, entry_size, false),
+	F(struct amupmu_amu_read, __reserved, false),
+	F(struct amupmu_amu_read, entries_uptr, true),
+	F(struct amupmu_amu_read, timer_freq, false),
+	/* the CPU bitmap */
+	{ 0x2000, 8, false },
+};
+
+static const struct field spe_config_fields[] = {
+	F(struct amupmu_spe_config, size, false), F(struct amupmu_spe_config, flags, false),
+	F(struct amupmu_spe_config, enables, false), F(struct amupmu_spe_config, pct, false),
+	F(struct amupmu_spe_config, pmsfcr, false), F(struct amupmu_spe_config, pmsevfr, false),
+	F(struct amupmu_spe_config, pmsnevfr, false),
+	F(struct amupmu_spe_config, min_latency, false),
+	F(struct amupmu_spe_config, interval, false),
+	F(struct amupmu_spe_config, buf_pages, false),
+	F(struct amupmu_spe_config, watermark, false),
+	F(struct amupmu_spe_config, cpus_len, false),
+	F(struct amupmu_spe_config, __reserved, false),
+	F(struct amupmu_spe_config, cpus_uptr, true),
+	/* the CPU bitmap */
+	{ 0x2000, 8, false },
+};
+
+static const struct field spe_ctl_fields[] = {
+	F(struct amupmu_spe_ctl, size, false), F(struct amupmu_spe_ctl, flags, false),
+	F(struct amupmu_spe_ctl, op, false), F(struct amupmu_spe_ctl, __reserved, false),
+};
+
+static const struct field spe_read_fields[] = {
+	F(struct amupmu_spe_read, size, false), F(struct amupmu_spe_read, flags, false),
+	F(struct amupmu_spe_read, nr_cpus, false), F(struct amupmu_spe_read, entry_size, false),
+	F(struct amupmu_spe_read, cpus_uptr, true),
+};
+
 static const struct {
 	const struct field *f;
 	size_t n;
@@ -128,6 +173,10 @@ static const struct {
 	{ config_fields, ARRAY_SIZE(config_fields) },
 	{ ctl_fields, ARRAY_SIZE(ctl_fields) },
 	{ read_fields, ARRAY_SIZE(read_fields) },
+	{ amu_read_fields, ARRAY_SIZE(amu_read_fields) },
+	{ spe_config_fields, ARRAY_SIZE(spe_config_fields) },
+	{ spe_ctl_fields, ARRAY_SIZE(spe_ctl_fields) },
+	{ spe_read_fields, ARRAY_SIZE(spe_read_fields) },
 };
 
 /* Shared by the threads. */
@@ -272,6 +321,61 @@ static size_t build_valid(struct fuzz_thread *t, unsigned int c, unsigned char *
 	}
 	case C_CTL:
 		amupmu_pmu_ctl_init((void *)b, AMUPMU_PMU_CTL_ENABLE + rnd_below(t, 4));
+		break;
+	case C_AMU_READ: {
+		/* one CPU or every CPU; entries of the kernel's size or larger */
+		__u32 esz = rnd_below(t, 4) ? sizeof(struct amupmu_amu_cpu) :
+			    sizeof(struct amupmu_amu_cpu) + 8 * rnd_below(t, 16);
+		__u32 room = OUT_BYTES / esz;
+
+		memset(cpus, 0, MAX_CPUS_BYTES);
+		if (rnd_below(t, 2)) {
+			for (i = 0; i < fz.nr_cpu_ids && i < room; i++)
+				cpus[i / 64] |= 1ULL << (i % 64);
+		} else {
+			cpus[cpu / 64] |= 1ULL << (cpu % 64);
+		}
+		amupmu_amu_read_init((void *)b, cpus, ((fz.nr_cpu_ids + 63) / 64) * 8,
+				     b + OFF_OUT, fz.nr_cpu_ids < room ? fz.nr_cpu_ids : room, esz);
+		break;
+	}
+	case C_SPE_CONFIG: {
+		/* user space (and the kernel), a small buffer, one CPU or all */
+		struct amupmu_spe_config *sc = (void *)b;
+
+		memset(cpus, 0, MAX_CPUS_BYTES);
+		if (rnd_below(t, 2)) {
+			for (i = 0; i < fz.nr_cpu_ids; i++)
+				cpus[i / 64] |= 1ULL << (i % 64);
+		} else {
+			cpus[cpu / 64] |= 1ULL << (cpu % 64);
+		}
+		*sc = (struct amupmu_spe_config) {
+			.size = sizeof(*sc),
+			.flags = rnd_below(t, 4) ? 0 : AMUPMU_SPE_CFG_DEFAULTS,
+			.enables = AMUPMU_SPE_EN_USER | (rnd_below(t, 2) ? AMUPMU_SPE_EN_KERNEL : 0),
+			.buf_pages = 2U << rnd_below(t, 3),
+			.cpus_len = ((fz.nr_cpu_ids + 63) / 64) * 8,
+			.cpus_uptr = uptr(cpus),
+		};
+		if (!sc->flags)
+			sc->interval = 256U << rnd_below(t, 8);
+		break;
+	}
+	case C_SPE_CTL:
+		*(struct amupmu_spe_ctl *)b = (struct amupmu_spe_ctl) {
+			.size = sizeof(struct amupmu_spe_ctl),
+			.op = AMUPMU_SPE_CTL_ENABLE + rnd_below(t, 3),
+		};
+		break;
+	case C_SPE_READ:
+		*(struct amupmu_spe_read *)b = (struct amupmu_spe_read) {
+			.size = sizeof(struct amupmu_spe_read),
+			.nr_cpus = fz.nr_cpu_ids < OUT_BYTES / sizeof(struct amupmu_spe_cpu) ?
+				   fz.nr_cpu_ids : OUT_BYTES / sizeof(struct amupmu_spe_cpu),
+			.entry_size = sizeof(struct amupmu_spe_cpu),
+			.cpus_uptr = uptr(b + OFF_OUT),
+		};
 		break;
 	default:
 		if (rnd_below(t, 4)) {
@@ -599,6 +703,9 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	unsigned int nthreads = amupmu_env_u64("AMUPMU_FUZZ_THREADS", 4), i, k, cpu;
 	unsigned long long total = 0, ok = 0, bad = 0, err[FUZZ_MAX_ERRNO] = { 0 };
 	struct amupmu_info after;
+	struct amupmu_amu_read amu_rd;
+	struct amupmu_amu_cpu amu_e;
+	int amu_ret;
 	char hist[1024];
 	int len = 0;
 	__u32 nfree;
@@ -672,6 +779,11 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	ASSERT_EQ(0, amupmu_query(self->fd, &after, NULL, 0));
 	EXPECT_EQ(self->info.features, after.features);
 	EXPECT_EQ(self->info.pmu_owner, after.pmu_owner);
+	/* the AMU answers as before: read where usable, else EOPNOTSUPP */
+	amu_ret = amupmu_amu_read_cpu(self->fd, 0, &amu_e, &amu_rd);
+	EXPECT_EQ(self->info.features & AMUPMU_FEAT_AMU ? 0 : -EOPNOTSUPP, amu_ret) {
+		TH_LOG("AMU_READ of cpu0 after the fuzz: %s", amupmu_errstr(amu_ret));
+	}
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)
 		return;
 	{

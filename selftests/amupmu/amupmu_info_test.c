@@ -13,7 +13,7 @@
 #define INFO_SZ		sizeof(struct amupmu_info)
 #define ENTRY_SZ	sizeof(struct amupmu_cpu_info)
 /* One past the last command this header defines (ABI 2 has no AMUPMU_CMD_LAST). */
-#define HDR_CMD_END	(AMUPMU_CMD_PMU_READ + 1)
+#define HDR_CMD_END	(AMUPMU_CMD_SPE_READ + 1)
 /* Room for struct amupmu_info followed by an unknown, larger tail. */
 #define BIG_SZ		8192
 /* The largest struct size and cpu_entry_size the driver accepts (the header). */
@@ -173,10 +173,27 @@ TEST_F(info, exact_size)
 	EXPECT_EQ(INFO_SZ, info->size);
 	EXPECT_EQ(0U, info->flags);
 	EXPECT_EQ((__u32)AMUPMU_ABI_MAJOR, info->abi_major);
+	/* 2.1 and later: AMUPMU_AMU_READ and the AMU fields of the entries */
+	EXPECT_LE((__u32)AMUPMU_ABI_MINOR, info->abi_minor);
 	EXPECT_NE(AMUPMU_SENTINEL32, info->abi_minor);
+	EXPECT_TRUE(!!(info->supported_ioctls & (1ULL << (AMUPMU_CMD_AMU_READ - AMUPMU_CMD_BASE)))) {
+		TH_LOG("supported_ioctls 0x%llx lacks AMUPMU_AMU_READ (ABI 2.1)",
+		       (unsigned long long)info->supported_ioctls);
+	}
+	EXPECT_TRUE(!!(info->supported_ioctls & (1ULL << (AMUPMU_CMD_SPE_READ - AMUPMU_CMD_BASE)))) {
+		TH_LOG("supported_ioctls 0x%llx lacks AMUPMU_SPE_READ (ABI 2.2)",
+		       (unsigned long long)info->supported_ioctls);
+	}
+	/* 2.2: who owns SPE; none exactly when no CPU has SPE */
+	EXPECT_LE(info->spe_owner, (__u32)AMUPMU_SPE_OWNER_UNCLAIMED);
+	EXPECT_EQ(!(info->features & AMUPMU_FEAT_SPE), info->spe_owner == AMUPMU_SPE_OWNER_NONE) {
+		TH_LOG("features 0x%llx, spe_owner %u", (unsigned long long)info->features,
+		       info->spe_owner);
+	}
+	EXPECT_EQ(0U, info->__reserved2);
 	EXPECT_TRUE(!!(info->supported_ioctls & 1));
 	EXPECT_EQ(0ULL, info->supported_ioctls & ~known_cmds) {
-		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_PMU_READ",
+		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_SPE_READ",
 		       (unsigned long long)info->supported_ioctls);
 	}
 	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_MOCK * 2 - 1)) {
@@ -282,6 +299,96 @@ TEST_F(info, entry_size_ver0)
 	expect_same_answer(_metadata, &self->ref, &info);
 	expect_entries(_metadata, self, buf, esz, n, n + 1);
 	free(buf);
+}
+
+/*
+ * Entries of ABI 2.0's size (120 bytes, before the AMU fields and the ID
+ * frames of 2.1): filled for 120 bytes at a 120-byte stride, nothing
+ * written beyond, and those 120 bytes are the same as in a 2.1 entry.
+ */
+TEST_F(info, entry_size_ver1)
+{
+	const size_t esz = AMUPMU_CPU_INFO_SIZE_VER1;
+	unsigned int n = self->nr_cpu_ids;
+	struct amupmu_info info;
+	unsigned char *buf;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	buf = alloc_entries(_metadata, n + 1, esz);
+	amupmu_info_init(&info, buf, n, esz);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	EXPECT_EQ((__u32)AMUPMU_CPU_INFO_SIZE_VER2, info.cpu_entry_size);
+	expect_entries(_metadata, self, buf, esz, n, n + 1);
+	free(buf);
+}
+
+/*
+ * An entry size between ABI 2.0's and 2.1's (a multiple of 8): each
+ * entry is written for that many bytes, the AMU fields cut where it ends.
+ */
+TEST_F(info, entry_size_between_ver1_and_ver2)
+{
+	const size_t esz = AMUPMU_CPU_INFO_SIZE_VER1 + 88;
+	unsigned int n = self->nr_cpu_ids;
+	struct amupmu_info info;
+	unsigned char *buf;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	_Static_assert(AMUPMU_CPU_INFO_SIZE_VER1 + 88 < AMUPMU_CPU_INFO_SIZE_VER2, "between");
+	buf = alloc_entries(_metadata, n + 1, esz);
+	amupmu_info_init(&info, buf, n, esz);
+	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_INFO, &info));
+	expect_same_answer(_metadata, &self->ref, &info);
+	expect_entries(_metadata, self, buf, esz, n, n + 1);
+	free(buf);
+}
+
+/*
+ * The ABI 2.1 part of each entry (the AMU fields and the ID frames) follows
+ * its flags: zero without AMUPMU_CPU_AMU / AMUPMU_CPU_*_FRAME; with
+ * AMUPMU_CPU_AMU_OFF no AMU register was read (amu_version still says what
+ * the ID register reports); the frames' reserved words are zero.
+ */
+TEST_F(info, ver2_fields_follow_flags)
+{
+	static const struct amupmu_id_frame zero_frame;
+	unsigned int i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	EXPECT_EQ((__u32)AMUPMU_CPU_INFO_SIZE_VER2, self->ref.cpu_entry_size);
+	for (i = 0; i < self->nr_cpu_ids; i++) {
+		const struct amupmu_cpu_info *e = &self->ref_cpus[i];
+		bool amu = e->flags & AMUPMU_CPU_AMU;
+
+		EXPECT_FALSE(amu && (e->flags & AMUPMU_CPU_AMU_OFF)) {
+			TH_LOG("cpu%u: flags 0x%x: AMU and AMU_OFF", i, e->flags);
+		}
+		EXPECT_FALSE(!amu && (e->flags & AMUPMU_CPU_AMU_ZERO)) {
+			TH_LOG("cpu%u: flags 0x%x: AMU_ZERO without AMU", i, e->flags);
+		}
+		if (!amu) {
+			EXPECT_EQ(0ULL, e->amcr);
+			EXPECT_EQ(0U, e->amcntenset0);
+			EXPECT_EQ(0U, e->amcntenset1);
+			EXPECT_TRUE(all_bytes(e->amevtyper0, sizeof(e->amevtyper0), 0));
+			EXPECT_TRUE(all_bytes(e->amevtyper1, sizeof(e->amevtyper1), 0));
+			EXPECT_EQ(0ULL, e->amcfgr);
+			EXPECT_EQ(0ULL, e->amcgcr);
+		}
+		if (!(e->flags & AMUPMU_CPU_AMU_FRAME)) {
+			EXPECT_EQ(0, memcmp(&e->amu_frame, &zero_frame, sizeof(zero_frame))) {
+				TH_LOG("cpu%u: amu_frame written without AMUPMU_CPU_AMU_FRAME", i);
+			}
+		}
+		if (!(e->flags & AMUPMU_CPU_PMU_FRAME)) {
+			EXPECT_EQ(0, memcmp(&e->pmu_frame, &zero_frame, sizeof(zero_frame))) {
+				TH_LOG("cpu%u: pmu_frame written without AMUPMU_CPU_PMU_FRAME", i);
+			}
+		}
+		EXPECT_EQ(0U, e->amu_frame.__reserved);
+		EXPECT_EQ(0U, e->pmu_frame.__reserved);
+	}
 }
 
 /* nr_cpus 0 asks only: no array needed, nr_cpus and entry size reported. */
@@ -427,7 +534,7 @@ TEST_F(info, unknown_commands)
 		const char *name;
 		unsigned long cmd;
 	} cmds[] = {
-		{ "one past AMUPMU_PMU_READ", _IO(AMUPMU_TYPE, HDR_CMD_END) },
+		{ "one past AMUPMU_SPE_READ", _IO(AMUPMU_TYPE, HDR_CMD_END) },
 		{ "one past supported_ioctls", _IO(AMUPMU_TYPE, amupmu_cmd_end(&self->ref)) },
 		{ "AMUPMU_CMD_BASE - 1", _IO(AMUPMU_TYPE, AMUPMU_CMD_BASE - 1) },
 		{ "nr 0", _IO(AMUPMU_TYPE, 0) },
@@ -443,6 +550,8 @@ TEST_F(info, unknown_commands)
 		{ "PMU_CONFIG with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_CONFIG) },
 		{ "PMU_CTL with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_CTL) },
 		{ "PMU_READ with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_PMU_READ) },
+		{ "AMU_READ with type 0xB7", _IO(AMUPMU_TYPE_ABI1, AMUPMU_CMD_AMU_READ) },
+		{ "_IOWR amu_read", _IOWR(AMUPMU_TYPE, AMUPMU_CMD_AMU_READ, struct amupmu_amu_read) },
 	};
 	struct amupmu_info info;
 	size_t i;

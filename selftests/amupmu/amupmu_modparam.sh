@@ -4,7 +4,10 @@
 # amupmu's module parameters at load time: pmu_counter_bits takes 32 or 64
 # only; anything else (48, ...) fails the insmod with EINVAL and leaves no
 # module loaded. sample_period_min refuses values below its floor the same
-# way. busybox sh compatible; prints TAP 13 itself. Needs root and the
+# way. amu (ABI 2.1, bool, 0444) takes a boolean only; with amu=0 the AMU
+# is left alone: amupmu_amu_test (run here) then expects AMUPMU_CPU_AMU_OFF on
+# every CPU of a mock build, no AMUPMU_CPU_AMU, AMUPMU_AMU_READ EOPNOTSUPP and
+# no AMU file in sysfs. busybox sh compatible; prints TAP 13 itself. Needs root and the
 # module at $AMUPMU_KO (default /amupmu.ko). Leaves the module loaded with
 # its default parameters.
 #
@@ -26,7 +29,8 @@ KSFT_FAIL=1
 
 PARAM=/sys/module/amupmu/parameters
 BAD_BITS="48 0 1 16 31 33 63 65 128 -32 abc"
-NR_TESTS=$((6 + $(echo "$BAD_BITS" | wc -w)))
+BAD_AMU="2 abc -1 x"
+NR_TESTS=$((8 + $(echo "$BAD_BITS" | wc -w) + $(echo "$BAD_AMU" | wc -w)))
 
 step() {
 	name=$1
@@ -38,7 +42,7 @@ step() {
 module_loaded() { [ -d /sys/module/amupmu ] || grep -q '^amupmu ' /proc/modules; }
 
 kernel_trouble() {
-	dmesg 2>/dev/null | grep -cE 'BUG:|WARNING:|Oops|Unable to handle kernel'
+	dmesg 2>/dev/null | grep -cE 'BUG:|WARNING:|Oops|Unable to handle kernel|Undefined instruction'
 }
 
 t_rmmod_if_loaded() {
@@ -97,18 +101,74 @@ t_period_min_floor() {
 	return 1
 }
 
+# t_amu_refused <value>: insmod with amu=<value> fails with EINVAL
+t_amu_refused() {
+	if out=$(insmod "$AMUPMU_KO" "amu=$1" 2>&1); then
+		log "amu=$1 loaded (parameter reads $(cat "$PARAM/amu" 2>/dev/null))"
+		rmmod amupmu
+		return 1
+	fi
+	module_loaded && { log "amu=$1 refused ($out) but loaded"; rmmod amupmu; return 1; }
+	case $out in
+	*"Invalid argument"*) return 0 ;;
+	esac
+	log "amu=$1: '$out', expected EINVAL"
+	return 1
+}
+
+# t_amu <0|1>: loads, reads back N/Y at mode 0444; no AMU file in sysfs
+# and no "amu" feature with amu=0, where amupmu_amu_test passes (with
+# amu=1 it is the default the payloads run it on)
+t_amu() {
+	want=N
+	[ "$1" = 1 ] && want=Y
+	if ! out=$(insmod "$AMUPMU_KO" "amu=$1" 2>&1); then
+		log "amu=$1: insmod failed: $out"
+		return 1
+	fi
+	rc=0
+	got=$(cat "$PARAM/amu" 2>/dev/null)
+	[ "$got" = "$want" ] || { log "amu=$1 reads '$got', expected $want"; rc=1; }
+	mode=$(stat -c %a "$PARAM/amu" 2>/dev/null)
+	[ "$mode" = 444 ] || { log "$PARAM/amu mode '$mode', expected 444"; rc=1; }
+	feats=$(cat /sys/class/misc/amupmu/features 2>/dev/null)
+	backend=$(cat /sys/class/misc/amupmu/backend 2>/dev/null)
+	log "amu=$1: backend $backend, features: $feats"
+	if [ "$1" = 0 ]; then
+		case " $feats " in *" amu "*) log "amu=0 but features lists amu"; rc=1 ;; esac
+		# the AMU register files (the frame files am<reg> follow the
+		# devicetree, not the parameter)
+		for f in /sys/class/misc/amupmu/cpu*/amu_version /sys/class/misc/amupmu/cpu*/amc*_el0 \
+			/sys/class/misc/amupmu/cpu*/amu_group*; do
+			[ -e "$f" ] && { log "amu=0 but $f exists"; rc=1; }
+		done
+	elif [ "$backend" = mock ]; then
+		case " $feats " in *" amu "*) ;; *) log "mock build, amu=1, no amu feature"; rc=1 ;; esac
+	fi
+	if [ "$1" = 0 ] && [ -x "$(dirname "$0")/amupmu_amu_test" ]; then
+		"$(dirname "$0")/amupmu_amu_test" >/tmp/amu_test.$$ 2>&1
+		trc=$?
+		sed 's/^/#   /' /tmp/amu_test.$$
+		rm -f /tmp/amu_test.$$
+		[ "$trc" = 0 ] || { log "amupmu_amu_test with amu=$1: status $trc"; rc=1; }
+	fi
+	rmmod amupmu || { log "rmmod after amu=$1 failed"; rc=1; }
+	return "$rc"
+}
+
 t_default() {
 	insmod "$AMUPMU_KO" || { log "insmod with the defaults failed"; return 1; }
 	got=$(cat "$PARAM/pmu_counter_bits" 2>/dev/null)
-	log "default pmu_counter_bits $got"
-	[ "$got" = 32 ] || [ "$got" = 64 ]
+	log "default pmu_counter_bits $got, amu $(cat "$PARAM/amu" 2>/dev/null)"
+	[ "$got" = 32 ] || [ "$got" = 64 ] || return 1
+	[ "$(cat "$PARAM/amu" 2>/dev/null)" = Y ]
 }
 
 t_no_kernel_trouble() {
 	now=$(kernel_trouble)
 	[ "${now:-0}" -le "$trouble_before" ] && return 0
 	log "kernel log gained BUG/WARNING/Oops lines:"
-	dmesg | grep -E 'BUG:|WARNING:|Oops|Unable to handle kernel' | tail -5 | sed 's/^/#   /'
+	dmesg | grep -E 'BUG:|WARNING:|Oops|Unable to handle kernel|Undefined instruction' | tail -5 | sed 's/^/#   /'
 	return 1
 }
 
@@ -134,6 +194,11 @@ done
 step "insmod pmu_counter_bits=32 loads" t_loads 32
 step "insmod pmu_counter_bits=64 loads" t_loads 64
 step "insmod sample_period_min=1: EINVAL, nothing loaded" t_period_min_floor
+for v in $BAD_AMU; do
+	step "insmod amu=$v: EINVAL, nothing loaded" t_amu_refused "$v"
+done
+step "insmod amu=0: the AMU left alone (amupmu_amu_test)" t_amu 0
+step "insmod amu=1: the AMU in use" t_amu 1
 step "insmod with the defaults" t_default
 step "no kernel BUG/WARNING during the test" t_no_kernel_trouble
 

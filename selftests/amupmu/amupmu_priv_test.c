@@ -16,6 +16,12 @@
  *    inherited by) an unprivileged one, which may then read and control it,
  *    as with a perf event fd;
  *  - a session without a group has nothing to control or read (ENODEV);
+ *  - reading the AMU counters (AMUPMU_AMU_READ, ABI 2.1) needs CAP_PERFMON
+ *    too: they are per CPU, system-wide. The privilege is checked before
+ *    the hardware: without CAP_PERFMON it is EACCES also where no CPU has a
+ *    usable AMU (production builds on QEMU, amu=0), which is EOPNOTSUPP
+ *    only for a caller with CAP_PERFMON (the PMU commands check the
+ *    ownership first: ENXIO for everybody when arm_pmu owns the PMU);
  *  - of sysfs and the module parameters only sample_period_min is
  *    writable, by root (0644; amupmu_sysfs_test checks every file);
  *    debugfs is root-only (its mount point is mode 0700);
@@ -120,6 +126,21 @@ static int row_config_sampling(void *arg)
 	return config_cpu0(AMUPMU_EV_USER_ONLY, 1000000);
 }
 
+/* AMUPMU_AMU_READ of CPU 0 in a new session. */
+static int row_amu_read(void *arg)
+{
+	struct amupmu_amu_read rd;
+	struct amupmu_amu_cpu e;
+	int fd = open_dev(), ret;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	ret = amupmu_amu_read_cpu(fd, 0, &e, &rd);
+	close(fd);
+	return ret;
+}
+
 static int row_ctl_no_group(void *arg)
 {
 	int fd = open_dev(), ret;
@@ -188,6 +209,7 @@ FIXTURE(priv) {
 	int fd;
 	struct amupmu_info info;
 	bool exclusive;
+	bool amu;	/* AMUPMU_FEAT_AMU: a usable AMU */
 	int paranoid;
 	mode_t view_mode;	/* COUNTERS_VIEW's mode to restore, 0 if untouched */
 };
@@ -202,11 +224,14 @@ FIXTURE_SETUP(priv)
 	AMUPMU_OPEN_DEVICE(self->fd);
 	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, NULL, 0));
 	self->exclusive = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
+	self->amu = self->info.features & AMUPMU_FEAT_AMU;
 	self->paranoid = 99;
 	if (!amupmu_read_line(PARANOID, buf, sizeof(buf)))
 		self->paranoid = atoi(buf);
-	TH_LOG("backend: %s PMU; kernel.perf_event_paranoid %d",
+	TH_LOG("backend: %s PMU, %s; kernel.perf_event_paranoid %d",
 	       self->exclusive ? "exclusive-mode (amupmu owns it)" : "kernel-owned (arm_pmu)",
+	       self->amu ? (self->info.features & AMUPMU_FEAT_MOCK ? "mock AMU model" :
+			    "hardware AMU") : "no usable AMU",
 	       self->paranoid);
 }
 
@@ -283,6 +308,11 @@ TEST_F(priv, matrix)
 			   cfg_err);
 		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
 			   self->exclusive ? -ENODEV : -ENXIO);
+		expect_row(_metadata, w, "AMU_READ of cpu0", row_amu_read, NULL,
+			   !w->perfmon ? -EACCES : self->amu ? 0 : -EOPNOTSUPP);
+		/* 0444 root (absent without a usable AMU) */
+		expect_row(_metadata, w, "write sysfs cpu0/amcr_el0", row_write_open,
+			   AMUPMU_SYSFS "/cpu0/amcr_el0", self->amu ? -EACCES : -ENOENT);
 		/*
 		 * 0400 root: uid 65534 cannot open it even with CAP_PERFMON;
 		 * root without CAP_PERFMON opens it (CAP_DAC_OVERRIDE) and is

@@ -33,17 +33,84 @@ struct writable {
 	unsigned long long min, max;	/* accepted range */
 	int err_range;			/* errno out of range */
 	const char *command;		/* not a value: a harmless valid command */
+	const char *undo;		/* the command that undoes it, or NULL */
+	const char * const *bad;	/* more bad commands of this file, NULL-terminated */
+	bool keeps;			/* the command may leave the contents as they were */
 };
+
+/* the mock AMU model's knobs: out of range, unknown keys, half-valid lines */
+static const char * const amu_model_bad[] = {
+	"0 ipc=8001", "0 stall=1001", "0 active=1001", "0 active=autos", "0 aux0=1001",
+	"0 freq=999999", "0 freq=10000000001", "0 enable0=0x10", "0 enable1=0x4",
+	"0 ipc", "0 ipc=", "0 =1", "0 ipc=1 x=2", "0 ipc=1 stall=2000", NULL,
+};
+
+/* the mock SPE identification: out of range, unknown or repeated keys */
+static const char * const spe_model_bad[] = {
+	"0 pmsver=6", "0 pmsidr=0x8000000", "0 pmbidr=0x1000", "0 pmsver=1 pmsver=2", "0 foo=1",
+	"0 pmsver", "0 pmsver=", "0 =1", "0 resets", "0 reset x", NULL,
+};
+
+/* the SPE event sets: bits no SPE version defines, not numbers */
+static const char * const spe_evfr_bad[] = {
+	"0x1", "0x4", "0x100", "0x100000000", "0x800000000000", "0x2 ", "2x", NULL,
+};
+
+/* the mock SPE stream, statistics and fault injection */
+static const char * const spe_stream_bad[] = {
+	"0 lat=0", "0 lat=1001", "0 ops_per_us=0", "0 ops_per_us=100001", "0 tick_us=9",
+	"0 branch=900 load=200", "0 foo=1", "0 seed", "0 lat=9 lat=10", NULL,
+};
+static const char * const spe_stats_bad[] = { "0 resets", "0 reset x", "all", "al reset", NULL };
+static const char * const spe_fault_bad[] = { "0 s3", "0 s1 s2", "0 none x", "0 S1", NULL };
 
 /* Documented writable files: Documentation/admin-guide/amupmu.rst. */
 static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
-	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL },
+	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL,
+	  NULL, NULL, false },
 	/*
 	 * mock builds: "<cpu>" power-cycles a CPU, "<cpu> fail" aborts the
 	 * entry; anything else EINVAL (amupmu_cpupm_test has the rest)
 	 */
-	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail" },
+	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail", NULL, NULL, false },
+	/*
+	 * mock builds (ABI 2.1): "<cpu> key=value..." sets the AMU model of a
+	 * CPU (amupmu_amu_test has the rest); the sweep moves aux1 of CPU 0
+	 * off its default and back
+	 */
+	{ DEBUGFS "/amupmu", "amu_model", 0, 0, EINVAL, "0 aux1=249", "0 aux1=250",
+	  amu_model_bad, false },
+	/*
+	 * mock builds (ABI 2.2): "<cpu> key=value..." sets a CPU's SPE
+	 * identification (amupmu_spe_test has the rest); the sweep gives CPU 0
+	 * a PMBIDR_EL1.Align of 1 and resets it
+	 */
+	{ DEBUGFS "/amupmu", "spe_model", 0, 0, EINVAL, "0 pmbidr=0x1", "0 reset",
+	  spe_model_bad, false },
+	/*
+	 * the SPE filter defaults (Documentation/admin-guide/amupmu.rst, "SPE
+	 * filter defaults"), at their load values: one field each; the event
+	 * sets take any 64-bit value the CPUs define, so they get the command
+	 * sweep (an event bit the architecture defines at no version is
+	 * EINVAL: amupmu_spe_test has the rest)
+	 */
+	{ DEBUGFS "/arm_spe", "pmsfcr_fe", 0, 1, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsfcr_ft", 0, 1, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsfcr_fl", 0, 0, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsfcr_fne", 0, 1, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsfcr_type", 0, 0x1f, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsfcr_type_mask", 0, 0x1f, EINVAL, NULL, NULL, NULL, false },
+	/* the mock's 12-bit CountSize: arm_spe exists on mock boards only here */
+	{ DEBUGFS "/arm_spe", "pmslatfr_minlat", 0, 0xfff, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsirr_interval", 256, 0xffffff00, EINVAL, NULL, NULL, NULL, false },
+	{ DEBUGFS "/arm_spe", "pmsirr_rnd", 0, 1, EINVAL, NULL, NULL, NULL, false },
+	/* mock builds: the SPE model's stream knobs, statistics, fault injection */
+	{ DEBUGFS "/amupmu", "spe_stream", 0, 0, EINVAL, "0 lat=9", "0 lat=8", spe_stream_bad, false },
+	{ DEBUGFS "/amupmu", "spe_stats", 0, 0, EINVAL, "all reset", NULL, spe_stats_bad, true },
+	{ DEBUGFS "/amupmu", "spe_fault", 0, 0, EINVAL, "0 s1", "0 none", spe_fault_bad, false },
+	{ DEBUGFS "/arm_spe", "pmsevfr", 0, 0, EINVAL, "0x2", "0x0", spe_evfr_bad, false },
+	{ DEBUGFS "/arm_spe", "pmsnevfr", 0, 0, EINVAL, "0x2", "0x0", spe_evfr_bad, false },
 };
 
 /* Files the driver core adds to every device: not amupmu's. */
@@ -191,13 +258,35 @@ static void sweep_command(struct __test_metadata *_metadata, const char *path,
 		EXPECT_STREQ(before, after);
 		c->cases++;
 	}
+	for (i = 0; w->bad && w->bad[i]; i++) {
+		ret = write_file(path, w->bad[i], strlen(w->bad[i]));
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("%s: '%s': %s", path, w->bad[i], ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
 	ret = write_file(path, w->command, strlen(w->command));
 	EXPECT_EQ(0, ret) {
 		TH_LOG("%s: '%s': %s", path, w->command, strerror(-ret));
 	}
 	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
-	EXPECT_STRNE(before, after) {
-		TH_LOG("%s: '%s' accepted but nothing changed", path, w->command);
+	if (!w->keeps) {
+		EXPECT_STRNE(before, after) {
+			TH_LOG("%s: '%s' accepted but nothing changed", path, w->command);
+		}
+	}
+	c->cases++;
+	if (!w->undo)
+		return;
+	ret = write_file(path, w->undo, strlen(w->undo));
+	EXPECT_EQ(0, ret) {
+		TH_LOG("%s: '%s': %s", path, w->undo, strerror(-ret));
+	}
+	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after) {
+		TH_LOG("%s: '%s' did not undo '%s'", path, w->undo, w->command);
 	}
 	c->cases++;
 }
@@ -327,6 +416,72 @@ TEST_F(sysfs, bad_input)
 	printf("# AMUPMU-FIGURE sysfs files=%u writable=%u cases=%u\n", c.files, c.writable,
 	       c.cases);
 	fflush(stdout);
+}
+
+/*
+ * ABI 2.1: the AMU register files of cpuN/ follow AMUPMU_CPU_AMU (the mock
+ * build's model on every CPU; none on production builds on QEMU, nor with
+ * amu=0); the flag files amu_off and amu_zero are always there; all
+ * read-only; bad_input above writes to each.
+ */
+TEST_F(sysfs, amu_files)
+{
+	static const char * const names[] = {
+		"amu_version", "amcfgr_el0", "amcgcr_el0", "amcr_el0", "amcntenset0_el0",
+		"amcntenset1_el0", "amu_group0_events", "amu_group1_events",
+	};
+	struct amupmu_cpu_info *cpus;
+	static struct amupmu_cpumask possible;
+	struct amupmu_info info;
+	unsigned int cpu, files = 0;
+	char path[160];
+	struct stat st;
+	size_t i;
+	int fd;
+
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && amupmu_allow_skip())
+		SKIP(return, "amupmu not loaded");
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	cpus = calloc(possible.nr, sizeof(*cpus));
+	ASSERT_NE(NULL, cpus);
+	ASSERT_EQ(0, amupmu_query(fd, &info, cpus, possible.nr));
+	TH_LOG("backend: %s", info.features & AMUPMU_FEAT_AMU ?
+	       (info.features & AMUPMU_FEAT_MOCK ? "mock AMU model" : "hardware AMU") :
+	       "no usable AMU");
+	for (cpu = 0; cpu < possible.nr; cpu++) {
+		bool amu = cpus[cpu].flags & AMUPMU_CPU_AMU;
+
+		if (!(cpus[cpu].flags & AMUPMU_CPU_POSSIBLE))
+			continue;
+		for (i = 0; i < 2; i++) {
+			snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s", cpu,
+				 i ? "amu_zero" : "amu_off");
+			ASSERT_EQ(0, stat(path, &st)) {
+				TH_LOG("%s: %s", path, strerror(errno));
+			}
+			EXPECT_EQ(0444U, st.st_mode & 07777);
+		}
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			snprintf(path, sizeof(path), AMUPMU_SYSFS "/cpu%u/%s", cpu, names[i]);
+			if (!amu) {
+				EXPECT_FALSE(amupmu_path_exists(path)) {
+					TH_LOG("%s without AMUPMU_CPU_AMU (flags 0x%x)", path,
+					       cpus[cpu].flags);
+				}
+				continue;
+			}
+			ASSERT_EQ(0, stat(path, &st)) {
+				TH_LOG("%s: %s", path, strerror(errno));
+			}
+			EXPECT_EQ(0444U, st.st_mode & 07777);
+			files++;
+		}
+	}
+	TH_LOG("%u AMU files", files);
+	free(cpus);
+	close(fd);
 }
 
 TEST_HARNESS_MAIN

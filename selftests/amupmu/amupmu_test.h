@@ -48,10 +48,14 @@ _Static_assert(sizeof(struct amupmu_info) >= AMUPMU_INFO_SIZE_VER0,
 	       "struct amupmu_info shrank below its first version");
 _Static_assert(sizeof(struct amupmu_cpu_info) >= AMUPMU_CPU_INFO_SIZE_VER0,
 	       "struct amupmu_cpu_info shrank below its first version");
-_Static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER1,
-	       "struct amupmu_info: the tests know ABI 2.0's layout (kernel_el, clock)");
-_Static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1,
-	       "struct amupmu_cpu_info: the tests know ABI 2.0's layout (pmu_counters_free)");
+_Static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER2,
+	       "struct amupmu_info: the tests know ABI 2.2's layout (spe_owner)");
+_Static_assert(offsetof(struct amupmu_info, spe_owner) == AMUPMU_INFO_SIZE_VER1,
+	       "struct amupmu_info: the ABI 2.2 fields follow the VER1 struct");
+_Static_assert(sizeof(struct amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2,
+	       "struct amupmu_cpu_info: the tests know ABI 2.1's layout (AMU fields, ID frames)");
+_Static_assert(offsetof(struct amupmu_cpu_info, amcr) == AMUPMU_CPU_INFO_SIZE_VER1,
+	       "struct amupmu_cpu_info: the ABI 2.1 fields follow the VER1 struct");
 _Static_assert(AMUPMU_ABI_MAJOR == 2, "these tests are written for ABI 2");
 
 /* The ioctl type of ABI 1 (0xB7, taken by remoteproc and nsfs): ENOTTY now. */
@@ -170,6 +174,23 @@ static inline bool amupmu_pmuver_has_pmu(__u64 ver)
 }
 
 /* ---------------------------------------------------------------- files */
+
+/* Write @s to @path in one write(). Returns 0, -errno, or -EIO when short. */
+static inline int amupmu_write_str(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), ret = 0;
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		ret = -errno;
+	else if ((size_t)n != strlen(s))
+		ret = -EIO;
+	close(fd);
+	return ret;
+}
 
 /*
  * Read a whole (small) file into @buf, NUL-terminated. Returns the number of
@@ -755,6 +776,60 @@ static inline bool all_bytes(const void *p, size_t len, unsigned char byte)
 		if (b[i] != byte)
 			return false;
 	return true;
+}
+
+/* ---------------------------------------------------------------- AMU */
+
+_Static_assert(sizeof(struct amupmu_amu_read) == AMUPMU_AMU_READ_SIZE_VER0,
+	       "struct amupmu_amu_read: the tests know ABI 2.1's layout");
+_Static_assert(sizeof(struct amupmu_amu_cpu) == AMUPMU_AMU_CPU_SIZE_VER0,
+	       "struct amupmu_amu_cpu: the tests know ABI 2.1's layout");
+_Static_assert(sizeof(struct amupmu_id_frame) == 56, "struct amupmu_id_frame layout");
+
+/* AMUv1 group 0 (Arm ARM, "Activity monitors architected events") */
+#define AMU_EV_CPU_CYCLES		0x0011
+#define AMU_EV_CNT_CYCLES		0x4004
+#define AMU_EV_INST_RETIRED		0x0008
+#define AMU_EV_STALL_BACKEND_MEM	0x4005
+/* amupmu_amu_cpu.group0 index of each on AMUv1 */
+#define AMU_G0_CPU_CYCLES		0
+#define AMU_G0_CNT_CYCLES		1
+#define AMU_G0_INST_RETIRED		2
+#define AMU_G0_STALL_BACKEND_MEM	3
+/* amupmu_amu_read.cpus_len and entry_size: the largest accepted */
+#define AMUPMU_AMU_CPUS_LEN_MAX		1024
+#define AMUPMU_AMU_ENTRY_SIZE_MAX	4096
+
+/*
+ * Build an AMUPMU_AMU_READ request: a CPU bitmap of @cpus_len bytes at
+ * @cpus, @nr entries of @entry_size bytes at @entries; output fields set
+ * to sentinels.
+ */
+static inline void amupmu_amu_read_init(struct amupmu_amu_read *rd, const __u64 *cpus,
+					__u32 cpus_len, void *entries, __u32 nr,
+					__u32 entry_size)
+{
+	memset(rd, 0, sizeof(*rd));
+	rd->size = sizeof(*rd);
+	rd->cpus_uptr = (__u64)(uintptr_t)cpus;
+	rd->cpus_len = cpus_len;
+	rd->nr_cpus = nr;
+	rd->entry_size = entry_size;
+	rd->entries_uptr = (__u64)(uintptr_t)entries;
+	rd->timer_freq = AMUPMU_SENTINEL64;
+}
+
+/* One AMUPMU_AMU_READ of @cpu alone into @e. Returns 0 or -errno. */
+static inline int amupmu_amu_read_cpu(int fd, unsigned int cpu, struct amupmu_amu_cpu *e,
+				      struct amupmu_amu_read *rd)
+{
+	__u64 cpus[AMUPMU_AMU_CPUS_LEN_MAX / 8] = { 0 };
+
+	if (cpu >= AMUPMU_AMU_CPUS_LEN_MAX * 8)
+		return -EINVAL;
+	cpus[cpu / 64] = 1ULL << (cpu % 64);
+	amupmu_amu_read_init(rd, cpus, (cpu / 64 + 1) * 8, e, 1, sizeof(*e));
+	return amupmu_ioctl(fd, AMUPMU_AMU_READ, rd);
 }
 
 #endif /* AMUPMU_SELFTEST_H */

@@ -146,7 +146,7 @@ def main():
             dtype = d[1] if len(d) > 1 else ""
             if harr is not None:
                 m = re.fullmatch(r"array\[(\w+)(?:,\s*(\w+))?\]", dtype)
-                n = {"AMUPMU_PMU_MAX_EVENTS": "32"}.get(harr, harr)
+                n = {"AMUPMU_PMU_MAX_EVENTS": "32", "AMUPMU_AMU_MAX_COUNTERS": "16"}.get(harr, harr)
                 if htype.startswith("struct "):
                     elem_ok = m is not None and m.group(1) == htype.split()[1]
                 else:

@@ -63,10 +63,12 @@ T number_arg(std::string_view opt, std::string_view v)
 }
 
 extern const Command info_command;
+extern const Command amu_command;
 extern const Command stat_command;
 extern const Command record_command;
 extern const Command report_command;
 extern const Command calibrate_command;
+extern const Command spe_command;
 
 } // namespace amupmu::cli
 

@@ -126,17 +126,22 @@ int run(Args args)
 	std::cout << "CPU " << *cpu << ": " << describe_midr(midr) << "\n";
 
 	std::vector<const Erratum*> todo;
-	for (const ErratumMatch& m : errata_for(midr)) {
+	for (const ErratumMatch& m : errata_for(midr, ErratumUnit::pmu)) {
 		if (m.applicability == Applicability::yes)
 			todo.push_back(m.erratum);
 		else
 			std::cout << m.erratum->id << ": " << revision_string(decode_midr(midr))
-				  << " is after the affected r0p0-r2p1: not applied, verify on this silicon; not calibrated\n";
+				  << " is after the affected " << affected_range(*m.erratum)
+				  << ": not applied, verify on this silicon; not calibrated\n";
 	}
 	if (todo.empty()) {
 		std::cout << "no erratum of the catalogue applies to this CPU (";
-		for (std::size_t i = 0; i < errata().size(); ++i)
-			std::cout << (i ? ", " : "") << errata()[i].id << ": " << errata()[i].core << " r0p0-r2p1";
+		bool first = true;
+		for (const Erratum& e : errata())
+			if (e.unit == ErratumUnit::pmu) {
+				std::cout << (first ? "" : ", ") << e.id << ": " << e.core << " " << affected_range(e);
+				first = false;
+			}
 		std::cout << "): nothing to calibrate, nothing stored\n";
 		return exit_ok;
 	}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // amupmu stat: count events while a command runs; perf-stat-like output.
+#include "amu_common.hpp"
 #include "child.hpp"
 #include "cli.hpp"
 
@@ -24,7 +25,7 @@ namespace amupmu::cli {
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu stat [-e EVENTS] [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
-                   [--no-compensate] [--ec0-count N] [--calibration FILE]
+                   [--amu] [--no-compensate] [--ec0-count N] [--calibration FILE]
                    [--device PATH] [--] COMMAND [ARGS...]
 
 Run COMMAND and count PMU events on the CPUs of CPUS (default: all online;
@@ -48,6 +49,9 @@ Options:
   -x SEP            separated values: kind,value,unit,event,code,
                     running_pct,erratum,note,modifiers
   -o FILE           write the counts to FILE instead of stderr
+  --amu             also read the Activity Monitors of the same CPUs over
+                    the same run (and each -I interval): MHz, IPC, memory
+                    stall and active share per CPU (see 'amupmu amu')
   --no-compensate   report raw values only (errata are still named)
   --ec0-count N     software count of EC=0x00 exceptions in the run, for
                     the EXC_UNDEF model (default: every counted one)
@@ -68,6 +72,7 @@ struct Options {
 	std::optional<std::string> sep;
 	std::optional<std::string> output;
 	bool compensate = true;
+	bool amu = false;
 	std::optional<double> ec0;
 	std::optional<std::string> calibration;
 	std::string device{default_device_path};
@@ -102,6 +107,8 @@ Options parse(Args args)
 			o.output = std::string{*v};
 		else if (a == "--no-compensate")
 			o.compensate = false;
+		else if (a == "--amu")
+			o.amu = true;
 		else if (auto v = option_value(args, i, "--ec0-count"))
 			o.ec0 = static_cast<double>(number_arg<unsigned long long>("--ec0-count", *v));
 		else if (auto v = option_value(args, i, "--calibration"))
@@ -241,6 +248,12 @@ int run(Args args)
 	if (o.compensate && !errata_for(p.midr).empty())
 		cal = load_calibration(cal_path);
 
+	// the AMU on its own descriptor: refused before anything is programmed
+	std::optional<Amu> amu;
+	AmuReading amu_first, amu_last, amu_now;
+	if (o.amu)
+		amu.emplace(open_amu(Device::open(o.device), p.cpus));
+
 	GroupConfig cfg{.events = group_events(p.events), .cpus = p.cpus};
 	const Session session = Session::create(std::move(dev), cfg);
 
@@ -260,6 +273,10 @@ int run(Args args)
 	std::signal(SIGINT, SIG_IGN);
 	std::signal(SIGQUIT, SIG_IGN);
 	Child child{o.command};
+	if (amu) {
+		read_amu(*amu, amu_first);
+		amu_last = amu_first;
+	}
 	session.reset();
 	session.enable();
 	const auto t0 = std::chrono::steady_clock::now();
@@ -278,6 +295,12 @@ int run(Args args)
 			r.seconds = o.interval_ms / 1000.0;
 			apply_errata(r, p.midr, comp);
 			derive_report_metrics(r);
+			if (amu) {
+				read_amu(*amu, amu_now);
+				r.amu = amu_interval(amu->info(), amu_last, amu_now);
+				r.amu->seconds = r.seconds;
+				std::swap(amu_last, amu_now);
+			}
 			out << render(o, r) << std::flush;
 		}
 	} else {
@@ -285,6 +308,8 @@ int run(Args args)
 	}
 	session.disable();
 	const double seconds = since();
+	if (amu)
+		read_amu(*amu, amu_now);
 
 	StatReport r = reader.report(false);
 	r.command = o.command;
@@ -292,6 +317,12 @@ int run(Args args)
 	r.exit_status = child.status();
 	apply_errata(r, p.midr, comp);
 	derive_report_metrics(r);
+	if (amu) {
+		r.amu = amu_interval(amu->info(), amu_first, amu_now);
+		r.amu->command = o.command;
+		r.amu->seconds = seconds;
+		r.amu->exit_status = r.exit_status;
+	}
 	out << render(o, r) << std::flush;
 	if (!out)
 		throw Error{"write " + o.output.value_or("stderr"), EIO};

@@ -20,9 +20,10 @@ namespace {
 
 using namespace amupmu::cli;
 
-// Subcommands, in "amupmu --help" order. spe joins here.
+// Subcommands, in "amupmu --help" order.
 const Command* const commands[] = {
-	&info_command, &stat_command, &record_command, &report_command, &calibrate_command,
+	&info_command, &stat_command, &amu_command, &record_command, &report_command, &calibrate_command,
+	&spe_command,
 };
 
 const Command* find_command(std::string_view name)

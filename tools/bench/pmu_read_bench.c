@@ -19,6 +19,20 @@
  * each CPU's perf group (a group per CPU). Printed as
  *   BENCH pmu_read_all.<amupmu|perf>_ns <median> (cpus=<vCPUs>, n=<N>, min <min>, p90 <p90>)
  * (the reader stays on CPU 0: the other CPUs' counters are remote to it).
+ *
+ * amu / amupmu4 (ABI 2.1; a mock build on the amupmu devicetree): one
+ * AMUPMU_AMU_READ of CPU 0's AMU (every group 0 and group 1 counter and
+ * the time, read on the CPU), and for comparison one AMUPMU_PMU_READ of
+ * four PMU counters (CPU_CYCLES on the cycle counter, INST_RETIRED,
+ * SW_INCR, CPU_CYCLES). Printed as
+ *   BENCH amu_read.<amu|pmu4>_ns <median> (backend=<mock|hardware>, n=<N>, ...)
+ * On the mock build the AMU registers are the model's: each read is a
+ * function call computing the value from the model's time and rates where
+ * hardware runs an mrs, so the figure is the ioctl's path around them.
+ * amu-min: the same read, printed as amu_read.amu_min_ns, for a run where
+ * the payload has set the model to its cheapest arithmetic (active fixed,
+ * every counter disabled: no idle-time lookup, no 128-bit division), which
+ * bounds what the model itself costs.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -159,6 +173,82 @@ static void perf_read_all_once(int fd)
 		perf_read_once(perf_leaders[cpu]);
 }
 
+/* ---------------------------------------------------------------- AMU */
+
+static uint64_t amu_cpus = 1;	/* CPU 0 */
+static struct amupmu_amu_cpu amu_entry;
+
+static int amu_setup(void)
+{
+	int fd = open("/dev/amupmu", O_RDWR);
+
+	if (fd < 0)
+		die("/dev/amupmu");
+	return fd;
+}
+
+static void amu_read_once(int fd)
+{
+	struct amupmu_amu_read rd = {
+		.size = sizeof(rd), .cpus_uptr = (uintptr_t)&amu_cpus, .cpus_len = 8,
+		.nr_cpus = 1, .entry_size = sizeof(amu_entry),
+		.entries_uptr = (uintptr_t)&amu_entry,
+	};
+
+	if (ioctl(fd, AMUPMU_AMU_READ, &rd))
+		die("AMUPMU_AMU_READ");
+}
+
+/* four PMU counters on CPU 0, as amupmu_setup() with the first four events */
+static int pmu4_setup(void)
+{
+	static const unsigned int ev4[4] = { 0x11, 0x08, 0x00, 0x11 };
+	struct amupmu_pmu_event evs[4];
+	struct amupmu_pmu_config cfg = { .size = sizeof(cfg) };
+	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = AMUPMU_PMU_CTL_ENABLE };
+	int fd = amu_setup(), i;
+
+	memset(evs, 0, sizeof(evs));
+	for (i = 0; i < 4; i++)
+		evs[i].event = ev4[i];
+	cpu_mask[0] = 1;
+	cfg.nr_events = 4;
+	cfg.event_size = sizeof(evs[0]);
+	cfg.events_uptr = (uintptr_t)evs;
+	cfg.cpus_uptr = (uintptr_t)cpu_mask;
+	cfg.cpus_len = sizeof(uint64_t);
+	if (ioctl(fd, AMUPMU_PMU_CONFIG, &cfg))
+		die("AMUPMU_PMU_CONFIG");
+	if (ioctl(fd, AMUPMU_PMU_CTL, &ctl))
+		die("AMUPMU_PMU_CTL");
+	return fd;
+}
+
+static void pmu4_read_once(int fd)
+{
+	static struct amupmu_pmu_value vals[4];
+	struct amupmu_pmu_read rd = {
+		.size = sizeof(rd), .cpu = 0, .nr_values = 4, .values_uptr = (uintptr_t)vals,
+	};
+
+	if (ioctl(fd, AMUPMU_PMU_READ, &rd))
+		die("AMUPMU_PMU_READ");
+}
+
+/* "mock" or "hardware", from sysfs */
+static const char *amu_backend(void)
+{
+	static char buf[32];
+	FILE *f = fopen("/sys/class/misc/amupmu/backend", "r");
+
+	if (!f || !fgets(buf, sizeof(buf), f))
+		snprintf(buf, sizeof(buf), "unknown");
+	if (f)
+		fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return buf;
+}
+
 static void null_read_once(int fd)
 {
 	struct amupmu_pmu_ctl ctl = { .size = sizeof(ctl), .op = 0 };
@@ -173,14 +263,17 @@ int main(int argc, char **argv)
 	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all");
 	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all");
 	int null = !strcmp(mode, "null");
+	int amu_min = !strcmp(mode, "amu-min");
+	int amu = !strcmp(mode, "amu") || amu_min, pmu4 = !strcmp(mode, "amupmu4");
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
 	void (*read_once)(int fd);
 	uint64_t *t, t0;
 	long i;
 	int fd;
 
-	if ((!perf && !null && !all && strcmp(mode, "amupmu")) || n < 1) {
-		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null|amupmu-all|perf-all [N]\n");
+	if ((!perf && !null && !all && !amu && !pmu4 && strcmp(mode, "amupmu")) || n < 1) {
+		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null|amupmu-all|perf-all|"
+			"amu|amu-min|amupmu4 [N]\n");
 		return 2;
 	}
 	bench_name = "pmu_read_bench";
@@ -190,8 +283,10 @@ int main(int argc, char **argv)
 			die("sysconf(_SC_NPROCESSORS_ONLN)");
 	}
 	pin_cpu0();
-	fd = perf ? perf_setup() : amupmu_setup();
-	if (all)
+	fd = perf ? perf_setup() : amu ? amu_setup() : pmu4 ? pmu4_setup() : amupmu_setup();
+	if (amu || pmu4)
+		read_once = amu ? amu_read_once : pmu4_read_once;
+	else if (all)
 		read_once = perf ? perf_read_all_once : amupmu_read_all_once;
 	else
 		read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
@@ -217,7 +312,12 @@ int main(int argc, char **argv)
 		t[i] = now_ns() - t0;
 	}
 	qsort(t, n, sizeof(*t), cmp_u64);
-	if (all)
+	if (amu || pmu4)
+		printf("BENCH amu_read.%s_ns %llu (backend=%s, n=%ld, min %llu, p90 %llu)\n",
+		       amu_min ? "amu_min" : amu ? "amu" : "pmu4", (unsigned long long)t[n / 2],
+		       amu_backend(), n,
+		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
+	else if (all)
 		printf("BENCH pmu_read_all.%s_ns %llu (cpus=%d, n=%ld, min %llu, p90 %llu)\n",
 		       perf ? "perf" : "amupmu", (unsigned long long)t[n / 2], nr_cpus, n,
 		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);

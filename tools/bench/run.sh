@@ -10,7 +10,12 @@
 #  - pmu_sample: guest ns per overflow interrupt, both machines;
 #  - pmu_read_all: the same counters on every vCPU read from CPU 0, one
 #    AMUPMU_PMU_READ_ALL against one read() per CPU, at -smp 2, 4 and 8
-#    (el1) and 2 (vhe).
+#    (el1) and 2 (vhe);
+#  - amu_read (ABI 2.1): one AMUPMU_AMU_READ of CPU 0 (every AMU counter
+#    and the time, read on the CPU) against one AMUPMU_PMU_READ of four PMU
+#    counters, in one boot of the mock build (QEMU hides the AMU: the mock
+#    model's function computes each register where hardware runs an mrs),
+#    both machines.
 # Writes build/bench/results.json. K=6.12 make bench: the trixie kernel.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,12 +25,13 @@ OUT=$TOP/build/bench
 mkdir -p "$OUT"
 SMPS=${BENCH_SMPS:-"2 4 8"}
 
-# boot MACH DT SMP -> the console log of that bench boot
+# boot MACH DT SMP [VARIANT] -> the console log of that bench boot
 boot() {
-	local log=$OUT/$1-$2-smp$3.log name
-	./tools/board/run.sh -q -i -k "$K" -m "$1" -s "$3" -d "$2" bench >"$log" 2>&1 ||
+	local v=${4:-prod} log name
+	log=$OUT/$1-$2-$v-smp$3.log
+	./tools/board/run.sh -q -i -k "$K" -m "$1" -s "$3" -d "$2" -v "$v" bench >"$log" 2>&1 ||
 		{ cat "$log" >&2; exit 1; }
-	name=$K-$1-$2-prod$([ "$3" = 2 ] || echo "-smp$3")-icount-bench
+	name=$K-$1-$2-$v$([ "$3" = 2 ] || echo "-smp$3")-icount-bench
 	echo "build/board/$name/console.log"
 }
 # fig LOG NAME -> the figure printed as "BENCH NAME <n>"
@@ -40,6 +46,9 @@ for m in el1 vhe; do
 	ls=$(boot "$m" stock 2)
 	a=$(fig "$la" pmu_read.amupmu_ns) p=$(fig "$ls" pmu_read.perf_ns) z=$(fig "$la" pmu_read.null_ns)
 	sa=$(fig "$la" pmu_sample.amupmu_ns_per_irq) sp=$(fig "$ls" pmu_sample.perf_ns_per_irq)
+	lm=$(boot "$m" amupmu 2 mock)
+	ua=$(fig "$lm" amu_read.amu_ns) up=$(fig "$lm" amu_read.pmu4_ns) um=$(fig "$lm" amu_read.amu_min_ns)
+	[ -n "$ua" ] && [ -n "$up" ] || { echo "bench: no AMU figure on $m (see $OUT/$m-*mock*.log)" >&2; exit 1; }
 	[ -n "$a" ] && [ -n "$p" ] && [ -n "$sa" ] && [ -n "$sp" ] ||
 		{ echo "bench: no figure on $m (see $OUT/$m-*.log)" >&2; exit 1; }
 	all="" sep=""
@@ -56,7 +65,9 @@ for m in el1 vhe; do
                   \"refused_ioctl_ns\": $(num "$z") },
     \"pmu_read_all\": { $all },
     \"pmu_sample\": { \"amupmu_ns_per_irq\": $sa, \"perf_ns_per_irq\": $sp, \"ratio\": $(ratio "$sa" "$sp"),
-                    \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" }
+                    \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" },
+    \"amu_read\": { \"backend\": \"mock\", \"amu_read_ns\": $ua, \"pmu_read4_ns\": $up, \"ratio\": $(ratio "$ua" "$up"),
+                  \"amu_read_model_min_ns\": $(num "$um"), \"ratio_model_min\": $(ratio "$um" "$up") }
   }"
 done
 cat >"$OUT/results.json" <<JSON
@@ -66,7 +77,8 @@ cat >"$OUT/results.json" <<JSON
   "what": {
     "pmu_read": "median guest ns of one batch read of CPU_CYCLES + 6 event counters on CPU 0, 10000 reads; refused_ioctl_ns: an AMUPMU_PMU_CTL the driver refuses (system call, LSM hooks, dispatch, timing), for reference",
     "pmu_read_all": "median guest ns of reading the same 7 counters on every vCPU from CPU 0, 2000 reads, at -smp N: one AMUPMU_PMU_READ_ALL against one read() per CPU of a perf group per CPU",
-    "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs"
+    "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
+    "amu_read": "median guest ns of one AMUPMU_AMU_READ of CPU 0 (4 group 0 + 2 group 1 counters and the time, read on the CPU) against one AMUPMU_PMU_READ of 4 PMU counters on CPU 0, 10000 reads each, same boot of the mock build (amupmu devicetree): QEMU hides the AMU, so the mock model computes each AMU register in a function call where hardware runs an mrs; the figure is the ioctl path around the reads, not the hardware's register cost; amu_read_model_min_ns: the same read with the model at its cheapest (active fixed, counters disabled: no idle-time lookup, no 128-bit divisions), what the read costs with little model arithmetic"
   },
 $machines
 }

@@ -21,14 +21,29 @@ tap_check() {
 	echo "AMUPMU-END $name rc=0"
 }
 
+# demo STEP CMD...: one framed step of a demo payload, the command echoed
+# before its output (make demo prints it without the frame)
+demo() {
+	step=$1
+	shift
+	echo "AMUPMU-BEGIN $step"
+	echo "# \$ $*"
+	"$@"
+	rc=$?
+	[ $rc = 0 ] && echo "ok 1 $step" || echo "not ok 1 $step"
+	echo "AMUPMU-END $step rc=$rc"
+}
+
 # board_identity: the board of this boot, one line of key=value. The
-# kernel, its exception level, the GIC, the devicetree and the vCPUs come
-# from the running system; the machine, the module build and icount from
-# amupmu_board= (K/MACHINE/DT/VARIANT/smpN/icountI, set by run.sh), which
-# run.sh compares with what it asked for.
+# kernel, its exception level, the GIC, the devicetree, its number of
+# "amupmu,cpu-frames" nodes and of SPE nodes ("arm,statistical-profiling-
+# extension-v1") and the vCPUs come from the running system;
+# the machine, the module build and icount from amupmu_board=
+# (K/MACHINE/DT/VARIANT/smpN/icountI, set by run.sh), which run.sh
+# compares with what it asked for.
 # shellcheck disable=SC2154 # amupmu_board: a kernel parameter, from run.sh
 board_identity() {
-	local el gic dt
+	local el gic dt frames spe
 	el=$(dmesg | sed -n 's/.*CPU: All CPU(s) started at EL\([0-9]\).*/\1/p' | head -1)
 	# booted at EL2, the kernel stays there with VHE; without VHE it runs
 	# at EL1 under a hypervisor stub
@@ -45,10 +60,14 @@ board_identity() {
 	fi
 	dt=stock
 	grep -q 'amupmu,pmuv3' /proc/device-tree/amupmu/compatible 2>/dev/null && dt=amupmu
+	frames=$(find /proc/device-tree/ -name compatible | while read -r f; do
+		grep -q 'amupmu,cpu-frames' "$f" && echo "$f"; done | wc -l)
+	spe=$(find /proc/device-tree/ -name compatible | while read -r f; do
+		grep -q 'arm,statistical-profiling-extension-v1' "$f" && echo "$f"; done | wc -l)
 	echo "kernel=$(uname -r | cut -d. -f1,2) machine=$(echo "$amupmu_board" | cut -d/ -f2)" \
 		"kernel_el=${el:-unknown} gic=$gic dt=$dt module=$(echo "$amupmu_board" | cut -d/ -f4)" \
 		"icount=$(echo "$amupmu_board" | cut -d/ -f6 | sed 's/^icount//')" \
-		"smp=$(grep -c '^processor' /proc/cpuinfo)"
+		"smp=$(grep -c '^processor' /proc/cpuinfo) frames=$frames spe=$spe"
 }
 
 # the backend every test of this boot runs on

@@ -66,3 +66,120 @@ machine_expect() {
 	*) return 1 ;;
 	esac
 }
+
+# machine_frames DTB: give each CPU of DTB (a dumped or overlaid virt DTB,
+# changed in place) an "amupmu,cpu-frames" node (dts/bindings/perf/
+# amupmu,cpu-frames.yaml) with an AMU and a PMU frame, in QEMU's
+# platform-bus window (/platform-bus@c000000, 0x0c000000-0x0dffffff, where
+# QEMU maps dynamic sysbus devices; unused on these boards): CPU node k of
+# /cpus (in DTB order) gets /platform-bus@c000000/cpu-frames@<k*0x2000>,
+# reg <k*0x2000 0x1000> "amu" and <k*0x2000+0x1000 0x1000> "pmu", and
+# cpu = its phandle. Nothing answers there: only the mock build of the
+# module (its frame model) may boot with these nodes, as a production
+# build would read the window and take an external abort.
+machine_frames() {
+	local dtb=$1 bus=/platform-bus@c000000 c ph ph0='' node k=0 a
+	"${FDTGET:-fdtget}" "$dtb" "$bus" ranges >/dev/null 2>&1 || {
+		echo "machine_frames: $dtb has no $bus" >&2
+		return 1
+	}
+	for c in $("${FDTGET:-fdtget}" -l "$dtb" /cpus); do
+		[ "$("${FDTGET:-fdtget}" -t s "$dtb" "/cpus/$c" device_type 2>/dev/null)" = cpu ] || continue
+		ph=$("${FDTGET:-fdtget}" -t x "$dtb" "/cpus/$c" phandle) || return 1
+		a=$((k * 0x2000))
+		node=$bus/cpu-frames@$(printf %x $a)
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible amupmu,cpu-frames &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" reg \
+			"$(printf %x $a)" 1000 "$(printf %x $((a + 0x1000)))" 1000 &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" reg-names amu pmu &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" cpu "$ph" || return 1
+		[ -n "$ph0" ] || ph0=$ph
+		k=$((k + 1))
+	done
+	[ "$k" -gt 0 ] || { echo "machine_frames: no CPU node in $dtb" >&2; return 1; }
+	[ "${2:-}" = bad ] || return 0
+	for a in 100000 102000 104000; do
+		node=$bus/cpu-frames@$a
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible amupmu,cpu-frames &&
+		"${FDTPUT:-fdtput}" -t x "$dtb" "$node" reg "$a" 1000 "$(printf %x $((0x$a + 0x1000)))" 1000 ||
+			return 1
+	done
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@100000" reg-names amu pmu &&
+	"${FDTPUT:-fdtput}" -t x "$dtb" "$bus/cpu-frames@100000" cpu "$ph0" &&
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@102000" reg-names amu foo &&
+	"${FDTPUT:-fdtput}" -t x "$dtb" "$bus/cpu-frames@102000" cpu "$ph0" &&
+	"${FDTPUT:-fdtput}" -t s "$dtb" "$bus/cpu-frames@104000" reg-names amu pmu
+}
+
+# machine_ppi_users DTB N: the nodes of DTB whose interrupts property names
+# PPI N (3-cell GIC specifiers <1 N flags>, as both virt GICs take them),
+# one path a line; nothing when the PPI is free
+machine_ppi_users() {
+	local dts
+	dts=$("${DTC:-dtc}" -q -I dtb -O dts "$1") || return 1
+	printf '%s\n' "$dts" | awk -v ppi="$2" '
+		function num(s,  v, i) {
+			s = tolower(s)
+			if (s !~ /^0x/)
+				return s + 0
+			for (i = 3; i <= length(s); i++)
+				v = v * 16 + index("0123456789abcdef", substr(s, i, 1)) - 1
+			return v
+		}
+		/{[[:space:]]*$/ { path[++d] = $1; next }
+		/^[[:space:]]*};/ { d--; next }
+		/^[[:space:]]*interrupts = </ {
+			s = $0; sub(/.*</, "", s); sub(/>.*/, "", s)
+			k = split(s, c, " ")
+			for (i = 1; i + 1 <= k; i += 3)
+				if (num(c[i]) == 1 && num(c[i + 1]) == ppi) {
+					p = ""
+					for (j = 2; j <= d; j++) p = p "/" path[j]
+					print (p == "" ? "/" : p)
+					break
+				}
+		}'
+}
+
+# machine_spe DTB [N]: add the board's SPE device node to DTB (changed in place),
+# as a board whose CPUs implement SPE describes it (the binding
+# Documentation/devicetree/bindings/perf/spe-pmu.yaml of Linux):
+#   /spe { compatible = "arm,statistical-profiling-extension-v1";
+#          interrupts = <1 5 4>; };
+# The interrupt is the profiling buffer's PPI: <1 5 4> = GIC_PPI 5 (INTID
+# 21), IRQ_TYPE_LEVEL_HIGH, the PPI Arm's base boards (FVP, Juno) give SPE.
+# On QEMU's virt it is free on both machines: the dumped DTBs name PPIs 7
+# (PMU), 9 (GIC maintenance, vhe only) and 13, 14, 11, 10 (timers), and
+# QEMU's hw/arm/virt.h wires no device to PPI 5 (besides those, at most 12,
+# the EL2 virtual timer). machine_spe refuses a DTB in which a node names
+# PPI 5 (machine_ppi_users), and dts/check.sh checks it on each machine. No interrupt-parent: the node
+# inherits the root node's, the GIC. The same specifier is right for the
+# GICv2 (el1) and the GICv3 (vhe) machine for the reason
+# dts/amupmu-virt.dtso gives for the PMU's <1 7 4>: both kernel GIC drivers
+# take the INTID from cells 0-1 (PPI n -> INTID n + 16) and the trigger from
+# cell 2 & 0xf, ignoring the GICv2 CPU mask in bits [15:8]. QEMU's CPUs have
+# no SPE and nothing raises INTID 21: the node only gives the "amupmu-spe"
+# driver a stock device to claim (on a production build the claim fails
+# with ENODEV; the mock build's CPUs report SPE, and it succeeds). N 2 adds
+# a second such node, /spe2, on the same PPI: two devices, of which
+# amupmu takes one at a time (a big.LITTLE board's per-cluster SPE nodes
+# would name PPI partitions instead; QEMU's GICs have none).
+machine_spe() {
+	local dtb=$1 users node
+	if "${FDTGET:-fdtget}" "$dtb" /spe compatible >/dev/null 2>&1; then
+		echo "machine_spe: $dtb has a /spe node already" >&2
+		return 1
+	fi
+	users=$(machine_ppi_users "$dtb" 5) || return 1
+	if [ -n "$users" ]; then
+		echo "machine_spe: PPI 5 is taken in $dtb by: $users" >&2
+		return 1
+	fi
+	for node in /spe $([ "${2:-1}" = 2 ] && echo /spe2); do
+		"${FDTPUT:-fdtput}" -c "$dtb" "$node" &&
+		"${FDTPUT:-fdtput}" -t s "$dtb" "$node" compatible arm,statistical-profiling-extension-v1 &&
+		"${FDTPUT:-fdtput}" -t u "$dtb" "$node" interrupts 1 5 4 || return 1
+	done
+}

@@ -7,7 +7,7 @@
 # results from the serial console and check the kernel log.
 #
 # run.sh -k 6.1|6.12 -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
-#        [-t SECS] [-q] PAYLOAD
+#        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
 #       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
@@ -17,27 +17,43 @@
 #   -s  vCPUs (-smp, default 2)
 #   -v  module build: prod, or mock (AMU/SPE from the mock register model)
 #   -i  add -icount shift=0 (exact, deterministic INST_RETIRED)
+#   -f  "amupmu,cpu-frames" nodes (machines.sh machine_frames: an AMU and a
+#       PMU ID frame per CPU, answered by the mock build's frame model);
+#       default yes with -d amupmu -v mock, else no; bad: yes plus three
+#       nodes the driver must refuse (payload frames.sh). Refused on a
+#       production build (nothing is mapped there, its read would abort)
+#       and with -d stock (QEMU's own DTB is not rewritten).
+#   -S  an SPE device node (machines.sh machine_spe: /spe, compatible
+#       "arm,statistical-profiling-extension-v1", PPI 5); default no. QEMU's
+#       CPUs have no SPE: the node only gives "amupmu-spe" a device to
+#       claim (payload spe-claim.sh). two: a second node, /spe2, on the
+#       same PPI (amupmu takes one SPE device at a time). With -d stock,
+#       QEMU's DTB is dumped and gets the node(s), nothing else.
 #   -t  timeout in seconds (default 300)
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
-# The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]-PAYLOAD.
+# The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]
+# [-noframes when -f no on an amupmu/mock board, -badframes with -f bad]
+# [-spe with -S yes, -spe2 with -S two]-PAYLOAD.
 # Prints "board NAME: P passed, F failed, S skipped" and writes the same
 # counts to build/board/NAME/summary; exits 1 when anything failed, also
 # when the booted system is not the board asked for (the AMUPMU-BOARD line
-# init prints: kernel, exception level, GIC, devicetree, vCPUs).
+# init prints: kernel, exception level, GIC, devicetree, vCPUs, frame nodes,
+# SPE nodes).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
-K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0
-while getopts "k:d:m:s:v:it:q" o; do
+K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0 FRAMES="" SPE=no
+while getopts "k:d:m:s:v:if:S:t:q" o; do
 	case $o in
 	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; s) SMP=$OPTARG ;;
 	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
-	*) sed -n '4,28p' "$0"; exit 2 ;;
+	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;;
+	*) sed -n '4,42p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -49,10 +65,27 @@ case $PAYLOAD in */*) PSCRIPT=$(realpath "$PAYLOAD"); PAYLOAD=$(basename "$PAYLO
 case $DT in stock|amupmu) ;; *) echo "board: -d stock|amupmu" >&2; exit 2 ;; esac
 machine_opt "$MACH" >/dev/null || { echo "board: -m ${BOARD_MACHINES// /|}" >&2; exit 2; }
 case $SMP in [1-9] | [1-9][0-9]) ;; *) echo "board: -s 1..99 vCPUs" >&2; exit 2 ;; esac
+case $FRAMES in
+"") FRAMES=no; [ "$DT/$VARIANT" = amupmu/mock ] && FRAMES=yes ;;
+yes | bad)
+	if [ "$VARIANT" != mock ]; then
+		echo "board: -f $FRAMES: frame nodes need the mock build (-v mock): QEMU's virt has no AMU/PMU frames, and a $VARIANT build would read the empty window and take an external abort" >&2
+		exit 2
+	fi
+	[ "$DT" = amupmu ] || { echo "board: -f $FRAMES: frame nodes go into the generated DTB (-d amupmu)" >&2; exit 2; }
+	;;
+no) ;;
+*) echo "board: -f yes|no|bad" >&2; exit 2 ;;
+esac
+case $SPE in yes | two | no) ;; *) echo "board: -S yes|no|two" >&2; exit 2 ;; esac
 
 NAME=$K-$MACH-$DT-$VARIANT
 [ "$SMP" = 2 ] || NAME=$NAME-smp$SMP
 [ "$ICOUNT" = 1 ] && NAME=$NAME-icount
+[ "$DT/$VARIANT/$FRAMES" = amupmu/mock/no ] && NAME=$NAME-noframes
+[ "$FRAMES" = bad ] && NAME=$NAME-badframes
+[ "$SPE" = yes ] && NAME=$NAME-spe
+[ "$SPE" = two ] && NAME=$NAME-spe2
 NAME=$NAME-$PAYLOAD
 W=$TOP/build/board/$NAME
 KC=$CACHE/kernels/$K
@@ -77,8 +110,25 @@ if [ "$DT" = amupmu ]; then
 	ovl=$(machine_overlay "$MACH")
 	dtc -q -@ -I dts -O dtb -o "$W/${ovl%.dtso}.dtbo" "$TOP/dts/$ovl"
 	fdtoverlay -i "$base" -o "$W/board.dtb" "$W/${ovl%.dtso}.dtbo"
+	if [ "$FRAMES" != no ]; then
+		machine_frames "$W/board.dtb" "$FRAMES" || { echo "board: cannot add the frame nodes" >&2; exit 2; }
+	fi
+	dtb_args=(-dtb "$W/board.dtb")
+elif [ "$SPE" != no ]; then
+	base=$(machine_dtb "$MACH" "$SMP" "$TOP/build/board/dtb") ||
+		{ echo "board: cannot dump the DTB of ${QEMU[*]}" >&2; exit 2; }
+	cp "$base" "$W/board.dtb"
 	dtb_args=(-dtb "$W/board.dtb")
 fi
+NSPE=0
+[ "$SPE" = yes ] && NSPE=1
+[ "$SPE" = two ] && NSPE=2
+if [ "$NSPE" -gt 0 ]; then
+	machine_spe "$W/board.dtb" "$NSPE" || { echo "board: cannot add the SPE node(s)" >&2; exit 2; }
+fi
+NFRAMES=0
+[ "$FRAMES" = yes ] && NFRAMES=$SMP
+[ "$FRAMES" = bad ] && NFRAMES=$((SMP + 3))
 
 # ---------------------------------------------------------------- initramfs
 I=$W/initramfs
@@ -131,7 +181,7 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 # program's TAP; every top-level "ok"/"not ok" line is a result. The
 # "AMUPMU-BOARD: kernel=..." line init derives from the running system must
 # match the board asked for.
-want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP"
+want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES spe=$NSPE"
 awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
 	function val(kv) { sub(/^[^=]*=/, "", kv); return kv }

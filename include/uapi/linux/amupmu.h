@@ -44,7 +44,8 @@
 
 /* ABI version: the major changes only on incompatible changes (once: 1 -> 2). */
 #define AMUPMU_ABI_MAJOR	2
-#define AMUPMU_ABI_MINOR	1	/* 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO) */
+/* 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO); 2.2: SPE sessions, spe_owner */
+#define AMUPMU_ABI_MINOR	2
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
@@ -62,6 +63,9 @@ enum {
 	AMUPMU_CMD_PMU_CTL,
 	AMUPMU_CMD_PMU_READ,
 	AMUPMU_CMD_AMU_READ,
+	AMUPMU_CMD_SPE_CONFIG,
+	AMUPMU_CMD_SPE_CTL,
+	AMUPMU_CMD_SPE_READ,
 };
 
 /**
@@ -112,8 +116,10 @@ enum amupmu_pmu_owner {
  * @AMUPMU_CPU_AMU_OFF: (ABI 2.1) the CPU implements the AMU but amupmu does
  *	not use it: the module parameter amu=0, or a kernel built without
  *	CONFIG_ARM64_AMU_EXTN (whose help says firmware may not have enabled
- *	AMU access at EL3). No AMU register of the CPU is read; @amu_version
- *	still says what the ID register reports.
+ *	AMU access at EL3). No AMU system register of the CPU is read;
+ *	@amu_version still says what the ID register reports. The
+ *	memory-mapped ID frame (@amu_frame), which cannot trap, is still
+ *	read where the devicetree describes it.
  * @AMUPMU_CPU_AMU_ZERO: (ABI 2.1) the AMU is in use, but its core and
  *	constant cycle counters (group 0 counters 0 and 1) both read zero at
  *	discovery: firmware left them disabled or reset (see amcntenset0 and
@@ -262,6 +268,8 @@ struct amupmu_cpu_info {
  *	kernel runs at: 2 on a VHE host (the kernel is the hypervisor), else 1.
  *	It decides what the event filters program (enum amupmu_event_flags).
  * @clock: out (idem): enum amupmu_clock, the counter amupmu_sample.time reads
+ * @spe_owner: out (since AMUPMU_INFO_SIZE_VER2): enum amupmu_spe_owner
+ * @__reserved2: must be 0
  *
  * Entries are filled for CPUs 0 .. min(@nr_cpus, nr_cpu_ids) - 1.
  */
@@ -279,10 +287,13 @@ struct amupmu_info {
 	__aligned_u64 cpus_uptr;
 	__u32 kernel_el;
 	__u32 clock;
+	__u32 spe_owner;
+	__u32 __reserved2;
 };
 
 #define AMUPMU_INFO_SIZE_VER0	56	/* first published size */
 #define AMUPMU_INFO_SIZE_VER1	64	/* adds kernel_el, clock */
+#define AMUPMU_INFO_SIZE_VER2	72	/* adds spe_owner */
 
 /**
  * enum amupmu_clock - which generic-timer count amupmu_sample.time holds
@@ -702,6 +713,12 @@ struct amupmu_sample {
  * Besides the general contract: EOPNOTSUPP when no CPU has a usable AMU
  * (none implements it, or amupmu_cpu_info.flags has AMUPMU_CPU_AMU_OFF);
  * EACCES without CAP_PERFMON (system-wide counters, like the PMU's).
+ * Checked in this order: the struct (EINVAL: flags, reserved, entry_size,
+ * nr_cpus above the maximum), the privilege (EACCES), an AMU to read
+ * (EOPNOTSUPP), the CPU set (EINVAL, ENODEV, EFAULT), the room for the
+ * entries (EINVAL, EFAULT). Unlike the PMU commands (where ENXIO, a fact
+ * of the board, comes first), the privilege is checked before anything
+ * about the hardware is said.
  */
 
 /**
@@ -790,9 +807,308 @@ struct amupmu_amu_read {
 #define AMUPMU_AMU_READ_SIZE_VER0	48
 #define AMUPMU_AMU_READ_CPUS_MAX	4096
 
+/*
+ * SPE: profiling sessions (ABI 2.2).
+ *
+ * A session (the open file) may hold one SPE configuration on a set of
+ * CPUs: AMUPMU_SPE_CONFIG programs the filters and allocates one profiling
+ * buffer per CPU of the set, AMUPMU_SPE_CTL enables, disables or releases
+ * it, AMUPMU_SPE_READ reports every CPU's buffer state in one call. The
+ * CPUs write records in the Arm ARM's packet format (DDI 0487, D10) into
+ * their buffer; user space maps each CPU's buffer and consumes it.
+ *
+ * Errno, in addition to the common contract:
+ *  EOPNOTSUPP  a CPU of the set has no SPE (or firmware keeps the profiling
+ *              buffer: PMBIDR_EL1.P), or lacks a filter asked for (see the
+ *              arm_spe knobs in Documentation/admin-guide/amupmu.rst for the
+ *              checks, which are the same)
+ *  EINVAL      a value the architecture leaves CONSTRAINED UNPREDICTABLE
+ *              (FL with min_latency 0; FT with no type without
+ *              FEAT_SPE_EFT), out of range, a reserved bit
+ *  EACCES      without CAP_PERFMON: profiling the kernel, physical
+ *              addresses (PA), physical timestamps (pct not virtual),
+ *              CONTEXTIDR (CX)
+ *  ENXIO       the kernel's arm_spe_pmu owns SPE (amupmu_info.spe_owner)
+ *  ENODEV      a CPU of the set is not possible; on hardware, no SPE device
+ *              claimed by amupmu serves a CPU of the set (spe_owner
+ *              AMUPMU_SPE_OWNER_UNCLAIMED: "amupmu spe claim")
+ *  EBUSY       another session profiles a CPU of the set, or this session
+ *              already holds an SPE configuration
+ *  ENOMEM      the buffers would take the caller beyond RLIMIT_MEMLOCK
+ */
+
+/**
+ * enum amupmu_spe_owner - amupmu_info.spe_owner
+ * @AMUPMU_SPE_OWNER_NONE: no CPU has SPE that EL1 may program
+ * @AMUPMU_SPE_OWNER_KERNEL: the kernel's arm_spe_pmu driver holds the SPE
+ *	device: SPE requests fail with ENXIO
+ * @AMUPMU_SPE_OWNER_AMUPMU: amupmu holds it (claimed through
+ *	driver_override), or the test build's mock model is the SPE
+ * @AMUPMU_SPE_OWNER_UNCLAIMED: CPUs have SPE, but no driver holds the
+ *	device: "amupmu spe claim" (admin guide) hands it to amupmu
+ */
+enum amupmu_spe_owner {
+	AMUPMU_SPE_OWNER_NONE		= 0,
+	AMUPMU_SPE_OWNER_KERNEL		= 1,
+	AMUPMU_SPE_OWNER_AMUPMU		= 2,
+	AMUPMU_SPE_OWNER_UNCLAIMED	= 3,
+};
+
+/**
+ * enum amupmu_spe_config_flags - amupmu_spe_config.flags
+ * @AMUPMU_SPE_CFG_DEFAULTS: take the filter (pmsfcr, pmsevfr, pmsnevfr,
+ *	min_latency, interval, AMUPMU_SPE_CFG_JITTER) from the arm_spe debugfs
+ *	knobs as they are now; those fields must then be 0
+ * @AMUPMU_SPE_CFG_JITTER: PMSIRR_EL1.RND: the low 8 bits of each interval
+ *	are random
+ */
+enum amupmu_spe_config_flags {
+	AMUPMU_SPE_CFG_DEFAULTS	= 1 << 0,
+	AMUPMU_SPE_CFG_JITTER	= 1 << 1,
+};
+
+/**
+ * enum amupmu_spe_enables - amupmu_spe_config.enables (PMSCR_EL1 bits)
+ * @AMUPMU_SPE_EN_USER: profile EL0 (E0SPE; E0HSPE on a VHE host)
+ * @AMUPMU_SPE_EN_KERNEL: profile the kernel (E1SPE; E2SPE on a VHE host,
+ *	where the kernel runs at EL2); needs CAP_PERFMON
+ * @AMUPMU_SPE_EN_CX: CONTEXT packets with CONTEXTIDR_EL1 (the pid with
+ *	CONFIG_PID_IN_CONTEXTIDR; CONTEXTIDR_EL2 on a VHE host); CAP_PERFMON
+ * @AMUPMU_SPE_EN_PA: physical data addresses; CAP_PERFMON
+ * @AMUPMU_SPE_EN_TS: TIMESTAMP packets (see @pct)
+ *
+ * At least one of USER and KERNEL.
+ */
+enum amupmu_spe_enables {
+	AMUPMU_SPE_EN_USER	= 1 << 0,
+	AMUPMU_SPE_EN_KERNEL	= 1 << 1,
+	AMUPMU_SPE_EN_CX	= 1 << 3,
+	AMUPMU_SPE_EN_PA	= 1 << 4,
+	AMUPMU_SPE_EN_TS	= 1 << 5,
+};
+
+/**
+ * enum amupmu_spe_pct - amupmu_spe_config.pct (PMSCR_EL1.PCT)
+ * @AMUPMU_SPE_PCT_VIRTUAL: the virtual count (the kernel's clock at EL1)
+ * @AMUPMU_SPE_PCT_PHYSICAL: the physical count; CAP_PERFMON
+ * @AMUPMU_SPE_PCT_GUEST_PHYSICAL: the guest physical count (FEAT_ECV,
+ *	SPEv1p2); CAP_PERFMON
+ */
+enum amupmu_spe_pct {
+	AMUPMU_SPE_PCT_VIRTUAL		= 0,
+	AMUPMU_SPE_PCT_PHYSICAL		= 1,
+	AMUPMU_SPE_PCT_GUEST_PHYSICAL	= 3,
+};
+
+/*
+ * PMSFCR_EL1 as amupmu_spe_config.pmsfcr takes it: the Arm ARM's bits.
+ * The TYPE bits select operation types (B, LD, ST; FP and SIMD with
+ * FEAT_SPE_EFT); the TYPEm bits (FEAT_SPE_EFT) make a type a condition
+ * that must hold instead of one that may.
+ */
+#define AMUPMU_SPE_PMSFCR_FE		0x1ULL
+#define AMUPMU_SPE_PMSFCR_FT		0x2ULL
+#define AMUPMU_SPE_PMSFCR_FL		0x4ULL
+#define AMUPMU_SPE_PMSFCR_FNE		0x8ULL
+#define AMUPMU_SPE_PMSFCR_B		0x10000ULL
+#define AMUPMU_SPE_PMSFCR_LD		0x20000ULL
+#define AMUPMU_SPE_PMSFCR_ST		0x40000ULL
+#define AMUPMU_SPE_PMSFCR_FP		0x80000ULL
+#define AMUPMU_SPE_PMSFCR_SIMD		0x100000ULL
+#define AMUPMU_SPE_PMSFCR_BM		0x1000000000000ULL
+#define AMUPMU_SPE_PMSFCR_LDM		0x2000000000000ULL
+#define AMUPMU_SPE_PMSFCR_STM		0x4000000000000ULL
+#define AMUPMU_SPE_PMSFCR_FPM		0x8000000000000ULL
+#define AMUPMU_SPE_PMSFCR_SIMDM		0x10000000000000ULL
+
+/**
+ * struct amupmu_spe_config - AMUPMU_SPE_CONFIG: the session's SPE profiling
+ * @size: sizeof(struct amupmu_spe_config)
+ * @flags: enum amupmu_spe_config_flags
+ * @enables: enum amupmu_spe_enables
+ * @pct: enum amupmu_spe_pct, with AMUPMU_SPE_EN_TS (else 0)
+ * @pmsfcr: PMSFCR_EL1 filter bits (AMUPMU_SPE_PMSFCR_*)
+ * @pmsevfr: PMSEVFR_EL1: with FE, events a record must all have
+ * @pmsnevfr: PMSNEVFR_EL1: with FnE, events a record must not have
+ * @min_latency: PMSLATFR_EL1.MINLAT: with FL, the smallest total latency
+ *	in cycles (1 to 2^CountSize - 1)
+ * @interval: PMSIRR_EL1.INTERVAL: operations between samples, a multiple
+ *	of 256, at least the minimum PMSIDR_EL1.Interval gives
+ * @buf_pages: data pages of each CPU's buffer, a power of two from 2 to
+ *	AMUPMU_SPE_BUF_PAGES_MAX (plus one header page)
+ * @watermark: bytes: poll() reports EPOLLIN once a buffer holds this much
+ *	unread; 0 for half the buffer; at most its size
+ * @cpus_len: bytes at @cpus_uptr, a multiple of 8, at most 1024
+ * @cpus_uptr: CPU set bitmap as for AMUPMU_PMU_CONFIG
+ * @__reserved: must be 0
+ *
+ * Nothing is allocated and no register changes when it fails. The session
+ * starts disabled.
+ */
+struct amupmu_spe_config {
+	__u32 size;
+	__u32 flags;
+	__u32 enables;
+	__u32 pct;
+	__aligned_u64 pmsfcr;
+	__aligned_u64 pmsevfr;
+	__aligned_u64 pmsnevfr;
+	__u32 min_latency;
+	__u32 interval;
+	__u32 buf_pages;
+	__u32 watermark;
+	__u32 cpus_len;
+	__u32 __reserved;
+	__aligned_u64 cpus_uptr;
+};
+
+#define AMUPMU_SPE_CONFIG_SIZE_VER0	72
+#define AMUPMU_SPE_BUF_PAGES_MAX	1024
+
+/**
+ * enum amupmu_spe_ctl_op - amupmu_spe_ctl.op
+ * @AMUPMU_SPE_CTL_ENABLE: start profiling on every CPU of the set
+ * @AMUPMU_SPE_CTL_DISABLE: stop it; the buffers and their data stay
+ * @AMUPMU_SPE_CTL_RELEASE: stop and free the configuration (the buffers
+ *	are freed when the last mapping goes)
+ */
+enum amupmu_spe_ctl_op {
+	AMUPMU_SPE_CTL_ENABLE	= 1,
+	AMUPMU_SPE_CTL_DISABLE	= 2,
+	AMUPMU_SPE_CTL_RELEASE	= 3,
+};
+
+/**
+ * struct amupmu_spe_ctl - AMUPMU_SPE_CTL
+ * @size: sizeof(struct amupmu_spe_ctl)
+ * @flags: must be 0
+ * @op: enum amupmu_spe_ctl_op; ENODEV without an SPE configuration
+ * @__reserved: must be 0
+ */
+struct amupmu_spe_ctl {
+	__u32 size;
+	__u32 flags;
+	__u32 op;
+	__u32 __reserved;
+};
+
+#define AMUPMU_SPE_CTL_SIZE_VER0	16
+
+/**
+ * enum amupmu_spe_state - amupmu_spe_cpu.state and amupmu_spe_buf_header.flags
+ * @AMUPMU_SPE_ENABLED: the session is enabled
+ * @AMUPMU_SPE_OFFLINE: the CPU is offline (profiling resumes when it is back)
+ * @AMUPMU_SPE_FAULT: a buffer fault or unknown syndrome stopped this CPU's
+ *	profiling (see last_pmbsr); DISABLE then ENABLE starts it again
+ * @AMUPMU_SPE_DISCARDING: the buffer is full: records go to a discard area
+ *	and count as lost until the reader frees room
+ */
+enum amupmu_spe_state {
+	AMUPMU_SPE_ENABLED	= 1 << 0,
+	AMUPMU_SPE_OFFLINE	= 1 << 1,
+	AMUPMU_SPE_FAULT	= 1 << 2,
+	AMUPMU_SPE_DISCARDING	= 1 << 3,
+};
+
+/**
+ * struct amupmu_spe_cpu - one CPU's entry of AMUPMU_SPE_READ
+ * @cpu: the CPU
+ * @state: enum amupmu_spe_state
+ * @bytes: bytes of records published into the buffer
+ * @records: records among them (the driver counts the packets that end a
+ *	record)
+ * @lost_bytes: bytes of records written into the discard area while the
+ *	buffer was full
+ * @truncations: buffer events with PMBSR_EL1.DL (a partial record lost)
+ * @collisions: buffer events with PMBSR_EL1.COLL (samples lost to collisions)
+ * @faults: buffer faults and unknown syndromes
+ * @last_pmbsr: PMBSR_EL1 of the last fault (0 if none)
+ * @events: buffer management events taken
+ */
+struct amupmu_spe_cpu {
+	__u32 cpu;
+	__u32 state;
+	__aligned_u64 bytes;
+	__aligned_u64 records;
+	__aligned_u64 lost_bytes;
+	__aligned_u64 truncations;
+	__aligned_u64 collisions;
+	__aligned_u64 faults;
+	__aligned_u64 last_pmbsr;
+	__aligned_u64 events;
+};
+
+#define AMUPMU_SPE_CPU_SIZE_VER0	72
+
+/**
+ * struct amupmu_spe_read - AMUPMU_SPE_READ: every CPU of the set in one call
+ * @size: sizeof(struct amupmu_spe_read)
+ * @flags: must be 0
+ * @nr_cpus: in: entries at @cpus_uptr, at least the set's CPUs (else
+ *	EINVAL), at most AMUPMU_SPE_READ_CPUS_MAX; out: entries written (the
+ *	set's CPUs, ascending)
+ * @entry_size: in: sizeof(struct amupmu_spe_cpu) as user space knows it, a
+ *	multiple of 8 from AMUPMU_SPE_CPU_SIZE_VER0 to 4096; out: the kernel's
+ * @cpus_uptr: in: the entries
+ */
+struct amupmu_spe_read {
+	__u32 size;
+	__u32 flags;
+	__u32 nr_cpus;
+	__u32 entry_size;
+	__aligned_u64 cpus_uptr;
+};
+
+#define AMUPMU_SPE_READ_SIZE_VER0	24
+#define AMUPMU_SPE_READ_CPUS_MAX	4096
+
+/*
+ * Each CPU's buffer is mapped from the session's file at
+ * AMUPMU_SPE_MMAP_OFFSET(cpu), MAP_SHARED, 1 + buf_pages pages: page 0 is
+ * struct amupmu_spe_buf_header, the data follows. Read data_head with
+ * acquire semantics, consume bytes from data_tail to data_head (offsets
+ * modulo data_size; records never wrap: the driver pads the end of the data
+ * area with PAD packets (0x00) before it wraps, as the decoder skips them),
+ * then store data_tail with release semantics. PROT_EXEC is refused; a
+ * mapping without PROT_WRITE can only watch.
+ */
+#define AMUPMU_SPE_MMAP_OFFSET(cpu)	((1ULL << 40) + ((__u64)(cpu) << 32))
+#define AMUPMU_SPE_BUF_VERSION		1
+
+/**
+ * struct amupmu_spe_buf_header - page 0 of a CPU's mapped SPE buffer
+ * @version: AMUPMU_SPE_BUF_VERSION
+ * @header_size: sizeof(struct amupmu_spe_buf_header) as the kernel knows it
+ * @data_offset: offset of the data area in the mapping (one page)
+ * @data_size: bytes of the data area, a power of two
+ * @data_head: bytes ever published (monotonic; written by the kernel)
+ * @data_tail: bytes ever consumed (written by the reader)
+ * @lost_bytes: as amupmu_spe_cpu.lost_bytes
+ * @flags: enum amupmu_spe_state of this CPU
+ * @cpu: the CPU
+ * @records: as amupmu_spe_cpu.records
+ * @timer_freq: CNTFRQ_EL0, Hz of the TIMESTAMP packets' count
+ */
+struct amupmu_spe_buf_header {
+	__u32 version;
+	__u32 header_size;
+	__aligned_u64 data_offset;
+	__aligned_u64 data_size;
+	__aligned_u64 data_head;
+	__aligned_u64 data_tail;
+	__aligned_u64 lost_bytes;
+	__u32 flags;
+	__u32 cpu;
+	__aligned_u64 records;
+	__aligned_u64 timer_freq;
+};
+
 #define AMUPMU_PMU_CONFIG	_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CONFIG)
 #define AMUPMU_PMU_CTL		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_CTL)
 #define AMUPMU_PMU_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_PMU_READ)
 #define AMUPMU_AMU_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_AMU_READ)
+#define AMUPMU_SPE_CONFIG	_IO(AMUPMU_TYPE, AMUPMU_CMD_SPE_CONFIG)
+#define AMUPMU_SPE_CTL		_IO(AMUPMU_TYPE, AMUPMU_CMD_SPE_CTL)
+#define AMUPMU_SPE_READ		_IO(AMUPMU_TYPE, AMUPMU_CMD_SPE_READ)
 
 #endif /* _UAPI_LINUX_AMUPMU_H */

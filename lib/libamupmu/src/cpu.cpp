@@ -29,6 +29,7 @@ constexpr Implementer implementers[] = {
 	{0x4E, "NVIDIA", true},
 	{0x50, "APM", true},
 	{0x51, "Qualcomm", true},
+	{0x53, "Samsung", true},
 	{0x56, "Marvell", true},
 	{0x61, "Apple", true},
 	{0x69, "Intel", true},

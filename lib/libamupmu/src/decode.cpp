@@ -302,4 +302,24 @@ std::optional<bool> cpu_implements(const CpuInfo& cpu, std::uint16_t event) noex
 	return ((reg >> bitpos) & 1) != 0;
 }
 
+std::string_view amu_event_name(std::uint16_t event) noexcept
+{
+	switch (event) {
+	case amu_ev::cpu_cycles: return "CPU_CYCLES";
+	case amu_ev::cnt_cycles: return "CNT_CYCLES";
+	case amu_ev::inst_retired: return "INST_RETIRED";
+	case amu_ev::stall_backend_mem: return "STALL_BACKEND_MEM";
+	default: return event_name(event);
+	}
+}
+
+std::optional<unsigned> amu_counter_of(std::span<const std::uint16_t> types, unsigned n,
+				       std::uint16_t event) noexcept
+{
+	for (unsigned i = 0; i < n && i < types.size(); ++i)
+		if (types[i] == event)
+			return i;
+	return std::nullopt;
+}
+
 } // namespace amupmu

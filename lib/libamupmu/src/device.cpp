@@ -23,8 +23,25 @@ static_assert(command_base == AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_config) == AMUPMU_CMD_PMU_CONFIG - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_ctl) == AMUPMU_CMD_PMU_CTL - AMUPMU_CMD_BASE);
 static_assert(static_cast<unsigned>(Ioctl::pmu_read) == AMUPMU_CMD_PMU_READ - AMUPMU_CMD_BASE);
-static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER1);
-static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER1);
+static_assert(sizeof(amupmu_info) == AMUPMU_INFO_SIZE_VER2);
+static_assert(static_cast<unsigned>(Ioctl::spe_config) == AMUPMU_CMD_SPE_CONFIG - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::spe_ctl) == AMUPMU_CMD_SPE_CTL - AMUPMU_CMD_BASE);
+static_assert(static_cast<unsigned>(Ioctl::spe_read) == AMUPMU_CMD_SPE_READ - AMUPMU_CMD_BASE);
+static_assert(static_cast<std::uint32_t>(SpeOwner::none) == AMUPMU_SPE_OWNER_NONE);
+static_assert(static_cast<std::uint32_t>(SpeOwner::kernel) == AMUPMU_SPE_OWNER_KERNEL);
+static_assert(static_cast<std::uint32_t>(SpeOwner::amupmu) == AMUPMU_SPE_OWNER_AMUPMU);
+static_assert(static_cast<std::uint32_t>(SpeOwner::unclaimed) == AMUPMU_SPE_OWNER_UNCLAIMED);
+static_assert(static_cast<unsigned>(Ioctl::amu_read) == AMUPMU_CMD_AMU_READ - AMUPMU_CMD_BASE);
+// cpu_entry_size is sizeof: the kernel zero-fills what an older driver
+// does not know (an ABI 2.0 driver leaves the AMU fields and frames 0)
+static_assert(sizeof(amupmu_cpu_info) == AMUPMU_CPU_INFO_SIZE_VER2);
+static_assert(sizeof(amupmu_cpu_info) % 8 == 0 && sizeof(amupmu_cpu_info) <= AMUPMU_CPU_ENTRY_SIZE_MAX);
+static_assert(amu_max_counters == AMUPMU_AMU_MAX_COUNTERS);
+static_assert(sizeof(amupmu_id_frame) == 56);	// 14 __u32
+static_assert(sizeof(IdFrame::pidr) == sizeof(amupmu_id_frame::pidr) &&
+	      sizeof(IdFrame::cidr) == sizeof(amupmu_id_frame::cidr));
+static_assert(sizeof(CpuInfo::amevtyper0) == sizeof(amupmu_cpu_info::amevtyper0) &&
+	      sizeof(CpuInfo::amevtyper1) == sizeof(amupmu_cpu_info::amevtyper1));
 static_assert(static_cast<std::uint32_t>(Clock::cntvct) == AMUPMU_CLOCK_CNTVCT);
 static_assert(static_cast<std::uint32_t>(Clock::cntpct) == AMUPMU_CLOCK_CNTPCT);
 static_assert(static_cast<std::uint64_t>(Feature::pmu) == AMUPMU_FEAT_PMU);
@@ -44,14 +61,26 @@ static_assert(static_cast<std::uint32_t>(CpuFlag::pmmir) == AMUPMU_CPU_PMMIR);
 static_assert(static_cast<std::uint32_t>(CpuFlag::amu) == AMUPMU_CPU_AMU);
 static_assert(static_cast<std::uint32_t>(CpuFlag::spe) == AMUPMU_CPU_SPE);
 static_assert(static_cast<std::uint32_t>(CpuFlag::mock) == AMUPMU_CPU_MOCK);
+static_assert(static_cast<std::uint32_t>(CpuFlag::amu_off) == AMUPMU_CPU_AMU_OFF);
+static_assert(static_cast<std::uint32_t>(CpuFlag::amu_zero) == AMUPMU_CPU_AMU_ZERO);
+static_assert(static_cast<std::uint32_t>(CpuFlag::amu_frame) == AMUPMU_CPU_AMU_FRAME);
+static_assert(static_cast<std::uint32_t>(CpuFlag::pmu_frame) == AMUPMU_CPU_PMU_FRAME);
 
 namespace {
 
 constexpr std::string_view info_op = "AMUPMU_INFO";
 
+IdFrame to_id_frame(const amupmu_id_frame& f) noexcept
+{
+	IdFrame out{.iidr = f.iidr, .devarch = f.devarch, .devid = f.devid, .devtype = f.devtype};
+	std::copy(std::begin(f.pidr), std::end(f.pidr), out.pidr.begin());
+	std::copy(std::begin(f.cidr), std::end(f.cidr), out.cidr.begin());
+	return out;
+}
+
 CpuInfo to_cpu_info(const amupmu_cpu_info& c) noexcept
 {
-	return CpuInfo{
+	CpuInfo out{
 		.cpu = c.cpu,
 		.flags = c.flags,
 		.midr = c.midr,
@@ -70,7 +99,17 @@ CpuInfo to_cpu_info(const amupmu_cpu_info& c) noexcept
 		.amu_version = c.amu_version,
 		.spe_version = c.spe_version,
 		.pmu_counters_free = c.pmu_counters_free,
+		.amcr = c.amcr,
+		.amcntenset0 = c.amcntenset0,
+		.amcntenset1 = c.amcntenset1,
+		.amevtyper0 = {},
+		.amevtyper1 = {},
+		.amu_frame = to_id_frame(c.amu_frame),
+		.pmu_frame = to_id_frame(c.pmu_frame),
 	};
+	std::copy(std::begin(c.amevtyper0), std::end(c.amevtyper0), out.amevtyper0.begin());
+	std::copy(std::begin(c.amevtyper1), std::end(c.amevtyper1), out.amevtyper1.begin());
+	return out;
 }
 
 // One AMUPMU_INFO call; nr_cpus entries are written to cpus.
@@ -162,6 +201,7 @@ Info Device::info() const
 		.cpus = {},
 		.kernel_el = req.kernel_el,
 		.clock = static_cast<Clock>(req.clock),
+		.spe_owner = static_cast<SpeOwner>(req.spe_owner),
 	};
 	info.cpus.reserve(raw.size());
 	for (const amupmu_cpu_info& c : raw)

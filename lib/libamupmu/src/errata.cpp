@@ -61,6 +61,52 @@ constexpr Erratum table[] = {
 		.summary = "IMP_STALL_BACKEND_MCQ also counts memory-bound stalls (up to 38 % high)",
 		.provenance = provenance_003,
 	},
+	// AMU: the constant counter (group 0 counter CNT_CYCLES, AMEVCNTR01) is
+	// unreliable. Linux works around both by treating the counter as
+	// absent (ARM64_WORKAROUND_BROKEN_AMU_CONSTCNT); amupmu flags every
+	// figure that divides by it (frequency, active share).
+	{
+		.id = "ARM-A510-2457168",
+		.implementer = 0x41,
+		.part = 0xD46,
+		.core = "Cortex-A510",
+		.first_affected = revision_code(0, 0),
+		.last_affected = revision_code(1, 1),
+		.event = 0x4004,
+		.event_name = "cnt_cycles",
+		.model = ErratumModel::unreliable_counter,
+		.parameter = "",
+		.default_value = 0,
+		.min_value = 0,
+		.max_value = 0,
+		.companion = 0,
+		.summary = "AMU constant counter AMEVCNTR01 (CNT_CYCLES) increments incorrectly, "
+			   "giving a significantly higher value: frequency and active share not computed",
+		.provenance = "Arm Cortex-A510 Software Developer Errata Notice, erratum 2457168; "
+			      "Linux ARM64_ERRATUM_2457168 (Cortex-A510 r0p0-r1p1)",
+		.unit = ErratumUnit::amu,
+	},
+	{
+		.id = "ARM-A725-3821522",
+		.implementer = 0x41,
+		.part = 0xD87,
+		.core = "Cortex-A725",
+		.first_affected = revision_code(0, 0),
+		.last_affected = revision_code(0, 2),
+		.event = 0x4004,
+		.event_name = "cnt_cycles",
+		.model = ErratumModel::unreliable_counter,
+		.parameter = "",
+		.default_value = 0,
+		.min_value = 0,
+		.max_value = 0,
+		.companion = 0,
+		.summary = "AMU CNT_CYCLES may incur a significant increment error on entering and leaving "
+			   "WFx, diverging from the system counter: frequency and active share not computed",
+		.provenance = "Arm Cortex-A725 Software Developer Errata Notice, erratum 3821522; "
+			      "Linux ARM64_ERRATUM_3821522 (Cortex-A725 r0p0-r0p2)",
+		.unit = ErratumUnit::amu,
+	},
 };
 
 [[noreturn]] void bad_line(unsigned line, const std::string& why)
@@ -132,6 +178,21 @@ std::vector<ErratumMatch> errata_for(std::uint64_t midr)
 		if (const Applicability a = applies(e, midr); a != Applicability::no)
 			out.push_back({&e, a});
 	return out;
+}
+
+std::vector<ErratumMatch> errata_for(std::uint64_t midr, ErratumUnit unit)
+{
+	std::vector<ErratumMatch> out = errata_for(midr);
+	std::erase_if(out, [&](const ErratumMatch& m) { return m.erratum->unit != unit; });
+	return out;
+}
+
+std::string affected_range(const Erratum& e)
+{
+	const auto rev = [](unsigned code) {
+		return "r" + std::to_string(code >> 4) + "p" + std::to_string(code & 0xF);
+	};
+	return rev(e.first_affected) + "-" + rev(e.last_affected);
 }
 
 double compensate_undercount(double hw, std::optional<double> ec0, double factor) noexcept

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
+#include <amupmu/errata.hpp>
 #include <amupmu/format.hpp>
+#include <amupmu/ident.hpp>
 #include <amupmu/json.hpp>
 #include <amupmu/version.hpp>
 
@@ -122,6 +124,68 @@ std::string amu_summary(const CpuInfo& c)
 	       std::to_string(amu.counter_bits) + "-bit";
 }
 
+std::string amu_off_text()
+{
+	return "not used (AMU_OFF: module parameter amu=0, or a kernel without CONFIG_ARM64_AMU_EXTN); "
+	       "no AMU register is read";
+}
+
+std::string mask_list(std::uint32_t mask, unsigned n)
+{
+	std::vector<unsigned> bits;
+	for (unsigned i = 0; i < n && i < 32; ++i)
+		if ((mask >> i) & 1)
+			bits.push_back(i);
+	return hex(mask, 0) + " (" + (bits.empty() ? std::string{"none"} : format_cpu_list(bits)) + ")";
+}
+
+// "0 CPU_CYCLES, 1 CNT_CYCLES (not enabled), ..."
+std::string amu_types(std::span<const std::uint16_t> types, unsigned n, std::uint32_t enabled)
+{
+	std::string s;
+	for (unsigned i = 0; i < n && i < types.size(); ++i) {
+		const std::string_view name = amu_event_name(types[i]);
+		s += (s.empty() ? "" : ", ") + std::to_string(i) + " " +
+		     (name.empty() ? hex(types[i], 4) : std::string{name} + " (" + hex(types[i], 4) + ")");
+		if (!((enabled >> i) & 1))
+			s += " not enabled";
+	}
+	return s.empty() ? "none" : s;
+}
+
+std::string frame_text(const IdFrame& f, std::string_view prefix)
+{
+	const FrameId id = decode_id_frame(f);
+	const std::string p{prefix};
+	std::string s = p + "IIDR " + hex(f.iidr, 8) + ": " + describe_jep106(jep106_from_iidr(id.iidr.implementer)) +
+			" part " + hex(id.iidr.product_id, 3) + " r" + std::to_string(id.iidr.variant) + "p" +
+			std::to_string(id.iidr.revision);
+	return s;
+}
+
+std::string devarch_text(const IdFrame& f)
+{
+	const Devarch d = decode_devarch(f.devarch);
+	if (!d.present)
+		return hex(f.devarch, 8) + " (PRESENT clear: not implemented)";
+	const std::string_view arch = archid_name(d.archid);
+	return hex(f.devarch, 8) + ": architect " + describe_jep106(jep106_from_architect(d.architect)) +
+	       ", ARCHID " + hex(d.archid, 4) + (arch.empty() ? "" : " " + std::string{arch}) + " (ARCHVER " +
+	       std::to_string(d.archver) + ", ARCHPART " + hex(d.archpart, 3) + "), REVISION " +
+	       std::to_string(d.revision);
+}
+
+std::string pidr_text(const IdFrame& f)
+{
+	const Pidr p = decode_pidr(f.pidr);
+	const Cidr c = decode_cidr(f.cidr);
+	return "part " + hex(p.part, 3) + ", designer " + describe_jep106(p.designer()) + (p.jedec ? "" : " [JEDEC 0]") +
+	       ", REVISION " + std::to_string(p.revision) + ", REVAND " + std::to_string(p.revand) + ", CMOD " +
+	       std::to_string(p.cmod) + ", SIZE " + std::to_string(p.size) + "; " +
+	       describe_component_class(c.component_class) + (c.preamble_ok ? "" : " [bad CIDR preamble]") +
+	       "; DEVTYPE " + describe_devtype(decode_devtype(f.devtype)) + ", DEVID " + hex(f.devid, 8);
+}
+
 std::string free_summary(const CpuInfo& c)
 {
 	return std::to_string(c.counters_free()) + " of " + std::to_string(c.pmu_num_counters + 1) + " (" +
@@ -214,8 +278,29 @@ void text_cpu(TextReport& r, const Info& info, const CpuInfo& c, const FormatOpt
 		r.row("spe", "not implemented", in);
 	}
 
-	if (c.has_amu()) {
+	if (c.has_amu() && c.amu_off()) {
+		r.row("amu", std::string{amu_version_name(c.amu_version)} + ", " + amu_off_text(), in);
+	} else if (c.has_amu()) {
+		const AmuConfig amu = decode_amu(c.amcfgr, c.amcgcr);
+		const Amcr amcr = decode_amcr(c.amcr);
 		r.row("amu", amu_summary(c), in);
+		r.row("amu control", std::string{"AMCR_EL0 "} + hex(c.amcr, 0) + ": HDBG " + (amcr.hdbg ? "1" : "0") +
+					     ", CG1RZ " + (amcr.cg1rz ? "1 (group 1 reads zero below the highest EL)" : "0"),
+		      in);
+		r.row("amu group 0", amu_types(c.amevtyper0, amu.group0_counters, c.amcntenset0), in);
+		r.row("amu enabled", "group 0 " + mask_list(c.amcntenset0, amu.group0_counters) + ", group 1 " +
+					     mask_list(c.amcntenset1, amu.group1_counters),
+		      in);
+		if (amu.group1_counters)
+			r.row("amu group 1", amu_types(c.amevtyper1, amu.group1_counters, c.amcntenset1), in);
+		if (c.amu_zero())
+			r.row("amu zero", "AMU_ZERO: CPU_CYCLES and CNT_CYCLES read zero at discovery (firmware left "
+					  "them disabled or reset)",
+			      in);
+		for (const ErratumMatch& m : errata_for(c.midr, ErratumUnit::amu))
+			r.row("amu erratum", std::string{m.erratum->id} + " (" + std::string{to_string(m.applicability)} +
+						     "): " + std::string{m.erratum->summary},
+			      in);
 		if (opt.verbose) {
 			r.row("amcfgr_el0", hex(c.amcfgr), in);
 			r.row("amcgcr_el0", hex(c.amcgcr), in);
@@ -223,6 +308,25 @@ void text_cpu(TextReport& r, const Info& info, const CpuInfo& c, const FormatOpt
 	} else {
 		r.row("amu", "not implemented", in);
 	}
+	const auto frame = [&](bool have, const IdFrame& f, std::string_view unit, std::string_view prefix) {
+		const std::string u{unit};
+		if (!have) {
+			if (opt.verbose)
+				r.row(u + " frame", "none (no amupmu,cpu-frames node)", in);
+			return;
+		}
+		const std::vector<IdCheck> checks = cross_check_frame(f, c.midr, prefix);
+		r.row(u + " frame", frame_text(f, prefix), in);
+		r.more(std::string{prefix} + "DEVARCH " + devarch_text(f));
+		r.more(std::string{prefix} + "PIDR " + pidr_text(f));
+		r.row(u + " ids", cross_check_summary(checks), in);
+		for (const IdCheck& k : checks)
+			if (opt.verbose || k.result == CheckResult::mismatch)
+				r.more(std::string{to_string(k.result)} + ": " + k.what + ": " + k.expected + " vs " +
+				       k.actual);
+	};
+	frame(c.has_amu_frame(), c.amu_frame, "amu", "AM");
+	frame(c.has_pmu_frame(), c.pmu_frame, "pmu", "PM");
 }
 
 // ---------------------------------------------------------------- JSON
@@ -302,18 +406,107 @@ void json_amu(JsonWriter& w, const CpuInfo& c)
 		return;
 	}
 	const AmuConfig amu = decode_amu(c.amcfgr, c.amcgcr);
+	const Amcr amcr = decode_amcr(c.amcr);
 	w.begin_object()
 		.member("version", c.amu_version)
 		.member("name", amu_version_name(c.amu_version))
+		.member("off", c.amu_off())
+		.member("zero", c.amu_zero())
 		.member("amcfgr", hex(c.amcfgr))
 		.member("amcgcr", hex(c.amcgcr))
+		.member("amcr", hex(c.amcr))
 		.member("groups", amu.groups)
 		.member("counters", amu.counters)
 		.member("counter_bits", amu.counter_bits)
 		.member("group0_counters", amu.group0_counters)
 		.member("group1_counters", amu.group1_counters)
 		.member("hdbg", amu.hdbg)
+		.member("amcr_hdbg", amcr.hdbg)
+		.member("amcr_cg1rz", amcr.cg1rz)
+		.member("enabled0", hex(c.amcntenset0, 0))
+		.member("enabled1", hex(c.amcntenset1, 0));
+	const auto group = [&](std::string_view key, std::span<const std::uint16_t> types, unsigned n,
+			       std::uint32_t enabled) {
+		w.key(key).begin_array();
+		for (unsigned i = 0; i < n && i < types.size(); ++i) {
+			w.begin_object().member("counter", i).member("event", hex(types[i], 4)).key("name");
+			if (const std::string_view name = amu_event_name(types[i]); name.empty())
+				w.null();
+			else
+				w.value(name);
+			w.member("enabled", ((enabled >> i) & 1) != 0).end_object();
+		}
+		w.end_array();
+	};
+	group("group0", c.amevtyper0, c.amu_off() ? 0 : amu.group0_counters, c.amcntenset0);
+	group("group1", c.amevtyper1, c.amu_off() ? 0 : amu.group1_counters, c.amcntenset1);
+	w.key("errata").begin_array();
+	for (const ErratumMatch& m : errata_for(c.midr, ErratumUnit::amu))
+		w.begin_object()
+			.member("id", m.erratum->id)
+			.member("applicability", to_string(m.applicability))
+			.member("summary", m.erratum->summary)
+			.end_object();
+	w.end_array();
+	w.end_object();
+}
+
+void json_frame(JsonWriter& w, std::string_view key, bool have, const IdFrame& f, std::uint64_t midr,
+		std::string_view prefix)
+{
+	w.key(key);
+	if (!have) {
+		w.null();
+		return;
+	}
+	const FrameId id = decode_id_frame(f);
+	w.begin_object()
+		.member("iidr", hex(f.iidr, 8))
+		.member("devarch", hex(f.devarch, 8))
+		.member("devid", hex(f.devid, 8))
+		.member("devtype", hex(f.devtype, 8));
+	w.key("pidr").begin_array();
+	for (const std::uint32_t v : f.pidr)
+		w.value(hex(v, 8));
+	w.end_array();
+	w.key("cidr").begin_array();
+	for (const std::uint32_t v : f.cidr)
+		w.value(hex(v, 8));
+	w.end_array();
+	w.key("decoded").begin_object()
+		.member("implementer", hex(id.iidr.implementer, 3))
+		.member("implementer_name", describe_jep106(jep106_from_iidr(id.iidr.implementer)))
+		.member("product_id", hex(id.iidr.product_id, 3))
+		.member("variant", id.iidr.variant)
+		.member("revision", id.iidr.revision)
+		.member("architect", describe_jep106(jep106_from_architect(id.devarch.architect)))
+		.member("devarch_present", id.devarch.present)
+		.member("archid", hex(id.devarch.archid, 4))
+		.member("archid_name", archid_name(id.devarch.archid))
+		.member("arch_revision", id.devarch.revision)
+		.member("part", hex(id.pidr.part, 3))
+		.member("designer", describe_jep106(id.pidr.designer()))
+		.member("pidr_revision", id.pidr.revision)
+		.member("revand", id.pidr.revand)
+		.member("cmod", id.pidr.cmod)
+		.member("size", id.pidr.size)
+		.member("jedec", id.pidr.jedec)
+		.member("component_class", describe_component_class(id.cidr.component_class))
+		.member("cidr_preamble_ok", id.cidr.preamble_ok)
+		.member("devtype_text", describe_devtype(id.devtype))
 		.end_object();
+	const std::vector<IdCheck> checks = cross_check_frame(f, midr, prefix);
+	w.member("cross_check", cross_check_summary(checks));
+	w.key("checks").begin_array();
+	for (const IdCheck& k : checks)
+		w.begin_object()
+			.member("what", k.what)
+			.member("expected", k.expected)
+			.member("actual", k.actual)
+			.member("result", to_string(k.result))
+			.end_object();
+	w.end_array();
+	w.end_object();
 }
 
 void json_cpu(JsonWriter& w, const Info& info, const CpuInfo& c)
@@ -349,6 +542,8 @@ void json_cpu(JsonWriter& w, const Info& info, const CpuInfo& c)
 		json_pmu(w, info, c);
 		json_spe(w, c);
 		json_amu(w, c);
+		json_frame(w, "amu_frame", c.has_amu_frame(), c.amu_frame, c.midr, "AM");
+		json_frame(w, "pmu_frame", c.has_pmu_frame(), c.pmu_frame, c.midr, "PM");
 	}
 	w.end_object();
 }
@@ -376,6 +571,7 @@ std::string format_info_text(const Info& info, const FormatOptions& options)
 	r.row("features", features.empty() ? "(none)" : features);
 	r.row("ioctls", join(ioctl_names(info.supported_ioctls), " "));
 	r.row("pmu owner", std::string{to_string(info.pmu_owner)} + " (" + std::string{describe(info.pmu_owner)} + ")");
+	r.row("spe owner", std::string{to_string(info.spe_owner)} + " (" + std::string{describe(info.spe_owner)} + ")");
 	r.row("kernel", kernel_el_name(info.kernel_el));
 	if (options.gic)
 		r.row("gic", to_string(*options.gic));
@@ -408,6 +604,8 @@ std::string format_info_json(const Info& info, const FormatOptions& options)
 	json_strings(w, "supported_ioctls", ioctl_names(info.supported_ioctls));
 	w.member("pmu_owner", to_string(info.pmu_owner))
 		.member("pmu_owner_description", describe(info.pmu_owner))
+		.member("spe_owner", to_string(info.spe_owner))
+		.member("spe_owner_description", describe(info.spe_owner))
 		.member("backend", backend_name(info))
 		.member("backend_description", backend_description(info))
 		.member("kernel_el", info.kernel_el)

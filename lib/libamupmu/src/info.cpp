@@ -16,8 +16,9 @@ constexpr std::array<std::string_view, 5> feature_bits = {
 };
 
 // Bit n of supported_ioctls: command command_base + n.
-constexpr std::array<std::string_view, 4> command_names = {
-	"AMUPMU_INFO", "AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL", "AMUPMU_PMU_READ",
+constexpr std::array<std::string_view, 8> command_names = {
+	"AMUPMU_INFO", "AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL", "AMUPMU_PMU_READ", "AMUPMU_AMU_READ",
+	"AMUPMU_SPE_CONFIG", "AMUPMU_SPE_CTL", "AMUPMU_SPE_READ",
 };
 
 template <std::size_t N, typename Unknown>
@@ -73,6 +74,33 @@ std::string_view describe(PmuOwner owner) noexcept
 	case PmuOwner::amupmu:
 		return "the devicetree node \"amupmu,pmuv3\" gave amupmu the PMU registers "
 		       "and the overflow interrupt";
+	}
+	return "owner value unknown to this libamupmu version";
+}
+
+std::string_view to_string(SpeOwner owner) noexcept
+{
+	switch (owner) {
+	case SpeOwner::none: return "none";
+	case SpeOwner::kernel: return "kernel";
+	case SpeOwner::amupmu: return "amupmu";
+	case SpeOwner::unclaimed: return "unclaimed";
+	}
+	return "unknown";
+}
+
+std::string_view describe(SpeOwner owner) noexcept
+{
+	switch (owner) {
+	case SpeOwner::none:
+		return "no CPU has SPE that the kernel may program";
+	case SpeOwner::kernel:
+		return "the kernel's arm_spe_pmu holds the SPE device; amupmu SPE requests are "
+		       "refused with ENXIO";
+	case SpeOwner::amupmu:
+		return "amupmu holds the SPE device (or the test build's mock model is the SPE)";
+	case SpeOwner::unclaimed:
+		return "no driver holds the SPE device: \"amupmu spe claim\" hands it to amupmu";
 	}
 	return "owner value unknown to this libamupmu version";
 }

@@ -78,7 +78,7 @@ std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> even
 	const auto have = [&](std::uint16_t n) {
 		return std::ranges::find(events, n) != events.end() || std::ranges::find(add, n) != add.end();
 	};
-	for (const ErratumMatch& m : errata_for(midr)) {
+	for (const ErratumMatch& m : errata_for(midr, ErratumUnit::pmu)) {
 		if (m.applicability != Applicability::yes || !have(m.erratum->event))
 			continue;
 		if (m.erratum->model == ErratumModel::overcount_minus_companion && !have(m.erratum->companion))
@@ -94,7 +94,7 @@ std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> even
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options)
 {
 	const Midr m = decode_midr(midr);
-	for (const ErratumMatch& match : errata_for(midr)) {
+	for (const ErratumMatch& match : errata_for(midr, ErratumUnit::pmu)) {
 		const Erratum& e = *match.erratum;
 		StatRow* row = nullptr;
 		for (StatRow& r : report.rows)
@@ -105,7 +105,7 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 		row->erratum = std::string{e.id};
 		if (match.applicability == Applicability::verify) {
 			row->note = "verify: " + std::string{e.core} + " " + revision_string(m) +
-				    " is after the affected r0p0-r2p1; not compensated";
+				    " is after the affected " + affected_range(e) + "; not compensated";
 			report.notes.push_back(std::string{e.id} + ": " + row->note);
 			continue;
 		}
@@ -208,6 +208,11 @@ std::string format_stat_text(const StatReport& r)
 			out += "\n";
 		out += "\n";
 	}
+	if (r.amu) {
+		AmuReport amu = *r.amu;
+		amu.interval_end = r.interval_end;
+		out += format_amu_text(amu);
+	}
 	return out;
 }
 
@@ -268,6 +273,10 @@ std::string format_stat_json(const StatReport& r, unsigned indent)
 	for (const std::string& n : r.notes)
 		w.value(n);
 	w.end_array();
+	if (r.amu) {
+		w.key("amu");
+		write_amu_json(w, *r.amu);
+	}
 	w.end_object();
 	return w.str() + "\n";
 }
@@ -296,6 +305,24 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep)
 	for (const Metric& m : r.metrics)
 		line({"metric", fixed(m.value, 4), std::string{m.unit}, std::string{m.name}, "", "", "",
 		      std::string{m.formula}, ""});
+	if (r.amu) {
+		const auto amu_lines = [&](const AmuCpuDelta& d, const std::string& cpu) {
+			const struct {
+				const AmuFigure& f;
+				double scale;
+				std::string_view unit, name;
+			} figs[] = {{d.frequency, 1e-6, "MHz", "frequency"},
+				    {d.ipc, 1, "", "ipc"},
+				    {d.mem_stall, 100, "%", "mem_stall"},
+				    {d.active, 100, "%", "active"}};
+			for (const auto& x : figs)
+				line({"amu", x.f.ok() ? fixed(x.f.value * x.scale, 4) : "", std::string{x.unit},
+				      std::string{x.name}, cpu, "", d.erratum, std::string{to_string(x.f.why)}, ""});
+		};
+		for (const AmuCpuDelta& d : r.amu->per_cpu)
+			amu_lines(d, std::to_string(d.cpu));
+		amu_lines(r.amu->total, "all");
+	}
 	return out;
 }
 

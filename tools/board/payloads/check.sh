@@ -10,9 +10,14 @@ board_backend
 # platform device unbind/bind with sessions open (amupmu devicetree only,
 # skips elsewhere); CPU power-down and PMU sessions (mock builds only: the
 # debugfs cpu_pm file; on the amupmu/mock board this is where its stress
-# runs, without its sampler thread; cpupm.sh runs it all under -icount)
+# runs, without its sampler thread; cpupm.sh runs it all under -icount);
+# the AMU (ABI 2.1): the mock model on mock builds, EOPNOTSUPP and no AMU
+# register touched on production builds (QEMU hides the AMU: an access
+# would be an undefined instruction in the kernel); the SPE filter knobs
+# (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
+# directory on production builds (QEMU hides SPE)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
-	amupmu_unbind_test amupmu_cpupm_test; do
+	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else
@@ -32,6 +37,11 @@ if [ -x /tests/amupmu_board_tests ]; then
 else
 	tap_check amupmu_board_tests-present false
 fi
+
+# no AMU (or any) register access trapped: on QEMU an AMU system register
+# is UNDEFINED, and run.sh's log check does not know that message
+tap_check "kernel-log-no-undefined-instruction" sh -c \
+	'! dmesg | grep -E "Undefined instruction|Oops|BUG:|Unable to handle kernel"'
 
 # the PMU PPI belongs to whoever pmu_owner names
 owner_irq() {

@@ -7,7 +7,7 @@
 # guest seconds, 4 here: under -icount a guest second of two busy vCPUs is
 # about ten host seconds, and make check has a 30-minute budget). check.sh runs the same program on its amupmu/mock board for the
 # default 5 s, without -icount and so without the sampling thread. On a
-# production module every test skips.
+# production module every test skips. amupmu_amu_test: the mock AMU model.
 #   ./tools/board/run.sh -k 6.1 -d amupmu -v mock -i cpupm
 . /lib.sh
 
@@ -18,5 +18,12 @@ if [ -x /selftests/amupmu_cpupm_test ]; then
 		/selftests/amupmu_cpupm_test
 else
 	tap_check amupmu_cpupm_test-present false
+fi
+# the AMU model across the same power-downs, hotplug and readers, under
+# -icount (and on the VHE machine: check.sh's mock boards are el1 only)
+if [ -x /selftests/amupmu_amu_test ]; then
+	run_test amupmu_amu_test /selftests/amupmu_amu_test
+else
+	tap_check amupmu_amu_test-present false
 fi
 tap_check rmmod rmmod amupmu

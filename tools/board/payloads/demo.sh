@@ -3,18 +3,6 @@
 # count a workload with amupmu stat, sample it with amupmu record/report.
 . /lib.sh
 
-# demo STEP CMD...: one framed, echoed step
-demo() {
-	step=$1
-	shift
-	echo "AMUPMU-BEGIN $step"
-	echo "# \$ $*"
-	"$@"
-	rc=$?
-	[ $rc = 0 ] && echo "ok 1 $step" || echo "not ok 1 $step"
-	echo "AMUPMU-END $step rc=$rc"
-}
-
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 demo amupmu-info amupmu info

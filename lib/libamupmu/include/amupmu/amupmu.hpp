@@ -4,6 +4,7 @@
 #ifndef AMUPMU_AMUPMU_HPP
 #define AMUPMU_AMUPMU_HPP
 
+#include <amupmu/amu.hpp>
 #include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -13,6 +14,7 @@
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
+#include <amupmu/ident.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/json.hpp>
 #include <amupmu/metrics.hpp>
@@ -21,6 +23,7 @@
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 #include <amupmu/spe.hpp>
+#include <amupmu/spe_device.hpp>
 #include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 

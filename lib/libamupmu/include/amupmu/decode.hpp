@@ -162,6 +162,37 @@ struct AmuConfig {
 	};
 }
 
+/// AMCR_EL0 (amupmu reads it, never writes it).
+struct Amcr {
+	bool hdbg = false;	///< [10] counters halted while the PE is in Debug state
+	bool cg1rz = false;	///< [17] (AMUv1p1) group 1 counters read zero below the highest EL
+
+	friend constexpr bool operator==(const Amcr&, const Amcr&) = default;
+};
+
+[[nodiscard]] constexpr Amcr decode_amcr(std::uint64_t amcr) noexcept
+{
+	return Amcr{.hdbg = bit<10>(amcr), .cg1rz = bit<17>(amcr)};
+}
+
+/// The architected AMU events (AMEVTYPER0<n>_EL0.evtCount of group 0 on
+/// AMUv1: counters 0-3 in this order, but look them up, never assume).
+namespace amu_ev {
+inline constexpr std::uint16_t cpu_cycles = 0x0011;		///< core cycles
+inline constexpr std::uint16_t cnt_cycles = 0x4004;		///< constant-frequency cycles (system counter rate; not in WFI/WFE)
+inline constexpr std::uint16_t inst_retired = 0x0008;		///< instructions retired
+inline constexpr std::uint16_t stall_backend_mem = 0x4005;	///< cycles stalled on the memory system
+} // namespace amu_ev
+
+/// "CPU_CYCLES", "CNT_CYCLES", "INST_RETIRED", "STALL_BACKEND_MEM", else the
+/// PMU common event's name (event_name()) or empty.
+[[nodiscard]] std::string_view amu_event_name(std::uint16_t event) noexcept;
+
+/// Index of the group 0 / group 1 counter that counts event among the
+/// first n event types; nullopt when none does.
+[[nodiscard]] std::optional<unsigned> amu_counter_of(std::span<const std::uint16_t> types, unsigned n,
+						     std::uint16_t event) noexcept;
+
 // ---------------------------------------------------------------- SPE
 
 /// PMSIDR_EL1.

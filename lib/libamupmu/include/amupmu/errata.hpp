@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// PMU errata as data, their compensation models, and the per-board
+// PMU and AMU errata as data, their compensation models, and the per-board
 // calibration that replaces their default parameters. The two Cortex-X2
-// entries are seed 003's field measurements, not Arm-published errata
+// entries are seed 003's field measurements, not Arm-published errata; the
+// AMU entries are Arm-published (Cortex-A510 2457168, Cortex-A725 3821522)
 // (see Documentation/userspace-api/amupmu-tool.rst, "Errata").
 #ifndef AMUPMU_ERRATA_HPP
 #define AMUPMU_ERRATA_HPP
@@ -23,6 +24,15 @@ enum class ErratumModel {
 	undercount_ec0,
 	/// true = measured - min(measured * factor, companion)
 	overcount_minus_companion,
+	/// the counter is unreliable: figures that need it are flagged, not
+	/// computed (no compensation, nothing to calibrate)
+	unreliable_counter,
+};
+
+/// Which unit's counter an erratum is about.
+enum class ErratumUnit {
+	pmu,	///< a PMUv3 event (amupmu stat compensates or annotates it)
+	amu,	///< an AMU counter (amupmu amu flags the figures that use it)
 };
 
 /// "rXpY" packed as (variant << 4) | revision, for ranges.
@@ -48,7 +58,11 @@ struct Erratum {
 	std::uint16_t companion;	///< overcount model: the event subtracted (0: none)
 	std::string_view summary;
 	std::string_view provenance;
+	ErratumUnit unit = ErratumUnit::pmu;
 };
+
+/// "r0p0-r2p1"
+[[nodiscard]] std::string affected_range(const Erratum& e);
 
 /// Every erratum the library knows.
 [[nodiscard]] std::span<const Erratum> errata() noexcept;
@@ -69,6 +83,8 @@ struct ErratumMatch {
 	Applicability applicability;
 };
 [[nodiscard]] std::vector<ErratumMatch> errata_for(std::uint64_t midr);
+/// errata_for() of one unit only.
+[[nodiscard]] std::vector<ErratumMatch> errata_for(std::uint64_t midr, ErratumUnit unit);
 
 // ---------------------------------------------------------------- models
 

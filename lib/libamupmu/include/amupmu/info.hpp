@@ -7,7 +7,9 @@
 #ifndef AMUPMU_INFO_HPP
 #define AMUPMU_INFO_HPP
 
+#include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -17,14 +19,23 @@ namespace amupmu {
 
 /// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
 inline constexpr std::uint32_t abi_major = 2;
-inline constexpr std::uint32_t abi_minor = 0;
+inline constexpr std::uint32_t abi_minor = 2;
 
 inline constexpr std::string_view default_device_path = "/dev/amupmu";
 
 /// Command numbers: ioctl nr = command_base + index; bit index of
 /// Info::supported_ioctls.
 inline constexpr unsigned command_base = 0x80;
-enum class Ioctl : unsigned { info = 0, pmu_config = 1, pmu_ctl = 2, pmu_read = 3 };
+enum class Ioctl : unsigned {
+	info = 0,
+	pmu_config = 1,
+	pmu_ctl = 2,
+	pmu_read = 3,
+	amu_read = 4,
+	spe_config = 5,
+	spe_ctl = 6,
+	spe_read = 7,
+};
 
 /// Info::features bits (enum amupmu_features).
 enum class Feature : std::uint64_t {
@@ -41,6 +52,15 @@ enum class PmuOwner : std::uint32_t {
 	none = 0,
 	kernel = 1,
 	amupmu = 2,
+};
+
+/// Who owns SPE (enum amupmu_spe_owner, ABI 2.2). A newer driver may report
+/// a value not listed here.
+enum class SpeOwner : std::uint32_t {
+	none = 0,	///< no CPU has SPE that EL1 may program
+	kernel = 1,	///< the kernel's arm_spe_pmu holds the SPE device
+	amupmu = 2,	///< amupmu holds it (or the test build's mock model is the SPE)
+	unclaimed = 3,	///< CPUs have SPE, no driver holds the device
 };
 
 /// Which generic-timer count a sample's time holds (enum amupmu_clock). A
@@ -66,6 +86,27 @@ enum class CpuFlag : std::uint32_t {
 	amu = 1u << 6,
 	spe = 1u << 7,
 	mock = 1u << 8,
+	amu_off = 1u << 9,	///< (ABI 2.1) AMU implemented but not used (amu=0, no CONFIG_ARM64_AMU_EXTN)
+	amu_zero = 1u << 10,	///< (ABI 2.1) core and constant cycle counters read zero at discovery
+	amu_frame = 1u << 11,	///< (ABI 2.1) CpuInfo::amu_frame is valid
+	pmu_frame = 1u << 12,	///< (ABI 2.1) CpuInfo::pmu_frame is valid
+};
+
+/// The AMU's counter groups have at most 16 counters each (AMUPMU_AMU_MAX_COUNTERS).
+inline constexpr std::size_t amu_max_counters = 16;
+
+/// Identification registers of a memory-mapped AMU or PMU frame (struct
+/// amupmu_id_frame); 0 where the frame does not implement one. Decoded by
+/// decode_id_frame() (amupmu/ident.hpp).
+struct IdFrame {
+	std::uint32_t iidr = 0;		///< AMIIDR / PMIIDR (0xE08)
+	std::uint32_t devarch = 0;	///< AMDEVARCH / PMDEVARCH (0xFBC)
+	std::uint32_t devid = 0;	///< AMDEVID / PMDEVID (0xFC8)
+	std::uint32_t devtype = 0;	///< AMDEVTYPE / PMDEVTYPE (0xFCC)
+	std::array<std::uint32_t, 5> pidr{};	///< [0..3] from 0xFE0-0xFEC, [4] from 0xFD0
+	std::array<std::uint32_t, 4> cidr{};	///< 0xFF0-0xFFC
+
+	friend bool operator==(const IdFrame&, const IdFrame&) = default;
 };
 
 /// One CPU as the driver read it on that CPU. Register fields are zero
@@ -92,6 +133,18 @@ struct CpuInfo {
 	/// cycle counter. 0 unless amupmu owns the PMU.
 	std::uint32_t pmu_counters_free = 0;
 
+	// ABI 2.1 (AMUPMU_CPU_INFO_SIZE_VER2), valid with has_amu(); zero from
+	// an older driver.
+	std::uint64_t amcr = 0;			///< AMCR_EL0
+	std::uint32_t amcntenset0 = 0;		///< group 0 counters enabled at discovery
+	std::uint32_t amcntenset1 = 0;		///< group 1 counters enabled at discovery
+	/// AMEVTYPER0<n>_EL0.evtCount, AMCGCR_EL0.CG0NC of them
+	std::array<std::uint16_t, amu_max_counters> amevtyper0{};
+	/// AMEVTYPER1<n>_EL0.evtCount, AMCGCR_EL0.CG1NC of them
+	std::array<std::uint16_t, amu_max_counters> amevtyper1{};
+	IdFrame amu_frame{};	///< with has_amu_frame()
+	IdFrame pmu_frame{};	///< with has_pmu_frame()
+
 	/// Free counters, the cycle counter included.
 	[[nodiscard]] constexpr unsigned counters_free() const noexcept
 	{
@@ -115,6 +168,12 @@ struct CpuInfo {
 	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(CpuFlag::amu); }
 	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(CpuFlag::spe); }
 	[[nodiscard]] constexpr bool mock() const noexcept { return has(CpuFlag::mock); }
+	[[nodiscard]] constexpr bool amu_off() const noexcept { return has(CpuFlag::amu_off); }
+	[[nodiscard]] constexpr bool amu_zero() const noexcept { return has(CpuFlag::amu_zero); }
+	[[nodiscard]] constexpr bool has_amu_frame() const noexcept { return has(CpuFlag::amu_frame); }
+	[[nodiscard]] constexpr bool has_pmu_frame() const noexcept { return has(CpuFlag::pmu_frame); }
+	/// The AMU is implemented and amupmu reads it.
+	[[nodiscard]] constexpr bool amu_usable() const noexcept { return has_amu() && !amu_off(); }
 
 	friend bool operator==(const CpuInfo&, const CpuInfo&) = default;
 };
@@ -133,6 +192,8 @@ struct Info {
 	std::uint32_t kernel_el = 0;
 	/// The counter Sample::time reads.
 	Clock clock = Clock::unknown;
+	/// Who owns SPE (a driver before ABI 2.2 says none).
+	SpeOwner spe_owner = SpeOwner::none;
 
 	[[nodiscard]] constexpr bool has(Feature f) const noexcept
 	{
@@ -166,6 +227,11 @@ struct Info {
 [[nodiscard]] std::string_view to_string(PmuOwner owner) noexcept;
 /// What the ownership means for users of amupmu, one sentence.
 [[nodiscard]] std::string_view describe(PmuOwner owner) noexcept;
+
+/// "none" | "kernel" | "amupmu" | "unclaimed", "unknown" otherwise.
+[[nodiscard]] std::string_view to_string(SpeOwner owner) noexcept;
+/// What the SPE ownership means for users of amupmu, one sentence.
+[[nodiscard]] std::string_view describe(SpeOwner owner) noexcept;
 
 /// "EL2 (VHE)", "EL1", or "unknown" (0 or another value).
 [[nodiscard]] std::string_view kernel_el_name(std::uint32_t kernel_el) noexcept;

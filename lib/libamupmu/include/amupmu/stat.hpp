@@ -6,6 +6,7 @@
 #ifndef AMUPMU_STAT_HPP
 #define AMUPMU_STAT_HPP
 
+#include <amupmu/amu.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/metrics.hpp>
 
@@ -43,6 +44,12 @@ struct StatReport {
 	std::vector<StatRow> rows{};
 	std::vector<Metric> metrics{};
 	std::vector<std::string> notes{};	///< errata not applied, warnings
+	/// amupmu stat --amu: the AMU over the same interval. Text: its table
+	/// after the counts; JSON: an "amu" member (format_amu_json's object);
+	/// separated values: "amu" lines, one per CPU ("all" last) and figure,
+	/// in the same columns: amu,value,unit,figure,cpu,,erratum,status,
+	/// with figure frequency (MHz), ipc, mem_stall (%), active (%).
+	std::optional<AmuReport> amu{};
 };
 
 struct CompensationOptions {

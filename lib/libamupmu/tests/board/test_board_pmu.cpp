@@ -6,6 +6,8 @@
 // refused with OwnedByKernel, ENXIO). The [unloaded] tests run after rmmod.
 #include <amupmu/amupmu.hpp>
 
+#include "board_util.hpp"
+
 #include "kernels.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,27 +21,11 @@
 #include <sched.h>
 
 using namespace amupmu;
+using amupmu::board::live_info;
+using amupmu::board::online;
 using Catch::Matchers::Contains;
 
 namespace {
-
-Info live_info()
-{
-	int err = 0;
-	auto dev = Device::try_open(default_device_path, &err);
-	INFO(default_device_path << ": " << errno_text(err) << " -- load amupmu.ko");
-	REQUIRE(dev);
-	return dev->info();
-}
-
-std::vector<unsigned> online(const Info& info)
-{
-	std::vector<unsigned> cpus;
-	for (const CpuInfo& c : info.cpus)
-		if (c.online())
-			cpus.push_back(c.cpu);
-	return cpus;
-}
 
 std::uint64_t monotonic_raw_ns()
 {

@@ -65,6 +65,11 @@ inline CpuInfo mock_x2_cpu(std::uint32_t cpu)
 	c.pmu_num_counters = 6;
 	c.amu_version = 2;
 	c.spe_version = 3;
+	c.amcr = 0;
+	c.amcntenset0 = 0xF;
+	c.amcntenset1 = 0x7;
+	c.amevtyper0 = {0x0011, 0x4004, 0x0008, 0x4005};	// CPU_CYCLES, CNT_CYCLES, INST_RETIRED, STALL_BACKEND_MEM
+	c.amevtyper1 = {0x0301, 0x0302, 0x0303};		// IMPLEMENTATION DEFINED
 	return c;
 }
 

@@ -38,7 +38,7 @@ const Erratum& mcq_erratum()
 
 TEST_CASE("errata table", "[host][errata]")
 {
-	REQUIRE(errata().size() == 2);
+	REQUIRE(errata().size() == 4);	// 2 PMU (seed 003), 2 AMU (Arm-published)
 	const Erratum& u = undef_erratum();
 	CHECK(u.event == 0x81);
 	CHECK(u.part == 0xD48);
@@ -69,6 +69,43 @@ TEST_CASE("errata applicability by MIDR and revision", "[host][errata]")
 	CHECK(errata_for(midr_x2(2, 1)).size() == 2);
 	CHECK(errata_for(0x000f0510).empty());
 	CHECK(to_string(Applicability::verify) == "verify");
+}
+
+TEST_CASE("AMU errata: unreliable CNT_CYCLES on Cortex-A510 r0p0-r1p1 and Cortex-A725 r0p0-r0p2", "[host][errata][amu]")
+{
+	const auto midr = [](unsigned part, unsigned variant, unsigned revision) {
+		return std::uint64_t{0x410F0000} | (std::uint64_t{variant} << 20) | (part << 4) | revision;
+	};
+	const Erratum* a510 = find_erratum("ARM-A510-2457168");
+	const Erratum* a725 = find_erratum("ARM-A725-3821522");
+	REQUIRE(a510);
+	REQUIRE(a725);
+	for (const Erratum* e : {a510, a725}) {
+		CHECK(e->unit == ErratumUnit::amu);
+		CHECK(e->model == ErratumModel::unreliable_counter);
+		CHECK(e->event == 0x4004);	// CNT_CYCLES
+		CHECK(e->implementer == 0x41);
+		// the sources are named in the data
+		CHECK_THAT(std::string{e->provenance}, Contains("Software Developer Errata Notice"));
+		CHECK_THAT(std::string{e->provenance}, Contains("Linux ARM64_ERRATUM_"));
+	}
+	CHECK(a510->part == 0xD46);
+	CHECK(a725->part == 0xD87);
+	CHECK(affected_range(*a510) == "r0p0-r1p1");
+	CHECK(affected_range(*a725) == "r0p0-r0p2");
+	CHECK(applies(*a510, midr(0xD46, 0, 0)) == Applicability::yes);
+	CHECK(applies(*a510, midr(0xD46, 1, 1)) == Applicability::yes);
+	CHECK(applies(*a510, midr(0xD46, 1, 2)) == Applicability::verify);
+	CHECK(applies(*a510, midr(0xD46, 2, 0)) == Applicability::verify);
+	CHECK(applies(*a725, midr(0xD87, 0, 2)) == Applicability::yes);
+	CHECK(applies(*a725, midr(0xD87, 0, 3)) == Applicability::verify);
+	CHECK(applies(*a725, midr(0xD46, 0, 0)) == Applicability::no);
+	// the PMU paths (stat compensation, calibration) never see them
+	CHECK(errata_for(midr(0xD46, 1, 0), ErratumUnit::pmu).empty());
+	CHECK(errata_for(midr(0xD46, 1, 0), ErratumUnit::amu).size() == 1);
+	CHECK(errata_for(midr_x2(2, 1), ErratumUnit::amu).empty());
+	CHECK(errata_for(midr_x2(2, 1), ErratumUnit::pmu).size() == 2);
+	CHECK(affected_range(undef_erratum()) == "r0p0-r2p1");
 }
 
 TEST_CASE("EXC_UNDEF: a 17 % undercount is recovered within 1 % by the default factor", "[host][errata]")

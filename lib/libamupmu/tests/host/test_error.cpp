@@ -39,7 +39,7 @@ TEST_CASE("AbiMismatch", "[host][error]")
 {
 	const AbiMismatch e{"AMUPMU_INFO", 1, 1};
 	CHECK(std::string_view{e.what()} ==
-	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.0 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.2 (EPROTO)");
 	CHECK(e.errnum() == EPROTO);
 	CHECK(e.driver_major() == 1);
 	CHECK(e.driver_minor() == 1);

@@ -30,11 +30,21 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(ioctl_names(1) == std::vector<std::string>{"AMUPMU_INFO"});
 	CHECK(ioctl_names(0xe) == std::vector<std::string>{"AMUPMU_PMU_CONFIG", "AMUPMU_PMU_CTL",
 							    "AMUPMU_PMU_READ"});
-	CHECK(ioctl_names(0x10) == std::vector<std::string>{"cmd 0x84"});
+	CHECK(ioctl_names(0x10) == std::vector<std::string>{"AMUPMU_AMU_READ"});
+	CHECK(ioctl_names(0xe0) == std::vector<std::string>{"AMUPMU_SPE_CONFIG", "AMUPMU_SPE_CTL",
+							     "AMUPMU_SPE_READ"});
+	CHECK(ioctl_names(0x100) == std::vector<std::string>{"cmd 0x88"});
 	CHECK(to_string(PmuOwner::none) == "none");
 	CHECK(to_string(PmuOwner::kernel) == "kernel");
 	CHECK(to_string(PmuOwner::amupmu) == "amupmu");
 	CHECK(to_string(static_cast<PmuOwner>(7)) == "unknown");
+	CHECK(to_string(SpeOwner::none) == "none");
+	CHECK(to_string(SpeOwner::kernel) == "kernel");
+	CHECK(to_string(SpeOwner::amupmu) == "amupmu");
+	CHECK(to_string(SpeOwner::unclaimed) == "unclaimed");
+	CHECK(to_string(static_cast<SpeOwner>(9)) == "unknown");
+	CHECK(describe(SpeOwner::kernel) == "the kernel's arm_spe_pmu holds the SPE device; amupmu SPE "
+					    "requests are refused with ENXIO");
 	CHECK(describe(PmuOwner::kernel) ==
 	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO");
 	CHECK(kernel_el_name(2) == "EL2 (VHE)");
@@ -96,7 +106,8 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 2.0"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.2"));
+		CHECK_THAT(text, Contains("spe owner:      none (no CPU has SPE that the kernel may program)\n"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
@@ -218,4 +229,39 @@ TEST_CASE("JSON report content", "[host][format][json]")
 	CHECK_THAT(qemu, Contains(R"("part_name": null)"));
 	CHECK_THAT(qemu, Contains(R"("spe": null)"));
 	CHECK_THAT(qemu, Contains(R"("amu": null)"));
+}
+
+TEST_CASE("info shows the AMU configuration, the ID frames and their cross-check", "[host][format][amu]")
+{
+	Info info = test::mock_info();
+	CpuInfo& c = info.cpus[0];
+	c.flags |= static_cast<std::uint32_t>(CpuFlag::amu_frame) | static_cast<std::uint32_t>(CpuFlag::amu_zero);
+	c.amcntenset0 = 0x7;	// STALL_BACKEND_MEM not enabled
+	c.amcr = 1u << 17;
+	c.amu_frame.iidr = 0xD482143B;	// Arm part 0xd48 r2p1, as MIDR 0x412FD481
+	c.amu_frame.devarch = 0x47700A67;
+	c.amu_frame.devtype = 0x16;
+	c.amu_frame.pidr = {0x99, 0xB9, 0x2B, 0x10, 0x04};	// but PIDR says part 0x999
+	c.amu_frame.cidr = {0x0D, 0x90, 0x05, 0xB1};
+	info.cpus[1].flags |= static_cast<std::uint32_t>(CpuFlag::amu_off);
+
+	const std::string text = format_info_text(info);
+	INFO(text);
+	CHECK_THAT(text, Contains("amu group 0:  0 CPU_CYCLES (0x0011), 1 CNT_CYCLES (0x4004), 2 INST_RETIRED "
+				  "(0x0008), 3 STALL_BACKEND_MEM (0x4005) not enabled"));
+	CHECK_THAT(text, Contains("group 0 0x7 (0-2), group 1 0x7 (0-2)"));
+	CHECK_THAT(text, Contains("CG1RZ 1"));
+	CHECK_THAT(text, Contains("AMU_ZERO"));
+	CHECK_THAT(text, Contains("AMIIDR 0xd482143b: Arm Limited (JEP106 0x43b: bank 5, 0x3b) part 0xd48 r2p1"));
+	CHECK_THAT(text, Contains("AMUv1 (FEAT_AMU_EXT64)"));
+	CHECK_THAT(text, Contains("amu ids:      MISMATCH: 1 of 10 checks"));
+	CHECK_THAT(text, Contains("MISMATCH: AMIIDR.ProductID vs AMPIDR1.PART_1:AMPIDR0.PART_0: 0xd48 vs 0x999"));
+	CHECK_THAT(text, Contains("not used (AMU_OFF"));
+
+	const std::string json = format_info_json(info);
+	CHECK(test::json_error(json).empty());
+	CHECK_THAT(json, Contains("\"cross_check\": \"MISMATCH: 1 of 10 checks\""));
+	CHECK_THAT(json, Contains("\"name\": \"STALL_BACKEND_MEM\""));
+	CHECK_THAT(json, Contains("\"off\": true"));
+	CHECK_THAT(json, Contains("\"pmu_frame\": null"));
 }

@@ -162,3 +162,38 @@ TEST_CASE("stat CSV columns are stable", "[host][stat][format]")
 	iv.interval_end = 1.0;
 	CHECK(format_stat_csv(iv, ",").starts_with("1.000000,count,4000,"));
 }
+
+TEST_CASE("stat --amu: the AMU report rides along in text, JSON and CSV", "[host][stat][format][amu]")
+{
+	StatReport r;
+	r.command = {"true"};
+	r.cpus = "0";
+	r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 1000, .time_enabled = 10, .time_running = 10});
+	AmuReport amu;
+	amu.cpus = "0";
+	amu.mock = true;
+	amu.backend = "mock AMU model";
+	AmuCpuDelta d;
+	d.cpu = 0;
+	d.frequency = {.value = 1.5e9, .why = AmuWhy::ok, .cpus = 1};
+	d.ipc = {.value = 1.25, .why = AmuWhy::ok, .cpus = 1};
+	d.mem_stall = {.value = 0, .why = AmuWhy::not_counted, .cpus = 0};
+	d.active = {.value = 0.5, .why = AmuWhy::ok, .cpus = 1};
+	amu.per_cpu = {d};
+	amu.total = d;
+	r.amu = amu;
+
+	CHECK_THAT(format_stat_text(r), Contains("MOCK AMU MODEL"));
+	const std::string json = format_stat_json(r);
+	INFO(json);
+	CHECK(test::json_error(json).empty());
+	CHECK_THAT(json, Contains("\"amu\": {"));
+	const std::string csv = format_stat_csv(r, ",");
+	CHECK_THAT(csv, Contains("amu,1500.0000,MHz,frequency,0,,,ok,\n"));
+	CHECK_THAT(csv, Contains("amu,,%,mem_stall,all,,,not counted,\n"));
+	for (std::size_t pos = 0, nl; (nl = csv.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+		const std::string l = csv.substr(pos, nl - pos);
+		INFO(l);
+		CHECK(std::ranges::count(l, ',') == 8);	// the same nine columns
+	}
+}

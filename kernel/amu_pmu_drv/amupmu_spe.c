@@ -1,0 +1,1466 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * amupmu: the Statistical Profiling Extension.
+ *
+ * SPE discovery per CPU (on that CPU); the filter and interval
+ * configuration an SPE session programs (PMSFCR_EL1, PMSEVFR_EL1,
+ * PMSNEVFR_EL1, PMSLATFR_EL1, PMSIRR_EL1), checked against the CPUs'
+ * PMSIDR_EL1 and SPE version as the Arm ARM (DDI 0487, D24 and the
+ * SPEFilterBy* pseudocode) defines them. The defaults a session can ask
+ * for are the arm_spe debugfs knobs (amupmu_debugfs.c), changed only
+ * through amupmu_spe_defaults_set(), which checks the whole result first:
+ * a refused change leaves them as they were.
+ *
+ * Sessions (below "sessions"): the profiling buffers, their programming,
+ * the buffer management interrupt and CPU hotplug / power-down.
+ *
+ * Errors, in this order (so that the errno does not depend on which CPU
+ * is looked at first): a value the architecture gives no meaning at any
+ * SPE version, EINVAL; a feature a CPU lacks, EOPNOTSUPP; a value out of
+ * that CPU's range (interval below PMSIDR_EL1.Interval's minimum, MINLAT
+ * beyond PMSIDR_EL1.CountSize's width) or a CONSTRAINED UNPREDICTABLE
+ * combination (FL with MINLAT 0; FT with no type without FEAT_SPE_EFT),
+ * EINVAL.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitfield.h>
+#include <linux/capability.h>
+#include <linux/cpu.h>
+#include <linux/cpu_pm.h>
+#include <linux/cpumask.h>
+#include <linux/irq_work.h>
+#include <linux/log2.h>
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/poll.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <linux/wait.h>
+#include <asm/arch_timer.h>
+#include <asm/barrier.h>
+#include <asm/mmu.h>
+#include <asm/sysreg.h>
+
+#include "amupmu.h"
+#include "amupmu_compat.h"
+#include "amupmu_spe.h"
+#include "amupmu_spe_model.h"
+
+/* The PMSFCR_EL1 bits a configuration may set (FDS: no PMSDSFR_EL1 support yet). */
+#define AMUPMU_PMSFCR_VALID	(PMSFCR_EL1_FE | PMSFCR_EL1_FT | PMSFCR_EL1_FL | \
+				 PMSFCR_EL1_FnE | PMSFCR_EL1_TYPE | PMSFCR_EL1_TYPEm)
+#define AMUPMU_PMSFCR_EFT	(PMSFCR_EL1_FP | PMSFCR_EL1_SIMD | PMSFCR_EL1_TYPEm)
+#define AMUPMU_PMSIRR_VALID	(PMSIRR_EL1_INTERVAL | PMSIRR_EL1_RND)
+
+static DEFINE_PER_CPU(u64, amupmu_spe_pmbidr_pcpu);
+
+static DEFINE_MUTEX(amupmu_spe_lock);	/* amupmu_spe_defaults */
+static struct amupmu_spe_filter amupmu_spe_defaults;
+
+/*
+ * Like the kernel's arm_spe_pmu, PMSIDR_EL1 is read only when
+ * PMBIDR_EL1.P is 0: when firmware keeps the profiling buffer (P = 1)
+ * the PMS* registers trap to EL3 and the CPU counts as one without SPE.
+ */
+static void amupmu_spe_read_ids(struct amupmu_cpu_info *ci, u64 *pmbidr)
+{
+	u64 (*rd)(enum amupmu_reg reg) = amupmu_dev.backend->read;
+
+	*pmbidr = 0;
+	ci->flags &= ~AMUPMU_CPU_SPE;
+	ci->pmsidr = 0;
+	if (!ci->spe_version)
+		return;
+	*pmbidr = rd(AMUPMU_REG_PMBIDR);
+	if (*pmbidr & PMBIDR_EL1_P)
+		return;
+	ci->flags |= AMUPMU_CPU_SPE;
+	ci->pmsidr = rd(AMUPMU_REG_PMSIDR);
+}
+
+/**
+ * amupmu_spe_discover() - SPE of this CPU, into its discovery entry
+ * @ci: the entry (spe_version set), on its CPU with preemption off
+ */
+void amupmu_spe_discover(struct amupmu_cpu_info *ci)
+{
+	u64 pmbidr;
+
+	amupmu_spe_read_ids(ci, &pmbidr);
+	this_cpu_write(amupmu_spe_pmbidr_pcpu, pmbidr);
+}
+
+/* PMBIDR_EL1 of @cpu as discovery read it (0: not discovered or no SPE). */
+u64 amupmu_spe_pmbidr(unsigned int cpu)
+{
+	return READ_ONCE(per_cpu(amupmu_spe_pmbidr_pcpu, cpu));
+}
+
+#ifdef CONFIG_AMUPMU_MOCK
+static void amupmu_spe_rediscover_fn(void *arg)
+{
+	struct amupmu_cpu_info *ci = arg;
+	u64 dfr0 = amupmu_dev.backend->read(AMUPMU_REG_ID_AA64DFR0);
+
+	ci->id_aa64dfr0 = dfr0;
+	ci->spe_version = FIELD_GET(ID_AA64DFR0_EL1_PMSVer, dfr0);
+	amupmu_spe_discover(ci);
+}
+
+/**
+ * amupmu_spe_rediscover() - discover @cpu's SPE again (the mock's spe_model)
+ * @cpu: an online CPU, under cpus_read_lock()
+ *
+ * Return: 0, or the errno of the cross call.
+ */
+int amupmu_spe_rediscover(unsigned int cpu)
+{
+	struct amupmu_cpu_info *c = &amupmu_dev.cpus[cpu], ci;
+	int ret;
+
+	mutex_lock(&amupmu_dev.lock);
+	ci = *c;
+	ret = smp_call_function_single(cpu, amupmu_spe_rediscover_fn, &ci, 1);
+	if (!ret) {
+		if (ci.flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_SPE))
+			ci.flags |= amupmu_dev.backend->mock_flags;
+		else
+			ci.flags &= ~amupmu_dev.backend->mock_flags;
+		*c = ci;
+	}
+	mutex_unlock(&amupmu_dev.lock);
+	return ret;
+}
+#endif
+
+/* Smallest sampling interval PMSIDR_EL1.Interval allows, in operations. */
+static u32 amupmu_spe_min_interval(u64 pmsidr)
+{
+	return amupmu_spe_min_interval_ops(FIELD_GET(PMSIDR_EL1_INTERVAL, pmsidr));
+}
+
+/* Largest PMSLATFR_EL1.MINLAT: the counters' width, PMSIDR_EL1.CountSize. */
+static u32 amupmu_spe_max_minlat(u64 pmsidr)
+{
+	/* 0b0011: 16-bit saturating; 0b0010 (and reserved values): 12-bit */
+	return FIELD_GET(PMSIDR_EL1_COUNTSIZE, pmsidr) == 3 ? 0xffff : 0xfff;
+}
+
+/* PMSEVFR_EL1/PMSNEVFR_EL1 bits that are RES0 at SPE version @pmsver. */
+static u64 amupmu_spe_evfr_res0(unsigned int pmsver)
+{
+	switch (pmsver) {
+	case ID_AA64DFR0_EL1_PMSVer_IMP:
+		return PMSEVFR_EL1_RES0_IMP;
+	case ID_AA64DFR0_EL1_PMSVer_V1P1:
+		return PMSEVFR_EL1_RES0_V1P1;
+	case ID_AA64DFR0_EL1_PMSVer_V1P2:
+	case ID_AA64DFR0_EL1_PMSVer_V1P3:
+		return PMSEVFR_EL1_RES0_V1P2;
+	default:
+		return PMSEVFR_EL1_RES0_V1P4;
+	}
+}
+
+/* What the architecture defines at no version: EINVAL whatever the CPU. */
+static int amupmu_spe_check_shape(const struct amupmu_spe_filter *f)
+{
+	if (f->pmsfcr & ~AMUPMU_PMSFCR_VALID)
+		return -EINVAL;
+	if ((f->pmsevfr | f->pmsnevfr) & PMSEVFR_EL1_RES0_V1P4)
+		return -EINVAL;
+	if (f->pmslatfr & ~PMSLATFR_EL1_MINLAT)
+		return -EINVAL;
+	if (f->pmsirr & ~AMUPMU_PMSIRR_VALID)
+		return -EINVAL;
+	return 0;
+}
+
+/* The checks that depend on one CPU's SPE version and PMSIDR_EL1. */
+static int amupmu_spe_check_cpu(const struct amupmu_spe_filter *f, unsigned int pmsver,
+				u64 pmsidr)
+{
+	u64 fcr = f->pmsfcr;
+	bool eft = pmsidr & PMSIDR_EL1_EFT;
+
+	/* features the CPU lacks */
+	if (((fcr & PMSFCR_EL1_FE) && !(pmsidr & PMSIDR_EL1_FE)) ||
+	    ((fcr & PMSFCR_EL1_FT) && !(pmsidr & PMSIDR_EL1_FT)) ||
+	    ((fcr & PMSFCR_EL1_FL) && !(pmsidr & PMSIDR_EL1_FL)) ||
+	    (((fcr & PMSFCR_EL1_FnE) || f->pmsnevfr) && !(pmsidr & PMSIDR_EL1_FnE)) ||
+	    ((fcr & AMUPMU_PMSFCR_EFT) && !eft))
+		return -EOPNOTSUPP;
+	if ((f->pmsevfr | f->pmsnevfr) & amupmu_spe_evfr_res0(pmsver))
+		return -EOPNOTSUPP;
+	/* ranges */
+	if ((f->pmsirr & PMSIRR_EL1_INTERVAL) < amupmu_spe_min_interval(pmsidr))
+		return -EINVAL;
+	if (FIELD_GET(PMSLATFR_EL1_MINLAT, f->pmslatfr) > amupmu_spe_max_minlat(pmsidr))
+		return -EINVAL;
+	/* CONSTRAINED UNPREDICTABLE */
+	if ((fcr & PMSFCR_EL1_FL) && !FIELD_GET(PMSLATFR_EL1_MINLAT, f->pmslatfr))
+		return -EINVAL;
+	if ((fcr & PMSFCR_EL1_FT) && !(fcr & PMSFCR_EL1_TYPE) && !eft)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * amupmu_spe_filter_check() - is @f a configuration every CPU of @cpus can run?
+ * @f: the configuration
+ * @cpus: the CPUs, or NULL for every CPU with SPE
+ *
+ * CPUs without SPE in @cpus are the caller's business (a session refuses
+ * them itself). Takes amupmu_dev.lock.
+ *
+ * Return: 0, -EINVAL or -EOPNOTSUPP (see the top of this file), -ENODEV
+ * when no CPU considered has SPE.
+ */
+int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus)
+{
+	unsigned int cpu, seen = 0;
+	int ret, ret_range = 0;
+
+	ret = amupmu_spe_check_shape(f);
+	if (ret)
+		return ret;
+	mutex_lock(&amupmu_dev.lock);
+	for_each_possible_cpu(cpu) {
+		const struct amupmu_cpu_info *ci = &amupmu_dev.cpus[cpu];
+
+		if ((cpus && !cpumask_test_cpu(cpu, cpus)) || !(ci->flags & AMUPMU_CPU_SPE))
+			continue;
+		seen++;
+		ret = amupmu_spe_check_cpu(f, ci->spe_version, ci->pmsidr);
+		if (ret == -EOPNOTSUPP)
+			break;
+		if (ret && !ret_range)
+			ret_range = ret;
+		ret = 0;
+	}
+	mutex_unlock(&amupmu_dev.lock);
+	if (ret)
+		return ret;
+	if (!seen)
+		return -ENODEV;
+	return ret_range;
+}
+
+/* The defaults a session asks for (the arm_spe knobs). */
+void amupmu_spe_defaults_get(struct amupmu_spe_filter *f)
+{
+	mutex_lock(&amupmu_spe_lock);
+	*f = amupmu_spe_defaults;
+	mutex_unlock(&amupmu_spe_lock);
+}
+
+/**
+ * amupmu_spe_defaults_set() - change one field of the defaults
+ * @reg: which register (enum amupmu_spe_reg)
+ * @mask: the field's bits in it
+ * @val: its new bits, in place (within @mask)
+ *
+ * The result is checked against every CPU with SPE, the other fields as
+ * they are; a refused change changes nothing.
+ *
+ * Return: 0, -EINVAL, -EOPNOTSUPP, -ENODEV (no CPU has SPE).
+ */
+int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val)
+{
+	struct amupmu_spe_filter f;
+	u64 *r;
+	int ret;
+
+	if (val & ~mask)
+		return -EINVAL;
+	mutex_lock(&amupmu_spe_lock);
+	f = amupmu_spe_defaults;
+	r = amupmu_spe_filter_reg(&f, reg);
+	*r = (*r & ~mask) | val;
+	ret = amupmu_spe_filter_check(&f, NULL);
+	if (!ret)
+		amupmu_spe_defaults = f;
+	mutex_unlock(&amupmu_spe_lock);
+	return ret;
+}
+
+/* ------------------------------------------------------------ registers */
+
+static u64 amupmu_spe_hw_read(enum amupmu_spe_sysreg r)
+{
+	switch (r) {
+	case AMUPMU_SPE_SR_PMSCR:
+		return read_sysreg_s(SYS_PMSCR_EL1);
+	case AMUPMU_SPE_SR_PMSICR:
+		return read_sysreg_s(SYS_PMSICR_EL1);
+	case AMUPMU_SPE_SR_PMSIRR:
+		return read_sysreg_s(SYS_PMSIRR_EL1);
+	case AMUPMU_SPE_SR_PMSFCR:
+		return read_sysreg_s(SYS_PMSFCR_EL1);
+	case AMUPMU_SPE_SR_PMSEVFR:
+		return read_sysreg_s(SYS_PMSEVFR_EL1);
+	case AMUPMU_SPE_SR_PMSNEVFR:
+		return read_sysreg_s(SYS_PMSNEVFR_EL1);
+	case AMUPMU_SPE_SR_PMSLATFR:
+		return read_sysreg_s(SYS_PMSLATFR_EL1);
+	case AMUPMU_SPE_SR_PMBLIMITR:
+		return read_sysreg_s(SYS_PMBLIMITR_EL1);
+	case AMUPMU_SPE_SR_PMBPTR:
+		return read_sysreg_s(SYS_PMBPTR_EL1);
+	case AMUPMU_SPE_SR_PMBSR:
+		return read_sysreg_s(SYS_PMBSR_EL1);
+	default:
+		return 0;
+	}
+}
+
+/*
+ * On a VHE host the kernel runs at EL2 with HCR_EL2.E2H set, and its
+ * accesses to PMSCR_EL1 go to PMSCR_EL2 (E0HSPE, E2SPE at the bits of
+ * E0SPE, E1SPE): the kernel's arm_spe_pmu relies on the same redirection.
+ */
+static void amupmu_spe_hw_write(enum amupmu_spe_sysreg r, u64 val)
+{
+	switch (r) {
+	case AMUPMU_SPE_SR_PMSCR:
+		write_sysreg_s(val, SYS_PMSCR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSICR:
+		write_sysreg_s(val, SYS_PMSICR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSIRR:
+		write_sysreg_s(val, SYS_PMSIRR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSFCR:
+		write_sysreg_s(val, SYS_PMSFCR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSEVFR:
+		write_sysreg_s(val, SYS_PMSEVFR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSNEVFR:
+		write_sysreg_s(val, SYS_PMSNEVFR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMSLATFR:
+		write_sysreg_s(val, SYS_PMSLATFR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMBLIMITR:
+		write_sysreg_s(val, SYS_PMBLIMITR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMBPTR:
+		write_sysreg_s(val, SYS_PMBPTR_EL1);
+		break;
+	case AMUPMU_SPE_SR_PMBSR:
+		write_sysreg_s(val, SYS_PMBSR_EL1);
+		break;
+	default:
+		break;
+	}
+}
+
+static void amupmu_spe_hw_drain(void)
+{
+	psb_csync();
+	dsb(nsh);
+}
+
+const struct amupmu_spe_ops amupmu_spe_hw_ops = {
+	.read = amupmu_spe_hw_read,
+	.write = amupmu_spe_hw_write,
+	.drain = amupmu_spe_hw_drain,
+};
+
+#ifdef CONFIG_AMUPMU_MOCK
+static const struct amupmu_spe_ops *const amupmu_spe_regs = &amupmu_spe_mock_ops;
+#else
+static const struct amupmu_spe_ops *const amupmu_spe_regs = &amupmu_spe_hw_ops;
+#endif
+
+/* ------------------------------------------------------------ sessions */
+
+#define AMUPMU_SPE_DISCARD_SIZE	(4 * PAGE_SIZE)	/* where records go while a buffer is full */
+
+/**
+ * struct amupmu_spe_buf - one CPU's profiling buffer
+ * @mb: its memory (header page, data), references (session, mappings)
+ * @hdr: the header page, shared with user space
+ * @data: the data area; PMBPTR_EL1 points into it (a kernel address)
+ * @size: bytes of @data, a power of two
+ */
+struct amupmu_spe_buf {
+	struct amupmu_mbuf mb;
+	struct amupmu_spe_buf_header *hdr;
+	u8 *data;
+	u64 size;
+};
+
+/**
+ * struct amupmu_spe_pcs - a session's SPE on one CPU
+ * @sess: the session
+ * @cpu: the CPU
+ * @buf: its buffer
+ * @head: bytes published (the kernel's copy of hdr->data_head)
+ * @region: data offset PMBPTR_EL1 started at when last programmed
+ * @running: programmed on the CPU (profiling, or stopped by a buffer event
+ *	whose interrupt is pending)
+ * @discarding: PMBPTR_EL1 points into the CPU's discard area
+ * @pm_stopped: stopped for a CPU power-down (CPU_PM_ENTER)
+ * @state: AMUPMU_SPE_FAULT when a fault stopped it
+ * @records: records published
+ * @lost_bytes: bytes written to the discard area
+ * @truncations: buffer events with PMBSR_EL1.DL
+ * @collisions: buffer events with PMBSR_EL1.COLL
+ * @faults: faults and unknown syndromes
+ * @last_pmbsr: PMBSR_EL1 of the last fault
+ * @events: buffer management events taken
+ *
+ * Everything but @sess, @cpu and @buf under the CPU's amupmu_spe_pcpu.lock,
+ * changed on the CPU with interrupts off (or for an offline CPU).
+ */
+struct amupmu_spe_pcs {
+	struct amupmu_spe_sess *sess;
+	unsigned int cpu;
+	struct amupmu_spe_buf *buf;
+	u64 head;
+	u64 region;
+	bool running;
+	bool discarding;
+	bool pm_stopped;
+	u32 state;
+	u64 records;
+	u64 lost_bytes;
+	u64 truncations;
+	u64 collisions;
+	u64 faults;
+	u64 last_pmbsr;
+	u64 events;
+};
+
+/**
+ * struct amupmu_spe_sess - a session's SPE configuration
+ * @cpus: the CPU set
+ * @nr: CPUs in it
+ * @pcs: per CPU of the set, ascending
+ * @f: the filter registers
+ * @pmscr: PMSCR_EL1
+ * @enabled: profiling was enabled (AMUPMU_SPE_CTL_ENABLE)
+ * @watermark: bytes unread that make poll() report EPOLLIN
+ * @mm: the mm the buffers are charged to (RLIMIT_MEMLOCK)
+ * @locked: pages charged
+ * @wait: poll() waits here
+ * @wake: wakes @wait from the buffer interrupt
+ */
+struct amupmu_spe_sess {
+	cpumask_var_t cpus;
+	unsigned int nr;
+	struct amupmu_spe_pcs *pcs;
+	struct amupmu_spe_filter f;
+	u64 pmscr;
+	bool enabled;
+	u64 watermark;
+	struct mm_struct *mm;
+	unsigned long locked;
+	wait_queue_head_t wait;
+	struct irq_work wake;
+};
+
+/**
+ * struct amupmu_spe_pcpu - SPE of one CPU
+ * @lock: guards @active and its amupmu_spe_pcs
+ * @active: the session that holds this CPU's SPE, NULL when free
+ * @discard: the discard area (allocated with the first session, kept)
+ */
+struct amupmu_spe_pcpu {
+	raw_spinlock_t lock;
+	struct amupmu_spe_pcs *active;
+	u8 *discard;
+};
+
+static DEFINE_PER_CPU(struct amupmu_spe_pcpu, amupmu_spe_pcpu);
+static DEFINE_MUTEX(amupmu_spe_sess_lock);	/* sessions' SPE, @active changes */
+static enum cpuhp_state amupmu_spe_hp_state;
+
+/* Largest record of @cpu: PMSIDR_EL1.MaxSize. */
+static u64 amupmu_spe_max_record(unsigned int cpu)
+{
+	return 1ULL << FIELD_GET(PMSIDR_EL1_MAXSIZE, READ_ONCE(amupmu_dev.cpus[cpu].pmsidr));
+}
+
+/*
+ * The SPE packet headers (Arm ARM D10.2): PAD 0x00 and END 0x01 are one
+ * byte; an extended header 0b001000xx is followed by the real header; any
+ * other header has a payload of 1 << hdr[5:4] bytes. A record ends with
+ * END or with a TIMESTAMP packet (0x71).
+ */
+#define AMUPMU_SPE_PKT_PAD		0x00
+#define AMUPMU_SPE_PKT_END		0x01
+#define AMUPMU_SPE_PKT_TIMESTAMP	0x71
+#define AMUPMU_SPE_PKT_EXT_MASK		0xfc
+#define AMUPMU_SPE_PKT_EXT		0x20
+
+/**
+ * amupmu_spe_walk() - count the records in @len bytes at @p
+ * @p: the bytes (starting at a record boundary)
+ * @len: their length
+ * @records: incremented per complete record
+ *
+ * Return: the offset just after the last complete record, or after
+ * trailing PAD bytes (what can be published as is).
+ */
+static u64 amupmu_spe_walk(const u8 *p, u64 len, u64 *records)
+{
+	u64 i = 0, end = 0;
+
+	while (i < len) {
+		u8 hdr = p[i];
+		u64 n;
+
+		if (hdr == AMUPMU_SPE_PKT_PAD) {
+			if (end == i)
+				end = i + 1;
+			i++;
+			continue;
+		}
+		if (hdr == AMUPMU_SPE_PKT_END) {
+			i++;
+			end = i;
+			(*records)++;
+			continue;
+		}
+		n = 1;
+		if ((hdr & AMUPMU_SPE_PKT_EXT_MASK) == AMUPMU_SPE_PKT_EXT) {
+			if (i + 1 >= len)
+				break;
+			hdr = p[i + 1];
+			n = 2;
+		}
+		n += 1ULL << ((hdr >> 4) & 3);
+		if (i + n > len)
+			break;
+		i += n;
+		if (hdr == AMUPMU_SPE_PKT_TIMESTAMP && n == 9) {
+			end = i;
+			(*records)++;
+		}
+	}
+	return end;
+}
+
+/* Wake poll() when a buffer holds the watermark (from the interrupt: irq_work). */
+static void amupmu_spe_wake_fn(struct irq_work *w)
+{
+	struct amupmu_spe_sess *sess = container_of(w, struct amupmu_spe_sess, wake);
+
+	wake_up_all(&sess->wait);
+}
+
+static u64 amupmu_spe_unread(const struct amupmu_spe_pcs *pcs)
+{
+	/* pairs with the reader's release of data_tail */
+	return pcs->head - smp_load_acquire(&pcs->buf->hdr->data_tail);
+}
+
+/*
+ * Publish what the CPU wrote up to PMBPTR_EL1 @ptr: count its records, make
+ * a partial record at the end (DL, or a stop) PAD bytes, move the head.
+ * In discard mode the bytes are counted as lost. On the CPU, under the lock.
+ */
+static void amupmu_spe_publish(struct amupmu_spe_pcs *pcs, u64 ptr)
+{
+	struct amupmu_spe_buf *b = pcs->buf;
+	u8 *start = b->data + pcs->region;
+	u64 len, end;
+
+	if (pcs->discarding) {
+		u8 *d = this_cpu_ptr(&amupmu_spe_pcpu)->discard;
+
+		if (ptr > (u64)d && ptr <= (u64)d + AMUPMU_SPE_DISCARD_SIZE)
+			pcs->lost_bytes += ptr - (u64)d;
+		WRITE_ONCE(b->hdr->lost_bytes, pcs->lost_bytes);
+		return;
+	}
+	if (ptr <= (u64)start || ptr > (u64)b->data + b->size)
+		return;
+	len = ptr - (u64)start;
+	end = amupmu_spe_walk(start, len, &pcs->records);
+	if (end < len)
+		memset(start + end, AMUPMU_SPE_PKT_PAD, len - end);
+	pcs->head += len;
+	pcs->region += len;
+	WRITE_ONCE(b->hdr->records, pcs->records);
+	/* the records are in place before the head moves past them */
+	smp_store_release(&b->hdr->data_head, pcs->head);
+	if (amupmu_spe_unread(pcs) >= pcs->sess->watermark &&
+	    wq_has_sleeper(&pcs->sess->wait))
+		irq_work_queue(&pcs->sess->wake);
+}
+
+/*
+ * Point the CPU's buffer registers at the next free region of the buffer,
+ * or at the discard area when the reader has not made room for a record.
+ * The end of the data area that cannot hold a record is padded and
+ * published, so that records never wrap. On the CPU, under the lock,
+ * profiling stopped.
+ */
+static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
+{
+	struct amupmu_spe_buf *b = pcs->buf;
+	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit, want;
+	u8 *d;
+
+	used = amupmu_spe_unread(pcs);
+	room = used <= b->size ? b->size - used : 0;
+	off = pcs->head & (b->size - 1);
+	if (b->size - off < max_rec && room >= b->size - off) {
+		/* too little before the end: PAD to it and start over at 0 */
+		memset(b->data + off, AMUPMU_SPE_PKT_PAD, b->size - off);
+		room -= b->size - off;
+		pcs->head += b->size - off;
+		off = 0;
+		/* the PAD bytes are in place before the head moves past them */
+		smp_store_release(&b->hdr->data_head, pcs->head);
+	}
+	/*
+	 * End the region where the unread bytes reach the watermark (or one
+	 * watermark further once they have): its buffer event publishes them
+	 * and wakes poll() there, not only when the buffer is full.
+	 */
+	want = used < pcs->sess->watermark ? pcs->sess->watermark - used : pcs->sess->watermark;
+	limit = min(round_down(off + min(room, b->size - off), PAGE_SIZE),
+		    round_up(off + max(want, max_rec), PAGE_SIZE));
+	if (limit >= off + max_rec) {
+		pcs->discarding = false;
+		pcs->region = off;
+		amupmu_spe_regs->write(AMUPMU_SPE_SR_PMBPTR, (u64)b->data + off);
+		amupmu_spe_regs->write(AMUPMU_SPE_SR_PMBLIMITR,
+				       ((u64)b->data + limit) | PMBLIMITR_EL1_E);
+	} else {
+		d = this_cpu_ptr(&amupmu_spe_pcpu)->discard;
+		pcs->discarding = true;
+		amupmu_spe_regs->write(AMUPMU_SPE_SR_PMBPTR, (u64)d);
+		amupmu_spe_regs->write(AMUPMU_SPE_SR_PMBLIMITR,
+				       ((u64)d + AMUPMU_SPE_DISCARD_SIZE) | PMBLIMITR_EL1_E);
+	}
+	WRITE_ONCE(b->hdr->flags, pcs->state | AMUPMU_SPE_ENABLED |
+		   (pcs->discarding ? AMUPMU_SPE_DISCARDING : 0));
+}
+
+/* Start profiling on this CPU: filters, buffer, then PMSCR_EL1. Under the lock. */
+static void amupmu_spe_cpu_start(struct amupmu_spe_pcs *pcs)
+{
+	const struct amupmu_spe_sess *sess = pcs->sess;
+	const struct amupmu_spe_ops *r = amupmu_spe_regs;
+
+	if (pcs->running || (pcs->state & AMUPMU_SPE_FAULT))
+		return;
+	r->write(AMUPMU_SPE_SR_PMSFCR, sess->f.pmsfcr);
+	r->write(AMUPMU_SPE_SR_PMSEVFR, sess->f.pmsevfr);
+	if (amupmu_dev.cpus[pcs->cpu].pmsidr & PMSIDR_EL1_FnE)
+		r->write(AMUPMU_SPE_SR_PMSNEVFR, sess->f.pmsnevfr);
+	r->write(AMUPMU_SPE_SR_PMSLATFR, sess->f.pmslatfr);
+	r->write(AMUPMU_SPE_SR_PMSIRR, sess->f.pmsirr);
+	r->write(AMUPMU_SPE_SR_PMSICR, 0);
+	r->write(AMUPMU_SPE_SR_PMBSR, 0);
+	isb();
+	amupmu_spe_program_buffer(pcs);
+	isb();
+	r->write(AMUPMU_SPE_SR_PMSCR, sess->pmscr);
+	isb();
+	pcs->running = true;
+}
+
+/*
+ * Stop profiling on this CPU and publish what it wrote (the sequence of
+ * arm_spe_pmu: PMSCR_EL1 0, drain, buffer off). A buffer event that came
+ * meanwhile is counted. Under the lock.
+ */
+static void amupmu_spe_cpu_stop(struct amupmu_spe_pcs *pcs)
+{
+	const struct amupmu_spe_ops *r = amupmu_spe_regs;
+	u64 pmbsr;
+
+	if (!pcs->running)
+		return;
+	r->write(AMUPMU_SPE_SR_PMSCR, 0);
+	isb();
+	r->drain();
+	r->write(AMUPMU_SPE_SR_PMBLIMITR, 0);
+	isb();
+	pmbsr = r->read(AMUPMU_SPE_SR_PMBSR);
+	if (pmbsr & PMBSR_EL1_S) {
+		pcs->events++;
+		if (pmbsr & PMBSR_EL1_COLL)
+			pcs->collisions++;
+		if (pmbsr & PMBSR_EL1_DL)
+			pcs->truncations++;
+		r->write(AMUPMU_SPE_SR_PMBSR, 0);
+		isb();
+	}
+	amupmu_spe_publish(pcs, r->read(AMUPMU_SPE_SR_PMBPTR));
+	pcs->running = false;
+	WRITE_ONCE(pcs->buf->hdr->flags, pcs->state);
+}
+
+/**
+ * amupmu_spe_irq_handle() - the buffer management event of this CPU
+ *
+ * From the SPE PPI's handler (hardware) or the mock model's timer, in hard
+ * interrupt context on the CPU. Decodes PMBSR_EL1: buffer full (publish,
+ * count DL and COLL, go on in the next free region or the discard area),
+ * a stage-1 or stage-2 fault, an external abort or an unknown syndrome
+ * (stop this CPU's profiling, report the syndrome, never restart by
+ * itself). Clears PMBSR_EL1.S in every case, so the level interrupt drops.
+ */
+void amupmu_spe_irq_handle(void)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	const struct amupmu_spe_ops *r = amupmu_spe_regs;
+	struct amupmu_spe_pcs *pcs;
+	u64 pmbsr, ptr;
+	bool fault;
+
+	raw_spin_lock(&pp->lock);
+	pcs = pp->active;
+	r->drain();
+	pmbsr = r->read(AMUPMU_SPE_SR_PMBSR);
+	if (!(pmbsr & PMBSR_EL1_S) || !pcs || !pcs->running) {
+		/* not ours or nothing pending: make sure the line drops */
+		r->write(AMUPMU_SPE_SR_PMBSR, 0);
+		isb();
+		raw_spin_unlock(&pp->lock);
+		return;
+	}
+	ptr = r->read(AMUPMU_SPE_SR_PMBPTR);
+	/* profiling stopped itself (S = 1); take the buffer away while we look */
+	r->write(AMUPMU_SPE_SR_PMBLIMITR, 0);
+	isb();
+	pcs->events++;
+	if (pmbsr & PMBSR_EL1_COLL)
+		pcs->collisions++;
+	if (pmbsr & PMBSR_EL1_DL)
+		pcs->truncations++;
+	fault = (pmbsr & PMBSR_EL1_EA) ||
+		FIELD_GET(PMBSR_EL1_EC, pmbsr) != PMBSR_EL1_EC_BUF ||
+		FIELD_GET(AMUPMU_PMBSR_BSC, pmbsr) != PMBSR_EL1_BUF_BSC_FULL;
+	amupmu_spe_publish(pcs, ptr);
+	r->write(AMUPMU_SPE_SR_PMBSR, 0);
+	isb();
+	if (fault) {
+		pcs->faults++;
+		pcs->last_pmbsr = pmbsr;
+		pcs->state |= AMUPMU_SPE_FAULT;
+		r->write(AMUPMU_SPE_SR_PMSCR, 0);
+		isb();
+		pcs->running = false;
+		WRITE_ONCE(pcs->buf->hdr->flags, pcs->state);
+		if (wq_has_sleeper(&pcs->sess->wait))
+			irq_work_queue(&pcs->sess->wake);
+	} else {
+		amupmu_spe_program_buffer(pcs);
+		isb();
+	}
+	raw_spin_unlock(&pp->lock);
+}
+
+static void amupmu_spe_start_fn(void *arg)
+{
+	struct amupmu_spe_pcs *pcs = arg;
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+
+	raw_spin_lock(&pp->lock);
+	if (pp->active == pcs)
+		amupmu_spe_cpu_start(pcs);
+	raw_spin_unlock(&pp->lock);
+}
+
+static void amupmu_spe_stop_fn(void *arg)
+{
+	struct amupmu_spe_pcs *pcs = arg;
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+
+	raw_spin_lock(&pp->lock);
+	if (pp->active == pcs)
+		amupmu_spe_cpu_stop(pcs);
+	raw_spin_unlock(&pp->lock);
+}
+
+/* Start or stop every online CPU of @sess. Under amupmu_spe_sess_lock and cpus_read_lock(). */
+static void amupmu_spe_each_online(struct amupmu_spe_sess *sess, smp_call_func_t fn)
+{
+	unsigned int i;
+
+	for (i = 0; i < sess->nr; i++)
+		if (cpu_online(sess->pcs[i].cpu))
+			smp_call_function_single(sess->pcs[i].cpu, fn, &sess->pcs[i], 1);
+}
+
+/* CPU hotplug: a CPU of an enabled session profiles while it is online. */
+static int amupmu_spe_cpu_online(unsigned int cpu)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pp->lock, flags);
+	if (pp->active && pp->active->sess->enabled)
+		amupmu_spe_cpu_start(pp->active);
+	raw_spin_unlock_irqrestore(&pp->lock, flags);
+	return 0;
+}
+
+static int amupmu_spe_cpu_offline(unsigned int cpu)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&pp->lock, flags);
+	if (pp->active)
+		amupmu_spe_cpu_stop(pp->active);
+	raw_spin_unlock_irqrestore(&pp->lock, flags);
+	return 0;
+}
+
+/*
+ * A core that powers down in idle loses its SPE registers: stop and publish
+ * before, start again after (the buffer state is the driver's).
+ */
+static int amupmu_spe_cpu_pm_notify(struct notifier_block *nb, unsigned long action, void *v)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	struct amupmu_spe_pcs *pcs;
+
+	raw_spin_lock(&pp->lock);
+	pcs = pp->active;
+	if (pcs) {
+		switch (action) {
+		case CPU_PM_ENTER:
+			if (pcs->running) {
+				amupmu_spe_cpu_stop(pcs);
+				pcs->pm_stopped = true;
+			}
+			break;
+		case CPU_PM_EXIT:
+		case CPU_PM_ENTER_FAILED:
+			if (pcs->pm_stopped) {
+				pcs->pm_stopped = false;
+				amupmu_spe_cpu_start(pcs);
+			}
+			break;
+		}
+	}
+	raw_spin_unlock(&pp->lock);
+	return NOTIFY_OK;
+}
+
+static struct notifier_block amupmu_spe_cpu_pm_nb = {
+	.notifier_call = amupmu_spe_cpu_pm_notify,
+};
+
+static void amupmu_spe_buf_free(struct amupmu_mbuf *mb)
+{
+	kfree(container_of(mb, struct amupmu_spe_buf, mb));
+}
+
+static struct amupmu_spe_buf *amupmu_spe_buf_alloc(unsigned int cpu, unsigned int pages)
+{
+	struct amupmu_spe_buf *b = kzalloc(sizeof(*b), GFP_KERNEL);
+
+	if (!b)
+		return NULL;
+	if (amupmu_mbuf_init(&b->mb, pages, amupmu_spe_buf_free)) {
+		kfree(b);
+		return NULL;
+	}
+	b->hdr = b->mb.base;
+	b->data = (u8 *)b->mb.base + PAGE_SIZE;
+	b->size = (u64)pages << PAGE_SHIFT;
+	b->hdr->version = AMUPMU_SPE_BUF_VERSION;
+	b->hdr->header_size = sizeof(*b->hdr);
+	b->hdr->data_offset = PAGE_SIZE;
+	b->hdr->data_size = b->size;
+	b->hdr->cpu = cpu;
+	b->hdr->timer_freq = arch_timer_get_cntfrq();
+	return b;
+}
+
+/* Free what amupmu_spe_sess_alloc() made (its CPUs are not claimed). */
+static void amupmu_spe_sess_free(struct amupmu_spe_sess *sess)
+{
+	unsigned int i;
+
+	if (!sess)
+		return;
+	irq_work_sync(&sess->wake);
+	for (i = 0; sess->pcs && i < sess->nr; i++)
+		amupmu_mbuf_put(sess->pcs[i].buf ? &sess->pcs[i].buf->mb : NULL);
+	if (sess->mm) {
+		account_locked_vm(sess->mm, sess->locked, false);
+		mmdrop(sess->mm);
+	}
+	kfree(sess->pcs);
+	free_cpumask_var(sess->cpus);
+	kfree(sess);
+}
+
+/* The discard area of every CPU of @cpus (kept until unload). */
+static int amupmu_spe_discard_alloc(const struct cpumask *cpus)
+{
+	unsigned int cpu;
+
+	for_each_cpu(cpu, cpus) {
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, cpu);
+
+		if (!pp->discard) {
+			pp->discard = vmalloc(AMUPMU_SPE_DISCARD_SIZE);
+			if (!pp->discard)
+				return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The CPUs of the set, checked: every one has SPE that amupmu may program
+ * and can hold a buffer (MaxSize and Align as arm_spe_pmu accepts them,
+ * the guest physical count only from SPEv1p2), and, on hardware, a claimed
+ * SPE device serves it. Under amupmu_dev.lock.
+ */
+static int amupmu_spe_check_cpus(const struct cpumask *cpus, u32 pct)
+{
+	unsigned int cpu, maxsize, align;
+
+	for_each_cpu(cpu, cpus) {
+		const struct amupmu_cpu_info *ci = &amupmu_dev.cpus[cpu];
+
+		if (!(ci->flags & AMUPMU_CPU_SPE))
+			return -EOPNOTSUPP;
+		maxsize = FIELD_GET(PMSIDR_EL1_MAXSIZE, ci->pmsidr);
+		align = FIELD_GET(PMBIDR_EL1_ALIGN, amupmu_spe_pmbidr(cpu));
+		if (maxsize < 4 || maxsize > 11 || align > PAGE_SHIFT)
+			return -EOPNOTSUPP;
+		if (pct == AMUPMU_SPE_PCT_GUEST_PHYSICAL &&
+		    ci->spe_version < ID_AA64DFR0_EL1_PMSVer_V1P2)
+			return -EOPNOTSUPP;
+	}
+	for_each_cpu(cpu, cpus)
+		if (!amupmu_spe_dev_serves(cpu))
+			return -ENODEV;
+	return 0;
+}
+
+#define AMUPMU_SPE_EN_ALL	(AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_KERNEL | AMUPMU_SPE_EN_CX | \
+				 AMUPMU_SPE_EN_PA | AMUPMU_SPE_EN_TS)
+
+/* The struct alone: EINVAL for what no CPU could mean. */
+static int amupmu_spe_config_shape(const struct amupmu_spe_config *c)
+{
+	bool defaults = c->flags & AMUPMU_SPE_CFG_DEFAULTS;
+
+	if (c->flags & ~(AMUPMU_SPE_CFG_DEFAULTS | AMUPMU_SPE_CFG_JITTER) || c->__reserved)
+		return -EINVAL;
+	if (c->enables & ~AMUPMU_SPE_EN_ALL ||
+	    !(c->enables & (AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_KERNEL)))
+		return -EINVAL;
+	if (c->pct != AMUPMU_SPE_PCT_VIRTUAL &&
+	    (!(c->enables & AMUPMU_SPE_EN_TS) || (c->pct != AMUPMU_SPE_PCT_PHYSICAL &&
+						  c->pct != AMUPMU_SPE_PCT_GUEST_PHYSICAL)))
+		return -EINVAL;
+	if (defaults && (c->pmsfcr || c->pmsevfr || c->pmsnevfr || c->min_latency ||
+			 c->interval || (c->flags & AMUPMU_SPE_CFG_JITTER)))
+		return -EINVAL;
+	if (!defaults && (c->interval & ~PMSIRR_EL1_INTERVAL || c->min_latency > U16_MAX))
+		return -EINVAL;
+	if (c->buf_pages < 2 || c->buf_pages > AMUPMU_SPE_BUF_PAGES_MAX ||
+	    !is_power_of_2(c->buf_pages))
+		return -EINVAL;
+	if (c->watermark > (u64)c->buf_pages << PAGE_SHIFT)
+		return -EINVAL;
+	return 0;
+}
+
+/* PMSCR_EL1 of @c: the enables and PCT in the register's layout. */
+static u64 amupmu_spe_pmscr(const struct amupmu_spe_config *c)
+{
+	u64 v = 0;
+
+	if (c->enables & AMUPMU_SPE_EN_USER)
+		v |= PMSCR_EL1_E0SPE;
+	if (c->enables & AMUPMU_SPE_EN_KERNEL)
+		v |= PMSCR_EL1_E1SPE;
+	if (c->enables & AMUPMU_SPE_EN_CX)
+		v |= PMSCR_EL1_CX;
+	if (c->enables & AMUPMU_SPE_EN_PA)
+		v |= PMSCR_EL1_PA;
+	if (c->enables & AMUPMU_SPE_EN_TS)
+		v |= PMSCR_EL1_TS | FIELD_PREP(PMSCR_EL1_PCT, c->pct);
+	return v;
+}
+
+static struct amupmu_spe_sess *amupmu_spe_sess_alloc(const struct amupmu_spe_config *c,
+						     const struct cpumask *cpus)
+{
+	struct amupmu_spe_sess *sess = kzalloc(sizeof(*sess), GFP_KERNEL);
+	unsigned int cpu, i = 0;
+
+	if (!sess)
+		return NULL;
+	init_waitqueue_head(&sess->wait);
+	init_irq_work(&sess->wake, amupmu_spe_wake_fn);
+	if (!zalloc_cpumask_var(&sess->cpus, GFP_KERNEL))
+		goto fail;
+	cpumask_copy(sess->cpus, cpus);
+	sess->nr = cpumask_weight(cpus);
+	sess->pcs = kcalloc(sess->nr, sizeof(*sess->pcs), GFP_KERNEL);
+	if (!sess->pcs)
+		goto fail;
+	for_each_cpu(cpu, cpus) {
+		struct amupmu_spe_pcs *pcs = &sess->pcs[i++];
+
+		pcs->sess = sess;
+		pcs->cpu = cpu;
+		pcs->buf = amupmu_spe_buf_alloc(cpu, c->buf_pages);
+		if (!pcs->buf)
+			goto fail;
+	}
+	sess->watermark = c->watermark ?: (u64)c->buf_pages << (PAGE_SHIFT - 1);
+	sess->pmscr = amupmu_spe_pmscr(c);
+	return sess;
+fail:
+	amupmu_spe_sess_free(sess);
+	return NULL;
+}
+
+/*
+ * AMUPMU_SPE_CONFIG. The errno order: the struct (EINVAL), privilege
+ * (EACCES), ownership (ENXIO), the CPU set (EINVAL/ENODEV/EFAULT), the
+ * CPUs (EOPNOTSUPP, ENODEV unclaimed), the filter (EINVAL/EOPNOTSUPP), KPTI
+ * (EOPNOTSUPP), in use (EBUSY), memory (ENOMEM).
+ */
+static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_config *c)
+{
+	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_filter f;
+	cpumask_var_t cpus;
+	unsigned long pages;
+	unsigned int cpu;
+	int ret;
+
+	ret = amupmu_spe_config_shape(c);
+	if (ret)
+		return ret;
+	if ((c->enables & (AMUPMU_SPE_EN_KERNEL | AMUPMU_SPE_EN_CX | AMUPMU_SPE_EN_PA) ||
+	     c->pct != AMUPMU_SPE_PCT_VIRTUAL) && !perfmon_capable())
+		return -EACCES;
+	if (amupmu_spe_owner() == AMUPMU_SPE_OWNER_KERNEL)
+		return -ENXIO;
+	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
+		return -ENOMEM;
+	ret = amupmu_cpuset_from_user(cpus, c->cpus_uptr, c->cpus_len);
+	if (ret)
+		goto out;
+	mutex_lock(&amupmu_dev.lock);
+	ret = amupmu_spe_check_cpus(cpus, c->pct);
+	mutex_unlock(&amupmu_dev.lock);
+	if (ret)
+		goto out;
+	if (c->flags & AMUPMU_SPE_CFG_DEFAULTS) {
+		amupmu_spe_defaults_get(&f);
+	} else {
+		f = (struct amupmu_spe_filter) {
+			.pmsfcr = c->pmsfcr,
+			.pmsevfr = c->pmsevfr,
+			.pmsnevfr = c->pmsnevfr,
+			.pmslatfr = FIELD_PREP(PMSLATFR_EL1_MINLAT, c->min_latency),
+			.pmsirr = c->interval |
+				  (c->flags & AMUPMU_SPE_CFG_JITTER ? PMSIRR_EL1_RND : 0),
+		};
+	}
+	ret = amupmu_spe_filter_check(&f, cpus);
+	if (ret)
+		goto out;
+	/* under KPTI the buffer (a kernel address) faults for samples taken at EL0 */
+	if ((c->enables & AMUPMU_SPE_EN_USER) && arm64_kernel_unmapped_at_el0()) {
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
+
+	mutex_lock(&amupmu_spe_sess_lock);
+	ret = -EBUSY;
+	if (*slot)
+		goto out_unlock;
+	for_each_cpu(cpu, cpus)
+		if (READ_ONCE(per_cpu_ptr(&amupmu_spe_pcpu, cpu)->active))
+			goto out_unlock;
+	ret = -ENOMEM;
+	sess = amupmu_spe_sess_alloc(c, cpus);
+	if (!sess || amupmu_spe_discard_alloc(cpus))
+		goto out_free;
+	sess->f = f;
+	pages = (unsigned long)sess->nr * (c->buf_pages + 1);
+	ret = account_locked_vm(current->mm, pages, true);
+	if (ret)
+		goto out_free;
+	sess->mm = current->mm;
+	mmgrab(sess->mm);
+	sess->locked = pages;
+	for (cpu = 0; cpu < sess->nr; cpu++) {
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, sess->pcs[cpu].cpu);
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pp->lock, flags);
+		pp->active = &sess->pcs[cpu];
+		raw_spin_unlock_irqrestore(&pp->lock, flags);
+	}
+	*slot = sess;
+	mutex_unlock(&amupmu_spe_sess_lock);
+	free_cpumask_var(cpus);
+	return 0;
+
+out_free:
+	amupmu_spe_sess_free(sess);
+out_unlock:
+	mutex_unlock(&amupmu_spe_sess_lock);
+out:
+	free_cpumask_var(cpus);
+	return ret;
+}
+
+/* Stop every CPU and give them back; the buffers go with their last mapping. */
+static void amupmu_spe_release_locked(struct amupmu_spe_sess **slot)
+{
+	struct amupmu_spe_sess *sess = *slot;
+	unsigned int i;
+
+	if (!sess)
+		return;
+	cpus_read_lock();
+	amupmu_spe_each_online(sess, amupmu_spe_stop_fn);
+	for (i = 0; i < sess->nr; i++) {
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, sess->pcs[i].cpu);
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pp->lock, flags);
+		pp->active = NULL;
+		raw_spin_unlock_irqrestore(&pp->lock, flags);
+	}
+	cpus_read_unlock();
+	*slot = NULL;
+	amupmu_spe_sess_free(sess);
+}
+
+static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe_ctl *ctl)
+{
+	struct amupmu_spe_sess *sess;
+	int ret = 0;
+	unsigned int i;
+
+	if (ctl->flags || ctl->__reserved || ctl->op < AMUPMU_SPE_CTL_ENABLE ||
+	    ctl->op > AMUPMU_SPE_CTL_RELEASE)
+		return -EINVAL;
+	mutex_lock(&amupmu_spe_sess_lock);
+	sess = *slot;
+	if (!sess) {
+		ret = -ENODEV;
+		goto out;
+	}
+	switch (ctl->op) {
+	case AMUPMU_SPE_CTL_ENABLE:
+		cpus_read_lock();
+		for (i = 0; i < sess->nr; i++) {
+			struct amupmu_spe_pcs *pcs = &sess->pcs[i];
+			struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, pcs->cpu);
+			unsigned long flags;
+
+			/* a fault stopped it: ENABLE starts it again */
+			raw_spin_lock_irqsave(&pp->lock, flags);
+			if (!pcs->running)
+				pcs->state &= ~AMUPMU_SPE_FAULT;
+			raw_spin_unlock_irqrestore(&pp->lock, flags);
+		}
+		WRITE_ONCE(sess->enabled, true);
+		amupmu_spe_each_online(sess, amupmu_spe_start_fn);
+		cpus_read_unlock();
+		break;
+	case AMUPMU_SPE_CTL_DISABLE:
+		cpus_read_lock();
+		WRITE_ONCE(sess->enabled, false);
+		amupmu_spe_each_online(sess, amupmu_spe_stop_fn);
+		cpus_read_unlock();
+		break;
+	default:
+		amupmu_spe_release_locked(slot);
+		break;
+	}
+out:
+	mutex_unlock(&amupmu_spe_sess_lock);
+	return ret;
+}
+
+static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read *rd)
+{
+	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_cpu e;
+	u8 __user *dst = u64_to_user_ptr(rd->cpus_uptr);
+	size_t klen = min_t(size_t, rd->entry_size, sizeof(e));
+	unsigned int i;
+	int ret = 0;
+
+	if (rd->flags || rd->entry_size < AMUPMU_SPE_CPU_SIZE_VER0 || rd->entry_size > 4096 ||
+	    !IS_ALIGNED(rd->entry_size, sizeof(u64)) || rd->nr_cpus > AMUPMU_SPE_READ_CPUS_MAX)
+		return -EINVAL;
+	mutex_lock(&amupmu_spe_sess_lock);
+	sess = *slot;
+	if (!sess) {
+		ret = -ENODEV;
+		goto out;
+	}
+	if (rd->nr_cpus < sess->nr) {
+		ret = -EINVAL;
+		goto out;
+	}
+	for (i = 0; i < sess->nr; i++, dst += rd->entry_size) {
+		struct amupmu_spe_pcs *pcs = &sess->pcs[i];
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, pcs->cpu);
+		unsigned long flags;
+
+		raw_spin_lock_irqsave(&pp->lock, flags);
+		e = (struct amupmu_spe_cpu) {
+			.cpu = pcs->cpu,
+			.state = pcs->state | (sess->enabled ? AMUPMU_SPE_ENABLED : 0) |
+				 (pcs->discarding && pcs->running ? AMUPMU_SPE_DISCARDING : 0),
+			.bytes = pcs->head,
+			.records = pcs->records,
+			.lost_bytes = pcs->lost_bytes,
+			.truncations = pcs->truncations,
+			.collisions = pcs->collisions,
+			.faults = pcs->faults,
+			.last_pmbsr = pcs->last_pmbsr,
+			.events = pcs->events,
+		};
+		raw_spin_unlock_irqrestore(&pp->lock, flags);
+		if (!cpu_online(pcs->cpu))
+			e.state |= AMUPMU_SPE_OFFLINE;
+		if (copy_to_user(dst, &e, klen) ||
+		    (rd->entry_size > klen && clear_user(dst + klen, rd->entry_size - klen))) {
+			ret = -EFAULT;
+			goto out;
+		}
+	}
+	rd->nr_cpus = sess->nr;
+	rd->entry_size = sizeof(e);
+out:
+	mutex_unlock(&amupmu_spe_sess_lock);
+	return ret;
+}
+
+/**
+ * amupmu_spe_cmd() - AMUPMU_SPE_CONFIG, _CTL and _READ of a session
+ * @slot: the session's SPE configuration (amupmu_session_spe())
+ * @cmd: AMUPMU_CMD_SPE_*
+ * @arg: the command's struct (kernel copy)
+ *
+ * Return: 0 or -errno; a failed command changes nothing.
+ */
+int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg)
+{
+	switch (cmd) {
+	case AMUPMU_CMD_SPE_CONFIG:
+		return amupmu_spe_config(slot, arg);
+	case AMUPMU_CMD_SPE_CTL:
+		return amupmu_spe_ctl(slot, arg);
+	case AMUPMU_CMD_SPE_READ:
+		return amupmu_spe_read(slot, arg);
+	default:
+		return -ENOTTY;
+	}
+}
+
+/* The session's file goes: stop and free its SPE configuration. */
+void amupmu_spe_release(struct amupmu_spe_sess **slot)
+{
+	mutex_lock(&amupmu_spe_sess_lock);
+	amupmu_spe_release_locked(slot);
+	mutex_unlock(&amupmu_spe_sess_lock);
+}
+
+/**
+ * amupmu_spe_mmap() - map one CPU's buffer (offset AMUPMU_SPE_MMAP_OFFSET(cpu))
+ * @slot: the session's SPE configuration
+ * @vma: the mapping: 1 + buf_pages pages, shared, not executable
+ *
+ * Return: 0; -EINVAL without a configuration, for a CPU not in its set or
+ * another shape of mapping.
+ */
+int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma)
+{
+	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
+	struct amupmu_spe_sess *sess;
+	unsigned int i;
+	int ret = -EINVAL;
+
+	if (off < AMUPMU_SPE_MMAP_OFFSET(0) || (off - AMUPMU_SPE_MMAP_OFFSET(0)) & U32_MAX)
+		return -EINVAL;
+	mutex_lock(&amupmu_spe_sess_lock);
+	sess = *slot;
+	for (i = 0; sess && i < sess->nr; i++)
+		if (AMUPMU_SPE_MMAP_OFFSET(sess->pcs[i].cpu) == off)
+			ret = amupmu_mbuf_mmap(&sess->pcs[i].buf->mb, vma, vma->vm_pgoff);
+	mutex_unlock(&amupmu_spe_sess_lock);
+	return ret;
+}
+
+/* poll(): EPOLLIN when a CPU's buffer holds its watermark, EPOLLPRI on a fault. */
+__poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
+			 struct poll_table_struct *wait)
+{
+	struct amupmu_spe_sess *sess;
+	__poll_t mask = 0;
+	unsigned int i;
+
+	mutex_lock(&amupmu_spe_sess_lock);
+	sess = *slot;
+	if (!sess) {
+		mutex_unlock(&amupmu_spe_sess_lock);
+		return 0;
+	}
+	poll_wait(filp, &sess->wait, wait);
+	/* queued before looking: pairs with wq_has_sleeper() in the interrupt */
+	smp_mb();
+	for (i = 0; i < sess->nr; i++) {
+		const struct amupmu_spe_pcs *pcs = &sess->pcs[i];
+
+		/* pairs with the head's release in amupmu_spe_publish() */
+		if (smp_load_acquire(&pcs->buf->hdr->data_head) -
+		    READ_ONCE(pcs->buf->hdr->data_tail) >= sess->watermark)
+			mask |= EPOLLIN | EPOLLRDNORM;
+		if (READ_ONCE(pcs->state) & AMUPMU_SPE_FAULT)
+			mask |= EPOLLPRI;
+	}
+	mutex_unlock(&amupmu_spe_sess_lock);
+	return mask;
+}
+
+struct amupmu_spe_live_req {
+	u64 *regs;
+	int ret;
+};
+
+static void amupmu_spe_live_fn(void *arg)
+{
+	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	struct amupmu_spe_live_req *req = arg;
+	unsigned int r;
+
+	raw_spin_lock(&pp->lock);
+	if (!pp->active || !pp->active->running) {
+		req->ret = -ENODATA;
+	} else {
+		for (r = 0; r < AMUPMU_SPE_SR_NR; r++)
+			req->regs[r] = amupmu_spe_regs->read(r);
+		req->ret = 0;
+	}
+	raw_spin_unlock(&pp->lock);
+}
+
+/**
+ * amupmu_spe_live_regs() - the SPE registers of @cpu's running session
+ * @cpu: the CPU
+ * @regs: AMUPMU_SPE_SR_NR values, in enum amupmu_spe_sysreg order
+ *
+ * Read on the CPU, so only while a session profiles there: a CPU no
+ * session programs is not touched.
+ *
+ * Return: 0; -ENODATA when no session profiles on @cpu; -ENODEV offline.
+ */
+int amupmu_spe_live_regs(unsigned int cpu, u64 *regs)
+{
+	struct amupmu_spe_live_req req = { .regs = regs, .ret = -ENODEV };
+
+	cpus_read_lock();
+	if (cpu_online(cpu))
+		smp_call_function_single(cpu, amupmu_spe_live_fn, &req, 1);
+	cpus_read_unlock();
+	return req.ret;
+}
+
+bool amupmu_spe_configured(struct amupmu_spe_sess **slot)
+{
+	return READ_ONCE(*slot);
+}
+
+/**
+ * amupmu_spe_dev_gone() - the claimed SPE device is going (unbind, unload):
+ *	stop every session's profiling before its interrupt is freed
+ *
+ * The sessions keep their buffers and data; they do not run again until
+ * they are enabled with a device (or released).
+ */
+void amupmu_spe_dev_gone(void)
+{
+	unsigned int cpu;
+
+	cpus_read_lock();
+	for_each_online_cpu(cpu) {
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, cpu);
+
+		if (READ_ONCE(pp->active))
+			smp_call_function_single(cpu, amupmu_spe_stop_fn, pp->active, 1);
+	}
+	cpus_read_unlock();
+}
+
+/**
+ * amupmu_spe_init() - the defaults at load (no filter, the smallest interval
+ *	every CPU with SPE allows), the hotplug and CPU PM callbacks
+ *
+ * Return: 0 or -errno.
+ */
+int amupmu_spe_init(void)
+{
+	unsigned int cpu;
+	u32 interval = 0;
+	int ret;
+
+	for_each_possible_cpu(cpu)
+		raw_spin_lock_init(&per_cpu_ptr(&amupmu_spe_pcpu, cpu)->lock);
+	mutex_lock(&amupmu_dev.lock);
+	for_each_possible_cpu(cpu) {
+		const struct amupmu_cpu_info *ci = &amupmu_dev.cpus[cpu];
+
+		if (ci->flags & AMUPMU_CPU_SPE)
+			interval = max(interval, amupmu_spe_min_interval(ci->pmsidr));
+	}
+	mutex_unlock(&amupmu_dev.lock);
+	mutex_lock(&amupmu_spe_lock);
+	amupmu_spe_defaults = (struct amupmu_spe_filter) { .pmsirr = interval };
+	mutex_unlock(&amupmu_spe_lock);
+
+	ret = cpuhp_setup_state_nocalls(CPUHP_AP_ONLINE_DYN, "amupmu/spe:online",
+					amupmu_spe_cpu_online, amupmu_spe_cpu_offline);
+	if (ret < 0)
+		return ret;
+	amupmu_spe_hp_state = ret;
+	ret = cpu_pm_register_notifier(&amupmu_spe_cpu_pm_nb);
+	if (ret) {
+		cpuhp_remove_state_nocalls(amupmu_spe_hp_state);
+		return ret;
+	}
+	return 0;
+}
+
+/* At unload: no session is left (their files hold the module). */
+void amupmu_spe_exit(void)
+{
+	unsigned int cpu;
+
+	cpu_pm_unregister_notifier(&amupmu_spe_cpu_pm_nb);
+	cpuhp_remove_state_nocalls(amupmu_spe_hp_state);
+	for_each_possible_cpu(cpu) {
+		vfree(per_cpu_ptr(&amupmu_spe_pcpu, cpu)->discard);
+		per_cpu_ptr(&amupmu_spe_pcpu, cpu)->discard = NULL;
+	}
+}

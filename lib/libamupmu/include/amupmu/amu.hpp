@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// amupmu::Amu: the Activity Monitors of a CPU set (AMUPMU_AMU_READ), and
+// the figures two reads give per CPU and summed:
+//   frequency     ΔCPU_CYCLES / ΔCNT_CYCLES × timer_freq (Hz, over the
+//                 time the core was not in WFI/WFE)
+//   ipc           ΔINST_RETIRED / ΔCPU_CYCLES
+//   mem_stall     ΔSTALL_BACKEND_MEM / ΔCPU_CYCLES
+//   active        ΔCNT_CYCLES / Δtime (both in system-counter ticks: the
+//                 share of wall time the core was not in WFI/WFE)
+// Each counter is found through the event types of AMEVTYPER0 (never by
+// position). A figure is produced only from valid counts: a counter not
+// enabled (AMCNTENSET0 clear in either read) or not implemented gives
+// "not counted", an offline CPU in either read gives no figure for the
+// interval, an AMU erratum that makes CNT_CYCLES unreliable flags the
+// figures that divide by it; a change of restarts says the interval spans
+// a power-down (the driver added the values back: still valid).
+#ifndef AMUPMU_AMU_HPP
+#define AMUPMU_AMU_HPP
+
+#include <amupmu/device.hpp>
+#include <amupmu/errata.hpp>
+#include <amupmu/info.hpp>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace amupmu {
+
+/// enum amupmu_amu_state, AmuCpuReading::state.
+namespace amu_state {
+inline constexpr std::uint32_t offline = 1u << 0;	///< the values it had when it went down
+inline constexpr std::uint32_t no_amu = 1u << 1;	///< no AMU, or amupmu does not use it
+inline constexpr std::uint32_t undiscovered = 1u << 2;	///< not online since the module was loaded
+} // namespace amu_state
+
+/// sizeof(struct amupmu_amu_cpu) of ABI 2.1 (AMUPMU_AMU_CPU_SIZE_VER0).
+inline constexpr std::size_t amu_cpu_entry_size = 296;
+
+/// One CPU's counters from one AMUPMU_AMU_READ. Fixed-size.
+struct AmuCpuReading {
+	unsigned cpu = 0;
+	std::uint32_t state = 0;	///< amu_state::*; 0: read now, on the CPU
+	std::uint64_t time = 0;		///< generic timer count of the read
+	std::uint32_t nr_group0 = 0;
+	std::uint32_t nr_group1 = 0;
+	std::uint32_t enabled0 = 0;	///< AMCNTENSET0_EL0 at the read
+	std::uint32_t enabled1 = 0;	///< AMCNTENSET1_EL0 at the read
+	std::uint32_t restarts = 0;	///< counters found restarted after a power-down
+	std::array<std::uint64_t, amu_max_counters> group0{};
+	std::array<std::uint64_t, amu_max_counters> group1{};
+
+	friend bool operator==(const AmuCpuReading&, const AmuCpuReading&) = default;
+};
+
+/// Every CPU of the set from one AMUPMU_AMU_READ, ascending.
+struct AmuReading {
+	std::uint64_t timer_freq = 0;	///< CNTFRQ_EL0: Hz of time and of CNT_CYCLES
+	std::vector<AmuCpuReading> cpus{};
+
+	[[nodiscard]] const AmuCpuReading* find(unsigned cpu) const noexcept;
+};
+
+/// Decodes nr_entries entries of entry_size bytes (each a struct
+/// amupmu_amu_cpu) into out[0, nr_entries). Allocates nothing. Throws
+/// Error (EBADMSG) when raw is too short, entry_size is below
+/// amu_cpu_entry_size, out too small, or a counter count exceeds 16.
+void decode_amu_read(std::span<const std::byte> raw, std::uint32_t nr_entries, std::size_t entry_size,
+		     std::span<AmuCpuReading> out);
+
+/// Move-only owner of /dev/amupmu reading the AMU counters of a CPU set.
+class [[nodiscard]] Amu {
+public:
+	/// Opens path. cpus: ascending CPU numbers (empty: every possible
+	/// CPU). Throws DeviceMissing, and Unsupported (EOPNOTSUPP) when the
+	/// driver predates AMUPMU_AMU_READ (ABI 2.0).
+	[[nodiscard]] static Amu open(std::vector<unsigned> cpus = {},
+				      std::string_view path = default_device_path);
+	[[nodiscard]] static Amu create(Device device, std::vector<unsigned> cpus = {});
+
+	Amu(const Amu&) = delete;
+	Amu& operator=(const Amu&) = delete;
+	Amu(Amu&&) noexcept = default;
+	Amu& operator=(Amu&&) noexcept = default;
+	~Amu() = default;
+
+	/// One AMUPMU_AMU_READ of every CPU of the set. Allocates only the
+	/// first time out is used. Throws Unsupported (EOPNOTSUPP: no CPU has
+	/// a usable AMU), PermissionDenied (EACCES: CAP_PERFMON), Unavailable
+	/// (ENODEV), InvalidArgument.
+	void read(AmuReading& out);
+	[[nodiscard]] AmuReading read();
+
+	/// AMUPMU_INFO at open: the event types, MIDRs and frames of the CPUs.
+	[[nodiscard]] const Info& info() const noexcept { return info_; }
+	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
+	[[nodiscard]] int fd() const noexcept { return device_.fd(); }
+
+private:
+	Amu(Device device, std::vector<unsigned> cpus);
+
+	Device device_;
+	Info info_{};
+	std::vector<unsigned> cpus_{};
+	std::vector<std::uint64_t> mask_{};
+	std::vector<std::byte> raw_{};
+};
+
+// ---------------------------------------------------------------- figures
+
+/// Why a figure has no value (or, for flagged, why it is not trusted).
+enum class AmuWhy {
+	ok,
+	not_counted,	///< a counter it needs is not implemented or not enabled
+	erratum,	///< an erratum makes a counter it needs unreliable
+	offline,	///< the CPU was offline at either read
+	no_amu,		///< the CPU has no usable AMU (or was never discovered)
+	no_cycles,	///< its denominator did not advance (idle all the interval)
+};
+/// "ok", "not counted", "erratum", "offline", "no AMU", "no cycles".
+[[nodiscard]] std::string_view to_string(AmuWhy why) noexcept;
+
+/// One derived figure: value() when why is ok.
+struct AmuFigure {
+	double value = 0;
+	AmuWhy why = AmuWhy::no_amu;
+	unsigned cpus = 0;	///< summed row: CPUs that contributed
+
+	[[nodiscard]] bool ok() const noexcept { return why == AmuWhy::ok; }
+	[[nodiscard]] std::optional<double> get() const noexcept
+	{
+		return ok() ? std::optional<double>{value} : std::nullopt;
+	}
+};
+
+/// One auxiliary (group 1) counter's delta on one CPU.
+struct AmuAuxDelta {
+	std::uint16_t event = 0;		///< AMEVTYPER1<n>.evtCount
+	std::optional<std::uint64_t> delta{};	///< nullopt: not enabled
+};
+
+/// One CPU over the interval between two reads.
+struct AmuCpuDelta {
+	unsigned cpu = 0;
+	AmuWhy state = AmuWhy::ok;	///< ok, offline or no_amu
+	bool restarted = false;		///< restarts changed: spans a power-down
+	std::uint32_t restarts = 0;	///< power-downs in the interval
+	double seconds = 0;		///< Δtime / timer_freq
+	std::uint64_t ticks = 0;	///< Δtime
+	/// Deltas of the architected counters (nullopt: not counted).
+	std::optional<std::uint64_t> cpu_cycles{}, cnt_cycles{}, inst_retired{}, stall_backend_mem{};
+	std::vector<AmuAuxDelta> aux{};
+	AmuFigure frequency{};		///< Hz
+	AmuFigure ipc{};
+	AmuFigure mem_stall{};		///< share, 0..1
+	AmuFigure active{};		///< share, 0..1
+	std::string erratum{};		///< id of the AMU erratum that applies
+};
+
+/// The interval: per CPU and summed.
+struct AmuReport {
+	std::vector<std::string> command{};
+	std::string cpus{};			///< "0-3"
+	std::string backend{};			///< "mock AMU model" / "hardware AMU"
+	bool mock = false;
+	std::uint64_t timer_freq = 0;
+	double seconds = 0;			///< wall time of the run or interval
+	std::optional<double> interval_end{};	///< -I: seconds since start
+	std::optional<int> exit_status{};
+	std::vector<AmuCpuDelta> per_cpu{};
+	/// Summed row: frequency = ΣΔCPU_CYCLES / ΣΔCNT_CYCLES × f, ipc and
+	/// mem_stall over ΣΔCPU_CYCLES, active = ΣΔCNT_CYCLES / ΣΔtime, each over
+	/// the CPUs whose figure is ok (AmuFigure::cpus of them).
+	AmuCpuDelta total{};
+	std::vector<std::string> flags{};	///< erratum, not counted, offline, restarted: one line each
+	std::vector<std::string> notes{};
+
+	[[nodiscard]] const AmuCpuDelta* find(unsigned cpu) const noexcept;
+};
+
+/// The AMU errata (ErratumUnit::amu) that apply to midr: figures that
+/// divide by CNT_CYCLES are flagged on such a CPU. nullptr when none.
+[[nodiscard]] const Erratum* amu_erratum_for(std::uint64_t midr) noexcept;
+
+/// The interval between two reads of the same CPU set. info supplies the
+/// event types (AMEVTYPER0/1), the MIDR (errata) and the backend. Pure:
+/// the host tests feed it recorded reads.
+[[nodiscard]] AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuReading& after);
+
+/// A turbostat-like table: one row per CPU, then the summed row, the
+/// header naming what was measured, the backend ("mock AMU model" in
+/// capitals when mock) and the flags. Text ends with a newline.
+[[nodiscard]] std::string format_amu_text(const AmuReport& report);
+class JsonWriter;
+/// The report as one JSON object written into w (format_amu_json's body).
+void write_amu_json(JsonWriter& w, const AmuReport& report);
+/// One JSON object (indent 0: one line, for -I streams).
+[[nodiscard]] std::string format_amu_json(const AmuReport& report, unsigned indent = 2);
+/// Separated values, one line per CPU and one "all" line, stable columns:
+///   [interval,] cpu, mhz, ipc, mem_stall_pct, active_pct, seconds,
+///   cpu_cycles, cnt_cycles, inst_retired, stall_backend_mem, flags
+/// An empty field is a figure without value; flags names why
+/// ("not counted", "erratum ARM-A510-2457168", "offline", "restarted").
+[[nodiscard]] std::string format_amu_csv(const AmuReport& report, std::string_view sep);
+
+} // namespace amupmu
+
+#endif

@@ -1,0 +1,706 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/amu.hpp>
+#include <amupmu/cpu.hpp>
+#include <amupmu/decode.hpp>
+#include <amupmu/error.hpp>
+#include <amupmu/format.hpp>
+#include <amupmu/json.hpp>
+
+#include <linux/amupmu.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <utility>
+
+#include <sys/ioctl.h>
+
+namespace amupmu {
+
+static_assert(sizeof(amupmu_amu_cpu) == AMUPMU_AMU_CPU_SIZE_VER0 && amu_cpu_entry_size == AMUPMU_AMU_CPU_SIZE_VER0);
+static_assert(sizeof(amupmu_amu_read) == AMUPMU_AMU_READ_SIZE_VER0);
+static_assert(amu_state::offline == AMUPMU_AMU_OFFLINE && amu_state::no_amu == AMUPMU_AMU_NO_AMU &&
+	      amu_state::undiscovered == AMUPMU_AMU_UNDISCOVERED);
+static_assert(sizeof(AmuCpuReading::group0) == sizeof(amupmu_amu_cpu::group0) &&
+	      sizeof(AmuCpuReading::group1) == sizeof(amupmu_amu_cpu::group1));
+
+namespace {
+
+constexpr std::string_view read_op = "AMUPMU_AMU_READ";
+
+} // namespace
+
+// ---------------------------------------------------------------- reading
+
+const AmuCpuReading* AmuReading::find(unsigned cpu) const noexcept
+{
+	const auto it = std::ranges::find(cpus, cpu, &AmuCpuReading::cpu);
+	return it == cpus.end() ? nullptr : &*it;
+}
+
+void decode_amu_read(std::span<const std::byte> raw, std::uint32_t nr_entries, std::size_t entry_size,
+		     std::span<AmuCpuReading> out)
+{
+	if (entry_size < sizeof(amupmu_amu_cpu) || nr_entries > out.size() || raw.size() / entry_size < nr_entries)
+		throw Error{std::string{read_op} + ": " + std::to_string(nr_entries) + " entries of " +
+				    std::to_string(entry_size) + " bytes in " + std::to_string(raw.size()),
+			    EBADMSG};
+	for (std::uint32_t i = 0; i < nr_entries; ++i) {
+		amupmu_amu_cpu e{};
+		std::memcpy(&e, raw.data() + i * entry_size, sizeof(e));
+		if (e.nr_group0 > amu_max_counters || e.nr_group1 > amu_max_counters)
+			throw Error{std::string{read_op} + ": CPU " + std::to_string(e.cpu) + " reports " +
+					    std::to_string(e.nr_group0) + " + " + std::to_string(e.nr_group1) +
+					    " counters (at most 16 each)",
+				    EBADMSG};
+		AmuCpuReading& r = out[i];
+		r.cpu = e.cpu;
+		r.state = e.state;
+		r.time = e.time;
+		r.nr_group0 = e.nr_group0;
+		r.nr_group1 = e.nr_group1;
+		r.enabled0 = e.enabled0;
+		r.enabled1 = e.enabled1;
+		r.restarts = e.restarts;
+		std::copy(std::begin(e.group0), std::end(e.group0), r.group0.begin());
+		std::copy(std::begin(e.group1), std::end(e.group1), r.group1.begin());
+	}
+}
+
+Amu Amu::open(std::vector<unsigned> cpus, std::string_view path)
+{
+	return Amu{Device::open(path), std::move(cpus)};
+}
+
+Amu Amu::create(Device device, std::vector<unsigned> cpus)
+{
+	return Amu{std::move(device), std::move(cpus)};
+}
+
+Amu::Amu(Device device, std::vector<unsigned> cpus) : device_{std::move(device)}, cpus_{std::move(cpus)}
+{
+	info_ = device_.info();
+	if (!info_.supports(Ioctl::amu_read))
+		throw Unsupported{std::string{read_op} + ": driver ABI " + std::to_string(info_.abi_major) + "." +
+					  std::to_string(info_.abi_minor) + " has no AMU read (needs 2.1)",
+				  EOPNOTSUPP};
+	if (cpus_.empty())
+		for (const CpuInfo& c : info_.cpus)
+			if (c.possible())
+				cpus_.push_back(c.cpu);
+	// std::unique, not std::ranges::unique: clang-tidy's clang 14 cannot
+	// instantiate the latter with libstdc++ 12 (tools/static/clang-tidy-exclude.txt)
+	std::ranges::sort(cpus_);
+	cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
+	if (cpus_.empty())
+		throw InvalidArgument{std::string{read_op} + ": empty CPU set", EINVAL};
+	for (const unsigned cpu : cpus_) {
+		if (cpu / 64 >= mask_.size())
+			mask_.resize(cpu / 64 + 1);
+		mask_[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
+	}
+	raw_.assign(cpus_.size() * sizeof(amupmu_amu_cpu), std::byte{0});
+}
+
+void Amu::read(AmuReading& out)
+{
+	if (out.cpus.size() != cpus_.size())
+		out.cpus.resize(cpus_.size());
+	amupmu_amu_read rd{};
+	rd.size = sizeof(rd);
+	rd.cpus_uptr = reinterpret_cast<std::uintptr_t>(mask_.data());
+	rd.cpus_len = static_cast<std::uint32_t>(mask_.size() * sizeof(std::uint64_t));
+	rd.nr_cpus = static_cast<std::uint32_t>(cpus_.size());
+	rd.entry_size = sizeof(amupmu_amu_cpu);
+	rd.entries_uptr = reinterpret_cast<std::uintptr_t>(raw_.data());
+	int ret;
+	do
+		ret = ::ioctl(device_.fd(), AMUPMU_AMU_READ, &rd);
+	while (ret < 0 && errno == EINTR);
+	if (ret < 0)
+		throw_error(std::string{read_op}, errno);
+	decode_amu_read(raw_, rd.nr_cpus, sizeof(amupmu_amu_cpu), out.cpus);
+	out.cpus.resize(rd.nr_cpus);	// never grows: nr_cpus <= the set
+	out.timer_freq = rd.timer_freq;
+}
+
+AmuReading Amu::read()
+{
+	AmuReading out;
+	read(out);
+	return out;
+}
+
+// ---------------------------------------------------------------- figures
+
+std::string_view to_string(AmuWhy why) noexcept
+{
+	switch (why) {
+	case AmuWhy::ok: return "ok";
+	case AmuWhy::not_counted: return "not counted";
+	case AmuWhy::erratum: return "erratum";
+	case AmuWhy::offline: return "offline";
+	case AmuWhy::no_amu: return "no AMU";
+	case AmuWhy::no_cycles: return "no cycles";
+	}
+	return "unknown";
+}
+
+const AmuCpuDelta* AmuReport::find(unsigned cpu) const noexcept
+{
+	const auto it = std::ranges::find(per_cpu, cpu, &AmuCpuDelta::cpu);
+	return it == per_cpu.end() ? nullptr : &*it;
+}
+
+const Erratum* amu_erratum_for(std::uint64_t midr) noexcept
+{
+	for (const Erratum& e : errata())
+		if (e.unit == ErratumUnit::amu && applies(e, midr) == Applicability::yes)
+			return &e;
+	return nullptr;
+}
+
+namespace {
+
+AmuFigure none(AmuWhy why)
+{
+	return AmuFigure{.value = 0, .why = why, .cpus = 0};
+}
+
+AmuFigure ratio(std::optional<std::uint64_t> num, std::optional<std::uint64_t> den, double scale = 1.0)
+{
+	if (!num || !den)
+		return none(AmuWhy::not_counted);
+	if (*den == 0)
+		return none(AmuWhy::no_cycles);
+	return AmuFigure{.value = static_cast<double>(*num) / static_cast<double>(*den) * scale,
+			 .why = AmuWhy::ok,
+			 .cpus = 1};
+}
+
+// For the summed row when no CPU contributed: the reason that matters most.
+AmuWhy worst(std::span<const AmuCpuDelta> cpus, AmuFigure AmuCpuDelta::*fig)
+{
+	for (const AmuWhy w : {AmuWhy::erratum, AmuWhy::not_counted, AmuWhy::no_cycles, AmuWhy::offline})
+		if (std::ranges::any_of(cpus, [&](const AmuCpuDelta& d) { return (d.*fig).why == w; }))
+			return w;
+	return AmuWhy::no_amu;
+}
+
+struct Sum {
+	std::uint64_t num = 0;
+	std::uint64_t den = 0;
+	unsigned cpus = 0;
+	void add(std::uint64_t n, std::uint64_t d)
+	{
+		num += n;
+		den += d;
+		++cpus;
+	}
+	AmuFigure figure(double scale, std::span<const AmuCpuDelta> all, AmuFigure AmuCpuDelta::*fig) const
+	{
+		if (cpus == 0)
+			return none(worst(all, fig));
+		if (den == 0)
+			return none(AmuWhy::no_cycles);
+		return {.value = static_cast<double>(num) / static_cast<double>(den) * scale, .why = AmuWhy::ok,
+			.cpus = cpus};
+	}
+};
+
+std::string cpu_list_of(const std::vector<unsigned>& cpus)
+{
+	return (cpus.size() == 1 ? "CPU " : "CPUs ") + format_cpu_list(cpus);
+}
+
+} // namespace
+
+AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuReading& after)
+{
+	AmuReport r;
+	r.mock = info.mock();
+	r.backend = info.mock() ? "mock AMU model" : "hardware AMU";
+	r.timer_freq = after.timer_freq;
+	const double f = static_cast<double>(after.timer_freq);
+
+	std::vector<unsigned> set, offline, no_amu, restarted, zero;
+	std::map<std::string, std::vector<unsigned>> erratum_cpus;
+	// (event, why) -> CPUs: one flag line per kind, however many CPUs
+	std::map<std::pair<std::string, std::string>, std::vector<unsigned>> not_counted;
+
+	for (const AmuCpuReading& a : after.cpus) {
+		set.push_back(a.cpu);
+		AmuCpuDelta d;
+		d.cpu = a.cpu;
+		const AmuCpuReading* b = before.find(a.cpu);
+		const CpuInfo* ci = a.cpu < info.cpus.size() ? &info.cpus[a.cpu] : nullptr;
+		const std::uint32_t state = a.state | (b ? b->state : amu_state::undiscovered);
+		const auto all = [&](AmuWhy why) {
+			d.frequency = d.ipc = d.mem_stall = d.active = none(why);
+		};
+		if (!ci || (state & (amu_state::no_amu | amu_state::undiscovered))) {
+			d.state = AmuWhy::no_amu;
+			all(AmuWhy::no_amu);
+			no_amu.push_back(a.cpu);
+			r.per_cpu.push_back(std::move(d));
+			continue;
+		}
+		d.restarts = a.restarts - b->restarts;
+		d.restarted = d.restarts != 0;
+		if (d.restarted)
+			restarted.push_back(a.cpu);
+		if (ci->amu_zero())
+			zero.push_back(a.cpu);
+		if (state & amu_state::offline) {
+			d.state = AmuWhy::offline;
+			all(AmuWhy::offline);
+			offline.push_back(a.cpu);
+			r.per_cpu.push_back(std::move(d));
+			continue;
+		}
+		d.ticks = a.time - b->time;
+		d.seconds = f > 0 ? static_cast<double>(d.ticks) / f : 0;
+
+		// each counter through its event type, counted only when enabled in both reads
+		const unsigned n0 = std::min({a.nr_group0, b->nr_group0, static_cast<std::uint32_t>(amu_max_counters)});
+		const auto counter = [&](std::uint16_t event) -> std::optional<std::uint64_t> {
+			const std::optional<unsigned> i = amu_counter_of(ci->amevtyper0, n0, event);
+			const std::string name{amu_event_name(event)};
+			if (!i) {
+				not_counted[{name, "no group 0 counter has this event type"}].push_back(a.cpu);
+				return std::nullopt;
+			}
+			const std::uint32_t bit = 1u << *i;
+			if (!(a.enabled0 & bit) || !(b->enabled0 & bit)) {
+				const std::string idx = std::to_string(*i);
+				std::string why = "counter ";
+				why += idx;
+				why += " not enabled (AMCNTENSET0_EL0 bit ";
+				why += idx;
+				why += " clear)";
+				const std::pair<std::string, std::string> key{name, std::move(why)};
+				not_counted[key].push_back(a.cpu);
+				return std::nullopt;
+			}
+			return a.group0[*i] - b->group0[*i];
+		};
+		d.cpu_cycles = counter(amu_ev::cpu_cycles);
+		d.cnt_cycles = counter(amu_ev::cnt_cycles);
+		d.inst_retired = counter(amu_ev::inst_retired);
+		d.stall_backend_mem = counter(amu_ev::stall_backend_mem);
+
+		const unsigned n1 = std::min({a.nr_group1, b->nr_group1, static_cast<std::uint32_t>(amu_max_counters)});
+		for (unsigned i = 0; i < n1; ++i) {
+			AmuAuxDelta x{.event = ci->amevtyper1[i], .delta = std::nullopt};
+			if ((a.enabled1 & b->enabled1) & (1u << i))
+				x.delta = a.group1[i] - b->group1[i];
+			d.aux.push_back(x);
+		}
+
+		const Erratum* e = amu_erratum_for(ci->midr);
+		d.frequency = ratio(d.cpu_cycles, d.cnt_cycles, f);
+		if (f <= 0 && d.frequency.ok())
+			d.frequency = none(AmuWhy::no_cycles);
+		d.ipc = ratio(d.inst_retired, d.cpu_cycles);
+		d.mem_stall = ratio(d.stall_backend_mem, d.cpu_cycles);
+		d.active = d.cnt_cycles ? ratio(d.cnt_cycles, d.ticks) : none(AmuWhy::not_counted);
+		if (e) {
+			d.erratum = std::string{e->id};
+			erratum_cpus[d.erratum].push_back(a.cpu);
+			// CNT_CYCLES is unreliable: no figure that divides by it
+			if (d.cnt_cycles) {
+				d.frequency = none(AmuWhy::erratum);
+				d.active = none(AmuWhy::erratum);
+			}
+		}
+		r.per_cpu.push_back(std::move(d));
+	}
+
+	// the summed row
+	AmuCpuDelta& t = r.total;
+	t.cpu = 0;
+	Sum freq, ipc, stall, active;
+	const auto add_opt = [](std::optional<std::uint64_t>& sum, const std::optional<std::uint64_t>& v) {
+		if (v)
+			sum = sum.value_or(0) + *v;
+	};
+	for (const AmuCpuDelta& d : r.per_cpu) {
+		t.seconds = std::max(t.seconds, d.seconds);
+		t.ticks = std::max(t.ticks, d.ticks);
+		t.restarts += d.restarts;
+		t.restarted = t.restarted || d.restarted;
+		if (d.state != AmuWhy::ok)
+			continue;
+		add_opt(t.cpu_cycles, d.cpu_cycles);
+		if (d.erratum.empty())	// an unreliable CNT_CYCLES is not summed either
+			add_opt(t.cnt_cycles, d.cnt_cycles);
+		add_opt(t.inst_retired, d.inst_retired);
+		add_opt(t.stall_backend_mem, d.stall_backend_mem);
+		if (d.frequency.ok())
+			freq.add(*d.cpu_cycles, *d.cnt_cycles);
+		if (d.ipc.ok())
+			ipc.add(*d.inst_retired, *d.cpu_cycles);
+		if (d.mem_stall.ok())
+			stall.add(*d.stall_backend_mem, *d.cpu_cycles);
+		if (d.active.ok())
+			active.add(*d.cnt_cycles, d.ticks);
+	}
+	// group 1: summed by index where the CPUs agree on the event type
+	for (const AmuCpuDelta& d : r.per_cpu) {
+		if (d.state != AmuWhy::ok)
+			continue;
+		for (std::size_t i = 0; i < d.aux.size(); ++i) {
+			if (i == t.aux.size())
+				t.aux.push_back({.event = d.aux[i].event, .delta = d.aux[i].delta});
+			else if (t.aux[i].event != d.aux[i].event || !d.aux[i].delta)
+				t.aux[i].delta.reset();
+			else if (t.aux[i].delta)
+				*t.aux[i].delta += *d.aux[i].delta;
+		}
+	}
+	t.frequency = freq.figure(f, r.per_cpu, &AmuCpuDelta::frequency);
+	t.ipc = ipc.figure(1.0, r.per_cpu, &AmuCpuDelta::ipc);
+	t.mem_stall = stall.figure(1.0, r.per_cpu, &AmuCpuDelta::mem_stall);
+	t.active = active.figure(1.0, r.per_cpu, &AmuCpuDelta::active);
+	if (std::ranges::all_of(r.per_cpu, [](const AmuCpuDelta& d) { return d.state != AmuWhy::ok; }))
+		t.state = r.per_cpu.empty() ? AmuWhy::no_amu : r.per_cpu.front().state;
+
+	r.cpus = format_cpu_list(set);
+	for (const auto& [id, cpus] : erratum_cpus) {
+		const Erratum* e = find_erratum(id);
+		r.flags.push_back("erratum " + id + " on " + cpu_list_of(cpus) + " (" + std::string{e->core} + " " +
+				  affected_range(*e) + "): " + std::string{e->summary} + " [" +
+				  std::string{e->provenance} + "]");
+	}
+	for (const auto& [what, cpus] : not_counted)
+		r.flags.push_back("not counted: " + cpu_list_of(cpus) + " " + what.first + ": " + what.second);
+	if (!offline.empty())
+		r.flags.push_back("offline: " + cpu_list_of(offline) + " offline at a read: no figures for the interval");
+	if (!restarted.empty())
+		r.flags.push_back("restarted: " + cpu_list_of(restarted) +
+				  " powered down in the interval; amupmu added the earlier counts back, "
+				  "figures still valid");
+	if (!no_amu.empty())
+		r.flags.push_back("no AMU: " + cpu_list_of(no_amu) +
+				  " without a usable AMU (not implemented, amu=0, or never online)");
+	if (!zero.empty())
+		r.notes.push_back(cpu_list_of(zero) +
+				  ": AMU_ZERO, the cycle counters read zero at discovery (firmware left them "
+				  "disabled or reset)");
+	return r;
+}
+
+// ---------------------------------------------------------------- output
+
+namespace {
+
+std::string fixed(double v, int decimals)
+{
+	char buf[64];
+	std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
+	return buf;
+}
+
+std::string pad_left(std::string s, std::size_t width)
+{
+	if (s.size() < width)
+		s.insert(0, width - s.size(), ' ');
+	return s;
+}
+
+// A missing figure in the table: short, explained in the legend.
+std::string_view marker(AmuWhy why) noexcept
+{
+	switch (why) {
+	case AmuWhy::not_counted: return "n/c";
+	case AmuWhy::erratum: return "ERRATUM";
+	case AmuWhy::offline: return "offline";
+	case AmuWhy::no_amu: return "no-amu";
+	case AmuWhy::no_cycles: return "idle";
+	case AmuWhy::ok: break;
+	}
+	return "";
+}
+
+std::string figure_text(const AmuFigure& f, double scale, int decimals)
+{
+	return f.ok() ? fixed(f.value * scale, decimals) : std::string{marker(f.why)};
+}
+
+std::string clean(std::string s, std::string_view sep)
+{
+	if (sep.empty())
+		return s;
+	for (std::size_t pos = 0; (pos = s.find(sep, pos)) != std::string::npos;)
+		s.replace(pos, sep.size(), std::string(sep.size(), ' '));
+	return s;
+}
+
+std::string count_text(const std::optional<std::uint64_t>& v)
+{
+	return v ? std::to_string(*v) : std::string{};
+}
+
+// The flags of one row, for the CSV and the table: "erratum X; restarted".
+// all: the number of CPUs of the summed row, which then says which figures
+// cover fewer of them.
+std::string row_flags(const AmuCpuDelta& d, std::size_t all = 0)
+{
+	std::vector<std::string> out;
+	if (all) {
+		std::string partial;
+		const struct {
+			const AmuFigure& f;
+			std::string_view name;
+		} figs[] = {{d.frequency, "MHz"}, {d.ipc, "IPC"}, {d.mem_stall, "MemStall"}, {d.active, "Active"}};
+		for (const auto& x : figs)
+			if (x.f.ok() && x.f.cpus < all)
+				partial += (partial.empty() ? "" : ", ") + std::string{x.name} + " " +
+					   std::to_string(x.f.cpus) + "/" + std::to_string(all);
+		if (!partial.empty())
+			out.push_back("over " + partial + " CPUs");
+	}
+	if (d.state == AmuWhy::offline)
+		out.emplace_back("offline");
+	if (d.state == AmuWhy::no_amu)
+		out.emplace_back("no AMU");
+	if (!d.erratum.empty())
+		out.push_back("erratum " + d.erratum);
+	for (const AmuFigure* f : {&d.frequency, &d.ipc, &d.mem_stall, &d.active})
+		if (!all && f->why == AmuWhy::not_counted) {
+			out.emplace_back("not counted");
+			break;
+		}
+	if (d.restarted)
+		out.push_back("restarted x" + std::to_string(d.restarts));
+	std::string s;
+	for (const std::string& x : out)
+		s += (s.empty() ? "" : "; ") + x;
+	return s;
+}
+
+std::string command_text(const std::vector<std::string>& command)
+{
+	std::string cmd;
+	for (const std::string& a : command)
+		cmd += (cmd.empty() ? "" : " ") + a;
+	return cmd;
+}
+
+void json_count(JsonWriter& w, std::string_view name, const std::optional<std::uint64_t>& v)
+{
+	w.key(name);
+	if (v)
+		w.value(*v);
+	else
+		w.null();
+}
+
+void json_figure(JsonWriter& w, std::string_view name, const AmuFigure& f, bool total)
+{
+	w.key(name).begin_object().key("value");
+	if (f.ok())
+		w.value(f.value);
+	else
+		w.null();
+	w.member("status", to_string(f.why));
+	if (total)
+		w.member("cpus", f.cpus);
+	w.end_object();
+}
+
+void json_row(JsonWriter& w, const AmuCpuDelta& d, bool total)
+{
+	w.begin_object();
+	if (total)
+		w.member("cpu", "all");
+	else
+		w.member("cpu", d.cpu);
+	w.member("state", to_string(d.state))
+		.member("restarted", d.restarted)
+		.member("restarts", d.restarts)
+		.member("seconds", d.seconds)
+		.member("ticks", d.ticks);
+	w.key("counts").begin_object();
+	json_count(w, "cpu_cycles", d.cpu_cycles);
+	json_count(w, "cnt_cycles", d.cnt_cycles);
+	json_count(w, "inst_retired", d.inst_retired);
+	json_count(w, "stall_backend_mem", d.stall_backend_mem);
+	w.end_object();
+	w.key("aux").begin_array();
+	for (const AmuAuxDelta& x : d.aux) {
+		w.begin_object().member("event", hex(x.event, 4));
+		json_count(w, "delta", x.delta);
+		w.end_object();
+	}
+	w.end_array();
+	json_figure(w, "frequency_hz", d.frequency, total);
+	json_figure(w, "ipc", d.ipc, total);
+	json_figure(w, "mem_stall", d.mem_stall, total);
+	json_figure(w, "active", d.active, total);
+	if (!total) {
+		w.key("erratum");
+		if (d.erratum.empty())
+			w.null();
+		else
+			w.value(d.erratum);
+	}
+	w.end_object();
+}
+
+} // namespace
+
+std::string format_amu_text(const AmuReport& r)
+{
+	std::string out;
+	const std::string prefix = r.interval_end ? pad_left(fixed(*r.interval_end, 6), 14) + " " : "";
+	if (!r.interval_end) {
+		out += "\n AMU activity of CPUs " + r.cpus;
+		if (!r.command.empty())
+			out += " for '" + command_text(r.command) + "'";
+		out += " (" + fixed(r.seconds, 6) + " s), backend: ";
+		out += r.mock ? "MOCK AMU MODEL (test build: the numbers come from the mock register model, "
+				"not from hardware)"
+			      : r.backend;
+		out += "\n timer " + fixed(static_cast<double>(r.timer_freq) / 1e6, 3) + " MHz";
+		if (!r.flags.empty()) {
+			std::string kinds;
+			for (const std::string& f : r.flags) {
+				const std::size_t end = f.starts_with("erratum ") ? f.find(" on ") : f.find(':');
+				const std::string kind = f.substr(0, end);
+				if (kinds.find(kind) == std::string::npos)
+					kinds += (kinds.empty() ? "" : ", ") + kind;
+			}
+			out += "; flags: " + kinds;
+		}
+		out += "\n\n";
+	} else if (r.mock) {
+		out += prefix + "# backend: MOCK AMU MODEL\n";
+	}
+	// group-1 columns from the first CPU that has them
+	std::vector<std::uint16_t> aux_events;
+	for (const AmuCpuDelta& d : r.per_cpu)
+		if (!d.aux.empty()) {
+			for (const AmuAuxDelta& x : d.aux)
+				aux_events.push_back(x.event);
+			break;
+		}
+	std::string head = prefix + pad_left("CPU", 5) + pad_left("MHz", 11) + pad_left("IPC", 9) +
+			   pad_left("MemStall%", 11) + pad_left("Active%", 10);
+	for (const std::uint16_t e : aux_events)
+		head += pad_left("aux:" + hex(e, 4), 16);
+	out += head + "  flags\n";
+	const auto row = [&](const AmuCpuDelta& d, const std::string& name, std::size_t all = 0) {
+		std::string line = prefix + pad_left(name, 5) + pad_left(figure_text(d.frequency, 1e-6, 2), 11) +
+				   pad_left(figure_text(d.ipc, 1, 3), 9) + pad_left(figure_text(d.mem_stall, 100, 2), 11) +
+				   pad_left(figure_text(d.active, 100, 2), 10);
+		for (std::size_t i = 0; i < aux_events.size(); ++i) {
+			std::string v = "-";
+			if (i < d.aux.size())
+				v = d.aux[i].delta ? std::to_string(*d.aux[i].delta) : "n/c";
+			line += pad_left(v, 16);
+		}
+		const std::string flags = row_flags(d, all);
+		out += line + (flags.empty() ? "" : "  " + flags) + "\n";
+	};
+	for (const AmuCpuDelta& d : r.per_cpu)
+		row(d, std::to_string(d.cpu));
+	row(r.total, "all", r.per_cpu.size());
+	if (!r.interval_end) {
+		out += "\n MHz = dCPU_CYCLES / dCNT_CYCLES x timer (while not in WFI); IPC = dINST_RETIRED / "
+		       "dCPU_CYCLES;\n MemStall = dSTALL_BACKEND_MEM / dCPU_CYCLES; Active = dCNT_CYCLES / "
+		       "dtime; 'all': sums over the CPUs with the figure.\n"
+		       " n/c: not counted, ERRATUM: counter unreliable on this core, offline: CPU offline at a "
+		       "read, idle: no cycles, no-amu: no usable AMU\n";
+		if (r.exit_status && *r.exit_status != 0)
+			out += "\n" + pad_left(std::to_string(*r.exit_status), 20) + " exit status of the command\n";
+		for (const std::string& f : r.flags)
+			out += "\n flag: " + f;
+		for (const std::string& n : r.notes)
+			out += "\n note: " + n;
+		if (!r.flags.empty() || !r.notes.empty())
+			out += "\n";
+		out += "\n";
+	}
+	return out;
+}
+
+std::string format_amu_json(const AmuReport& r, unsigned indent)
+{
+	JsonWriter w{indent};
+	write_amu_json(w, r);
+	return w.str() + "\n";
+}
+
+void write_amu_json(JsonWriter& w, const AmuReport& r)
+{
+	w.begin_object();
+	w.key("command").begin_array();
+	for (const std::string& a : r.command)
+		w.value(a);
+	w.end_array();
+	w.member("cpus", r.cpus)
+		.member("backend", r.backend)
+		.member("mock", r.mock)
+		.member("timer_freq", r.timer_freq)
+		.member("seconds", r.seconds);
+	if (r.interval_end)
+		w.member("interval_end", *r.interval_end);
+	if (r.exit_status)
+		w.member("exit_status", *r.exit_status);
+	w.key("per_cpu").begin_array();
+	for (const AmuCpuDelta& d : r.per_cpu)
+		json_row(w, d, false);
+	w.end_array();
+	w.key("total");
+	json_row(w, r.total, true);
+	w.key("flags").begin_array();
+	for (const std::string& f : r.flags)
+		w.value(f);
+	w.end_array();
+	w.key("notes").begin_array();
+	for (const std::string& n : r.notes)
+		w.value(n);
+	w.end_array();
+	w.end_object();
+}
+
+std::string format_amu_csv(const AmuReport& r, std::string_view sep)
+{
+	std::string out;
+	const std::string s{sep};
+	const std::string prefix = r.interval_end ? fixed(*r.interval_end, 6) + s : "";
+	const auto fig = [](const AmuFigure& f, double scale, int decimals) {
+		return f.ok() ? fixed(f.value * scale, decimals) : std::string{};
+	};
+	const auto line = [&](const AmuCpuDelta& d, const std::string& name, std::size_t all = 0) {
+		const std::string fields[] = {
+			name,
+			fig(d.frequency, 1e-6, 3),
+			fig(d.ipc, 1, 4),
+			fig(d.mem_stall, 100, 3),
+			fig(d.active, 100, 3),
+			fixed(d.seconds, 6),
+			count_text(d.cpu_cycles),
+			count_text(d.cnt_cycles),
+			count_text(d.inst_retired),
+			count_text(d.stall_backend_mem),
+			row_flags(d, all),
+		};
+		std::string l = prefix;
+		bool first = true;
+		for (const std::string& f : fields) {
+			l += (first ? "" : s) + clean(f, sep);
+			first = false;
+		}
+		out += l + "\n";
+	};
+	for (const AmuCpuDelta& d : r.per_cpu)
+		line(d, std::to_string(d.cpu));
+	line(r.total, "all", r.per_cpu.size());
+	return out;
+}
+
+} // namespace amupmu

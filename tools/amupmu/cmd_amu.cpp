@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// amupmu amu: the Activity Monitors per CPU, turbostat-like: frequency,
+// IPC, memory-stall and active shares over a command or every interval.
+#include "amu_common.hpp"
+#include "child.hpp"
+#include "cli.hpp"
+
+#include <amupmu/amu.hpp>
+#include <amupmu/device.hpp>
+#include <amupmu/error.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+namespace amupmu::cli {
+
+namespace {
+
+constexpr std::string_view usage = R"(Usage: amupmu amu [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
+                  [--device PATH] [-- COMMAND [ARGS...]]
+
+Read the Activity Monitors (AMU) of the CPUs of CPUS (default: all online)
+before and after COMMAND, or every MS milliseconds with -I until COMMAND
+ends (without a command: until Ctrl-C), and print per CPU and summed:
+
+  MHz        dCPU_CYCLES / dCNT_CYCLES x the system counter frequency
+             (the average frequency while the core was not in WFI/WFE)
+  IPC        dINST_RETIRED / dCPU_CYCLES
+  MemStall%  dSTALL_BACKEND_MEM / dCPU_CYCLES
+  Active%    dCNT_CYCLES / dtime (share of wall time not in WFI/WFE)
+  aux:EVT    the deltas of the group 1 (auxiliary) counters
+
+A figure whose counter is not enabled, whose CPU was offline at a read, or
+whose core has an AMU erratum on CNT_CYCLES (Cortex-A510 2457168,
+Cortex-A725 3821522) is not printed; the header and the flags say why.
+The AMU counters are system-wide: CAP_PERFMON is needed. Exits with the
+command's status (128 + signal when it was killed).
+
+Options:
+  -C CPUS           CPU list, e.g. 0 or 0-3,6
+  -I MS             print every MS milliseconds (at least 10)
+  --json            one JSON document (with -I: one JSON object per line)
+  -x SEP            separated values: cpu,mhz,ipc,mem_stall_pct,active_pct,
+                    seconds,cpu_cycles,cnt_cycles,inst_retired,
+                    stall_backend_mem,flags (with -I an interval column first)
+  -o FILE           write to FILE instead of stderr
+  --device PATH     device node (default /dev/amupmu)
+  -h, --help        show this help
+)";
+
+struct Options {
+	std::string cpus;
+	int interval_ms = 0;
+	bool json = false;
+	std::optional<std::string> sep;
+	std::optional<std::string> output;
+	std::string device{default_device_path};
+	std::vector<std::string> command;
+};
+
+Options parse(Args args)
+{
+	Options o;
+	std::size_t i = 0;
+	bool ended = false;
+	for (; i < args.size(); ++i) {
+		const std::string_view a = args[i];
+		if (end_of_options(args, i)) {
+			ended = true;
+			break;
+		}
+		if (auto v = option_value(args, i, "-C"))
+			o.cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "--cpu"))
+			o.cpus = std::string{*v};
+		else if (auto v = option_value(args, i, "-I")) {
+			o.interval_ms = number_arg<int>("-I", *v);
+			if (o.interval_ms < 10)
+				throw UsageError{"-I needs at least 10 ms"};
+		} else if (a == "--json")
+			o.json = true;
+		else if (auto v = option_value(args, i, "-x"))
+			o.sep = std::string{*v};
+		else if (auto v = option_value(args, i, "-o"))
+			o.output = std::string{*v};
+		else if (auto v = option_value(args, i, "--device"))
+			o.device = std::string{*v};
+		else
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+	}
+	if (o.json && o.sep)
+		throw UsageError{"--json and -x exclude each other"};
+	if (o.sep && o.sep->empty())
+		throw UsageError{"-x needs a separator"};
+	if (ended && i < args.size())
+		o.command = command_of(args, i);
+	return o;
+}
+
+volatile std::sig_atomic_t interrupted = 0;
+
+extern "C" void on_sigint(int)
+{
+	interrupted = 1;
+}
+
+std::string render(const Options& o, const AmuReport& r)
+{
+	if (o.json)
+		return format_amu_json(r, r.interval_end ? 0 : 2);
+	if (o.sep)
+		return format_amu_csv(r, *o.sep);
+	return format_amu_text(r);
+}
+
+int run(Args args)
+{
+	const Options o = parse(args);
+	Device dev = Device::open(o.device);
+	const Info info = dev.info();
+	std::vector<unsigned> cpus = cpu_set(info, o.cpus);
+	if (cpus.empty())
+		throw UsageError{"no online CPU to read"};
+	Amu amu = open_amu(std::move(dev), cpus);
+
+	std::ofstream file;
+	if (o.output) {
+		file.open(*o.output, std::ios::trunc);
+		if (!file)
+			throw Error{"open " + *o.output, errno};
+	}
+	std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cerr;
+
+	std::optional<Child> child;
+	if (!o.command.empty()) {
+		// SIGINT/SIGQUIT go to the command, not to us
+		std::signal(SIGINT, SIG_IGN);
+		std::signal(SIGQUIT, SIG_IGN);
+		child.emplace(o.command);
+	} else {
+		std::signal(SIGINT, on_sigint);
+	}
+
+	AmuReading first, last, now;
+	read_amu(amu, first);
+	last = first;
+	const auto t0 = std::chrono::steady_clock::now();
+	const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
+	if (child) {
+		try {
+			child->start();
+		} catch (const Error& e) {
+			std::cerr << "amupmu amu: " << e.what() << "\n";
+			return 127;
+		}
+	}
+	const auto interval_report = [&] {
+		read_amu(amu, now);
+		AmuReport r = amu_interval(amu.info(), last, now);
+		r.interval_end = since();
+		r.seconds = o.interval_ms / 1000.0;
+		out << render(o, r) << std::flush;
+		std::swap(last, now);
+	};
+	// wait for the end: the command's exit, or Ctrl-C
+	const int step = o.interval_ms > 0 ? o.interval_ms : 100;
+	for (;;) {
+		bool done = false;
+		if (child)
+			done = child->wait(step);
+		else {
+			const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(step);
+			while (!interrupted && std::chrono::steady_clock::now() < until)
+				std::this_thread::sleep_for(std::chrono::milliseconds(std::min(step, 20)));
+			done = interrupted != 0;
+		}
+		if (done)
+			break;
+		if (o.interval_ms > 0)
+			interval_report();
+	}
+	read_amu(amu, now);
+	AmuReport r = amu_interval(amu.info(), first, now);
+	r.command = o.command;
+	r.seconds = since();
+	if (child)
+		r.exit_status = child->status();
+	out << render(o, r) << std::flush;
+	if (!out)
+		throw Error{"write " + o.output.value_or("stderr"), EIO};
+	return child ? child->status() : exit_ok;
+}
+
+} // namespace
+
+const Command amu_command{
+	.name = "amu",
+	.summary = "AMU per CPU over a command or every interval: MHz, IPC, memory stall, active %",
+	.usage = usage,
+	.run = run,
+};
+
+} // namespace amupmu::cli
