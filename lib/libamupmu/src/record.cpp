@@ -4,6 +4,8 @@
 #include <amupmu/format.hpp>
 #include <amupmu/record.hpp>
 
+#include "textfile.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -27,36 +29,17 @@ constexpr std::string_view magic_v1 = "amupmu-record 1";
 	throw InvalidArgument{"recording line " + std::to_string(line) + ": " + why, EINVAL};
 }
 
-// A path or argument with no spaces or newlines in the file: %XX-escape them.
 std::string escape(std::string_view s)
 {
-	std::string out;
-	for (const char c : s) {
-		if (c == '%' || c == ' ' || c == '\n' || c == '\t' || c == '\r') {
-			char buf[4];
-			std::snprintf(buf, sizeof(buf), "%%%02X", static_cast<unsigned char>(c));
-			out += buf;
-		} else {
-			out += c;
-		}
-	}
-	return out.empty() ? "%" : out;	// "%" alone: the empty string
+	return detail::escape_word(s);
 }
 
 std::string unescape(std::string_view s)
 {
-	if (s == "%")
-		return {};
-	std::string out;
-	for (std::size_t i = 0; i < s.size(); ++i) {
-		if (s[i] == '%' && i + 2 < s.size()) {
-			out += static_cast<char>(std::stoi(std::string{s.substr(i + 1, 2)}, nullptr, 16));
-			i += 2;
-		} else {
-			out += s[i];
-		}
-	}
-	return out;
+	auto out = detail::unescape_word(s);
+	if (!out)
+		throw InvalidArgument{"recording: bad %-escape in '" + std::string{s} + "'", EINVAL};
+	return std::move(*out);
 }
 
 std::string percent(std::uint64_t n, std::uint64_t total)

@@ -24,6 +24,7 @@
 #include <amupmu/session.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_device.hpp>
+#include <amupmu/spe_recording.hpp>
 #include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 

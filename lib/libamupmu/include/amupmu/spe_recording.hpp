@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// An SPE recording (`amupmu spe record -o FILE`): the session's
+// configuration, each CPU's buffer counters, the mappings of the recorded
+// processes and the raw profiling data per CPU, as the buffers held it
+// (records never split: each chunk is whole records and padding).
+//
+// File format "amupmu-spe-record 1": text lines as `amupmu record`'s
+// (arguments and paths %XX-escaped), then each CPU's data as a line
+// "data CPU BYTES" followed by exactly BYTES raw bytes and a newline; the
+// file ends with a line "end". A CPU may have several data chunks (one per
+// drain of its buffer), in the order they were read.
+#ifndef AMUPMU_SPE_RECORDING_HPP
+#define AMUPMU_SPE_RECORDING_HPP
+
+#include <amupmu/elf.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace amupmu {
+
+/// The filter and enables the session was configured with (the
+/// driver's struct amupmu_spe_config fields, after the defaults were
+/// resolved when AMUPMU_SPE_CFG_DEFAULTS was asked).
+struct SpeRecordedConfig {
+	std::uint32_t flags = 0;	///< AMUPMU_SPE_CFG_*
+	std::uint32_t enables = 0;	///< AMUPMU_SPE_EN_*
+	std::uint32_t pct = 0;
+	std::uint64_t pmsfcr = 0;
+	std::uint64_t pmsevfr = 0;
+	std::uint64_t pmsnevfr = 0;
+	std::uint32_t min_latency = 0;
+	std::uint32_t interval = 0;
+	std::uint32_t buf_pages = 0;
+
+	friend bool operator==(const SpeRecordedConfig&, const SpeRecordedConfig&) = default;
+};
+
+/// One CPU's counters at the end of the recording (AMUPMU_SPE_READ).
+struct SpeRecordedCpu {
+	std::uint32_t cpu = 0;
+	std::uint32_t state = 0;	///< AMUPMU_SPE_* state bits
+	std::uint64_t bytes = 0;
+	std::uint64_t records = 0;
+	std::uint64_t lost_bytes = 0;
+	std::uint64_t truncations = 0;
+	std::uint64_t collisions = 0;
+	std::uint64_t faults = 0;
+	std::uint64_t last_pmbsr = 0;
+	std::uint64_t events = 0;
+
+	friend bool operator==(const SpeRecordedCpu&, const SpeRecordedCpu&) = default;
+};
+
+/// One drain of one CPU's buffer: whole records and padding.
+struct SpeChunk {
+	std::uint32_t cpu = 0;
+	std::vector<std::byte> data{};
+
+	friend bool operator==(const SpeChunk&, const SpeChunk&) = default;
+};
+
+struct SpeRecording {
+	std::vector<std::string> command{};
+	std::string cpus{};		///< the CPU list as given ("0-3")
+	std::string backend{};		///< "hardware" or "mock" (INFO's AMUPMU_FEAT_MOCK)
+	std::uint64_t timer_freq = 0;	///< Hz of the TIMESTAMP packets' count
+	std::uint32_t pid = 0;		///< the command's pid (0: none, system-wide)
+	SpeRecordedConfig config{};
+	std::vector<SpeRecordedCpu> cpu_stats{};
+	std::vector<Mapping> maps{};
+	std::vector<SpeChunk> chunks{};
+
+	friend bool operator==(const SpeRecording&, const SpeRecording&) = default;
+};
+
+/// Writes the recording in the format above.
+void write_spe_recording(std::ostream& out, const SpeRecording& r);
+/// Reads it back. Throws InvalidArgument naming the line (or the data
+/// chunk) when the file is malformed or truncated.
+[[nodiscard]] SpeRecording read_spe_recording(std::istream& in);
+
+} // namespace amupmu
+
+#endif
