@@ -28,6 +28,8 @@ struct Command {
 	/// Runs the command; returns the exit code. Throws UsageError for bad
 	/// arguments and amupmu::Error for failures (main() reports both).
 	int (*run)(Args args);
+	/// run() prints the help of --help itself (subcommands with their own)
+	bool own_help = false;
 };
 
 /// Bad command line; main() prints it with a hint to --help.

@@ -3,10 +3,12 @@
 // amupmu spe claim|release: hand the stock SPE device to amupmu ("amupmu-spe")
 // and back, through sysfs (libamupmu spe_claim()/spe_release()).
 #include "cli.hpp"
+#include "spe_cmds.hpp"
 
 #include <amupmu/error.hpp>
 #include <amupmu/spe_device.hpp>
 
+#include <array>
 #include <iostream>
 
 namespace amupmu::cli {
@@ -15,6 +17,12 @@ namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu spe claim [DEVICE] [--sysfs DIR]
        amupmu spe release [DEVICE] [--sysfs DIR]
+       amupmu spe record [OPTIONS] [-o FILE] -- COMMAND [ARGS...]
+       amupmu spe report [OPTIONS] [FILE]
+       amupmu spe dump [FILE]
+       amupmu spe knobs [NAME[=VALUE]...]
+
+record, report, dump and knobs: see "amupmu spe <subcommand> --help".
 
 Hand the SPE device to amupmu, or give it back. The SPE device is the
 platform device of the devicetree node compatible with
@@ -45,8 +53,33 @@ Exit status: 0 done (or nothing to do), 1 error, 2 the amupmu module is not
 loaded (no amupmu-spe driver).
 )";
 
+constexpr std::array<const SpeSubcommand*, 4> subcommands{
+	&spe_record_command, &spe_report_command, &spe_dump_command, &spe_knobs_command};
+
 int run(Args args)
 {
+	if (!args.empty()) {
+		for (const SpeSubcommand* sub : subcommands) {
+			if (args[0] != sub->name)
+				continue;
+			for (const std::string_view a : args.subspan(1)) {
+				if (a == "--")
+					break;
+				if (a == "-h" || a == "--help") {
+					std::cout << sub->usage;
+					return exit_ok;
+				}
+			}
+			return sub->run(args.subspan(1));
+		}
+	}
+	for (const std::string_view a : args) {
+		if (a == "-h" || a == "--help") {
+			std::cout << usage;
+			return exit_ok;
+		}
+	}
+
 	std::string_view action;
 	std::string_view device;
 	std::string_view sysfs = "/sys";
@@ -65,8 +98,9 @@ int run(Args args)
 			throw UsageError{"unexpected argument '" + std::string{arg} + "'"};
 	}
 	if (action != "claim" && action != "release")
-		throw UsageError{action.empty() ? std::string{"claim or release?"}
-						: "unknown action '" + std::string{action} + "' (claim or release)"};
+		throw UsageError{action.empty() ? std::string{"record, report, dump, knobs, claim or release?"}
+						: "unknown action '" + std::string{action} +
+							  "' (record, report, dump, knobs, claim or release)"};
 
 	try {
 		if (action == "claim") {
@@ -100,9 +134,10 @@ int run(Args args)
 
 const Command spe_command{
 	.name = "spe",
-	.summary = "claim the SPE device for amupmu, or release it (sysfs driver_override + bind)",
+	.summary = "SPE profiling: record, report, dump, knobs; claim or release the SPE device",
 	.usage = usage,
 	.run = run,
+	.own_help = true,
 };
 
 } // namespace amupmu::cli

@@ -74,7 +74,10 @@ int usage_error(std::string_view context, const std::string& message)
 int run(const Command& command, Args args)
 {
 	const std::string context = "amupmu " + std::string{command.name};
-	if (std::ranges::any_of(args, is_help)) {
+	// nothing after "--" is amupmu's; a command with subcommands answers
+	// their --help itself
+	const auto own = std::ranges::find(args, std::string_view{"--"});
+	if (!command.own_help && std::any_of(args.begin(), own, is_help)) {
 		std::cout << command.usage;
 		return exit_ok;
 	}
