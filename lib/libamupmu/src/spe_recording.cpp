@@ -124,7 +124,7 @@ void write_spe_recording(std::ostream& out, const SpeRecording& r)
 		    << " records=" << num(s.records) << " lost_bytes=" << num(s.lost_bytes)
 		    << " truncations=" << num(s.truncations) << " collisions=" << num(s.collisions)
 		    << " faults=" << num(s.faults) << " last_pmbsr=" << num(s.last_pmbsr, 16)
-		    << " events=" << num(s.events) << "\n";
+		    << " events=" << num(s.events) << " midr=" << num(s.midr, 16) << "\n";
 	for (const Mapping& m : r.maps)
 		out << "map " << num(m.pid) << " " << num(m.start, 16) << " " << num(m.end, 16) << " "
 		    << num(m.offset, 16) << " " << detail::escape_word(m.path) << "\n";
@@ -186,6 +186,7 @@ SpeRecording read_spe_recording(std::istream& in)
 			s.faults = w.keyed<std::uint64_t>("faults");
 			s.last_pmbsr = w.keyed<std::uint64_t>("last_pmbsr");
 			s.events = w.keyed<std::uint64_t>("events");
+			s.midr = w.keyed<std::uint64_t>("midr");
 			r.cpu_stats.push_back(s);
 		} else if (tag == "map") {
 			Mapping m;

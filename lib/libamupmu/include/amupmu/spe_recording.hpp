@@ -52,6 +52,7 @@ struct SpeRecordedCpu {
 	std::uint64_t faults = 0;
 	std::uint64_t last_pmbsr = 0;
 	std::uint64_t events = 0;
+	std::uint64_t midr = 0;		///< MIDR_EL1 (INFO): the Data Source packet's meaning depends on it
 
 	friend bool operator==(const SpeRecordedCpu&, const SpeRecordedCpu&) = default;
 };

@@ -26,7 +26,7 @@ SpeRecording sample_recording()
 		    .pmsnevfr = 0, .min_latency = 0, .interval = 1024, .buf_pages = 16};
 	r.cpu_stats.push_back({.cpu = 0, .state = 1, .bytes = 128, .records = 2, .lost_bytes = 64,
 			       .truncations = 1, .collisions = 2, .faults = 0, .last_pmbsr = 0x4000000,
-			       .events = 3});
+			       .events = 3, .midr = 0x410fd480});
 	r.cpu_stats.push_back({.cpu = 1});
 	r.maps.push_back({.pid = 4242, .start = 0x400000, .end = 0x401000, .offset = 0, .path = "/tmp/a b"});
 	SpeChunk c0{.cpu = 0};
