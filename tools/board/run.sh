@@ -147,6 +147,7 @@ echo "nobody:x:65534:65534:nobody:/:/bin/sh" >>"$I/etc/passwd"
 printf 'root:x:0:\nnogroup:x:65534:\n' >"$I/etc/group"
 [ -d "$SELFTESTS" ] && cp -r "$SELFTESTS"/. "$I/selftests/"
 for b in tools/amupmu/amupmu tools/workloads/amupmu-workload tools/bench/pmu_read_bench tools/bench/pmu_sample_bench \
+	tools/bench/spe_report_bench \
 	lib/libamupmu/tests/amupmu_board_tests \
 	lib/libamupmu/tests/amupmu_host_tests; do
 	[ -x "$AARCH64/$b" ] && cp "$AARCH64/$b" "$I/tests/"

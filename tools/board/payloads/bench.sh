@@ -6,7 +6,8 @@
 # with more than 2 vCPUs (make bench's -smp 4 and 8) run only the
 # every-CPU read. A mock build (make bench's AMU boot) runs only the AMU
 # figure: one AMUPMU_AMU_READ of CPU 0 against one AMUPMU_PMU_READ of four
-# PMU counters, in the same boot.
+# PMU counters, in the same boot, and SPE records per second through
+# `amupmu spe report` (mock SPE model).
 . /lib.sh
 tap_check insmod insmod "$AMUPMU_KO"
 board_backend
@@ -26,6 +27,16 @@ if [ "$(cat /sys/class/misc/amupmu/backend)" = mock ]; then
 	echo "0 active=auto enable0=0xf enable1=0x3" >$m
 	[ $mode = amupmu ] &&
 		run_test "amu_read_bench-pmu4" sh -c "/tests/pmu_read_bench amupmu4 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
+	# SPE end to end (mock SPE model): a pointer chase on CPU 0 recorded
+	# with loads/stores and timestamps, then records per second through
+	# `amupmu spe report` (exec, file, decoding, symbols, aggregation)
+	mount -t debugfs none /sys/kernel/debug 2>/dev/null
+	f=/tmp/bench-spe.data
+	tap_check spe_record sh -c "amupmu spe record -C 0 --interval 1024 --ts -o $f \
+		-- taskset 1 amupmu-workload chase 2000000 4096 >/dev/null 2>&1"
+	records=$(grep -a '^cpu ' $f | sed 's/.* records=\([0-9]*\) .*/\1/' | awk '{ n += $1 } END { print n + 0 }')
+	run_test "spe_report_bench" sh -c "/tests/spe_report_bench $records 5 -- amupmu spe report -i $f |
+		sed 's/^BENCH/ok 1 - BENCH/'"
 	exit 0
 fi
 if [ "$ncpu" -le 2 ]; then
