@@ -1154,13 +1154,17 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 	const std::size_t last = LatencyDistribution::bucket_of(d.max());
 	const std::size_t n = last - first + 1;
 	const double bw = width / static_cast<double>(n);
-	const std::uint64_t top = *std::max_element(b.begin(), b.end());
-
-	// y axis: 0, 1/4, 1/2, 3/4 and all of the tallest bucket
-	for (unsigned i = 0; i <= 4; ++i) {
-		const double y = base - plot_height * i / 4.0;
+	// y axis: ticks every 1, 2 or 5 times a power of ten, at most 5 above 0
+	const std::uint64_t tallest = *std::max_element(b.begin(), b.end());
+	std::uint64_t step = 1;
+	for (std::uint64_t p = 1; step * 5 < tallest; p *= 10)
+		for (const std::uint64_t m : {1, 2, 5, 10})
+			if ((step = m * p) * 5 >= tallest)
+				break;
+	const std::uint64_t top = (tallest + step - 1) / step * step;
+	for (std::uint64_t v = 0; v <= top; v += step) {
+		const double y = base - plot_height * static_cast<double>(v) / static_cast<double>(top);
 		svg_line(out, x0, y, x0 + width, y, "stroke=\"#ddd\" stroke-width=\"1\"");
-		const std::uint64_t v = top * i / 4;
 		svg_text(out, {x0 - 6, y + 4, "end", num(v), " font-size=\"11\""});
 	}
 	svg_text(out, {x0 - 58, base - plot_height / 2, "middle", "records",
@@ -1168,7 +1172,7 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 
 	for (std::size_t k = first; k <= last; ++k) {
 		const double x = x0 + bw * static_cast<double>(k - first);
-		const double h = top ? plot_height * static_cast<double>(b[k]) / static_cast<double>(top) : 0;
+		const double h = plot_height * static_cast<double>(b[k]) / static_cast<double>(top);
 		out += "<rect x=\"" + px(x + 1) + "\" y=\"" + px(base - h) + "\" width=\"" + px(bw - 2) + "\" height=\"" +
 		       px(h) + "\" fill=\"#4a7ab5\"><title>" + xml_escape(bucket_label(k)) + " cycles: " + num(b[k]) +
 		       " records</title></rect>\n";
