@@ -326,46 +326,62 @@ void add_summary(SpeOpSummary& s, const spe::OpType& op, const std::optional<spe
 	}
 }
 
-// Orders hottest-first: by records or by mean total latency (compared
-// exactly, as fractions), then by records, then by the address key.
-template <typename T, typename AddressKey>
-void sort_and_cut(std::vector<T>& v, SpeSort sort, std::size_t top, AddressKey key)
+// What the hottest-first order looks at: records, the total latency's sum
+// and count (its mean, compared exactly as a fraction), and an address key
+// that breaks ties.
+struct Rank {
+	std::uint64_t records, sum, count;
+	std::array<std::uint64_t, 3> key;
+};
+
+template <typename T>
+Rank rank_of(const T& x, std::array<std::uint64_t, 3> key)
 {
-	const auto by_latency = [](const T& a, const T& b) {
-		const auto lhs = static_cast<unsigned __int128>(a.total.sum()) * b.total.count();
-		const auto rhs = static_cast<unsigned __int128>(b.total.sum()) * a.total.count();
-		return lhs > rhs;
-	};
-	std::ranges::sort(v, [&](const T& a, const T& b) {
-		if (sort == SpeSort::latency && (by_latency(a, b) || by_latency(b, a)))
-			return by_latency(a, b);
+	return {x.records, x.total.sum(), x.total.count(), key};
+}
+
+// Keeps the top entries of v, hottest first: by records or by mean total
+// latency, then by records, then by key (ascending).
+template <typename T, typename View>
+void keep_top(std::vector<T>& v, SpeSort sort, std::size_t top, View view)
+{
+	const auto before = [&](const T& x, const T& y) {
+		const Rank a = view(x), b = view(y);
+		if (sort == SpeSort::latency) {
+			const auto lhs = static_cast<unsigned __int128>(a.sum) * b.count;
+			const auto rhs = static_cast<unsigned __int128>(b.sum) * a.count;
+			if (lhs != rhs)
+				return lhs > rhs;
+		}
 		if (a.records != b.records)
 			return a.records > b.records;
-		return key(a) < key(b);
-	});
-	if (v.size() > top)
-		v.resize(top);
+		return a.key < b.key;
+	};
+	const std::size_t n = std::min(top, v.size());
+	std::partial_sort(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n), v.end(), before);
+	v.erase(v.begin() + static_cast<std::ptrdiff_t>(n), v.end());
 }
 
-SpeHotAddress finish_address(std::uint64_t address, AddrAgg& a)
+// The top addresses of an aggregation map, ranked before any is copied.
+std::vector<SpeHotAddress> top_addresses(std::unordered_map<std::uint64_t, AddrAgg>& m, const SpeReportOptions& o)
 {
-	SpeHotAddress h{.address = address, .records = a.records, .total = std::move(a.total)};
-	for (const auto& [src, n] : a.sources)
-		if (n > h.dominant_records || (n == h.dominant_records && h.dominant && src < *h.dominant)) {
-			h.dominant = src;
-			h.dominant_records = n;
-		}
-	return h;
-}
-
-std::vector<SpeHotAddress> finish_addresses(std::unordered_map<std::uint64_t, AddrAgg>& m,
-					    const SpeReportOptions& o)
-{
+	using Entry = std::pair<const std::uint64_t, AddrAgg>*;
+	std::vector<Entry> ranked;
+	ranked.reserve(m.size());
+	for (auto& e : m)
+		ranked.push_back(&e);
+	keep_top(ranked, o.sort, o.top, [](Entry e) { return rank_of(e->second, {e->first, 0, 0}); });
 	std::vector<SpeHotAddress> out;
-	out.reserve(m.size());
-	for (auto& [addr, a] : m)
-		out.push_back(finish_address(addr, a));
-	sort_and_cut(out, o.sort, o.top, [](const SpeHotAddress& h) { return h.address; });
+	for (const Entry e : ranked) {
+		AddrAgg& a = e->second;
+		SpeHotAddress h{.address = e->first, .records = a.records, .total = std::move(a.total)};
+		for (const auto& [src, n] : a.sources)
+			if (n > h.dominant_records || (n == h.dominant_records && h.dominant && src < *h.dominant)) {
+				h.dominant = src;
+				h.dominant_records = n;
+			}
+		out.push_back(std::move(h));
+	}
 	return out;
 }
 
@@ -514,13 +530,14 @@ SpeReport Aggregator::finish()
 				   .label = spe::describe(p), .records = o.records, .total = std::move(o.total)});
 	}
 	// every type is listed: the order is by records whatever options.sort says
-	sort_and_cut(rep.ops, SpeSort::count, rep.ops.size(),
-		     [](const SpeOpRow& o) { return std::tuple{o.cls, o.payload}; });
+	keep_top(rep.ops, SpeSort::count, rep.ops.size(),
+		 [](const SpeOpRow& o) { return rank_of(o, {o.cls, o.payload, 0}); });
 
 	for (auto& [src, row] : sources_)
 		rep.data_sources.push_back(std::move(row));
-	sort_and_cut(rep.data_sources, SpeSort::count, rep.data_sources.size(),
-		     [](const SpeDataSourceRow& d) { return d.source; });
+	keep_top(rep.data_sources, SpeSort::count, rep.data_sources.size(), [](const SpeDataSourceRow& d) {
+		return rank_of(d, {static_cast<std::uint64_t>(d.source.encoding), d.source.code, 0});
+	});
 
 	Symbolizer sym;
 	for (const Mapping& m : rec_.maps)
@@ -552,18 +569,18 @@ SpeReport Aggregator::finish()
 		rep.pcs.push_back(std::move(h));
 	}
 	rep.distinct_pcs = rep.pcs.size();
-	sort_and_cut(rep.pcs, opts_.sort, opts_.top,
-		     [](const SpeHotPc& h) { return std::tuple{h.pc, h.pid, h.el}; });
+	keep_top(rep.pcs, opts_.sort, opts_.top, [](const SpeHotPc& h) { return rank_of(h, {h.pc, h.pid, h.el}); });
 	for (auto& [key, s] : symbols)
 		rep.symbols.push_back(std::move(s));
 	rep.distinct_symbols = rep.symbols.size();
-	sort_and_cut(rep.symbols, opts_.sort, opts_.top,
-		     [](const SpeHotSymbol& s) { return std::tuple{s.lowest_pc, s.symbol, s.dso}; });
+	keep_top(rep.symbols, opts_.sort, opts_.top, [](const SpeHotSymbol& s) {
+		return rank_of(s, {s.lowest_pc, static_cast<std::uint64_t>(s.level), 0});
+	});
 
 	rep.distinct_addresses = addresses_.size();
-	rep.addresses = finish_addresses(addresses_, opts_);
+	rep.addresses = top_addresses(addresses_, opts_);
 	rep.distinct_lines = lines_.size();
-	rep.lines = finish_addresses(lines_, opts_);
+	rep.lines = top_addresses(lines_, opts_);
 	return std::move(report_);
 }
 
