@@ -869,29 +869,32 @@ std::string format_spe_report_text(const SpeReport& report, const SpeReportOptio
 
 namespace {
 
+// The counters of a struct as JSON members, by a table of names and members.
+template <typename T>
+using Fields = std::initializer_list<std::pair<std::string_view, std::uint64_t T::*>>;
+
+template <typename T>
+void json_fields(JsonWriter& w, const T& x, Fields<T> fields)
+{
+	for (const auto& [name, member] : fields)
+		w.member(name, x.*member);
+}
+
 void json_totals(JsonWriter& w, const SpeTotals& t)
 {
-	w.begin_object()
-		.member("bytes", t.bytes)
-		.member("records", t.records)
-		.member("complete", t.complete)
-		.member("incomplete", t.incomplete());
-	w.key("ended_by")
-		.begin_object()
-		.member("end", t.by_end)
-		.member("timestamp", t.by_timestamp)
-		.member("buffer_end", t.buffer_end)
-		.member("truncated", t.truncated)
-		.member("resync", t.resync)
-		.end_object();
-	w.member("unknown_packets", t.unknown_packets)
-		.member("skipped_bytes", t.skipped_bytes)
-		.member("padding_bytes", t.padding_bytes)
-		.member("lost_bytes", t.lost_bytes)
-		.member("truncations", t.truncations)
-		.member("collisions", t.collisions)
-		.member("faults", t.faults)
-		.end_object();
+	w.begin_object();
+	json_fields(w, t, {{"bytes", &SpeTotals::bytes}, {"records", &SpeTotals::records},
+			   {"complete", &SpeTotals::complete}});
+	w.member("incomplete", t.incomplete()).key("ended_by").begin_object();
+	json_fields(w, t, {{"end", &SpeTotals::by_end}, {"timestamp", &SpeTotals::by_timestamp},
+			   {"buffer_end", &SpeTotals::buffer_end}, {"truncated", &SpeTotals::truncated},
+			   {"resync", &SpeTotals::resync}});
+	w.end_object();
+	json_fields(w, t, {{"unknown_packets", &SpeTotals::unknown_packets}, {"skipped_bytes", &SpeTotals::skipped_bytes},
+			   {"padding_bytes", &SpeTotals::padding_bytes}, {"lost_bytes", &SpeTotals::lost_bytes},
+			   {"truncations", &SpeTotals::truncations}, {"collisions", &SpeTotals::collisions},
+			   {"faults", &SpeTotals::faults}});
+	w.end_object();
 }
 
 // records, mean and the percentiles; with buckets, the log2 buckets and
@@ -974,27 +977,16 @@ void json_report(JsonWriter& w, const SpeReport& r)
 	}
 	w.end_object();
 
-	const SpeOpSummary& s = r.op_summary;
-	w.key("op_summary")
-		.begin_object()
-		.member("loads", s.loads)
-		.member("stores", s.stores)
-		.member("gp", s.gp)
-		.member("simd_fp", s.simd_fp)
-		.member("sve_sme", s.sve_sme)
-		.member("atomics", s.atomics)
-		.member("exclusives", s.exclusives)
-		.member("acquire_release", s.acquire_release)
-		.member("sve_sme_other", s.sve_sme_other)
-		.member("branches", s.branches)
-		.member("conditional", s.conditional)
-		.member("indirect", s.indirect)
-		.member("calls", s.calls)
-		.member("returns", s.returns)
-		.member("mispredicted", s.mispredicted)
-		.member("other", s.other)
-		.member("no_op_type", s.no_op_type)
-		.end_object();
+	using S = SpeOpSummary;
+	w.key("op_summary").begin_object();
+	json_fields(w, r.op_summary,
+		    {{"loads", &S::loads}, {"stores", &S::stores}, {"gp", &S::gp}, {"simd_fp", &S::simd_fp},
+		     {"sve_sme", &S::sve_sme}, {"atomics", &S::atomics}, {"exclusives", &S::exclusives},
+		     {"acquire_release", &S::acquire_release}, {"sve_sme_other", &S::sve_sme_other},
+		     {"branches", &S::branches}, {"conditional", &S::conditional}, {"indirect", &S::indirect},
+		     {"calls", &S::calls}, {"returns", &S::returns}, {"mispredicted", &S::mispredicted},
+		     {"other", &S::other}, {"no_op_type", &S::no_op_type}});
+	w.end_object();
 	w.key("op_types").begin_array();
 	for (const SpeOpRow& o : r.ops) {
 		w.begin_object().member("class", o.cls).member("payload", o.payload).member("label", o.label);
