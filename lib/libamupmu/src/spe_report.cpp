@@ -240,9 +240,17 @@ struct PcAgg {
 	LatencyDistribution total{};
 };
 
+// An address or line in the first pass: counts only (there may be one per
+// record); the distribution and the data sources of the top ones come from
+// a second pass (AddressDetail).
 struct AddrAgg {
 	std::uint64_t records = 0;
-	LatencyDistribution total{};
+	std::uint64_t latency_sum = 0;
+	std::uint64_t latency_count = 0;
+};
+
+struct AddressDetail {
+	SpeHotAddress* hot;
 	std::vector<std::pair<SpeDataSource, std::uint64_t>> sources{};
 
 	void add_source(const SpeDataSource& s)
@@ -253,6 +261,15 @@ struct AddrAgg {
 				return;
 			}
 		sources.emplace_back(s, 1);
+	}
+	// the most frequent source, the lowest on a tie
+	void finish() const
+	{
+		for (const auto& [src, n] : sources)
+			if (n > hot->dominant_records || (n == hot->dominant_records && hot->dominant && src < *hot->dominant)) {
+				hot->dominant = src;
+				hot->dominant_records = n;
+			}
 	}
 };
 
@@ -362,26 +379,22 @@ void keep_top(std::vector<T>& v, SpeSort sort, std::size_t top, View view)
 	v.erase(v.begin() + static_cast<std::ptrdiff_t>(n), v.end());
 }
 
-// The top addresses of an aggregation map, ranked before any is copied.
-std::vector<SpeHotAddress> top_addresses(std::unordered_map<std::uint64_t, AddrAgg>& m, const SpeReportOptions& o)
+// The top addresses of a first-pass map, without their distributions.
+std::vector<SpeHotAddress> top_addresses(const std::unordered_map<std::uint64_t, AddrAgg>& m,
+					 const SpeReportOptions& o)
 {
-	using Entry = std::pair<const std::uint64_t, AddrAgg>*;
+	using Entry = const std::pair<const std::uint64_t, AddrAgg>*;
 	std::vector<Entry> ranked;
 	ranked.reserve(m.size());
-	for (auto& e : m)
+	for (const auto& e : m)
 		ranked.push_back(&e);
-	keep_top(ranked, o.sort, o.top, [](Entry e) { return rank_of(e->second, {e->first, 0, 0}); });
+	keep_top(ranked, o.sort, o.top, [](Entry e) {
+		return Rank{e->second.records, e->second.latency_sum, e->second.latency_count, {e->first, 0, 0}};
+	});
 	std::vector<SpeHotAddress> out;
-	for (const Entry e : ranked) {
-		AddrAgg& a = e->second;
-		SpeHotAddress h{.address = e->first, .records = a.records, .total = std::move(a.total)};
-		for (const auto& [src, n] : a.sources)
-			if (n > h.dominant_records || (n == h.dominant_records && h.dominant && src < *h.dominant)) {
-				h.dominant = src;
-				h.dominant_records = n;
-			}
-		out.push_back(std::move(h));
-	}
+	out.reserve(ranked.size());
+	for (const Entry e : ranked)
+		out.push_back({.address = e->first, .records = e->second.records});
 	return out;
 }
 
@@ -409,6 +422,7 @@ public:
 	void add_chunk(const SpeChunk& chunk)
 	{
 		CpuAgg& c = cpu(chunk.cpu);
+		chunks_.push_back({&chunk, c.report.encoding});
 		spe::RecordReader reader{chunk.data};
 		spe::Record r;
 		while (reader.next(r))
@@ -434,6 +448,7 @@ private:
 	}
 
 	void add(const spe::Record& r, CpuAgg& c);
+	void detail_addresses();
 
 	const SpeRecording& rec_;
 	const SpeReportOptions& opts_;
@@ -444,6 +459,7 @@ private:
 	std::unordered_map<PcKey, PcAgg, PcKeyHash> pcs_{};
 	std::unordered_map<std::uint64_t, AddrAgg> addresses_{};
 	std::unordered_map<std::uint64_t, AddrAgg> lines_{};
+	std::vector<std::pair<const SpeChunk*, SpeDataSourceEncoding>> chunks_{};
 };
 
 void Aggregator::add(const spe::Record& r, CpuAgg& c)
@@ -502,11 +518,47 @@ void Aggregator::add(const spe::Record& r, CpuAgg& c)
 		const std::uint64_t a = va->virtual_address();
 		for (AddrAgg* agg : {&addresses_[a], &lines_[a & ~std::uint64_t{63}]}) {
 			++agg->records;
-			add_total(agg->total);
-			if (src)
-				agg->add_source(*src);
+			if (lat[0]) {
+				agg->latency_sum += *lat[0];
+				++agg->latency_count;
+			}
 		}
 	}
+}
+
+// The second pass: the latency distribution and data sources of the top
+// addresses and lines only.
+void Aggregator::detail_addresses()
+{
+	std::unordered_map<std::uint64_t, AddressDetail> addresses, lines;
+	for (SpeHotAddress& h : report_.addresses)
+		addresses.try_emplace(h.address, AddressDetail{&h});
+	for (SpeHotAddress& h : report_.lines)
+		lines.try_emplace(h.address, AddressDetail{&h});
+	if (addresses.empty())
+		return;
+	for (const auto& [chunk, encoding] : chunks_) {
+		spe::RecordReader reader{chunk->data};
+		spe::Record r;
+		while (reader.next(r)) {
+			const auto va = r.data_va();
+			if (!va)
+				continue;
+			const std::uint64_t a = va->virtual_address();
+			for (auto [map, key] : {std::pair{&addresses, a}, std::pair{&lines, a & ~std::uint64_t{63}}}) {
+				const auto it = map->find(key);
+				if (it == map->end())
+					continue;
+				if (const auto lat = r.total_latency())
+					it->second.hot->total.add(*lat);
+				if (const auto ds = r.data_source())
+					it->second.add_source({encoding, *ds});
+			}
+		}
+	}
+	for (const auto* map : {&addresses, &lines})
+		for (const auto& [key, d] : *map)
+			d.finish();
 }
 
 SpeReport Aggregator::finish()
@@ -581,6 +633,7 @@ SpeReport Aggregator::finish()
 	rep.addresses = top_addresses(addresses_, opts_);
 	rep.distinct_lines = lines_.size();
 	rep.lines = top_addresses(lines_, opts_);
+	detail_addresses();
 	return std::move(report_);
 }
 
