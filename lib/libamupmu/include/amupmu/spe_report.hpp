@@ -2,7 +2,8 @@
 //
 // The report of an SPE recording (`amupmu spe report`): every chunk of
 // raw profiling data decoded with spe::RecordReader (zero-copy; the only
-// allocations are the aggregation maps' nodes), then
+// allocations are the aggregation maps' nodes; a second pass over the data
+// takes the distributions of the top data addresses and lines only), then
 //  - totals: records, complete or not (by how each ended), unknown
 //    packets, skipped bytes, and the buffer's losses from the recording's
 //    per-CPU counters, overall and per CPU;
