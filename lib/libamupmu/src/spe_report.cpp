@@ -209,14 +209,15 @@ std::string num(std::uint64_t v)
 	return {buf, r.ptr};
 }
 
-} // namespace
-
+// "12.50": a fixed number of decimals, without the locale
 std::string format_fixed(double value, int decimals)
 {
 	char buf[64];
 	const auto r = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, decimals);
 	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
 }
+
+} // namespace
 
 // ---------------------------------------------------------------- aggregation
 
@@ -842,15 +843,16 @@ private:
 
 	void sources()
 	{
-		line("\n# data sources (Data Source packet; names from Linux perf's tables, by each CPU's MIDR)");
+		std::uint64_t with = 0;
+		for (const SpeDataSourceRow& d : r_.data_sources)
+			with += d.records;
+		line("\n# data sources (" + num(with) +
+		     " records with a Data Source packet; names from Linux perf's tables, by each CPU's MIDR)");
 		for (const SpeCpuReport& c : r_.cpu)
 			if (c.encoding == SpeDataSourceEncoding::unknown && c.totals.records)
 				line("#   CPU " + num(c.cpu) + ": " + cpu_label(c) +
 				     ": encoding not known, raw codes only");
 		line("#     share     records  mean-lat  p90-lat  source");
-		std::uint64_t with = 0;
-		for (const SpeDataSourceRow& d : r_.data_sources)
-			with += d.records;
 		for (const SpeDataSourceRow& d : r_.data_sources)
 			line("  " + lpad(percent(d.records, with), 8) + lpad(num(d.records), 12) + lpad(mean_text(d.total), 10) +
 			     lpad(p90_text(d.total), 9) + "  " + d.source.label() +

@@ -270,10 +270,6 @@ struct SpeReport {
 /// buckets) with axes, the percentiles marked, the backend in the title.
 [[nodiscard]] std::string format_spe_report_svg(const SpeReport& report);
 
-/// A non-negative number with a fixed number of decimals, "12.50", written
-/// without the locale.
-[[nodiscard]] std::string format_fixed(double value, int decimals);
-
 } // namespace amupmu
 
 #endif

@@ -536,6 +536,7 @@ TEST_CASE("SPE report: text", "[host][spe][report]")
 	CHECK_THAT(text, Contains("   63.46%          33      15.1       27  LD GP-REG\n"));
 	CHECK_THAT(text, Contains("   58.82%          20      10.5       18  L2 (0x8) [arm-common]\n"));
 	CHECK_THAT(text, Contains("\n    11.76%           4     200.0      200  0x8\n"));
+	CHECK_THAT(text, Contains("\n# data sources (34 records with a Data Source packet; names from Linux perf's tables"));
 	CHECK_THAT(text, Contains("#   CPU 1: implementer 0x00 part 0x051 r0p0: encoding not known, raw codes only\n"));
 	CHECK_THAT(text, Contains("  100.00%          45  RETIRED\n"));
 	CHECK_THAT(text, Contains("   11.11%           5  MISPRED\n"));
