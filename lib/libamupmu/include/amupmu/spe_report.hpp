@@ -111,7 +111,12 @@ struct SpeDataSource {
 
 	/// "L1D (0x0)", or "0x3" when the encoding does not name it.
 	[[nodiscard]] std::string label() const;
-	friend auto operator<=>(const SpeDataSource&, const SpeDataSource&) = default;
+	friend bool operator==(const SpeDataSource&, const SpeDataSource&) = default;
+	/// by encoding, then code
+	friend bool operator<(const SpeDataSource& a, const SpeDataSource& b) noexcept
+	{
+		return a.encoding != b.encoding ? a.encoding < b.encoding : a.code < b.code;
+	}
 };
 
 // ---------------------------------------------------------------- the report

@@ -315,8 +315,8 @@ TEST_CASE("SPE report: data-source encodings by MIDR (Linux perf's table)", "[ho
 		CHECK(spe_data_source_name(E::common, code) == name);
 	CHECK(spe_data_source_name(E::ampereone, 0x3) == "SLC");
 	CHECK(spe_data_source_name(E::ampereone, 0x8) == "L1D");
-	CHECK(spe_data_source_name(E::ampereone, 0xe) == "");
-	CHECK(spe_data_source_name(E::unknown, 0x0) == "");
+	CHECK(spe_data_source_name(E::ampereone, 0xe).empty());
+	CHECK(spe_data_source_name(E::unknown, 0x0).empty());
 	CHECK(SpeDataSource{E::common, 0xb}.label() == "SYS-CACHE (0xb)");
 	CHECK(SpeDataSource{E::unknown, 0xb}.label() == "0xb");
 }
@@ -701,7 +701,7 @@ TEST_CASE("SPE report: write the CLI test's recording", "[.][generate]")
 			.context(0, 4242)
 			.timestamp(100 + i);
 	for (unsigned i = 0; i < 3; ++i)
-		a.op(2, 0x12).address(0, kernel_payload(kernel_pc + 8 * i)).counter(0, 4).events(0x82).end();
+		a.op(2, 0x12).address(0, kernel_payload(kernel_pc + 8ULL * i)).counter(0, 4).events(0x82).end();
 	b.op(1, 0x04).address(0, 0x400200).address(2, 0x7fff0000).counter(0, 300).data_source(0x8).context(0, 4242).end();
 	b.op(1, 0x00).raw({0x02, 0x00}).end();
 	r.chunks.push_back({.cpu = 0, .data = a.bytes});
