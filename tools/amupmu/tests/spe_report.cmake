@@ -14,6 +14,8 @@ amupmu_cli_test(spe_report_help 0
 	spe report --help)
 amupmu_cli_test(spe_report_missing_file 1 "^amupmu: open /nonexistent.data: No such file or directory \\(ENOENT\\)\n$"
 	spe report /nonexistent.data)
+amupmu_cli_test(spe_report_default_file 1 "^amupmu: open amupmu-spe.data: No such file or directory \\(ENOENT\\)\n$"
+	spe report --top 3)
 amupmu_cli_test(spe_report_not_a_recording 1
 	"^amupmu: [^\n]*cli.cpp: SPE recording line 1: not an amupmu SPE recording"
 	spe report -i ${CMAKE_CURRENT_SOURCE_DIR}/cli.cpp)
