@@ -670,7 +670,7 @@ TEST_CASE("SPE report: damaged and random data are counted, never crash", "[host
 	CHECK_FALSE(format_spe_report_text(r).empty());
 }
 
-// Writes the CLI test's recording (tools/amupmu/tests/spe-small.data):
+// Writes the CLI test's recording (tools/amupmu/tests/spe-report.data):
 //   AMUPMU_SPE_FIXTURE=path amupmu_host_tests "[generate]"
 TEST_CASE("SPE report: write the CLI test's recording", "[.][generate]")
 {
