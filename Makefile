@@ -104,7 +104,8 @@ bench: deps module cross-build
 	$(MAKE) bench-host
 
 # host-only figures, merged into build/bench/results.json as "spe_decode"
-# (the SPE record decoder against memcpy() of the same buffer)
+# (the SPE record decoder against memcpy() of the same buffer, and the
+# whole SPE report's records/s)
 bench-host:
 	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 	cmake --build $(CMAKE_HOST) -j$(JOBS) --target spe_decode_bench

@@ -1,10 +1,138 @@
 // SPDX-License-Identifier: GPL-2.0
-// PLACEHOLDER (branch spedec only): replaced before it reaches main.
+//
+// amupmu spe report: the report of an SPE recording (libamupmu
+// build_spe_report()) as text, JSON, and the latency histograms as SVG.
 #include "spe_cmds.hpp"
 
+#include <amupmu/error.hpp>
+#include <amupmu/spe_recording.hpp>
+#include <amupmu/spe_report.hpp>
+
+#include <cerrno>
+#include <fstream>
+#include <iostream>
+
 namespace amupmu::cli {
+
 namespace {
-int placeholder(Args) { throw UsageError{"not built yet"}; }
+
+constexpr std::string_view usage = R"(Usage: amupmu spe report [-i FILE | FILE] [--top N] [--sort count|latency]
+                         [--per-cpu] [--json] [--svg SVGFILE] [--ascii]
+
+Summarise a recording of 'amupmu spe record': every record of every CPU's
+data decoded, then
+  - totals: records, complete or not (how each ended), unknown packets,
+    bytes skipped, and what the buffers lost (bytes, truncations,
+    collisions, faults), overall and per CPU;
+  - latency histograms (total, issue, translation; log2 buckets) with
+    exact percentiles p50, p90, p99, p99.9, the maximum and the mean;
+  - the operation-type mix (loads/stores by register class, atomics,
+    exclusives, acquire/release, SVE/SME, branches by kind, other);
+  - data sources: raw codes, named where the CPU's MIDR has a known
+    encoding (Linux perf's table); otherwise raw codes only, said so;
+  - how many records had each event (L1D refill, TLB walk, mispredict...);
+  - the hottest symbols and PCs ([.] user, [k] kernel, from the PC's
+    exception level; user PCs symbolised from the recorded mappings and
+    the CONTEXT packet's pid, else the command's), data addresses and
+    64-byte cache lines, with the mean and p90 total latency and the
+    dominant data source.
+The header names the backend: records of the mock SPE model (a test
+build of the module) are never presented as hardware data.
+
+Options:
+  -i FILE          recording (default amupmu-spe.data); or FILE alone
+  --top N          entries per "hottest" table (default 10)
+  --sort KEY       order of the hottest tables: count (most records, the
+                   default) or latency (highest mean total latency)
+  --per-cpu        a whole report per CPU after the overall one
+  --json           one JSON document instead of the text
+  --svg SVGFILE    also write the latency histograms as an SVG image
+  --ascii          '#' bars instead of Unicode blocks
+  -h, --help       show this help
+)";
+
+SpeSort sort_arg(std::string_view v)
+{
+	if (v == "count")
+		return SpeSort::count;
+	if (v == "latency")
+		return SpeSort::latency;
+	throw UsageError{"--sort needs count or latency, not '" + std::string{v} + "'"};
+}
+
+void write_file(const std::string& path, const std::string& text)
+{
+	std::ofstream out{path, std::ios::binary | std::ios::trunc};
+	if (!out)
+		throw Error{"open " + path, errno};
+	out << text;
+	out.flush();
+	if (!out)
+		throw Error{"write " + path, errno ? errno : EIO};
+}
+
+int run(Args args)
+{
+	std::string input;
+	std::string svg;
+	bool json = false;
+	SpeReportOptions opts;
+	for (std::size_t i = 0; i < args.size(); ++i) {
+		const std::string_view a = args[i];
+		if (auto v = option_value(args, i, "-i")) {
+			if (!input.empty())
+				throw UsageError{"more than one recording"};
+			input = std::string{*v};
+		} else if (auto v = option_value(args, i, "--top")) {
+			opts.top = number_arg<std::size_t>("--top", *v);
+		} else if (auto v = option_value(args, i, "--sort")) {
+			opts.sort = sort_arg(*v);
+		} else if (auto v = option_value(args, i, "--svg")) {
+			svg = std::string{*v};
+			if (svg.empty())
+				throw UsageError{"--svg needs a file name"};
+		} else if (a == "--per-cpu") {
+			opts.per_cpu = true;
+		} else if (a == "--json") {
+			json = true;
+		} else if (a == "--ascii") {
+			opts.ascii = true;
+		} else if (a.starts_with("-") && a != "-") {
+			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+		} else if (input.empty()) {
+			input = std::string{a};
+		} else {
+			throw UsageError{"more than one recording ('" + input + "', '" + std::string{a} + "')"};
+		}
+	}
+	if (opts.top == 0)
+		throw UsageError{"--top needs at least 1"};
+	if (input.empty())
+		input = "amupmu-spe.data";
+
+	std::ifstream in{input, std::ios::binary};
+	if (!in)
+		throw Error{"open " + input, errno};
+	SpeRecording rec;
+	try {
+		rec = read_spe_recording(in);
+	} catch (const InvalidArgument& e) {
+		throw InvalidArgument{input + ": " + e.operation(), e.errnum()};
+	}
+	const SpeReport report = build_spe_report(rec, opts);
+	if (!svg.empty())
+		write_file(svg, format_spe_report_svg(report));
+	std::cout << (json ? format_spe_report_json(report) : format_spe_report_text(report, opts));
+	return exit_ok;
+}
+
 } // namespace
-const SpeSubcommand spe_report_command{.name = "report", .summary = "", .usage = "", .run = placeholder};
+
+const SpeSubcommand spe_report_command{
+	.name = "report",
+	.summary = "latency histograms, operation mix, data sources and hottest code/data of a recording",
+	.usage = usage,
+	.run = run,
+};
+
 } // namespace amupmu::cli

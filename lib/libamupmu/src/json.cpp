@@ -1,17 +1,17 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/json.hpp>
 
+#include "textfile.hpp"
+
+#include <charconv>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
 
 #include <stdexcept>
 
 namespace amupmu {
 
-namespace {
+namespace detail {
 
-// Length of the valid UTF-8 sequence at s[i], 0 if it is not one.
 std::size_t utf8_length(std::string_view s, std::size_t i) noexcept
 {
 	const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
@@ -48,7 +48,9 @@ std::size_t utf8_length(std::string_view s, std::size_t i) noexcept
 	return len;
 }
 
-} // namespace
+} // namespace detail
+
+using detail::utf8_length;
 
 std::string json_quote(std::string_view s)
 {
@@ -123,13 +125,10 @@ JsonWriter& JsonWriter::value(double d)
 {
 	if (!std::isfinite(d))
 		return null();
+	// the shortest form that reads back the same, whatever the locale
 	char buf[32];
-	for (int precision = 6; precision <= 17; ++precision) {
-		std::snprintf(buf, sizeof(buf), "%.*g", precision, d);
-		if (std::strtod(buf, nullptr) == d)
-			break;
-	}
-	return raw(buf);
+	const auto r = std::to_chars(buf, buf + sizeof(buf), d);
+	return raw({buf, r.ptr});
 }
 
 JsonWriter& JsonWriter::value(std::string_view s)

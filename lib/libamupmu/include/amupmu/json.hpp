@@ -39,7 +39,8 @@ public:
 		return raw(std::to_string(v));
 	}
 	/// A finite double in the shortest form that reads back the same
-	/// ("%.17g" at most); NaN and infinities (not JSON) become null.
+	/// (std::to_chars: "0.1", "1e+20"; no locale); NaN and infinities
+	/// (not JSON) become null.
 	JsonWriter& value(double d);
 	JsonWriter& null() { return raw("null"); }
 
