@@ -2,6 +2,8 @@
 #include <amupmu/error.hpp>
 #include <amupmu/sample.hpp>
 
+#include "poll.hpp"
+
 #include <linux/amupmu.h>
 
 #include <atomic>
@@ -232,17 +234,26 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 
 bool SampleReader::wait(int fd, int timeout_ms)
 {
+	return detail::poll_in(fd, timeout_ms, "poll of the sample ring");
+}
+
+namespace detail {
+
+bool poll_in(int fd, int timeout_ms, const std::string& what)
+{
 	pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
 	while (true) {
 		const int r = ::poll(&p, 1, timeout_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			throw_error("poll of the sample ring", errno);
+			throw_error(what, errno);
 		if (r > 0 && (p.revents & (POLLERR | POLLNVAL)))
-			throw Error{"poll of the sample ring", (p.revents & POLLNVAL) ? EBADF : EINVAL};
+			throw Error{what, (p.revents & POLLNVAL) ? EBADF : EINVAL};
 		return r > 0;
 	}
 }
+
+} // namespace detail
 
 } // namespace amupmu

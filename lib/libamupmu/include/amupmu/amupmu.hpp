@@ -25,6 +25,7 @@
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_device.hpp>
 #include <amupmu/spe_recording.hpp>
+#include <amupmu/spe_session.hpp>
 #include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 
