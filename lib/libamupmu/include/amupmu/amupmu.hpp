@@ -24,6 +24,7 @@
 #include <amupmu/session.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_device.hpp>
+#include <amupmu/spe_knobs.hpp>
 #include <amupmu/spe_recording.hpp>
 #include <amupmu/spe_session.hpp>
 #include <amupmu/stat.hpp>
