@@ -340,6 +340,8 @@ int record(Args args)
 		if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR)
 			throw_error("poll", errno);
 		sigchld.clear();
+		if (fds[0].revents & (POLLERR | POLLNVAL))
+			throw Error{"poll of the SPE session", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
 		if (fds[0].revents & POLLIN)
 			drain();
 	}
