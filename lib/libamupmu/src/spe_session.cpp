@@ -4,6 +4,7 @@
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_session.hpp>
 
+#include "cpumask.hpp"
 #include "poll.hpp"
 
 #include <linux/amupmu.h>
@@ -20,7 +21,6 @@
 #include <utility>
 
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 namespace amupmu {
@@ -311,30 +311,21 @@ T load_relaxed(T& field)
 SpeBuffer SpeBuffer::map(int fd, unsigned cpu, std::uint32_t buf_pages)
 {
 	const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-	const std::size_t len = (std::size_t{1} + buf_pages) * page;
-	void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-			 static_cast<off_t>(AMUPMU_SPE_MMAP_OFFSET(cpu)));
-	if (p == MAP_FAILED)
-		throw_error("mmap of CPU " + std::to_string(cpu) + "'s SPE buffer", errno);
-	try {
-		return SpeBuffer{p, len, true};
-	} catch (...) {
-		::munmap(p, len);
-		throw;
-	}
+	return SpeBuffer{MmapRegion::map(fd, (std::size_t{1} + buf_pages) * page, AMUPMU_SPE_MMAP_OFFSET(cpu),
+					 "mmap of CPU " + std::to_string(cpu) + "'s SPE buffer")};
 }
 
 SpeBuffer SpeBuffer::view(void* base, std::size_t len)
 {
-	return SpeBuffer{base, len, false};
+	return SpeBuffer{MmapRegion::view(base, len)};
 }
 
-SpeBuffer::SpeBuffer(void* base, std::size_t len, bool owned)
-	: base_{static_cast<unsigned char*>(base)}, len_{len}, owned_{owned}
+SpeBuffer::SpeBuffer(MmapRegion region) : region_{std::move(region)}
 {
+	const std::size_t len = region_.size();
 	if (len < spe_buf_header_size)
 		throw InvalidArgument{"SPE buffer: mapping smaller than its header", EINVAL};
-	amupmu_spe_buf_header* h = spe_header(base_);
+	amupmu_spe_buf_header* h = spe_header(region_.data());
 	const std::uint32_t version = load_relaxed(h->version);
 	const std::uint32_t hsize = load_relaxed(h->header_size);
 	const std::uint64_t off = load_relaxed(h->data_offset);
@@ -346,52 +337,25 @@ SpeBuffer::SpeBuffer(void* base, std::size_t len, bool owned)
 					      std::to_string(size) + ") does not fit the " + std::to_string(len) +
 					      "-byte mapping",
 				      EINVAL};
-	data_ = reinterpret_cast<const std::byte*>(base_ + off);
+	data_ = reinterpret_cast<const std::byte*>(region_.data() + off);
 	data_size_ = size;
-}
-
-SpeBuffer::SpeBuffer(SpeBuffer&& other) noexcept
-	: base_{std::exchange(other.base_, nullptr)}, len_{std::exchange(other.len_, 0)},
-	  owned_{std::exchange(other.owned_, false)}, data_{std::exchange(other.data_, nullptr)},
-	  data_size_{std::exchange(other.data_size_, 0)}
-{
-}
-
-SpeBuffer& SpeBuffer::operator=(SpeBuffer&& other) noexcept
-{
-	if (this != &other) {
-		if (owned_ && base_)
-			::munmap(base_, len_);
-		base_ = std::exchange(other.base_, nullptr);
-		len_ = std::exchange(other.len_, 0);
-		owned_ = std::exchange(other.owned_, false);
-		data_ = std::exchange(other.data_, nullptr);
-		data_size_ = std::exchange(other.data_size_, 0);
-	}
-	return *this;
-}
-
-SpeBuffer::~SpeBuffer()
-{
-	if (owned_ && base_)
-		::munmap(base_, len_);
 }
 
 std::uint64_t SpeBuffer::load_head() const noexcept
 {
 	// pairs with the driver's release store after the records are written
-	return std::atomic_ref<__u64>{spe_header(base_)->data_head}.load(std::memory_order_acquire);
+	return std::atomic_ref<__u64>{spe_header(region_.data())->data_head}.load(std::memory_order_acquire);
 }
 
 std::uint64_t SpeBuffer::load_tail() const noexcept
 {
-	return std::atomic_ref<__u64>{spe_header(base_)->data_tail}.load(std::memory_order_relaxed);
+	return std::atomic_ref<__u64>{spe_header(region_.data())->data_tail}.load(std::memory_order_relaxed);
 }
 
 void SpeBuffer::store_tail(std::uint64_t tail) noexcept
 {
 	// the bytes before tail are read: the driver may write over them
-	std::atomic_ref<__u64>{spe_header(base_)->data_tail}.store(tail, std::memory_order_release);
+	std::atomic_ref<__u64>{spe_header(region_.data())->data_tail}.store(tail, std::memory_order_release);
 }
 
 void SpeBuffer::overrun(std::uint64_t head, std::uint64_t tail) const
@@ -408,27 +372,27 @@ std::uint64_t SpeBuffer::available() const noexcept
 
 std::uint64_t SpeBuffer::lost_bytes() const noexcept
 {
-	return load_relaxed(spe_header(base_)->lost_bytes);
+	return load_relaxed(spe_header(region_.data())->lost_bytes);
 }
 
 std::uint64_t SpeBuffer::records() const noexcept
 {
-	return load_relaxed(spe_header(base_)->records);
+	return load_relaxed(spe_header(region_.data())->records);
 }
 
 std::uint32_t SpeBuffer::flags() const noexcept
 {
-	return load_relaxed(spe_header(base_)->flags);
+	return load_relaxed(spe_header(region_.data())->flags);
 }
 
 std::uint64_t SpeBuffer::timer_freq() const noexcept
 {
-	return load_relaxed(spe_header(base_)->timer_freq);
+	return load_relaxed(spe_header(region_.data())->timer_freq);
 }
 
 unsigned SpeBuffer::cpu() const noexcept
 {
-	return load_relaxed(spe_header(base_)->cpu);
+	return load_relaxed(spe_header(region_.data())->cpu);
 }
 
 bool SpeBuffer::wait(int fd, int timeout_ms)
@@ -453,18 +417,12 @@ SpeSession::SpeSession(Device device, const SpeConfig& config)
 {
 	if (config.cpus.empty())
 		bad_config("empty CPU set");
-	std::vector<std::uint64_t> mask;
-	for (const unsigned cpu : config.cpus) {
+	for (const unsigned cpu : config.cpus)
 		if (cpu >= AMUPMU_SPE_READ_CPUS_MAX)
 			bad_config("CPU " + std::to_string(cpu));
-		if (cpu / 64 >= mask.size())
-			mask.resize(cpu / 64 + 1);
-		mask[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
-	}
-	for (std::size_t w = 0; w < mask.size(); ++w)
-		for (unsigned b = 0; b < 64; ++b)
-			if ((mask[w] >> b) & 1)
-				cpus_.push_back(static_cast<unsigned>(w * 64 + b));
+	detail::CpuMask set = detail::cpu_mask(config.cpus);
+	const std::vector<std::uint64_t>& mask = set.words;
+	cpus_ = std::move(set.cpus);
 
 	const SpeRecordedConfig& r = driver_config_;
 	amupmu_spe_config cfg{};

@@ -18,6 +18,7 @@
 #include <amupmu/info.hpp>
 #include <amupmu/json.hpp>
 #include <amupmu/metrics.hpp>
+#include <amupmu/mmap_region.hpp>
 #include <amupmu/platform.hpp>
 #include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>

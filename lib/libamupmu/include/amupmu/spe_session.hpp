@@ -15,6 +15,7 @@
 #define AMUPMU_SPE_SESSION_HPP
 
 #include <amupmu/device.hpp>
+#include <amupmu/mmap_region.hpp>
 #include <amupmu/spe_recording.hpp>
 
 #include <cerrno>
@@ -174,9 +175,9 @@ public:
 
 	SpeBuffer(const SpeBuffer&) = delete;
 	SpeBuffer& operator=(const SpeBuffer&) = delete;
-	SpeBuffer(SpeBuffer&& other) noexcept;
-	SpeBuffer& operator=(SpeBuffer&& other) noexcept;
-	~SpeBuffer();
+	SpeBuffer(SpeBuffer&& other) noexcept = default;
+	SpeBuffer& operator=(SpeBuffer&& other) noexcept = default;
+	~SpeBuffer() = default;
 
 	/// Calls f(std::span<const std::byte>) with the unread bytes: one
 	/// span, or two when they run past the end of the data area (the end
@@ -225,15 +226,13 @@ public:
 	static bool wait(int fd, int timeout_ms);
 
 private:
-	SpeBuffer(void* base, std::size_t len, bool owned);
+	explicit SpeBuffer(MmapRegion region);
 	[[nodiscard]] std::uint64_t load_head() const noexcept;
 	[[nodiscard]] std::uint64_t load_tail() const noexcept;
 	void store_tail(std::uint64_t tail) noexcept;
 	[[noreturn]] void overrun(std::uint64_t head, std::uint64_t tail) const;
 
-	unsigned char* base_ = nullptr;
-	std::size_t len_ = 0;
-	bool owned_ = false;
+	MmapRegion region_;
 	const std::byte* data_ = nullptr;
 	std::uint64_t data_size_ = 0;
 };
