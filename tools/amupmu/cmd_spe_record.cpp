@@ -12,6 +12,7 @@
 #include <amupmu/error.hpp>
 #include <amupmu/format.hpp>
 #include <amupmu/spe.hpp>
+#include <amupmu/spe_knobs.hpp>
 #include <amupmu/spe_recording.hpp>
 #include <amupmu/spe_session.hpp>
 
@@ -70,6 +71,7 @@ Options:
   --cx                   CONTEXT packets: CONTEXTIDR, the pid (CAP_PERFMON)
   --defaults             the filter, interval and jitter of the arm_spe
                          knobs ('amupmu spe knobs') instead of the options
+                         (the recording has their values, from arm_spe/config)
   --pages N              data pages of each CPU's buffer, a power of two
                          from 2 to 1024 (default 64)
   -o FILE                output (default amupmu-spe.data)
@@ -285,6 +287,14 @@ int record(Args args)
 	rec.command = command;
 	rec.cpus = format_cpu_list(config.cpus);
 	rec.backend = std::string{backend_name(info)};
+	// what the driver takes with --defaults: the knobs as they are now
+	SpeRecordedConfig resolved = spe_driver_config(config);
+	try {
+		resolved = resolve_spe_defaults(std::string{spe_knobs_dir}, resolved);
+	} catch (const Error& e) {
+		std::cerr << "amupmu spe record: " << e.what()
+			  << " -- the recording says 'the arm_spe defaults' without their values\n";
+	}
 	std::optional<SpeSession> made;
 	try {
 		made.emplace(SpeSession::create(std::move(dev), config));
@@ -296,7 +306,7 @@ int record(Args args)
 		return exit_error;
 	}
 	SpeSession& session = *made;
-	rec.config = session.driver_config();
+	rec.config = resolved;
 	std::vector<SpeBuffer> buffers;
 	for (const unsigned cpu : session.cpus())
 		buffers.push_back(session.map(cpu));

@@ -143,7 +143,8 @@ spe_tool_checks() {
 		! amupmu spe knobs pmsirr_interval=8192 pmsirr_interval=100 2>/tmp/k.err; cat /tmp/k.err;
 		grep -q "written before it are restored" /tmp/k.err && [ "$(amupmu spe knobs pmsirr_interval)" = "$before" ]'
 	tap_check spe-record-defaults sh -c 'amupmu spe record --defaults -C 0 -o /tmp/spe4.data -- \
-			/tests/amupmu-workload loop 5000000 && grep -a -q "^config flags=0x1 " /tmp/spe4.data'
+			/tests/amupmu-workload loop 5000000 && grep -a "^config " /tmp/spe4.data &&
+		grep -a -q "^config flags=0x1 enables=0x1 pct=0 pmsfcr=0x4 pmsevfr=0x0 pmsnevfr=0x0 min_latency=200 " /tmp/spe4.data'
 	amupmu spe knobs pmsfcr_fl=0 pmslatfr_minlat=0 >/dev/null
 	for c in 0 1; do [ -e "$stream" ] && echo "$c ops_per_us=1000" >"$stream"; done
 	return 0

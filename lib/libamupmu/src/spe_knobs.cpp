@@ -177,4 +177,42 @@ void write_spe_knobs(const fs::path& dir, std::span<const SpeKnobAssignment> ass
 	}
 }
 
+SpeRecordedConfig resolve_spe_defaults(const fs::path& dir, const SpeRecordedConfig& given)
+{
+	constexpr std::uint32_t flag_defaults = 1u << 0;	// AMUPMU_SPE_CFG_DEFAULTS
+	constexpr std::uint32_t flag_jitter = 1u << 1;		// AMUPMU_SPE_CFG_JITTER
+	if ((given.flags & flag_defaults) == 0)
+		return given;
+	const std::string line = read_value(dir, "config");
+	const auto bad = [&] {
+		return InvalidArgument{(dir / "config").string() + ": '" + line + "' is not the defaults' registers",
+				       EINVAL};
+	};
+	constexpr std::array<std::string_view, 5> keys{"pmsfcr", "pmsevfr", "pmsnevfr", "pmslatfr", "pmsirr"};
+	std::array<std::uint64_t, keys.size()> v{};
+	std::string_view rest = line;
+	for (std::size_t i = 0; i < keys.size(); ++i) {
+		const std::size_t sp = rest.find(' ');
+		std::string_view word = rest.substr(0, sp);
+		rest.remove_prefix(sp == std::string_view::npos ? rest.size() : sp + 1);
+		const std::string prefix = std::string{keys[i]} + "=0x";
+		if (!word.starts_with(prefix) || word.size() == prefix.size())
+			throw bad();
+		word.remove_prefix(prefix.size());
+		const auto r = std::from_chars(word.data(), word.data() + word.size(), v[i], 16);
+		if (r.ec != std::errc{} || r.ptr != word.data() + word.size())
+			throw bad();
+	}
+	if (!rest.empty())
+		throw bad();
+	SpeRecordedConfig r = given;
+	r.pmsfcr = v[0];
+	r.pmsevfr = v[1];
+	r.pmsnevfr = v[2];
+	r.min_latency = static_cast<std::uint32_t>(v[3] & 0xFFFF);
+	r.interval = static_cast<std::uint32_t>(v[4] & 0xFFFFFF00);
+	r.flags = (given.flags & ~flag_jitter) | ((v[4] & 1) != 0 ? flag_jitter : 0);
+	return r;
+}
+
 } // namespace amupmu

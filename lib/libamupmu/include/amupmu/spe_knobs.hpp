@@ -11,6 +11,7 @@
 #define AMUPMU_SPE_KNOBS_HPP
 
 #include <amupmu/error.hpp>
+#include <amupmu/spe_recording.hpp>
 
 #include <filesystem>
 #include <span>
@@ -74,6 +75,17 @@ public:
 /// back, in reverse order, so that a refused list changes nothing (the
 /// message says if a restore failed too).
 void write_spe_knobs(const std::filesystem::path& dir, std::span<const SpeKnobAssignment> assignments);
+
+/// The configuration a session given AMUPMU_SPE_CFG_DEFAULTS takes, from
+/// the directory's read-only "config" file ("pmsfcr=0x.. pmsevfr=0x..
+/// pmsnevfr=0x.. pmslatfr=0x.. pmsirr=0x.."): given with pmsfcr, pmsevfr,
+/// pmsnevfr, min_latency (PMSLATFR_EL1.MINLAT), interval (PMSIRR_EL1
+/// [31:8]) and AMUPMU_SPE_CFG_JITTER (PMSIRR_EL1.RND) filled in, the
+/// DEFAULTS flag kept. given itself when it does not ask for the defaults.
+/// Throws as read_spe_knob(), and InvalidArgument when the file does not
+/// read as that line.
+[[nodiscard]] SpeRecordedConfig resolve_spe_defaults(const std::filesystem::path& dir,
+						     const SpeRecordedConfig& given);
 
 } // namespace amupmu
 

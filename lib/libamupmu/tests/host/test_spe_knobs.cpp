@@ -11,6 +11,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <linux/amupmu.h>
+
 #include <cerrno>
 #include <filesystem>
 #include <string>
@@ -151,4 +153,40 @@ TEST_CASE("arm_spe knobs: a refused write gives the earlier ones back", "[host][
 	const SpeKnobRefused e{"pmsfcr_fl", "1", EINVAL, ""};
 	CHECK_THAT(e.what(), Catch::Equals(std::string{"arm_spe knob pmsfcr_fl=1: Invalid argument (EINVAL) -- "} +
 					   std::string{spe_knob_errno_meaning(EINVAL)}));
+}
+
+TEST_CASE("arm_spe knobs: the defaults a DEFAULTS session takes, from config", "[host][spe][knobs]")
+{
+	FakeArmSpe f;
+	SpeRecordedConfig given;
+	given.flags = AMUPMU_SPE_CFG_DEFAULTS;
+	given.enables = AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_TS;
+	given.buf_pages = 64;
+	put(f.dir() / "config", "pmsfcr=0x180003 pmsevfr=0x2 pmsnevfr=0x80 pmslatfr=0xc8 pmsirr=0x1001\n");
+	const SpeRecordedConfig r = resolve_spe_defaults(f.dir(), given);
+	CHECK(r.flags == (AMUPMU_SPE_CFG_DEFAULTS | AMUPMU_SPE_CFG_JITTER));
+	CHECK(r.enables == given.enables);
+	CHECK(r.buf_pages == 64);
+	CHECK(r.pmsfcr == (AMUPMU_SPE_PMSFCR_FE | AMUPMU_SPE_PMSFCR_FT | AMUPMU_SPE_PMSFCR_FP | AMUPMU_SPE_PMSFCR_SIMD));
+	CHECK(r.pmsevfr == 2);
+	CHECK(r.pmsnevfr == 0x80);
+	CHECK(r.min_latency == 200);
+	CHECK(r.interval == 4096);
+	put(f.dir() / "config", "pmsfcr=0x0 pmsevfr=0x0 pmsnevfr=0x0 pmslatfr=0x0 pmsirr=0x100\n");
+	CHECK(resolve_spe_defaults(f.dir(), given).flags == AMUPMU_SPE_CFG_DEFAULTS);
+	CHECK(resolve_spe_defaults(f.dir(), given).interval == 256);
+
+	// without DEFAULTS: the configuration as given, nothing read
+	SpeRecordedConfig own;
+	own.interval = 1024;
+	CHECK(resolve_spe_defaults(f.tmp.path() / "nonexistent", own) == own);
+
+	for (const char* bad : {"", "pmsfcr=0x0", "pmsfcr=0x0 pmsevfr=0x0 pmsnevfr=0x0 pmslatfr=0x0 pmsirr=0x100 more",
+				"pmsfcr=0 pmsevfr=0x0 pmsnevfr=0x0 pmslatfr=0x0 pmsirr=0x100",
+				"pmsfcr=0x pmsevfr=0x0 pmsnevfr=0x0 pmslatfr=0x0 pmsirr=0x100",
+				"pmsevfr=0x0 pmsfcr=0x0 pmsnevfr=0x0 pmslatfr=0x0 pmsirr=0x100"}) {
+		put(f.dir() / "config", std::string{bad} + "\n");
+		CHECK_THROWS_WITH(resolve_spe_defaults(f.dir(), given), Catch::Contains("is not the defaults' registers"));
+	}
+	CHECK_THROWS_AS(resolve_spe_defaults(f.tmp.path() / "nonexistent", given), DeviceMissing);
 }
