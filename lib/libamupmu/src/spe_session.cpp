@@ -154,18 +154,6 @@ void for_each_item(std::string_view list, std::string_view what, F&& f)
 	}
 }
 
-// What an ENODEV of AMUPMU_SPE_CONFIG means, as far as AMUPMU_INFO tells:
-// no SPE device claimed by amupmu, or a CPU that is not possible.
-std::string enodev_reason(const Device& device)
-{
-	try {
-		if (device.info().spe_owner == SpeOwner::unclaimed)
-			return " (no SPE device claimed: amupmu spe claim)";
-	} catch (const Error&) {
-	}
-	return " (no SPE device claimed: amupmu spe claim; or a CPU of the set is not possible)";
-}
-
 } // namespace
 
 // ---------------------------------------------------------------- configuration
@@ -402,6 +390,30 @@ bool SpeBuffer::wait(int fd, int timeout_ms)
 
 // ---------------------------------------------------------------- session
 
+void throw_spe_config_error(int err, SpeOwner owner)
+{
+	const std::string op = "AMUPMU_SPE_CONFIG";
+	switch (err) {
+	case ENXIO:
+		throw OwnedByKernel{op, err, "SPE owned by the kernel's arm_spe_pmu"};
+	case ENODEV:
+		throw_error(op + (owner == SpeOwner::unclaimed
+					  ? " (no SPE device claimed: amupmu spe claim)"
+					  : " (no SPE device claimed: amupmu spe claim; or a CPU of the set is not possible)"),
+			    err);
+	case EBUSY:
+		throw_error(op + " (another session profiles a CPU of the set)", err);
+	case EACCES:
+	case EPERM:
+		throw_error(op + " (the kernel, physical addresses, CONTEXTIDR or a physical clock need CAP_PERFMON)",
+			    err);
+	case EOPNOTSUPP:
+		throw_error(op + " (a CPU of the set lacks SPE or a filter asked for)", err);
+	default:
+		throw_error(op, err);
+	}
+}
+
 SpeSession SpeSession::open(const SpeConfig& config, std::string_view path)
 {
 	return SpeSession{Device::open(path), config};
@@ -442,23 +454,16 @@ SpeSession::SpeSession(Device device, const SpeConfig& config)
 	if (::ioctl(device_.fd(), AMUPMU_SPE_CONFIG, &cfg) == 0)
 		return;
 	const int err = errno;
-	const std::string op = "AMUPMU_SPE_CONFIG";
-	switch (err) {
-	case ENXIO:
-		throw OwnedByKernel{op, err, "SPE owned by the kernel's arm_spe_pmu"};
-	case ENODEV:
-		throw_error(op + enodev_reason(device_), err);
-	case EBUSY:
-		throw_error(op + " (another session profiles a CPU of the set)", err);
-	case EACCES:
-	case EPERM:
-		throw_error(op + " (the kernel, physical addresses, CONTEXTIDR or a physical clock need CAP_PERFMON)",
-			    err);
-	case EOPNOTSUPP:
-		throw_error(op + " (a CPU of the set lacks SPE or a filter asked for)", err);
-	default:
-		throw_error(op, err);
+	SpeOwner owner = SpeOwner::none;
+	if (err == ENODEV) {
+		// a refused request writes nothing back: INFO says whether a
+		// claim is what is missing
+		try {
+			owner = device_.info().spe_owner;
+		} catch (const Error&) {
+		}
 	}
+	throw_spe_config_error(err, owner);
 }
 
 void SpeSession::ctl(std::uint32_t op, std::string_view name) const

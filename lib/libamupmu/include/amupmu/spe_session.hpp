@@ -239,6 +239,14 @@ private:
 
 // ---------------------------------------------------------------- session
 
+/// Throws what an errno of AMUPMU_SPE_CONFIG means, with SPE's reason in
+/// the operation: ENXIO OwnedByKernel ("SPE owned by the kernel's
+/// arm_spe_pmu"), ENODEV Unavailable ("no SPE device claimed: amupmu spe
+/// claim", and "or a CPU of the set is not possible" unless owner says the
+/// device is unclaimed), EBUSY Busy, EACCES/EPERM PermissionDenied,
+/// EOPNOTSUPP Unsupported, EINVAL InvalidArgument, others Error.
+[[noreturn]] void throw_spe_config_error(int err, SpeOwner owner = SpeOwner::none);
+
 /// Move-only owner of an open /dev/amupmu holding one SPE configuration.
 /// Closing it (destruction) stops profiling and frees the buffers once
 /// their last mapping is gone.

@@ -17,6 +17,7 @@
 #include <cerrno>
 #include <cstring>
 #include <functional>
+#include <typeindex>
 #include <stdexcept>
 #include <vector>
 
@@ -429,4 +430,62 @@ TEST_CASE("SpeBuffer::wait: poll on a pipe", "[host][spe][buffer]")
 	::close(p[0]);
 	::close(p[1]);
 	CHECK_THROWS_AS(SpeBuffer::wait(p[0], 0), Error);
+}
+
+// ---------------------------------------------------------------- errors
+
+TEST_CASE("AMUPMU_SPE_CONFIG's errno: the library's types with SPE's reasons", "[host][spe][error]")
+{
+	const auto thrown = [](int err, SpeOwner owner) -> std::pair<std::type_index, std::string> {
+		try {
+			throw_spe_config_error(err, owner);
+		} catch (const Error& e) {
+			CHECK(e.errnum() == err);
+			return {typeid(e), e.what()};
+		}
+		return {typeid(void), ""};
+	};
+	auto [t, what] = thrown(ENXIO, SpeOwner::kernel);
+	CHECK(t == typeid(OwnedByKernel));
+	CHECK(what == "AMUPMU_SPE_CONFIG: SPE owned by the kernel's arm_spe_pmu (ENXIO)");
+	std::tie(t, what) = thrown(ENODEV, SpeOwner::unclaimed);
+	CHECK(t == typeid(Unavailable));
+	CHECK(what == "AMUPMU_SPE_CONFIG (no SPE device claimed: amupmu spe claim): No such device (ENODEV)");
+	std::tie(t, what) = thrown(ENODEV, SpeOwner::amupmu);
+	CHECK(t == typeid(Unavailable));
+	CHECK_THAT(what, Catch::Contains("or a CPU of the set is not possible"));
+	std::tie(t, what) = thrown(EBUSY, SpeOwner::amupmu);
+	CHECK(t == typeid(Busy));
+	CHECK_THAT(what, Catch::Contains("another session profiles a CPU of the set") && Catch::Contains("(EBUSY)"));
+	std::tie(t, what) = thrown(EACCES, SpeOwner::amupmu);
+	CHECK(t == typeid(PermissionDenied));
+	CHECK_THAT(what, Catch::Contains("CAP_PERFMON"));
+	CHECK(thrown(EPERM, SpeOwner::amupmu).first == typeid(PermissionDenied));
+	std::tie(t, what) = thrown(EOPNOTSUPP, SpeOwner::none);
+	CHECK(t == typeid(Unsupported));
+	CHECK_THAT(what, Catch::Contains("lacks SPE or a filter"));
+	CHECK(thrown(EINVAL, SpeOwner::amupmu).first == typeid(InvalidArgument));
+	CHECK(thrown(ENOMEM, SpeOwner::amupmu).first == typeid(Error));
+}
+
+TEST_CASE("SpeSession on a file that is not amupmu's: the config is checked first, then the ioctl fails",
+	  "[host][spe][error]")
+{
+	SpeConfig c;
+	c.cpus = {0};
+	c.interval = 100;
+	CHECK_THROWS_WITH(SpeSession::open(c, "/dev/null"), Catch::Contains("interval 100"));
+	c.interval = 4096;
+	c.cpus.clear();
+	CHECK_THROWS_WITH(SpeSession::open(c, "/dev/null"), Catch::Contains("empty CPU set"));
+	c.cpus = {1, 0, 1};
+	try {
+		SpeSession s = SpeSession::open(c, "/dev/null");
+		FAIL("AMUPMU_SPE_CONFIG on /dev/null");
+	} catch (const Error& e) {
+		// ENOTTY from Linux; ENOSYS from qemu-user, which does not forward unknown ioctls
+		CHECK((e.errnum() == ENOTTY || e.errnum() == ENOSYS));
+		CHECK_THAT(e.what(), Catch::StartsWith("AMUPMU_SPE_CONFIG"));
+	}
+	CHECK_THROWS_AS(SpeSession::open(c, "/nonexistent/amupmu"), DeviceMissing);
 }
