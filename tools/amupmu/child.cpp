@@ -57,6 +57,10 @@ Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, 
 		// SIGQUIT while it waits, the command must not inherit that
 		::signal(SIGINT, SIG_DFL);
 		::signal(SIGQUIT, SIG_DFL);
+		sigset_t chld;
+		::sigemptyset(&chld);
+		::sigaddset(&chld, SIGCHLD);
+		::sigprocmask(SIG_UNBLOCK, &chld, nullptr);
 		::close(go[1]);
 		::close(err[0]);
 		char c;
@@ -191,6 +195,13 @@ bool Child::wait(int timeout_ms)
 		}
 	}
 	return true;
+}
+
+void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid)
+{
+	std::erase_if(maps, [&](const Mapping& m) { return m.pid == pid; });
+	for (Mapping& m : read_proc_maps(pid))
+		maps.push_back(std::move(m));
 }
 
 std::vector<std::string> command_of(Args args, std::size_t first)

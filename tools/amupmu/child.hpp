@@ -7,6 +7,7 @@
 
 #include "cli.hpp"
 
+#include <amupmu/elf.hpp>
 #include <amupmu/info.hpp>
 
 #include <functional>
@@ -21,7 +22,8 @@ class Child {
 public:
 	/// Forks; the child waits for start(). trace: the child stops with
 	/// SIGTRAP right after exec (PTRACE_TRACEME) so that its mappings can
-	/// be read; see wait_exec().
+	/// be read; see wait_exec(). The command starts with SIGCHLD unblocked
+	/// (a parent that waits through a signalfd blocks it).
 	Child(const std::vector<std::string>& argv, bool trace = false);
 	Child(const Child&) = delete;
 	Child& operator=(const Child&) = delete;
@@ -59,6 +61,10 @@ private:
 	int status_ = 0;
 	std::string name_;
 };
+
+/// Replaces pid's mappings in maps with those /proc/pid/maps lists now
+/// (after an exec of the process, its maps replace the old ones).
+void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid);
 
 /// The arguments after "--" (or from the first non-option): the command.
 /// Throws UsageError when empty.

@@ -147,12 +147,8 @@ int record(Args args)
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
 	const auto child_pid = static_cast<std::uint32_t>(child.pid());
-	const auto read_child_maps = [&] {
-		// a new exec of the same process (e.g. through taskset): its maps replace the old ones
-		std::erase_if(rec.maps, [&](const Mapping& m) { return m.pid == child_pid; });
-		for (Mapping& m : read_proc_maps(child_pid))
-			rec.maps.push_back(std::move(m));
-	};
+	// a new exec of the same process (e.g. through taskset): its maps replace the old ones
+	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
 	read_child_maps();
 	child.follow_execs();
 	while (!child.wait_traced(0, read_child_maps)) {

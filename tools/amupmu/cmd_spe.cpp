@@ -19,8 +19,8 @@ constexpr std::string_view usage = R"(Usage: amupmu spe claim [DEVICE] [--sysfs 
        amupmu spe release [DEVICE] [--sysfs DIR]
        amupmu spe record [OPTIONS] [-o FILE] -- COMMAND [ARGS...]
        amupmu spe report [OPTIONS] [FILE]
-       amupmu spe dump [FILE]
-       amupmu spe knobs [NAME[=VALUE]...]
+       amupmu spe dump [-i FILE | FILE]
+       amupmu spe knobs [--debugfs DIR] [NAME[=VALUE]...]
 
 record, report, dump and knobs: see "amupmu spe <subcommand> --help".
 

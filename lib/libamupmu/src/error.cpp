@@ -109,7 +109,12 @@ AbiMismatch::AbiMismatch(const std::string& operation, std::uint32_t driver_majo
 }
 
 OwnedByKernel::OwnedByKernel(const std::string& operation, int err)
-	: Error{operation, err, operation + ": PMU owned by the kernel's arm_pmu (" + errno_name(err) + ")"}
+	: OwnedByKernel{operation, err, "PMU owned by the kernel's arm_pmu"}
+{
+}
+
+OwnedByKernel::OwnedByKernel(const std::string& operation, int err, const std::string& owner_text)
+	: Error{operation, err, operation + ": " + owner_text + " (" + errno_name(err) + ")"}
 {
 }
 

@@ -2,6 +2,8 @@
 #include <amupmu/error.hpp>
 #include <amupmu/sample.hpp>
 
+#include "poll.hpp"
+
 #include <linux/amupmu.h>
 
 #include <atomic>
@@ -12,7 +14,6 @@
 #include <utility>
 
 #include <poll.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 namespace amupmu {
@@ -70,29 +71,20 @@ char perf_level(SampleMode mode) noexcept
 SampleReader SampleReader::map(int fd, std::uint32_t ring_pages)
 {
 	const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-	const std::size_t len = (std::size_t{1} + ring_pages) * page;
-	void* p = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (p == MAP_FAILED)
-		throw_error("mmap of the sample ring", errno);
-	try {
-		return SampleReader{p, len, true};
-	} catch (...) {
-		::munmap(p, len);
-		throw;
-	}
+	return SampleReader{MmapRegion::map(fd, (std::size_t{1} + ring_pages) * page, 0, "mmap of the sample ring")};
 }
 
 SampleReader SampleReader::view(void* base, std::size_t len)
 {
-	return SampleReader{base, len, false};
+	return SampleReader{MmapRegion::view(base, len)};
 }
 
-SampleReader::SampleReader(void* base, std::size_t len, bool owned)
-	: base_{static_cast<unsigned char*>(base)}, len_{len}, owned_{owned}
+SampleReader::SampleReader(MmapRegion region) : region_{std::move(region)}
 {
+	const std::size_t len = region_.size();
 	if (len < ring_header_size)
 		throw InvalidArgument{"sample ring: mapping smaller than its header", EINVAL};
-	amupmu_ring_header* h = header_of(base_);
+	amupmu_ring_header* h = header_of(region_.data());
 	const std::uint64_t off = load_relaxed(h->data_offset);
 	const std::uint64_t size = load_relaxed(h->data_size);
 	if (h->version != AMUPMU_RING_VERSION || off < ring_header_size || size == 0 ||
@@ -100,52 +92,25 @@ SampleReader::SampleReader(void* base, std::size_t len, bool owned)
 		throw InvalidArgument{"sample ring: header (version " + std::to_string(h->version) +
 				      ", data at " + std::to_string(off) + " size " + std::to_string(size) +
 				      ") does not fit the mapping", EINVAL};
-	data_ = base_ + off;
+	data_ = region_.data() + off;
 	data_size_ = size;
-}
-
-SampleReader::SampleReader(SampleReader&& other) noexcept
-	: base_{std::exchange(other.base_, nullptr)}, len_{std::exchange(other.len_, 0)},
-	  owned_{std::exchange(other.owned_, false)}, data_{std::exchange(other.data_, nullptr)},
-	  data_size_{std::exchange(other.data_size_, 0)}
-{
-}
-
-SampleReader& SampleReader::operator=(SampleReader&& other) noexcept
-{
-	if (this != &other) {
-		if (owned_ && base_)
-			::munmap(base_, len_);
-		base_ = std::exchange(other.base_, nullptr);
-		len_ = std::exchange(other.len_, 0);
-		owned_ = std::exchange(other.owned_, false);
-		data_ = std::exchange(other.data_, nullptr);
-		data_size_ = std::exchange(other.data_size_, 0);
-	}
-	return *this;
-}
-
-SampleReader::~SampleReader()
-{
-	if (owned_ && base_)
-		::munmap(base_, len_);
 }
 
 std::uint64_t SampleReader::load_head() const noexcept
 {
 	// pairs with the kernel's release store after writing the record
-	return std::atomic_ref<__u64>{header_of(base_)->data_head}.load(std::memory_order_acquire);
+	return std::atomic_ref<__u64>{header_of(region_.data())->data_head}.load(std::memory_order_acquire);
 }
 
 std::uint64_t SampleReader::load_tail() const noexcept
 {
-	return std::atomic_ref<__u64>{header_of(base_)->data_tail}.load(std::memory_order_relaxed);
+	return std::atomic_ref<__u64>{header_of(region_.data())->data_tail}.load(std::memory_order_relaxed);
 }
 
 void SampleReader::store_tail(std::uint64_t tail) noexcept
 {
 	// the records before tail are read: the kernel may overwrite them
-	std::atomic_ref<__u64>{header_of(base_)->data_tail}.store(tail, std::memory_order_release);
+	std::atomic_ref<__u64>{header_of(region_.data())->data_tail}.store(tail, std::memory_order_release);
 }
 
 std::uint64_t SampleReader::available() const noexcept
@@ -155,22 +120,22 @@ std::uint64_t SampleReader::available() const noexcept
 
 std::uint64_t SampleReader::samples() const noexcept
 {
-	return load_relaxed(header_of(base_)->samples);
+	return load_relaxed(header_of(region_.data())->samples);
 }
 
 std::uint64_t SampleReader::lost() const noexcept
 {
-	return load_relaxed(header_of(base_)->lost);
+	return load_relaxed(header_of(region_.data())->lost);
 }
 
 std::uint64_t SampleReader::timer_freq() const noexcept
 {
-	return load_relaxed(header_of(base_)->timer_freq);
+	return load_relaxed(header_of(region_.data())->timer_freq);
 }
 
 Clock SampleReader::clock() const noexcept
 {
-	amupmu_ring_header* h = header_of(base_);
+	amupmu_ring_header* h = header_of(region_.data());
 	if (load_relaxed(h->header_size) < ring_header_time_size)
 		return Clock::unknown;
 	return static_cast<Clock>(load_relaxed(h->clock));
@@ -178,7 +143,7 @@ Clock SampleReader::clock() const noexcept
 
 TimeConversion SampleReader::time_conversion() const noexcept
 {
-	amupmu_ring_header* h = header_of(base_);
+	amupmu_ring_header* h = header_of(region_.data());
 	if (load_relaxed(h->header_size) < ring_header_time_size)
 		return {};
 	return TimeConversion{
@@ -232,17 +197,26 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 
 bool SampleReader::wait(int fd, int timeout_ms)
 {
+	return detail::poll_in(fd, timeout_ms, "poll of the sample ring");
+}
+
+namespace detail {
+
+bool poll_in(int fd, int timeout_ms, const std::string& what)
+{
 	pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
 	while (true) {
 		const int r = ::poll(&p, 1, timeout_ms);
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			throw_error("poll of the sample ring", errno);
+			throw_error(what, errno);
 		if (r > 0 && (p.revents & (POLLERR | POLLNVAL)))
-			throw Error{"poll of the sample ring", (p.revents & POLLNVAL) ? EBADF : EINVAL};
+			throw Error{what, (p.revents & POLLNVAL) ? EBADF : EINVAL};
 		return r > 0;
 	}
 }
+
+} // namespace detail
 
 } // namespace amupmu

@@ -3,6 +3,8 @@
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 
+#include "cpumask.hpp"
+
 #include <linux/amupmu.h>
 
 #include <algorithm>
@@ -120,17 +122,9 @@ Session::Session(Device device, const GroupConfig& config)
 	for (std::size_t i = 0; i < config.events.size(); ++i)
 		evs[i] = {.event = config.events[i].number, .flags = config.events[i].flags,
 			  .sample_period = config.events[i].sample_period};
-	std::vector<std::uint64_t> mask;
-	for (const unsigned cpu : config.cpus) {
-		if (cpu / 64 >= mask.size())
-			mask.resize(cpu / 64 + 1);
-		mask[cpu / 64] |= std::uint64_t{1} << (cpu % 64);
-	}
-	// the set as the driver sees it: ascending, each CPU once
-	for (std::size_t w = 0; w < mask.size(); ++w)
-		for (unsigned b = 0; b < 64; ++b)
-			if ((mask[w] >> b) & 1)
-				cpus_.push_back(static_cast<unsigned>(w * 64 + b));
+	detail::CpuMask set = detail::cpu_mask(config.cpus);
+	const std::vector<std::uint64_t>& mask = set.words;
+	cpus_ = std::move(set.cpus);
 
 	amupmu_pmu_config cfg{};
 	cfg.size = sizeof(cfg);

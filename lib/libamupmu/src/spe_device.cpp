@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/spe_device.hpp>
 
+#include "attrfile.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <fstream>
@@ -8,8 +10,6 @@
 #include <sstream>
 #include <system_error>
 
-#include <fcntl.h>
-#include <unistd.h>
 
 namespace amupmu {
 
@@ -64,19 +64,7 @@ std::string trimmed(std::string s)
 	return s;
 }
 
-// Write value to a sysfs attribute in one write(2), as "echo" does (O_TRUNC,
-// which sysfs ignores: a fake tree's file then holds only value); 0 or the errno.
-int write_attr(const fs::path& path, std::string_view value)
-{
-	const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-	if (fd < 0)
-		return errno;
-	const ssize_t n = ::write(fd, value.data(), value.size());
-	int err = n < 0 ? errno : (static_cast<std::size_t>(n) != value.size() ? EIO : 0);
-	if (::close(fd) && !err)
-		err = errno;
-	return err;
-}
+using detail::write_attr;
 
 [[noreturn]] void throw_write_error(const fs::path& path, int err)
 {

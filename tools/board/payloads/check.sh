@@ -38,6 +38,10 @@ else
 	tap_check amupmu_board_tests-present false
 fi
 
+# "amupmu spe record", "dump" and "knobs" (issue 13): on the mock model
+# (mock builds), skipped without SPE
+spe_tool_checks
+
 # no AMU (or any) register access trapped: on QEMU an AMU system register
 # is UNDEFINED, and run.sh's log check does not know that message
 tap_check "kernel-log-no-undefined-instruction" sh -c \

@@ -50,9 +50,13 @@ class Busy : public Error { using Error::Error; };
 /// PmuOwner::kernel). Only a devicetree that hands the PMU to amupmu
 /// changes it. what() is "<operation>: PMU owned by the kernel's arm_pmu
 /// (ENXIO)".
+/// For another unit, owner_text says what owns it instead: what() is then
+/// "<operation>: <owner_text> (ENXIO)", e.g. "AMUPMU_SPE_CONFIG: SPE owned
+/// by the kernel's arm_spe_pmu (ENXIO)".
 class OwnedByKernel : public Error {
 public:
 	OwnedByKernel(const std::string& operation, int err);
+	OwnedByKernel(const std::string& operation, int err, const std::string& owner_text);
 };
 /// EINVAL: bad size, flags or values.
 class InvalidArgument : public Error { using Error::Error; };

@@ -6,6 +6,7 @@
 #define AMUPMU_SAMPLE_HPP
 
 #include <amupmu/info.hpp>
+#include <amupmu/mmap_region.hpp>
 
 #include <array>
 #include <cstddef>
@@ -104,9 +105,9 @@ public:
 
 	SampleReader(const SampleReader&) = delete;
 	SampleReader& operator=(const SampleReader&) = delete;
-	SampleReader(SampleReader&& other) noexcept;
-	SampleReader& operator=(SampleReader&& other) noexcept;
-	~SampleReader();
+	SampleReader(SampleReader&& other) noexcept = default;
+	SampleReader& operator=(SampleReader&& other) noexcept = default;
+	~SampleReader() = default;
 
 	/// Calls f(const Sample&) for every record between data_tail and
 	/// data_head (head read with acquire), then publishes the new tail
@@ -149,16 +150,14 @@ public:
 	static bool wait(int fd, int timeout_ms);
 
 private:
-	SampleReader(void* base, std::size_t len, bool owned);
+	explicit SampleReader(MmapRegion region);
 	[[nodiscard]] std::uint64_t load_head() const noexcept;
 	[[nodiscard]] std::uint64_t load_tail() const noexcept;
 	void store_tail(std::uint64_t tail) noexcept;
 	/// Decodes the record at offset tail into s; returns its size.
 	std::size_t decode(std::uint64_t tail, std::uint64_t head, Sample& s);
 
-	unsigned char* base_ = nullptr;
-	std::size_t len_ = 0;
-	bool owned_ = false;
+	MmapRegion region_;
 	unsigned char* data_ = nullptr;
 	std::uint64_t data_size_ = 0;
 	alignas(8) std::array<unsigned char, sample_max_size> scratch_{};

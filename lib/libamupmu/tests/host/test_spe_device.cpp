@@ -6,6 +6,8 @@
 // and a driver link; bus/platform/drivers/DRV with bind and unbind).
 #include <amupmu/spe_device.hpp>
 
+#include "tempdir.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cerrno>
@@ -23,38 +25,23 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p)
-{
-	std::ifstream in{p, std::ios::binary};
-	return {std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
-}
-
-void put(const fs::path& p, std::string_view text)
-{
-	fs::create_directories(p.parent_path());
-	std::ofstream{p, std::ios::binary} << text;
-}
+using amupmu::test::put;
+using amupmu::test::slurp;
 
 /// A temporary /sys with the platform bus, removed at the end.
 class FakeSysfs {
 public:
 	FakeSysfs()
 	{
-		char tmpl[] = "/tmp/amupmu-sysfs-XXXXXX";
-		REQUIRE(::mkdtemp(tmpl));
-		root_ = tmpl;
 		fs::create_directories(devices());
-		fs::create_directories(root_ / "bus/platform/drivers");
+		fs::create_directories(root() / "bus/platform/drivers");
 	}
-	~FakeSysfs() { fs::remove_all(root_); }
-	FakeSysfs(const FakeSysfs&) = delete;
-	FakeSysfs& operator=(const FakeSysfs&) = delete;
 
-	[[nodiscard]] const fs::path& root() const { return root_; }
-	[[nodiscard]] fs::path devices() const { return root_ / "bus/platform/devices"; }
+	[[nodiscard]] const fs::path& root() const { return dir_.path(); }
+	[[nodiscard]] fs::path devices() const { return root() / "bus/platform/devices"; }
 	[[nodiscard]] fs::path driver(std::string_view name) const
 	{
-		return root_ / "bus/platform/drivers" / std::string{name};
+		return root() / "bus/platform/drivers" / std::string{name};
 	}
 
 	/// A platform device; compatible "" for none (an ACPI or plain device).
@@ -76,7 +63,7 @@ public:
 	}
 
 private:
-	fs::path root_;
+	test::TempDir dir_{"amupmu-sysfs"};
 };
 
 constexpr std::string_view spe_compat{"arm,statistical-profiling-extension-v1\0", 39};
