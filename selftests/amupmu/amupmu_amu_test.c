@@ -1867,20 +1867,22 @@ TEST_F(amu, concurrent_readers)
 
 /*
  * Hotplug while reading: READERS threads read the CPUs online at the start
- * (cpu1 among them) while another thread takes cpu1 offline and back
- * every ~5 ms. Every read succeeds; each entry's state is 0 (read on the
- * CPU: time set) or AMUPMU_AMU_OFFLINE (time 0); per CPU, every counter
- * and restarts never go backwards, and the time of the online reads
- * neither.
+ * (cpu1 among them) without pause while another thread takes cpu1 offline
+ * and back HP_TOGGLES times, ~5 ms apart. Every read succeeds; each
+ * entry's state is 0 (read on the CPU: time set) or AMUPMU_AMU_OFFLINE
+ * (time 0); per CPU, every counter and restarts never go backwards, and
+ * the time of the online reads neither; cpu1 was seen both ways.
  */
-#define HP_READS	400
+#define HP_TOGGLES	20		/* 10 offline/online cycles */
+#define HP_MAX_READS	2000000		/* per reader: a bound if the toggler hangs */
+#define HP_MAX_NS	(60 * NSEC_PER_SEC)
 
 struct hp_reader {
 	int fd;
 	unsigned int id;
 	__u64 word;
 	unsigned int cnt;
-	unsigned int reads, offline, errors, bad_state, backwards;
+	unsigned int reads, offline, online1, errors, bad_state, backwards;
 	int first_err;
 	char first_bad[200];
 };
@@ -1909,7 +1911,7 @@ static void *hp_reader_fn(void *arg)
 	bool have = false;
 
 	amupmu_pin_cpu(0);	/* cpu0 stays online: the readers never migrate */
-	for (i = 0; i < HP_READS; i++) {
+	for (i = 0; !stop_hp && i < HP_MAX_READS; i++) {
 		int ret = read_word(r->fd, r->word, cur, &rd);
 
 		if (ret || rd.nr_cpus != r->cnt) {
@@ -1935,6 +1937,7 @@ static void *hp_reader_fn(void *arg)
 				       (unsigned long long)last_time[k]);
 			} else {
 				last_time[k] = c->time;
+				r->online1 += c->cpu == 1;
 			}
 			if (have && (!monotonic(p, c) || c->restarts < p->restarts))
 				hp_bad(r, &r->backwards,
@@ -1959,8 +1962,9 @@ struct hp_toggler {
 static void *hp_toggle_fn(void *arg)
 {
 	struct hp_toggler *t = arg;
+	__u64 end = mono_raw_ns() + HP_MAX_NS;
 
-	while (!stop_hp) {
+	while (t->toggles < HP_TOGGLES && mono_raw_ns() < end) {
 		bool online = t->toggles & 1;	/* even: offline it, odd: online it */
 		int ret = amupmu_set_online(1, online);
 
@@ -1974,9 +1978,11 @@ static void *hp_toggle_fn(void *arg)
 		}
 		sleep_ns(5 * NSEC_PER_MSEC);
 	}
-	/* back online whatever happened */
+	/* back online whatever happened, then the readers stop */
 	if (amupmu_cpu_online(1) != 1 && amupmu_set_online(1, true) && !t->failures++)
 		t->first_err = -EIO;
+	sleep_ns(5 * NSEC_PER_MSEC);	/* some reads of cpu1 back online */
+	stop_hp = true;
 	return NULL;
 }
 
@@ -1985,7 +1991,8 @@ TEST_F(amu, readers_during_hotplug)
 	struct hp_reader r[READERS];
 	struct hp_toggler tog = { 0 };
 	pthread_t th[READERS], hp;
-	unsigned int i, cnt, reads = 0, offline = 0, bad = 0, backwards = 0, errors = 0;
+	unsigned int i, cnt, reads = 0, offline = 0, online1 = 0, bad = 0, backwards = 0;
+	unsigned int errors = 0;
 	__u64 word;
 
 	AMU_BEGIN();
@@ -1995,15 +2002,15 @@ TEST_F(amu, readers_during_hotplug)
 	ASSERT_TRUE((word & 3) == 3);
 	self->cpu1_offlined = true;	/* the teardown puts it back if need be */
 	stop_hp = false;
-	ASSERT_EQ(0, pthread_create(&hp, NULL, hp_toggle_fn, &tog));
 	for (i = 0; i < READERS; i++) {
 		r[i] = (struct hp_reader){ .fd = self->fd, .id = i, .word = word, .cnt = cnt };
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, hp_reader_fn, &r[i]));
 	}
+	ASSERT_EQ(0, pthread_create(&hp, NULL, hp_toggle_fn, &tog));
+	ASSERT_EQ(0, pthread_join(hp, NULL));
+	stop_hp = true;
 	for (i = 0; i < READERS; i++)
 		ASSERT_EQ(0, pthread_join(th[i], NULL));
-	stop_hp = true;
-	ASSERT_EQ(0, pthread_join(hp, NULL));
 	unpin();
 	EXPECT_EQ(1, amupmu_cpu_online(1));
 	if (amupmu_cpu_online(1) == 1)
@@ -2012,10 +2019,11 @@ TEST_F(amu, readers_during_hotplug)
 		TH_LOG("%u failed online/offline writes (first: %s)", tog.failures,
 		       amupmu_errstr(tog.first_err));
 	}
-	EXPECT_LT(1U, tog.toggles);
+	EXPECT_EQ((unsigned int)HP_TOGGLES, tog.toggles);
 	for (i = 0; i < READERS; i++) {
 		reads += r[i].reads;
 		offline += r[i].offline;
+		online1 += r[i].online1;
 		bad += r[i].bad_state;
 		backwards += r[i].backwards;
 		errors += r[i].errors;
@@ -2028,11 +2036,12 @@ TEST_F(amu, readers_during_hotplug)
 			       r[i].bad_state, r[i].backwards, r[i].first_bad);
 		}
 	}
-	/* some reads must have seen cpu1 offline, or the test proved nothing */
+	/* the reads must have seen cpu1 both ways, or the test proved nothing */
 	EXPECT_LT(0U, offline);
+	EXPECT_LT(0U, online1);
 	printf("# AMUPMU-FIGURE amu-hotplug-read readers=%u reads=%u cpus=%u toggles=%u "
-	       "offline_entries=%u errors=%u bad_state=%u backwards=%u\n", READERS, reads, cnt,
-	       tog.toggles, offline, errors, bad, backwards);
+	       "offline_entries=%u cpu1_online_entries=%u errors=%u bad_state=%u backwards=%u\n",
+	       READERS, reads, cnt, tog.toggles, offline, online1, errors, bad, backwards);
 	fflush(stdout);
 }
 
