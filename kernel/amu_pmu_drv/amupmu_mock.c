@@ -230,21 +230,43 @@ static bool amupmu_reg_in(enum amupmu_reg reg, enum amupmu_reg base, unsigned in
 	return reg >= base && reg < base + nr;
 }
 
+/*
+ * frozen=1, the bench aid: a counter or enable mask of this CPU is a plain
+ * load of what the model holds. The caller runs on the CPU (as for every
+ * AMU register read) and only amupmu_mock_apply(), on this CPU, changes
+ * the values: an aligned 64-bit load sees the old or the new one.
+ */
+static __always_inline bool amupmu_mock_amu_frozen(enum amupmu_reg reg, u64 *val)
+{
+	const struct amupmu_mock_amu *m = this_cpu_ptr(&amupmu_mock_amu);
+	unsigned int i0 = (unsigned int)reg - AMUPMU_REG_AMEVCNTR0;
+	unsigned int i1 = (unsigned int)reg - AMUPMU_REG_AMEVCNTR1;
+
+	if (!READ_ONCE(m->k.frozen))
+		return false;
+	if (i0 < AMUPMU_MOCK_CG0NC)
+		*val = m->seg_base[i0];
+	else if (i1 < AMUPMU_MOCK_CG1NC)
+		*val = m->seg_base[AMUPMU_MOCK_AUX0 + i1];
+	else if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1)
+		*val = m->k.enable[reg - AMUPMU_REG_AMCNTENSET0];
+	else
+		return false;
+	return true;
+}
+
 static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
 {
 	struct amupmu_mock_amu *m;
 	unsigned long flags;
 	u64 val = 0;
 
+	this_cpu_inc(amupmu_mock_amu_nreads);
+	if (amupmu_mock_amu_frozen(reg, &val))
+		return val;
 	local_irq_save(flags);
-	__this_cpu_inc(amupmu_mock_amu_nreads);
 	m = amupmu_mock_amu_this();
-	if (m->k.frozen && amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR0, AMUPMU_MOCK_CG0NC)) {
-		val = m->seg_base[reg - AMUPMU_REG_AMEVCNTR0];	/* the bench aid: a load */
-	} else if (m->k.frozen &&
-		   amupmu_reg_in(reg, AMUPMU_REG_AMEVCNTR1, AMUPMU_MOCK_CG1NC)) {
-		val = m->seg_base[AMUPMU_MOCK_AUX0 + reg - AMUPMU_REG_AMEVCNTR1];
-	} else if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1) {
+	if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1) {
 		val = m->k.enable[reg - AMUPMU_REG_AMCNTENSET0];
 	} else if (amupmu_reg_in(reg, AMUPMU_REG_AMEVTYPER0, AMUPMU_MOCK_CG0NC)) {
 		val = amupmu_mock_types0[reg - AMUPMU_REG_AMEVTYPER0];
@@ -511,6 +533,9 @@ const struct file_operations amupmu_mock_amu_reads_fops = {
 
 static u64 amupmu_mock_read(enum amupmu_reg reg)
 {
+	/* the AMU registers, numbered from AMUPMU_REG_AMCR on: the read path */
+	if (likely(reg >= AMUPMU_REG_AMCR))
+		return amupmu_mock_amu_read(reg);
 	switch (reg) {
 	case AMUPMU_REG_ID_AA64DFR0:
 		return (amupmu_hw_backend.read(reg) & ~ID_AA64DFR0_EL1_PMSVer) |
@@ -533,9 +558,6 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 	case AMUPMU_REG_PMSIDR:
 		return amupmu_mock_spe_pmsidr(smp_processor_id());
 	default:
-		/* the AMU registers, numbered from AMUPMU_REG_AMCR on */
-		if (reg >= AMUPMU_REG_AMCR)
-			return amupmu_mock_amu_read(reg);
 		return amupmu_hw_backend.read(reg);
 	}
 }
