@@ -1678,6 +1678,56 @@ TEST_F(amu, power_loss_monotonic)
 }
 
 /*
+ * frozen=1, the bench aid (pmu_read_bench amu-bare): the counters hold
+ * their values (equal across reads, the time moving on), the enable masks
+ * still read back, the model's file says so; frozen=0 counts on from the
+ * held values: never backwards.
+ */
+TEST_F(amu, model_frozen_holds)
+{
+	struct amupmu_amu_cpu a, b, c, d;
+	struct model m;
+
+	AMU_BEGIN();
+	NEED_MODEL();
+	MODEL_SET(0, "active=1000");
+	sleep_ns(10 * NSEC_PER_MSEC);
+	READ_CPU(0, &a);
+	MODEL_SET(0, "frozen=1");
+	ASSERT_EQ(0, model_get(&m));
+	EXPECT_EQ(1U, m.cpu[0].frozen);
+	READ_CPU(0, &b);
+	sleep_ns(30 * NSEC_PER_MSEC);
+	READ_CPU(0, &c);
+	EXPECT_TRUE(monotonic(&a, &b));
+	EXPECT_EQ(0, memcmp(b.group0, c.group0, sizeof(b.group0))) {
+		TH_LOG("frozen cpu0: CNT_CYCLES %llu -> %llu", (unsigned long long)b.group0[1],
+		       (unsigned long long)c.group0[1]);
+	}
+	EXPECT_EQ(0, memcmp(b.group1, c.group1, sizeof(b.group1)));
+	EXPECT_LT(b.time, c.time);
+	EXPECT_EQ(0xfU, c.enabled0);
+	EXPECT_EQ(0x3U, c.enabled1);
+	EXPECT_EQ(b.restarts, c.restarts);
+	MODEL_SET(0, "frozen=0");
+	sleep_ns(20 * NSEC_PER_MSEC);
+	READ_CPU(0, &d);
+	EXPECT_TRUE(monotonic(&c, &d));
+	EXPECT_LT(c.group0[AMU_G0_CNT_CYCLES], d.group0[AMU_G0_CNT_CYCLES]);
+	EXPECT_LT(c.group0[AMU_G0_CPU_CYCLES], d.group0[AMU_G0_CPU_CYCLES]);
+	/*
+	 * counting on from the held value (at most the ticks since, plus a
+	 * quarter for the read's own skew), not from where it would be had
+	 * it counted the 30 ms frozen (about 2.5 times the ticks since)
+	 */
+	EXPECT_LE(d.group0[AMU_G0_CNT_CYCLES] - c.group0[AMU_G0_CNT_CYCLES],
+		  (d.time - c.time) + (d.time - c.time) / 4);
+	TH_LOG("cpu0 CNT_CYCLES %llu, frozen %llu for %llu ticks, then %llu",
+	       (unsigned long long)a.group0[1], (unsigned long long)c.group0[1],
+	       (unsigned long long)(c.time - b.time), (unsigned long long)d.group0[1]);
+}
+
+/*
  * CPU hotplug: an offline CPU reports AMUPMU_AMU_OFFLINE, time 0 and the
  * values it had; they do not move while it is down; its knobs cannot be
  * set (ENODEV); back online it counts on, monotonically.
