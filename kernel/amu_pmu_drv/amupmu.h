@@ -131,12 +131,14 @@ unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned i
 void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
 u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
-int amupmu_amu_cmd_read(struct amupmu_amu_read *rd);
-int amupmu_amu_read_fast(struct amupmu_amu_read __user *u);
+struct amupmu_session;
+int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);
+int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u);
 #ifdef CONFIG_AMUPMU_MOCK
 void amupmu_amu_power_loss(void);
 /* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
 extern const struct file_operations amupmu_mock_amu_fops;
+extern const struct file_operations amupmu_mock_amu_reads_fops;
 /* amupmu_debugfs.c: the "<cpu> [REST]" writes of the test files */
 int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
 			   char **rest);
@@ -171,6 +173,7 @@ struct amupmu_session *amupmu_session_alloc(void);
 void amupmu_session_free(struct amupmu_session *s);
 struct amupmu_spe_sess;
 struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
+bool *amupmu_session_amu_perfmon(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);

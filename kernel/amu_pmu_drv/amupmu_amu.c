@@ -45,7 +45,7 @@
 
 bool amupmu_amu_enabled = true;
 module_param_named(amu, amupmu_amu_enabled, bool, 0444);
-MODULE_PARM_DESC(amu, "use the CPUs' Activity Monitors (default Y; N: never touch an AMU register)");
+MODULE_PARM_DESC(amu, "use the CPUs' Activity Monitors (default Y; N: read no AMU system register; the memory-mapped ID frames are still read)");
 
 /**
  * struct amupmu_amu_bookkeeping - one CPU's AMU bookkeeping
@@ -409,6 +409,25 @@ void amupmu_amu_power_loss(void)
 
 /* ------------------------------------------------------------ AMUPMU_AMU_READ */
 
+/*
+ * CAP_PERFMON, checked once per open file: the first AMUPMU_AMU_READ that
+ * passes it marks the file, and the file keeps it (in a process that
+ * inherits it or receives it over a socket too), as perf checks at
+ * perf_event_open() and a perf fd keeps it. A refusal is not remembered:
+ * each refused read checks (and audits) once.
+ */
+static bool amupmu_amu_capable(struct amupmu_session *s)
+{
+	bool *ok = amupmu_session_amu_perfmon(s);
+
+	if (READ_ONCE(*ok))
+		return true;
+	if (!perfmon_capable())
+		return false;
+	WRITE_ONCE(*ok, true);
+	return true;
+}
+
 /* Read this CPU's counters into @e; on the CPU, interrupts off. */
 static void amupmu_amu_read_local(struct amupmu_amu_cpu *e)
 {
@@ -518,6 +537,7 @@ static int amupmu_amu_copy_out(const struct amupmu_amu_read *rd,
 /**
  * amupmu_amu_read_fast() - AMUPMU_AMU_READ of the calling CPU, before the
  *	general dispatch
+ * @s: the open file's session (its CAP_PERFMON mark)
  * @u: the user's struct amupmu_amu_read
  *
  * The common shape of a per-CPU reader (the struct and entry of this ABI's
@@ -526,10 +546,10 @@ static int amupmu_amu_copy_out(const struct amupmu_amu_read *rd,
  * out. Preemption is off from the CPU check to the read, so the CPU cannot
  * change or go offline in between.
  *
- * Return: 0 or -EFAULT as the general path would; -EAGAIN for anything
- * else, which the general path then checks and answers.
+ * Return: 0, -EFAULT or -EACCES as the general path would; -EAGAIN for
+ * anything else, which the general path then checks and answers.
  */
-int amupmu_amu_read_fast(struct amupmu_amu_read __user *u)
+int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u)
 {
 	struct amupmu_amu_cpu e = { };
 	struct amupmu_amu_read rd;
@@ -543,7 +563,10 @@ int amupmu_amu_read_fast(struct amupmu_amu_read __user *u)
 	    !rd.nr_cpus || rd.nr_cpus > AMUPMU_AMU_READ_CPUS_MAX || rd.entry_size != sizeof(e) ||
 	    get_user(word, (u64 __user *)u64_to_user_ptr(rd.cpus_uptr)))
 		return -EAGAIN;
-	if (!READ_ONCE(amupmu_amu_any) || !perfmon_capable())
+	/* the struct passed the general path's checks: its next one is the privilege */
+	if (!amupmu_amu_capable(s))
+		return -EACCES;
+	if (!READ_ONCE(amupmu_amu_any))
 		return -EAGAIN;
 	cpu = get_cpu();
 	if (word != BIT_ULL(cpu) || !READ_ONCE(this_cpu_ptr(&amupmu_amu_pcpu)->live)) {
@@ -613,13 +636,15 @@ static int amupmu_amu_read_single(struct amupmu_amu_read *rd)
 
 /**
  * amupmu_amu_cmd_read() - AMUPMU_AMU_READ
+ * @s: the open file's session (its CAP_PERFMON mark)
  * @rd: the command, copied in; the caller writes it back on success
  *
- * Checks, in this order: the struct (EINVAL), CAP_PERFMON (EACCES), an AMU
+ * Checks, in this order: the struct (EINVAL), CAP_PERFMON (EACCES; once per
+ * file, amupmu_amu_capable()), an AMU
  * to read (EOPNOTSUPP), the CPU set (EINVAL, ENODEV, EFAULT), the entries'
  * room (EINVAL, EFAULT). Nothing is written to user space on error.
  */
-int amupmu_amu_cmd_read(struct amupmu_amu_read *rd)
+int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd)
 {
 	struct amupmu_amu_cpu *ents;
 	cpumask_var_t mask;
@@ -630,7 +655,7 @@ int amupmu_amu_cmd_read(struct amupmu_amu_read *rd)
 	    rd->entry_size < AMUPMU_AMU_CPU_SIZE_VER0 ||
 	    rd->entry_size > AMUPMU_CPU_ENTRY_SIZE_MAX || !IS_ALIGNED(rd->entry_size, sizeof(u64)))
 		return -EINVAL;
-	if (!perfmon_capable())
+	if (!amupmu_amu_capable(s))
 		return -EACCES;
 	if (!READ_ONCE(amupmu_amu_any))
 		return -EOPNOTSUPP;

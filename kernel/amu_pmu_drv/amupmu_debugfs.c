@@ -16,8 +16,9 @@
  * The reset also restarts the mock AMU's counters from zero
  * (amupmu_amu_power_loss()), as a power-down firmware does not restore.
  *
- * Test builds also add amu_model, the knobs of the mock AMU model
- * (amupmu_mock.c has the format), and spe_model, the mock SPE's
+ * Test builds also add amu_model, the knobs of the mock AMU model, and
+ * amu_reads, the AMU register reads it served (amupmu_mock.c has the
+ * formats), and spe_model, the mock SPE's
  * identification registers.
  *
  * Every build with SPE on a CPU has /sys/kernel/debug/arm_spe/: the SPE
@@ -394,6 +395,8 @@ void amupmu_debugfs_init(void)
 #ifdef CONFIG_AMUPMU_MOCK
 	debugfs_create_file("cpu_pm", 0600, amupmu_debugfs_dir, NULL, &amupmu_cpu_pm_fops);
 	debugfs_create_file("amu_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_amu_fops);
+	debugfs_create_file("amu_reads", 0600, amupmu_debugfs_dir, NULL,
+			    &amupmu_mock_amu_reads_fops);
 	debugfs_create_file("spe_model", 0600, amupmu_debugfs_dir, NULL, &amupmu_mock_spe_fops);
 	debugfs_create_file("spe_stream", 0600, amupmu_debugfs_dir, NULL,
 			    &amupmu_mock_spe_stream_fops);

@@ -176,7 +176,7 @@ static int amupmu_ioctl_pmu_read(struct amupmu_ucmd *ucmd)
 
 static int amupmu_ioctl_amu_read(struct amupmu_ucmd *ucmd)
 {
-	int ret = amupmu_amu_cmd_read(ucmd->cmd);
+	int ret = amupmu_amu_cmd_read(ucmd->sess, ucmd->cmd);
 
 	return ret ?: amupmu_ucmd_respond(ucmd, sizeof(struct amupmu_amu_read));
 }
@@ -298,7 +298,7 @@ static long amupmu_fops_ioctl(struct file *filp, unsigned int cmd, unsigned long
 		if (ret != -EAGAIN)
 			return ret;
 	} else if (cmd == AMUPMU_AMU_READ) {
-		ret = amupmu_amu_read_fast(ucmd.ubuffer);
+		ret = amupmu_amu_read_fast(ucmd.sess, ucmd.ubuffer);
 		if (ret != -EAGAIN)
 			return ret;
 	}

@@ -55,13 +55,27 @@
  * Knobs, /sys/kernel/debug/amupmu/amu_model (0600):
  *   write "<cpu> key=value [key=value ...]": freq (1000000-10000000000 Hz),
  *   ipc (0-8000), stall (0-1000), active (0-1000 or auto), aux0, aux1
- *   (0-1000), enable0 (mask within 0xf), enable1 (within 0x3). All keys
- *   are checked before any applies: bad input EINVAL, an offline CPU
- *   ENODEV, and nothing changes.
+ *   (0-1000), enable0 (mask within 0xf), enable1 (within 0x3), frozen
+ *   (0 or 1). All keys are checked before any applies: bad input EINVAL,
+ *   an offline CPU ENODEV, and nothing changes.
  *   read: "cpu<N> freq=.. ipc=.. stall=.. active=.. aux0=.. aux1=..
- *   enable0=0x.. enable1=0x.." per possible CPU.
+ *   enable0=0x.. enable1=0x.. frozen=.." per possible CPU.
  * Defaults: freq=2000000000 ipc=1500 stall=250 active=auto aux0=500
- * aux1=250 enable0=0xf enable1=0x3.
+ * aux1=250 enable0=0xf enable1=0x3 frozen=0.
+ *
+ * frozen=1 is a bench aid (tools/board/payloads/bench.sh): every counter
+ * of that CPU holds the value it had (as if all were disabled, but
+ * AMCNTENSET still reads enable0/enable1), and a counter read is a plain
+ * load of that value: no model update, no division. What an AMUPMU_AMU_READ
+ * then costs is the driver's path around the reads, not the model's
+ * arithmetic that stands in for mrs. The values never go backwards;
+ * frozen=0 goes on counting from them.
+ *
+ * /sys/kernel/debug/amupmu/amu_reads (0600) counts the AMU system register
+ * reads the model served (AMCFGR, AMCGCR, AMCR, AMCNTENSET0/1, AMEVTYPER,
+ * AMEVCNTR; not ID_AA64PFR0_EL1) on all CPUs since load or the last reset:
+ * read: "<n>"; write "0": reset; anything else EINVAL, nothing changes.
+ * With amu=0 it stays 0 (amupmu_modparam.sh).
  */
 enum {
 	AMUPMU_MOCK_CPU_CYCLES,		/* group 0 counter 0 */
@@ -85,6 +99,7 @@ static const u16 amupmu_mock_types0[AMUPMU_MOCK_CG0NC] = { 0x0011, 0x4004, 0x000
  * @active: active share in 1/1000, or AMUPMU_MOCK_ACTIVE_AUTO
  * @aux: group 1 counters, per 1000 CPU cycles
  * @enable: AMCNTENSET0_EL0, AMCNTENSET1_EL0
+ * @frozen: 1: every counter holds its value and reads as a plain load
  */
 struct amupmu_mock_knobs {
 	u64 freq;
@@ -93,6 +108,7 @@ struct amupmu_mock_knobs {
 	u32 active;
 	u32 aux[AMUPMU_MOCK_CG1NC];
 	u32 enable[2];
+	u32 frozen;
 };
 
 /**
@@ -120,6 +136,8 @@ struct amupmu_mock_amu {
 };
 
 static DEFINE_PER_CPU(struct amupmu_mock_amu, amupmu_mock_amu);
+/* AMU system register reads served, per CPU (debugfs amu_reads) */
+static DEFINE_PER_CPU(u64, amupmu_mock_amu_nreads);
 
 static const struct amupmu_mock_knobs amupmu_mock_defaults = {
 	.freq = 2000000000, .ipc = 1500, .stall = 250, .active = AMUPMU_MOCK_ACTIVE_AUTO,
@@ -162,7 +180,7 @@ static u64 amupmu_mock_amu_value(const struct amupmu_mock_amu *m, unsigned int i
 	bool on = i < AMUPMU_MOCK_AUX0 ? m->k.enable[0] & BIT(i) :
 					  m->k.enable[1] & BIT(i - AMUPMU_MOCK_AUX0);
 
-	if (!on)
+	if (!on || m->k.frozen)
 		return m->seg_base[i];
 	switch (i) {
 	case AMUPMU_MOCK_CPU_CYCLES:
@@ -212,12 +230,40 @@ static bool amupmu_reg_in(enum amupmu_reg reg, enum amupmu_reg base, unsigned in
 	return reg >= base && reg < base + nr;
 }
 
+/*
+ * frozen=1, the bench aid: a counter or enable mask of this CPU is a plain
+ * load of what the model holds. The caller runs on the CPU (as for every
+ * AMU register read) and only amupmu_mock_apply(), on this CPU, changes
+ * the values: an aligned 64-bit load sees the old or the new one.
+ */
+static __always_inline bool amupmu_mock_amu_frozen(enum amupmu_reg reg, u64 *val)
+{
+	const struct amupmu_mock_amu *m = this_cpu_ptr(&amupmu_mock_amu);
+	unsigned int i0 = (unsigned int)reg - AMUPMU_REG_AMEVCNTR0;
+	unsigned int i1 = (unsigned int)reg - AMUPMU_REG_AMEVCNTR1;
+
+	if (!READ_ONCE(m->k.frozen))
+		return false;
+	if (i0 < AMUPMU_MOCK_CG0NC)
+		*val = m->seg_base[i0];
+	else if (i1 < AMUPMU_MOCK_CG1NC)
+		*val = m->seg_base[AMUPMU_MOCK_AUX0 + i1];
+	else if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1)
+		*val = m->k.enable[reg - AMUPMU_REG_AMCNTENSET0];
+	else
+		return false;
+	return true;
+}
+
 static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
 {
 	struct amupmu_mock_amu *m;
 	unsigned long flags;
 	u64 val = 0;
 
+	this_cpu_inc(amupmu_mock_amu_nreads);
+	if (amupmu_mock_amu_frozen(reg, &val))
+		return val;
 	local_irq_save(flags);
 	m = amupmu_mock_amu_this();
 	if (reg == AMUPMU_REG_AMCNTENSET0 || reg == AMUPMU_REG_AMCNTENSET1) {
@@ -284,11 +330,11 @@ struct amupmu_mock_set {
 enum amupmu_mock_key {
 	AMUPMU_KEY_FREQ, AMUPMU_KEY_IPC, AMUPMU_KEY_STALL, AMUPMU_KEY_ACTIVE,
 	AMUPMU_KEY_AUX0, AMUPMU_KEY_AUX1, AMUPMU_KEY_ENABLE0, AMUPMU_KEY_ENABLE1,
-	AMUPMU_KEY_NR,
+	AMUPMU_KEY_FROZEN, AMUPMU_KEY_NR,
 };
 
 static const char * const amupmu_mock_key_names[AMUPMU_KEY_NR] = {
-	"freq", "ipc", "stall", "active", "aux0", "aux1", "enable0", "enable1",
+	"freq", "ipc", "stall", "active", "aux0", "aux1", "enable0", "enable1", "frozen",
 };
 
 /* { min, max } of each key */
@@ -296,6 +342,7 @@ static const u64 amupmu_mock_key_range[AMUPMU_KEY_NR][2] = {
 	{ 1000000, 10000000000ULL }, { 0, 8000 }, { 0, 1000 }, { 0, 1000 },
 	{ 0, 1000 }, { 0, 1000 },
 	{ 0, GENMASK(AMUPMU_MOCK_CG0NC - 1, 0) }, { 0, GENMASK(AMUPMU_MOCK_CG1NC - 1, 0) },
+	{ 0, 1 },
 };
 
 static int amupmu_mock_parse_kv(struct amupmu_mock_set *set, char *tok)
@@ -335,6 +382,9 @@ static int amupmu_mock_parse_kv(struct amupmu_mock_set *set, char *tok)
 	case AMUPMU_KEY_AUX1:
 		set->k.aux[key - AMUPMU_KEY_AUX0] = v;
 		break;
+	case AMUPMU_KEY_FROZEN:
+		set->k.frozen = v;
+		break;
 	default:
 		set->k.enable[key - AMUPMU_KEY_ENABLE0] = v;
 		break;
@@ -368,6 +418,8 @@ static void amupmu_mock_apply(void *arg)
 		k->enable[0] = set->k.enable[0];
 	if (set->given & BIT(AMUPMU_KEY_ENABLE1))
 		k->enable[1] = set->k.enable[1];
+	if (set->given & BIT(AMUPMU_KEY_FROZEN))
+		k->frozen = set->k.frozen;
 }
 
 static ssize_t amupmu_mock_amu_write(struct file *file, const char __user *ubuf, size_t len,
@@ -413,8 +465,8 @@ static int amupmu_mock_amu_show(struct seq_file *sf, void *v)
 			seq_puts(sf, "active=auto");
 		else
 			seq_printf(sf, "active=%u", k.active);
-		seq_printf(sf, " aux0=%u aux1=%u enable0=0x%x enable1=0x%x\n",
-			   k.aux[0], k.aux[1], k.enable[0], k.enable[1]);
+		seq_printf(sf, " aux0=%u aux1=%u enable0=0x%x enable1=0x%x frozen=%u\n",
+			   k.aux[0], k.aux[1], k.enable[0], k.enable[1], k.frozen);
 	}
 	return 0;
 }
@@ -433,8 +485,57 @@ const struct file_operations amupmu_mock_amu_fops = {
 	.write = amupmu_mock_amu_write,
 };
 
+/* ------------------------------------------------------------ amu_reads file */
+
+static int amupmu_mock_amu_reads_show(struct seq_file *sf, void *v)
+{
+	unsigned int cpu;
+	u64 n = 0;
+
+	for_each_possible_cpu(cpu)
+		n += READ_ONCE(*per_cpu_ptr(&amupmu_mock_amu_nreads, cpu));
+	seq_printf(sf, "%llu\n", n);
+	return 0;
+}
+
+static int amupmu_mock_amu_reads_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, amupmu_mock_amu_reads_show, inode->i_private);
+}
+
+/* "0": reset (a read served meanwhile on another CPU may stay counted) */
+static ssize_t amupmu_mock_amu_reads_write(struct file *file, const char __user *ubuf,
+					   size_t len, loff_t *ppos)
+{
+	unsigned int cpu;
+	char buf[8];
+
+	if (len == 0 || len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (strcmp(strim(buf), "0"))
+		return -EINVAL;
+	for_each_possible_cpu(cpu)
+		WRITE_ONCE(*per_cpu_ptr(&amupmu_mock_amu_nreads, cpu), 0);
+	return len;
+}
+
+const struct file_operations amupmu_mock_amu_reads_fops = {
+	.owner = THIS_MODULE,
+	.open = amupmu_mock_amu_reads_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = amupmu_mock_amu_reads_write,
+};
+
 static u64 amupmu_mock_read(enum amupmu_reg reg)
 {
+	/* the AMU registers, numbered from AMUPMU_REG_AMCR on: the read path */
+	if (likely(reg >= AMUPMU_REG_AMCR))
+		return amupmu_mock_amu_read(reg);
 	switch (reg) {
 	case AMUPMU_REG_ID_AA64DFR0:
 		return (amupmu_hw_backend.read(reg) & ~ID_AA64DFR0_EL1_PMSVer) |
@@ -444,10 +545,12 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 		return (amupmu_hw_backend.read(reg) & ~ID_AA64PFR0_EL1_AMU) |
 		       FIELD_PREP(ID_AA64PFR0_EL1_AMU, ID_AA64PFR0_EL1_AMU_IMP);
 	case AMUPMU_REG_AMCFGR:
+		this_cpu_inc(amupmu_mock_amu_nreads);
 		return FIELD_PREP(AMUPMU_AMCFGR_N, AMUPMU_MOCK_CG0NC + AMUPMU_MOCK_CG1NC - 1) |
 		       FIELD_PREP(AMUPMU_AMCFGR_SIZE, 63) | AMUPMU_AMCFGR_HDBG |
 		       FIELD_PREP(AMUPMU_AMCFGR_NCG, 1);
 	case AMUPMU_REG_AMCGCR:
+		this_cpu_inc(amupmu_mock_amu_nreads);
 		return FIELD_PREP(AMUPMU_AMCGCR_CG0NC, AMUPMU_MOCK_CG0NC) |
 		       FIELD_PREP(AMUPMU_AMCGCR_CG1NC, AMUPMU_MOCK_CG1NC);
 	case AMUPMU_REG_PMBIDR:
@@ -455,9 +558,6 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 	case AMUPMU_REG_PMSIDR:
 		return amupmu_mock_spe_pmsidr(smp_processor_id());
 	default:
-		/* the AMU registers, numbered from AMUPMU_REG_AMCR on */
-		if (reg >= AMUPMU_REG_AMCR)
-			return amupmu_mock_amu_read(reg);
 		return amupmu_hw_backend.read(reg);
 	}
 }

@@ -251,6 +251,9 @@ struct amupmu_sess_cpu {
  * @wake: wakes @wait from the interrupt handler
  * @node: in amupmu_sessions (so that a departing device wakes readers)
  * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
+ * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
+ *	check: later ones do not check again (amupmu_amu.c; set once, never
+ *	cleared, read and written with READ_ONCE/WRITE_ONCE)
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
@@ -275,6 +278,7 @@ struct amupmu_session {
 	struct irq_work wake;
 	struct list_head node;
 	struct amupmu_spe_sess *spe;
+	bool amu_perfmon;
 };
 
 /* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
@@ -1088,6 +1092,11 @@ static void amupmu_pmu_unlock(struct amupmu_session *s)
 struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s)
 {
 	return &s->spe;
+}
+
+bool *amupmu_session_amu_perfmon(struct amupmu_session *s)
+{
+	return &s->amu_perfmon;
 }
 
 void amupmu_session_free(struct amupmu_session *s)

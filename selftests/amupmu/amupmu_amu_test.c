@@ -43,6 +43,7 @@
 #include <dirent.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <sys/mman.h>
 
@@ -63,7 +64,7 @@
 #define DEF_AUX0	500U
 #define DEF_AUX1	250U
 #define DEF_MODEL	"freq=2000000000 ipc=1500 stall=250 active=auto aux0=500 aux1=250 " \
-			"enable0=0xf enable1=0x3"
+			"enable0=0xf enable1=0x3 frozen=0"
 #define MOCK_CG0NC	4
 #define MOCK_CG1NC	2
 static const __u16 mock_group0[MOCK_CG0NC] = {
@@ -107,7 +108,7 @@ static int model_set(unsigned int cpu, const char *settings)
 struct model_cpu {
 	bool seen;
 	unsigned long long freq;
-	unsigned int ipc, stall, aux0, aux1, enable0, enable1;
+	unsigned int ipc, stall, aux0, aux1, enable0, enable1, frozen;
 	int active;		/* -1: auto */
 };
 
@@ -137,8 +138,9 @@ static int model_get(struct model *m)
 		int end = -1;
 
 		if (sscanf(line, "cpu%u freq=%llu ipc=%u stall=%u active=%15s aux0=%u aux1=%u "
-			   "enable0=0x%x enable1=0x%x%n", &cpu, &c.freq, &c.ipc, &c.stall,
-			   active, &c.aux0, &c.aux1, &c.enable0, &c.enable1, &end) != 9 ||
+			   "enable0=0x%x enable1=0x%x frozen=%u%n", &cpu, &c.freq, &c.ipc,
+			   &c.stall, active, &c.aux0, &c.aux1, &c.enable0, &c.enable1, &c.frozen,
+			   &end) != 10 ||
 		    end != (int)strlen(line) || cpu >= MAX_CPUS || m->cpu[cpu].seen) {
 			snprintf(m->bad, sizeof(m->bad), "%.150s", line);
 			return -EPROTO;
@@ -608,7 +610,7 @@ static void expect_frame_files(struct __test_metadata *_metadata, unsigned int c
 TEST_F(amu, id_frames_follow_devicetree)
 {
 	bool dt = dt_has_compatible("/proc/device-tree", "amupmu,cpu-frames", 0);
-	unsigned int cpu, framed = 0;
+	unsigned int cpu, framed = 0, off = 0, off_framed = 0;
 
 	AMU_BEGIN();
 	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++) {
@@ -617,6 +619,10 @@ TEST_F(amu, id_frames_follow_devicetree)
 		const __u32 flag[2] = { AMUPMU_CPU_AMU_FRAME, AMUPMU_CPU_PMU_FRAME };
 		int i;
 
+		if (e->flags & AMUPMU_CPU_AMU_OFF) {
+			off++;
+			off_framed += !!(e->flags & AMUPMU_CPU_AMU_FRAME);
+		}
 		for (i = 0; i < 2; i++) {
 			if (!(e->flags & flag[i])) {
 				char path[128];
@@ -630,13 +636,23 @@ TEST_F(amu, id_frames_follow_devicetree)
 			}
 			framed++;
 			/*
-			 * The header says an AMU_OFF CPU has no AMU register read;
-			 * the frame's ID registers are read whatever amu= says
-			 * (reported, not failed: the contract is being settled)
+			 * The UAPI contract (AMUPMU_CPU_AMU_OFF, amupmu.h): amu=0
+			 * reads no AMU system register, but the memory-mapped AMU
+			 * frame's ID registers are still read and reported: an
+			 * AMU_OFF CPU of a devicetree with frames has the frame
+			 * flag and a CoreSight component ID (checked below), and
+			 * never AMUPMU_CPU_AMU
 			 */
-			if (i == 0 && (e->flags & AMUPMU_CPU_AMU_OFF))
-				TH_LOG("cpu%u: AMU_OFF, yet its AMU frame's ID registers were read",
-				       cpu);
+			if (i == 0 && (e->flags & AMUPMU_CPU_AMU_OFF)) {
+				EXPECT_FALSE(!!(e->flags & AMUPMU_CPU_AMU)) {
+					TH_LOG("cpu%u: AMU_OFF and AMU both set", cpu);
+				}
+				EXPECT_NE(0U, f[i]->iidr | f[i]->devarch) {
+					TH_LOG("cpu%u: AMU_OFF, frame flag set, IIDR and DEVARCH 0",
+					       cpu);
+				}
+				TH_LOG("cpu%u: AMU_OFF, its AMU frame read (the contract)", cpu);
+			}
 			EXPECT_TRUE(dt) {
 				TH_LOG("cpu%u: %s frame flag without an amupmu,cpu-frames node",
 				       cpu, i ? "PMU" : "AMU");
@@ -654,6 +670,12 @@ TEST_F(amu, id_frames_follow_devicetree)
 	if (dt) {
 		EXPECT_LT(0U, framed) {
 			TH_LOG("the devicetree has amupmu,cpu-frames, no CPU reports a frame");
+		}
+		/* amu=0 does not stop the frame reads (AMUPMU_CPU_AMU_OFF's contract) */
+		if (off) {
+			EXPECT_LT(0U, off_framed) {
+				TH_LOG("%u AMU_OFF CPUs, none reports its AMU frame", off);
+			}
 		}
 	}
 	TH_LOG("devicetree %s amupmu,cpu-frames; %u frames reported", dt ? "has" : "has no",
@@ -1082,7 +1104,8 @@ TEST_F(amu, model_knobs)
 		"0 enable0=0x10", "0 enable0=0x1f", "0 enable1=0x4", "0 enable1=-1",
 		"0 unknown=1", "0 ipc=1 bogus=2", "0 ipc=100 stall=2000", "0 ipc=100 ipc",
 		"0,1 ipc=1", "0-1 ipc=1", "0 ipc=1,stall=1", "x0 ipc=1", "0x ipc=1",
-		"4294967296 ipc=1",
+		"4294967296 ipc=1", "0 frozen=2", "0 frozen=-1", "0 frozen=", "0 frozen=yes",
+		"0 frozen=1 ipc=8001",
 	};
 	char before[16384], after[16384], s[64];
 	struct model m;
@@ -1115,6 +1138,7 @@ TEST_F(amu, model_knobs)
 		EXPECT_EQ(DEF_AUX1, c->aux1);
 		EXPECT_EQ(0xfU, c->enable0);
 		EXPECT_EQ(0x3U, c->enable1);
+		EXPECT_EQ(0U, c->frozen);
 	}
 	ASSERT_LT(0, amupmu_read_file(MODEL_FILE, before, sizeof(before)));
 	for (i = 0; i < ARRAY_SIZE(bad); i++) {
@@ -1217,7 +1241,8 @@ TEST_F(amu, frequency_per_cpu)
 	for (k = 0; k < MAX_CPUS; k++) {
 		if (!((word >> k) & 1))
 			continue;
-		freq[k] = 1000000000ULL + k * 700000000ULL + 123457;
+		/* 1.0 to 9.4 GHz, within the knob's 1 MHz to 10 GHz for any k */
+		freq[k] = 1000000000ULL + (k % 13) * 700000000ULL + 123457;
 		snprintf(s, sizeof(s), "freq=%llu active=1000", (unsigned long long)freq[k]);
 		MODEL_SET(k, s);
 	}
@@ -1653,6 +1678,56 @@ TEST_F(amu, power_loss_monotonic)
 }
 
 /*
+ * frozen=1, the bench aid (pmu_read_bench amu-bare): the counters hold
+ * their values (equal across reads, the time moving on), the enable masks
+ * still read back, the model's file says so; frozen=0 counts on from the
+ * held values: never backwards.
+ */
+TEST_F(amu, model_frozen_holds)
+{
+	struct amupmu_amu_cpu a, b, c, d;
+	struct model m;
+
+	AMU_BEGIN();
+	NEED_MODEL();
+	MODEL_SET(0, "active=1000");
+	sleep_ns(10 * NSEC_PER_MSEC);
+	READ_CPU(0, &a);
+	MODEL_SET(0, "frozen=1");
+	ASSERT_EQ(0, model_get(&m));
+	EXPECT_EQ(1U, m.cpu[0].frozen);
+	READ_CPU(0, &b);
+	sleep_ns(30 * NSEC_PER_MSEC);
+	READ_CPU(0, &c);
+	EXPECT_TRUE(monotonic(&a, &b));
+	EXPECT_EQ(0, memcmp(b.group0, c.group0, sizeof(b.group0))) {
+		TH_LOG("frozen cpu0: CNT_CYCLES %llu -> %llu", (unsigned long long)b.group0[1],
+		       (unsigned long long)c.group0[1]);
+	}
+	EXPECT_EQ(0, memcmp(b.group1, c.group1, sizeof(b.group1)));
+	EXPECT_LT(b.time, c.time);
+	EXPECT_EQ(0xfU, c.enabled0);
+	EXPECT_EQ(0x3U, c.enabled1);
+	EXPECT_EQ(b.restarts, c.restarts);
+	MODEL_SET(0, "frozen=0");
+	sleep_ns(20 * NSEC_PER_MSEC);
+	READ_CPU(0, &d);
+	EXPECT_TRUE(monotonic(&c, &d));
+	EXPECT_LT(c.group0[AMU_G0_CNT_CYCLES], d.group0[AMU_G0_CNT_CYCLES]);
+	EXPECT_LT(c.group0[AMU_G0_CPU_CYCLES], d.group0[AMU_G0_CPU_CYCLES]);
+	/*
+	 * counting on from the held value (at most the ticks since, plus a
+	 * quarter for the read's own skew), not from where it would be had
+	 * it counted the 30 ms frozen (about 2.5 times the ticks since)
+	 */
+	EXPECT_LE(d.group0[AMU_G0_CNT_CYCLES] - c.group0[AMU_G0_CNT_CYCLES],
+		  (d.time - c.time) + (d.time - c.time) / 4);
+	TH_LOG("cpu0 CNT_CYCLES %llu, frozen %llu for %llu ticks, then %llu",
+	       (unsigned long long)a.group0[1], (unsigned long long)c.group0[1],
+	       (unsigned long long)(c.time - b.time), (unsigned long long)d.group0[1]);
+}
+
+/*
  * CPU hotplug: an offline CPU reports AMUPMU_AMU_OFFLINE, time 0 and the
  * values it had; they do not move while it is down; its knobs cannot be
  * set (ENODEV); back online it counts on, monotonically.
@@ -1838,6 +1913,186 @@ TEST_F(amu, concurrent_readers)
 	}
 	TH_LOG("%u readers, %u reads of %u CPUs, %s", READERS, total, cnt,
 	       with_pm ? "CPUs power-cycled meanwhile" : "no cpu_pm file");
+}
+
+/*
+ * Hotplug while reading: READERS threads read the CPUs online at the start
+ * (cpu1 among them) without pause while another thread takes cpu1 offline
+ * and back HP_TOGGLES times, ~5 ms apart. Every read succeeds; each
+ * entry's state is 0 (read on the CPU: time set) or AMUPMU_AMU_OFFLINE
+ * (time 0); per CPU, every counter and restarts never go backwards, and
+ * the time of the online reads neither; cpu1 was seen both ways.
+ */
+#define HP_TOGGLES	20		/* 10 offline/online cycles */
+#define HP_MAX_READS	2000000		/* per reader: a bound if the toggler hangs */
+#define HP_MAX_NS	(60 * NSEC_PER_SEC)
+
+struct hp_reader {
+	int fd;
+	unsigned int id;
+	__u64 word;
+	unsigned int cnt;
+	unsigned int reads, offline, online1, errors, bad_state, backwards;
+	int first_err;
+	char first_bad[200];
+};
+
+static volatile bool stop_hp;
+
+static void hp_bad(struct hp_reader *r, unsigned int *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!r->bad_state && !r->backwards && !r->errors) {
+		va_start(ap, fmt);
+		vsnprintf(r->first_bad, sizeof(r->first_bad), fmt, ap);
+		va_end(ap);
+	}
+	(*what)++;
+}
+
+static void *hp_reader_fn(void *arg)
+{
+	struct hp_reader *r = arg;
+	struct amupmu_amu_cpu prev[MAX_CPUS], cur[MAX_CPUS];
+	__u64 last_time[MAX_CPUS] = { 0 };
+	struct amupmu_amu_read rd;
+	unsigned int i, k;
+	bool have = false;
+
+	amupmu_pin_cpu(0);	/* cpu0 stays online: the readers never migrate */
+	for (i = 0; !stop_hp && i < HP_MAX_READS; i++) {
+		int ret = read_word(r->fd, r->word, cur, &rd);
+
+		if (ret || rd.nr_cpus != r->cnt) {
+			if (!r->errors++)
+				r->first_err = ret ? ret : -EPROTO;
+			continue;
+		}
+		r->reads++;
+		for (k = 0; k < r->cnt; k++) {
+			const struct amupmu_amu_cpu *c = &cur[k], *p = &prev[k];
+
+			if (c->state == AMUPMU_AMU_OFFLINE) {
+				r->offline++;
+				if (c->time)
+					hp_bad(r, &r->bad_state, "read %u cpu%u: offline, time %llu",
+					       i, c->cpu, (unsigned long long)c->time);
+			} else if (c->state) {
+				hp_bad(r, &r->bad_state, "read %u cpu%u: state 0x%x", i, c->cpu,
+				       c->state);
+			} else if (!c->time || c->time < last_time[k]) {
+				hp_bad(r, &r->backwards, "read %u cpu%u: time %llu after %llu", i,
+				       c->cpu, (unsigned long long)c->time,
+				       (unsigned long long)last_time[k]);
+			} else {
+				last_time[k] = c->time;
+				r->online1 += c->cpu == 1;
+			}
+			if (have && (!monotonic(p, c) || c->restarts < p->restarts))
+				hp_bad(r, &r->backwards,
+				       "read %u cpu%u (state 0x%x after 0x%x): CNT_CYCLES %llu -> %llu, "
+				       "CPU_CYCLES %llu -> %llu, restarts %u -> %u", i, c->cpu,
+				       c->state, p->state, (unsigned long long)p->group0[1],
+				       (unsigned long long)c->group0[1],
+				       (unsigned long long)p->group0[0],
+				       (unsigned long long)c->group0[0], p->restarts, c->restarts);
+		}
+		memcpy(prev, cur, sizeof(cur));
+		have = true;
+	}
+	return NULL;
+}
+
+struct hp_toggler {
+	unsigned int toggles, failures;
+	int first_err;
+};
+
+static void *hp_toggle_fn(void *arg)
+{
+	struct hp_toggler *t = arg;
+	__u64 end = mono_raw_ns() + HP_MAX_NS;
+
+	while (t->toggles < HP_TOGGLES && mono_raw_ns() < end) {
+		bool online = t->toggles & 1;	/* even: offline it, odd: online it */
+		int ret = amupmu_set_online(1, online);
+
+		if (ret) {
+			if (!t->failures++)
+				t->first_err = ret;
+			if (t->failures > 20)
+				break;
+		} else {
+			t->toggles++;
+		}
+		sleep_ns(5 * NSEC_PER_MSEC);
+	}
+	/* back online whatever happened, then the readers stop */
+	if (amupmu_cpu_online(1) != 1 && amupmu_set_online(1, true) && !t->failures++)
+		t->first_err = -EIO;
+	sleep_ns(5 * NSEC_PER_MSEC);	/* some reads of cpu1 back online */
+	stop_hp = true;
+	return NULL;
+}
+
+TEST_F(amu, readers_during_hotplug)
+{
+	struct hp_reader r[READERS];
+	struct hp_toggler tog = { 0 };
+	pthread_t th[READERS], hp;
+	unsigned int i, cnt, reads = 0, offline = 0, online1 = 0, bad = 0, backwards = 0;
+	unsigned int errors = 0;
+	__u64 word;
+
+	AMU_BEGIN();
+	NEED_MODEL();
+	NEED_CPU1_HOTPLUG();
+	word = online_word(self->nr_cpu_ids, &cnt);
+	ASSERT_TRUE((word & 3) == 3);
+	self->cpu1_offlined = true;	/* the teardown puts it back if need be */
+	stop_hp = false;
+	for (i = 0; i < READERS; i++) {
+		r[i] = (struct hp_reader){ .fd = self->fd, .id = i, .word = word, .cnt = cnt };
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, hp_reader_fn, &r[i]));
+	}
+	ASSERT_EQ(0, pthread_create(&hp, NULL, hp_toggle_fn, &tog));
+	ASSERT_EQ(0, pthread_join(hp, NULL));
+	stop_hp = true;
+	for (i = 0; i < READERS; i++)
+		ASSERT_EQ(0, pthread_join(th[i], NULL));
+	unpin();
+	EXPECT_EQ(1, amupmu_cpu_online(1));
+	if (amupmu_cpu_online(1) == 1)
+		self->cpu1_offlined = false;
+	EXPECT_EQ(0U, tog.failures) {
+		TH_LOG("%u failed online/offline writes (first: %s)", tog.failures,
+		       amupmu_errstr(tog.first_err));
+	}
+	EXPECT_EQ((unsigned int)HP_TOGGLES, tog.toggles);
+	for (i = 0; i < READERS; i++) {
+		reads += r[i].reads;
+		offline += r[i].offline;
+		online1 += r[i].online1;
+		bad += r[i].bad_state;
+		backwards += r[i].backwards;
+		errors += r[i].errors;
+		EXPECT_EQ(0U, r[i].errors) {
+			TH_LOG("reader %u: %u failed reads (first: %s)", i, r[i].errors,
+			       amupmu_errstr(r[i].first_err));
+		}
+		EXPECT_EQ(0U, r[i].bad_state + r[i].backwards) {
+			TH_LOG("reader %u: %u bad states, %u backwards; first: %s", i,
+			       r[i].bad_state, r[i].backwards, r[i].first_bad);
+		}
+	}
+	/* the reads must have seen cpu1 both ways, or the test proved nothing */
+	EXPECT_LT(0U, offline);
+	EXPECT_LT(0U, online1);
+	printf("# AMUPMU-FIGURE amu-hotplug-read readers=%u reads=%u cpus=%u toggles=%u "
+	       "offline_entries=%u cpu1_online_entries=%u errors=%u bad_state=%u backwards=%u\n",
+	       READERS, reads, cnt, tog.toggles, offline, online1, errors, bad, backwards);
+	fflush(stdout);
 }
 
 /* ---------------------------------------------------------------- last */

@@ -116,9 +116,15 @@ t_amu_refused() {
 	return 1
 }
 
+# the mock build's count of the AMU system register reads its model served
+AMU_READS=/sys/kernel/debug/amupmu/amu_reads
+
 # t_amu <0|1>: loads, reads back N/Y at mode 0444; no AMU file in sysfs
 # and no "amu" feature with amu=0, where amupmu_amu_test passes (with
-# amu=1 it is the default the payloads run it on)
+# amu=1 it is the default the payloads run it on). On a mock build the
+# proof that amu=0 reads no AMU system register: the model's amu_reads
+# is 0 after the load and after amupmu_amu_test (with amu=1 it is not:
+# the counter works)
 t_amu() {
 	want=N
 	[ "$1" = 1 ] && want=Y
@@ -134,6 +140,21 @@ t_amu() {
 	feats=$(cat /sys/class/misc/amupmu/features 2>/dev/null)
 	backend=$(cat /sys/class/misc/amupmu/backend 2>/dev/null)
 	log "amu=$1: backend $backend, features: $feats"
+	reads=
+	if [ "$backend" = mock ]; then
+		if [ -r "$AMU_READS" ]; then
+			reads=$(cat "$AMU_READS")
+			log "amu=$1: $AMU_READS after insmod: $reads"
+			if [ "$1" = 0 ] && [ "$reads" != 0 ]; then
+				log "amu=0 but the mock served $reads AMU register reads"; rc=1
+			fi
+			if [ "$1" = 1 ] && [ "${reads:-0}" -eq 0 ] 2>/dev/null; then
+				log "amu=1 and no AMU register read: the counter does not count"; rc=1
+			fi
+		else
+			log "mock build without $AMU_READS (debugfs not mounted?)"; rc=1
+		fi
+	fi
 	if [ "$1" = 0 ]; then
 		case " $feats " in *" amu "*) log "amu=0 but features lists amu"; rc=1 ;; esac
 		# the AMU register files (the frame files am<reg> follow the
@@ -151,6 +172,11 @@ t_amu() {
 		sed 's/^/#   /' /tmp/amu_test.$$
 		rm -f /tmp/amu_test.$$
 		[ "$trc" = 0 ] || { log "amupmu_amu_test with amu=$1: status $trc"; rc=1; }
+		if [ -n "$reads" ]; then
+			reads=$(cat "$AMU_READS")
+			log "amu=0: $AMU_READS after amupmu_amu_test: $reads"
+			[ "$reads" = 0 ] || { log "amu=0: $reads AMU register reads"; rc=1; }
+		fi
 	fi
 	rmmod amupmu || { log "rmmod after amu=$1 failed"; rc=1; }
 	return "$rc"

@@ -45,6 +45,9 @@ static const char * const amu_model_bad[] = {
 	"0 ipc", "0 ipc=", "0 =1", "0 ipc=1 x=2", "0 ipc=1 stall=2000", NULL,
 };
 
+/* the mock AMU's register-read count: only "0" (reset) */
+static const char * const amu_reads_bad[] = { "1", "00", "0x0", "-0", "reset", "0 reset", NULL };
+
 /* the mock SPE identification: out of range, unknown or repeated keys */
 static const char * const spe_model_bad[] = {
 	"0 pmsver=6", "0 pmsidr=0x8000000", "0 pmbidr=0x1000", "0 pmsver=1 pmsver=2", "0 foo=1",
@@ -81,6 +84,11 @@ static const struct writable writable[] = {
 	 */
 	{ DEBUGFS "/amupmu", "amu_model", 0, 0, EINVAL, "0 aux1=249", "0 aux1=250",
 	  amu_model_bad, false },
+	/*
+	 * mock builds: the AMU system register reads the model served; "0"
+	 * resets the count (it may be 0 already: keeps)
+	 */
+	{ DEBUGFS "/amupmu", "amu_reads", 0, 0, EINVAL, "0", NULL, amu_reads_bad, true },
 	/*
 	 * mock builds (ABI 2.2): "<cpu> key=value..." sets a CPU's SPE
 	 * identification (amupmu_spe_test has the rest); the sweep gives CPU 0

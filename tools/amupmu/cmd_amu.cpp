@@ -110,8 +110,9 @@ extern "C" void on_sigint(int)
 
 std::string render(const Options& o, const AmuReport& r)
 {
+	// with -I every report is one line, the last (the whole run) too
 	if (o.json)
-		return format_amu_json(r, r.interval_end ? 0 : 2);
+		return format_amu_json(r, o.interval_ms > 0 ? 0 : 2);
 	if (o.sep)
 		return format_amu_csv(r, *o.sep);
 	return format_amu_text(r);

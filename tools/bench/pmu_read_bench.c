@@ -33,6 +33,10 @@
  * the payload has set the model to its cheapest arithmetic (active fixed,
  * every counter disabled: no idle-time lookup, no 128-bit division), which
  * bounds what the model itself costs.
+ * amu-bare: the same read, printed as amu_read.amu_bare_ns, for a run where
+ * the payload has frozen CPU 0's model (amu_model "frozen=1": a counter
+ * read is a plain load of a held value), so that the figure is the
+ * driver's path around the eight register reads: the "driver path" figure.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -263,8 +267,8 @@ int main(int argc, char **argv)
 	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all");
 	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all");
 	int null = !strcmp(mode, "null");
-	int amu_min = !strcmp(mode, "amu-min");
-	int amu = !strcmp(mode, "amu") || amu_min, pmu4 = !strcmp(mode, "amupmu4");
+	int amu_min = !strcmp(mode, "amu-min"), amu_bare = !strcmp(mode, "amu-bare");
+	int amu = !strcmp(mode, "amu") || amu_min || amu_bare, pmu4 = !strcmp(mode, "amupmu4");
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
 	void (*read_once)(int fd);
 	uint64_t *t, t0;
@@ -273,7 +277,7 @@ int main(int argc, char **argv)
 
 	if ((!perf && !null && !all && !amu && !pmu4 && strcmp(mode, "amupmu")) || n < 1) {
 		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null|amupmu-all|perf-all|"
-			"amu|amu-min|amupmu4 [N]\n");
+			"amu|amu-min|amu-bare|amupmu4 [N]\n");
 		return 2;
 	}
 	bench_name = "pmu_read_bench";
@@ -314,7 +318,8 @@ int main(int argc, char **argv)
 	qsort(t, n, sizeof(*t), cmp_u64);
 	if (amu || pmu4)
 		printf("BENCH amu_read.%s_ns %llu (backend=%s, n=%ld, min %llu, p90 %llu)\n",
-		       amu_min ? "amu_min" : amu ? "amu" : "pmu4", (unsigned long long)t[n / 2],
+		       amu_min ? "amu_min" : amu_bare ? "amu_bare" : amu ? "amu" : "pmu4",
+		       (unsigned long long)t[n / 2],
 		       amu_backend(), n,
 		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
 	else if (all)

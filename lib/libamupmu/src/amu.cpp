@@ -292,9 +292,17 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		d.stall_backend_mem = counter(amu_ev::stall_backend_mem);
 
 		const unsigned n1 = std::min({a.nr_group1, b->nr_group1, static_cast<std::uint32_t>(amu_max_counters)});
+		// AMUv1p1 AMCR_EL0.CG1RZ: group 1 reads zero below the highest
+		// implemented EL, so its deltas are 0 without meaning 0 events
+		// (the bit is RES0 in AMUv1)
+		const bool cg1rz = ci->amu_version >= 2 && decode_amcr(ci->amcr).cg1rz;
+		if (cg1rz && n1 > 0)
+			not_counted[{"group 1 counters",
+				     "AMCR_EL0.CG1RZ set (AMUv1p1): they read zero below the highest EL"}]
+				.push_back(a.cpu);
 		for (unsigned i = 0; i < n1; ++i) {
 			AmuAuxDelta x{.event = ci->amevtyper1[i], .delta = std::nullopt};
-			if ((a.enabled1 & b->enabled1) & (1u << i))
+			if (!cg1rz && ((a.enabled1 & b->enabled1) & (1u << i)))
 				x.delta = a.group1[i] - b->group1[i];
 			d.aux.push_back(x);
 		}

@@ -62,9 +62,11 @@ constexpr Erratum table[] = {
 		.provenance = provenance_003,
 	},
 	// AMU: the constant counter (group 0 counter CNT_CYCLES, AMEVCNTR01) is
-	// unreliable. Linux works around both by treating the counter as
-	// absent (ARM64_WORKAROUND_BROKEN_AMU_CONSTCNT); amupmu flags every
-	// figure that divides by it (frequency, active share).
+	// unreliable. Linux works around 2457168 (ARM64_ERRATUM_2457168) by not
+	// using the counter for frequency invariance; its A725 3821522
+	// workaround came with a commit factoring out a shared "broken AMU
+	// const counter" capability (commit titles only, see the provenance);
+	// amupmu flags every figure that divides by it (frequency, active share).
 	{
 		.id = "ARM-A510-2457168",
 		.implementer = 0x41,
@@ -103,8 +105,13 @@ constexpr Erratum table[] = {
 		.companion = 0,
 		.summary = "AMU CNT_CYCLES may incur a significant increment error on entering and leaving "
 			   "WFx, diverging from the system counter: frequency and active share not computed",
-		.provenance = "Arm Cortex-A725 Software Developer Errata Notice, erratum 3821522; "
-			      "Linux ARM64_ERRATUM_3821522 (Cortex-A725 r0p0-r0p2)",
+		// verified: the arm64 tree's commit title (kernel.org arm64/linux
+		// for-next/fixes, 2026-10-01); not verified here: the SDEN's text,
+		// the affected range (the issue's r0p0-r0p2) and the Kconfig name
+		.provenance = "Arm Cortex-A725 Software Developer Errata Notice, erratum 3821522 (SDEN not "
+			      "consulted; r0p0-r0p2 as the project's issue gives it); Linux arm64 commit "
+			      "45f730467987 \"arm64: errata: Add Cortex-A725 erratum 3821522 workaround\" "
+			      "(with 573371caf7ae \"Factor out broken AMU const counter cap\")",
 		.unit = ErratumUnit::amu,
 	},
 };

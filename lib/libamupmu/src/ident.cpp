@@ -14,10 +14,16 @@ struct Jep106Entry {
 	std::string_view name;
 };
 
-// JEDEC JEP106 ("Standard Manufacturer's Identification Code"), the
-// entries of Arm and of the common Arm-architecture implementers only:
-// bank - 1 in the high nibble, the 7-bit identity (parity dropped) below.
-// Cross-checked where Linux names the same codes: Arm 0x43B (the Arm ARM's
+// JEDEC JEP106 ("Standard Manufacturer's Identification Code"), revision
+// JEP106BL (February 2025), the entries of Arm and of the common
+// Arm-architecture implementers only: bank - 1 in the high nibble, the
+// 7-bit identity (parity dropped) below. Checked against JEP106BL as the
+// jep106 crate (github.com/Yatekii/jep106 0.3.0) transcribes it: every
+// code below names the same company there, except 0x004, which JEP106BL
+// lists as "RAMXEED Limited" (Fujitsu's former memory business; kept as
+// Fujitsu here, the name Arm-based Fujitsu parts report), and 0x070
+// (Qualcomm), which that transcription leaves empty (not verified).
+// Also where Linux names the same codes: Arm 0x43B (the Arm ARM's
 // AMIIDR/PMIIDR "for an implementation designed by Arm"), NVIDIA 0x36B and
 // Ampere 0xA16 (drivers/perf/arm_cspmu).
 constexpr Jep106Entry jep106_table[] = {

@@ -277,6 +277,54 @@ TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[ho
 	}
 }
 
+TEST_CASE("AMU: AMCR_EL0.CG1RZ (AMUv1p1) makes group 1 'not counted', not 0", "[host][amu]")
+{
+	Info info = mock_board();
+	Pair p = pair_of({{0, Activity{}}, {1, Activity{}}});
+	constexpr std::uint64_t cg1rz = 1ull << 17;
+	SECTION("CG1RZ set on CPU 1 of an AMUv1p1")
+	{
+		REQUIRE(info.cpus[1].amu_version == 2);
+		info.cpus[1].amcr = cg1rz;
+		// what such a CPU reads below the highest EL: zeros
+		p.before.cpus[1].group1 = {0, 0, 0};
+		p.after.cpus[1].group1 = {0, 0, 0};
+		const AmuReport r = amu_interval(info, p.before, p.after);
+		const AmuCpuDelta& d = r.per_cpu[1];
+		REQUIRE(d.aux.size() == 3);
+		for (const AmuAuxDelta& x : d.aux)
+			CHECK_FALSE(x.delta.has_value());
+		// group 0 and its figures are untouched
+		CHECK(d.frequency.ok());
+		CHECK(d.ipc.ok());
+		// CPU 0 still counts; the summed group 1 is not a number
+		REQUIRE(r.per_cpu[0].aux.size() == 3);
+		CHECK(r.per_cpu[0].aux[0].delta == std::optional<std::uint64_t>{100});
+		for (const AmuAuxDelta& x : r.total.aux)
+			CHECK_FALSE(x.delta.has_value());
+		REQUIRE(r.flags.size() == 1);
+		CHECK_THAT(r.flags[0], Contains("not counted: CPU 1 group 1 counters"));
+		CHECK_THAT(r.flags[0], Contains("AMCR_EL0.CG1RZ"));
+		CHECK_FALSE(format_amu_csv(r, ",").empty());
+		CHECK(test::json_error(format_amu_json(r, 0)).empty());
+	}
+	SECTION("the bit is RES0 in AMUv1: ignored there")
+	{
+		info.cpus[1].amu_version = 1;
+		info.cpus[1].amcr = cg1rz;
+		const AmuReport r = amu_interval(info, p.before, p.after);
+		REQUIRE(r.per_cpu[1].aux.size() == 3);
+		CHECK(r.per_cpu[1].aux[0].delta == std::optional<std::uint64_t>{100});
+		CHECK(r.flags.empty());
+	}
+	SECTION("CG1RZ clear: the deltas")
+	{
+		const AmuReport r = amu_interval(info, p.before, p.after);
+		CHECK(r.per_cpu[1].aux[2].delta == std::optional<std::uint64_t>{300});
+		CHECK(r.flags.empty());
+	}
+}
+
 TEST_CASE("AMU: an offline CPU in either read gives no figure for the interval", "[host][amu]")
 {
 	const Info info = mock_board();
