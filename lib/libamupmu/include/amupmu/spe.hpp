@@ -295,13 +295,14 @@ struct OpType {
 	CallReturn call_return = CallReturn::none;
 
 	[[nodiscard]] constexpr bool has(std::uint16_t flag) const noexcept { return (flags & flag) != 0; }
+	// & rather than &&: no branch on the operation's class
 	[[nodiscard]] constexpr bool is_load() const noexcept
 	{
-		return cls == OpClass::load_store && !has(op_flag::store);
+		return (cls == OpClass::load_store) & !has(op_flag::store);
 	}
 	[[nodiscard]] constexpr bool is_store() const noexcept
 	{
-		return cls == OpClass::load_store && has(op_flag::store);
+		return (cls == OpClass::load_store) & has(op_flag::store);
 	}
 	/// SVE effective vector length in bits, 32 << EVL [6:4] (sve_other,
 	/// sve_sme); 0 otherwise.
@@ -458,11 +459,15 @@ struct Record {
 		slots[slot] = value;
 		mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
 	}
+	// The accessors load the slot before testing its presence bit (every
+	// slot is initialised, so the load is always valid): the caller's test
+	// of the optional can then become a conditional move, not a branch.
 	[[nodiscard]] constexpr std::optional<std::uint64_t> get(unsigned slot) const noexcept
 	{
+		const std::uint64_t v = slots[slot < slot_count ? slot : slot_count];
 		if (!has(slot))
 			return std::nullopt;
-		return slots[slot];
+		return v;
 	}
 
 	/// Ended by End or Timestamp with no unknown packet in it.
@@ -498,22 +503,27 @@ struct Record {
 	}
 	[[nodiscard]] constexpr std::optional<DataVirtAddress> data_va() const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + addr_data_va];
 		if (!has(slot_address + addr_data_va))
 			return std::nullopt;
-		return decode_data_va(slots[slot_address + addr_data_va]);
+		return decode_data_va(v);
 	}
 	[[nodiscard]] constexpr std::optional<DataPhysAddress> data_pa() const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + addr_data_pa];
 		if (!has(slot_address + addr_data_pa))
 			return std::nullopt;
-		return decode_data_pa(slots[slot_address + addr_data_pa]);
+		return decode_data_pa(v);
 	}
 
 	[[nodiscard]] constexpr std::optional<std::uint16_t> counter(unsigned index) const noexcept
 	{
-		if (index >= 32 || !has(slot_counter + index))
+		if (index >= 32)
 			return std::nullopt;
-		return static_cast<std::uint16_t>(slots[slot_counter + index]);
+		const auto v = static_cast<std::uint16_t>(slots[slot_counter + index]);
+		if (!has(slot_counter + index))
+			return std::nullopt;
+		return v;
 	}
 	[[nodiscard]] constexpr std::optional<std::uint16_t> total_latency() const noexcept
 	{
@@ -530,9 +540,10 @@ struct Record {
 
 	[[nodiscard]] constexpr std::optional<Events> events() const noexcept
 	{
+		const std::uint64_t v = slots[slot_events];
 		if (!has(slot_events))
 			return std::nullopt;
-		return Events{slots[slot_events]};
+		return Events{v};
 	}
 	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
 	[[nodiscard]] constexpr std::optional<std::uint64_t> data_source() const noexcept
@@ -583,9 +594,10 @@ struct Record {
 private:
 	[[nodiscard]] constexpr std::optional<InstAddress> inst(unsigned index) const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + index];
 		if (!has(slot_address + index))
 			return std::nullopt;
-		return decode_inst_address(slots[slot_address + index]);
+		return decode_inst_address(v);
 	}
 };
 
@@ -653,26 +665,31 @@ public:
 	/// offsets. A record whose headers match a known layout at every
 	/// offset is decoded as that layout, each packet's payload read
 	/// independently of the others (the lengths follow from the headers,
-	/// so a record with the same headers decodes the same way). Entries
-	/// past the record's packets repeat its first header at offset 0 and
-	/// store into the unused slot: every layout is checked and read in
-	/// max_packets steps, without a branch on its length.
+	/// so a record with the same headers decodes the same way). The match
+	/// is one masked compare of the record's first window bytes: pattern
+	/// holds the headers at their offsets, care 0xFF there and 0 elsewhere
+	/// (as 64-bit words of those bytes in memory order). Entries past the
+	/// record's packets read offset 0 into the unused slot: every layout is
+	/// read in max_packets steps, without a branch on its length.
 	struct Layout {
 		static constexpr std::size_t max_packets = 12;
+		static constexpr std::size_t window = 64;	///< bytes; longer records take the loop
+		static constexpr std::size_t words = window / 8;
+		std::array<std::uint64_t, words> pattern{1};	///< never matches while empty
+		std::array<std::uint64_t, words> care{};
+		std::array<std::uint64_t, 2> mask{};	///< Record::mask of the record
+		std::array<std::uint8_t, max_packets> offset{};
+		std::array<std::uint8_t, max_packets> slot{};
+		std::array<std::uint8_t, max_packets> header{};	///< its payload's size
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;
-		std::array<std::uint8_t, max_packets> header{};
-		std::array<std::uint8_t, max_packets> offset{};
-		std::array<std::uint8_t, max_packets> slot{};
-		std::array<std::uint64_t, 2> mask{};
 	};
 	/// Known layouts: sets of ways, a set chosen by the first bytes.
-	static constexpr std::size_t layout_sets = 16;
-	static constexpr std::size_t layout_ways = 4;
+	static constexpr std::size_t layout_sets = 32;
+	static constexpr std::size_t layout_ways = 2;
 
 private:
-	bool next_known(Record& r, std::size_t pos) noexcept;
 	void learn(const Record& r) noexcept;
 
 	std::span<const std::byte> buf_;
