@@ -194,6 +194,18 @@ constexpr std::array<OpType, 1024> make_op_types() noexcept
 
 constexpr std::array<OpType, 1024> op_types = make_op_types();
 
+namespace {
+constexpr std::array<std::optional<OpType>, 1025> make_op_type_options() noexcept
+{
+	std::array<std::optional<OpType>, 1025> t{};
+	for (unsigned i = 0; i < 1024; ++i)
+		t[i] = decode_op_type(i >> 8, static_cast<std::uint8_t>(i & 0xFF));
+	return t;
+}
+} // namespace
+
+constexpr std::array<std::optional<OpType>, 1025> op_type_options = make_op_type_options();
+
 } // namespace detail
 
 namespace {
@@ -284,14 +296,6 @@ constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 
 constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
 
-// The set of a record's layout: a multiplicative hash of its first header,
-// the byte after it and its second header.
-inline unsigned layout_set(unsigned h0, unsigned b1, unsigned h1) noexcept
-{
-	static_assert(std::has_single_bit(RecordReader::layout_sets));
-	constexpr unsigned bits = std::countr_zero(RecordReader::layout_sets);
-	return ((h0 | b1 << 8 | h1 << 16) * 0x9E3779B1u) >> (32 - bits);
-}
 
 // The payload bytes of a one-byte header's packet, as a mask.
 constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
@@ -304,7 +308,14 @@ constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
 	return t;
 }
 
-constexpr std::array<std::uint64_t, 256> payload_mask_table = make_payload_masks();
+} // namespace
+
+namespace detail {
+constexpr std::array<std::uint64_t, 256> payload_masks = make_payload_masks();
+} // namespace detail
+
+namespace {
+constexpr const auto& payload_mask_table = detail::payload_masks;
 
 } // namespace
 
@@ -355,30 +366,16 @@ void RecordReader::learn(const Record& r) noexcept
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	const unsigned set = layout_set(data[0], data[1], data[length_table[data[0]]]);
+	const unsigned set = detail::layout_set(data[0], data[1], data[length_table[data[0]]]);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }
 
 namespace {
 
-inline std::uint64_t load_le64(const unsigned char* p) noexcept
-{
-	std::uint64_t v;
-	std::memcpy(&v, p, 8);
-	if constexpr (std::endian::native == std::endian::big)
-		v = __builtin_bswap64(v);
-	return v;
-}
-
-// Bytes the fast path may read from a record's start: up to 7 bytes of
-// padding, the window, and the 8-byte payload load of a packet that ends
-// at the window's end.
-constexpr std::size_t fast_avail = 7 + RecordReader::Layout::window + 8;
-
 } // namespace
 
-bool RecordReader::next(Record& r) noexcept
+bool RecordReader::next_slow(Record& r) noexcept
 {
 	if (done_)
 		return false;
@@ -386,56 +383,6 @@ bool RecordReader::next(Record& r) noexcept
 	const std::size_t size = buf_.size();
 	std::size_t pos = pos_;
 
-	// Fast path: at most 7 padding bytes (from the first non-zero byte of
-	// one 8-byte load), then a record of a known layout, matched on every
-	// way of its set at once (masked word compares of the window, no
-	// branch on which way) and read in Layout::max_packets steps.
-	if (size - pos >= fast_avail) [[likely]] {
-		const std::uint64_t w = load_le64(data + pos);
-		if (w != 0) [[likely]] {
-			const unsigned skip = static_cast<unsigned>(std::countr_zero(w)) >> 3;
-			const unsigned char* rec = data + pos + skip;
-			const unsigned h0 = rec[0];
-			// the first packet of a layout has a short header with a
-			// payload: its length from sz [5:4] (slots_agree())
-			const unsigned l0 = 1u + (1u << ((h0 >> 4) & 3));
-			const unsigned set = layout_set(h0, rec[1], rec[l0]);
-			std::array<std::uint64_t, Layout::words> win;
-			std::memcpy(win.data(), rec, Layout::window);
-			// the ways in turn: a branch the predictor learns, so that the
-			// next record's position does not wait for the compares
-			const Layout* lp = &layout_[set * layout_ways];
-			const Layout* found = nullptr;
-#pragma GCC unroll 4
-			for (unsigned way = 0; way < layout_ways; ++way, ++lp) {
-				std::uint64_t diff = 0;
-#pragma GCC unroll 8
-				for (unsigned k = 0; k < Layout::words; ++k)
-					diff |= (win[k] & lp->care[k]) ^ lp->pattern[k];
-				if (diff == 0) {
-					found = lp;
-					break;
-				}
-			}
-			if (found) [[likely]] {
-				const Layout& lay = *found;
-#pragma GCC unroll 12
-				for (unsigned i = 0; i < Layout::max_packets; ++i)
-					r.slots[lay.slot[i]] = load_le64(rec + lay.offset[i] + 1) & payload_mask_table[lay.header[i]];
-				r.mask = lay.mask;
-				r.offset = pos + skip;
-				r.size = lay.size;
-				r.end = lay.end;
-				r.packets = lay.packets;
-				r.unknown_count = 0;
-				pos_ = pos + skip + lay.size;
-				stats_.padding_bytes += skip;
-				stats_.packets += lay.packets;
-				++stats_.records;
-				return true;
-			}
-		}
-	}
 	r.clear();
 
 	// Padding between records
