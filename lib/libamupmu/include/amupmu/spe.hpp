@@ -696,7 +696,7 @@ public:
 	/// (as 64-bit words of those bytes in memory order). Entries past the
 	/// record's packets read offset 0 into the unused slot: every layout is
 	/// read in max_packets steps, without a branch on its length.
-	struct Layout {
+	struct alignas(64) Layout {
 		static constexpr std::size_t max_packets = 12;
 		static constexpr std::size_t window = 64;	///< bytes; longer records take the loop
 		static constexpr std::size_t words = window / 8;
@@ -730,7 +730,7 @@ private:
 	std::array<std::uint8_t, layout_sets> victim_{};
 };
 
-inline bool RecordReader::next(Record& r) noexcept
+[[gnu::always_inline]] inline bool RecordReader::next(Record& r) noexcept
 {
 	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
 	const std::size_t size = buf_.size();
