@@ -296,7 +296,6 @@ constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 
 constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
 
-
 // The payload bytes of a one-byte header's packet, as a mask.
 constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
 {
@@ -313,11 +312,6 @@ constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
 namespace detail {
 constexpr std::array<std::uint64_t, 256> payload_masks = make_payload_masks();
 } // namespace detail
-
-namespace {
-constexpr const auto& payload_mask_table = detail::payload_masks;
-
-} // namespace
 
 // Remembers the layout of a record just decoded, when it has one: short
 // headers only, no padding inside, ended by End or Timestamp, within the
