@@ -194,6 +194,18 @@ constexpr std::array<OpType, 1024> make_op_types() noexcept
 
 constexpr std::array<OpType, 1024> op_types = make_op_types();
 
+namespace {
+constexpr std::array<std::optional<OpType>, 1025> make_op_type_options() noexcept
+{
+	std::array<std::optional<OpType>, 1025> t{};
+	for (unsigned i = 0; i < 1024; ++i)
+		t[i] = decode_op_type(i >> 8, static_cast<std::uint8_t>(i & 0xFF));
+	return t;
+}
+} // namespace
+
+constexpr std::array<std::optional<OpType>, 1025> op_type_options = make_op_type_options();
+
 } // namespace detail
 
 namespace {
@@ -284,13 +296,6 @@ constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 
 constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
 
-// The set of a record's layout: its first header, the byte after it and
-// its second header.
-inline unsigned layout_set(unsigned h0, unsigned b1, unsigned h1) noexcept
-{
-	return (h0 * 7 + b1 * 13 + h1 * 3 + (h1 >> 4)) % RecordReader::layout_sets;
-}
-
 // The payload bytes of a one-byte header's packet, as a mask.
 constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
 {
@@ -302,66 +307,22 @@ constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
 	return t;
 }
 
-constexpr std::array<std::uint64_t, 256> payload_mask_table = make_payload_masks();
-
 } // namespace
 
-// A record at pos decoded as a known layout, or false.
-bool RecordReader::next_known(Record& r, std::size_t pos) noexcept
-{
-	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
-	const std::size_t avail = buf_.size() - pos;
-	const unsigned h0 = data[pos];
-	const unsigned l0 = length_table[h0];
-	if (l0 == 0 || avail < std::size_t{l0} + 1)
-		return false;
-	const unsigned set = layout_set(h0, data[pos + 1], data[pos + l0]);
-	const unsigned char* rec = data + pos;
-	const Layout* found = nullptr;
-	for (unsigned w = 0; w < layout_ways; ++w) {
-		const Layout& lay = layout_[set * layout_ways + w];
-		// the 8-byte payload loads of the last packet stay inside the buffer
-		if (lay.packets == 0 || avail < std::size_t{lay.size} + 8)
-			continue;
-		unsigned diff = 0;
-#pragma GCC unroll 12
-		for (unsigned i = 0; i < Layout::max_packets; ++i)
-			diff |= rec[lay.offset[i]] ^ lay.header[i];
-		if (!diff) {
-			found = &lay;
-			break;
-		}
-	}
-	if (!found)
-		return false;
-	const Layout& lay = *found;
-#pragma GCC unroll 12
-	for (unsigned i = 0; i < Layout::max_packets; ++i) {
-		std::uint64_t v;
-		std::memcpy(&v, rec + lay.offset[i] + 1, 8);
-		if constexpr (std::endian::native == std::endian::big)
-			v = __builtin_bswap64(v);
-		r.slots[lay.slot[i]] = v & payload_mask_table[lay.header[i]];
-	}
-	r.mask = lay.mask;
-	r.offset = pos;
-	r.size = lay.size;
-	r.end = lay.end;
-	r.packets = lay.packets;
-	pos_ = pos + lay.size;
-	stats_.packets += lay.packets;
-	++stats_.records;
-	return true;
-}
+namespace detail {
+constexpr std::array<std::uint64_t, 256> payload_masks = make_payload_masks();
+} // namespace detail
 
 // Remembers the layout of a record just decoded, when it has one: short
-// headers only, no padding inside, ended by End or Timestamp.
+// headers only, no padding inside, ended by End or Timestamp, within the
+// match window.
 void RecordReader::learn(const Record& r) noexcept
 {
-	if (!r.complete() || r.size > 255 || r.packets > Layout::max_packets || r.packets < 2)
+	if (!r.complete() || r.size > Layout::window || r.packets > Layout::max_packets || r.packets < 2)
 		return;
 	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data()) + r.offset;
 	Layout lay;
+	std::array<unsigned char, Layout::window> pattern{}, care{};
 	std::size_t off = 0;
 	unsigned n = 0;
 	while (off < r.size) {
@@ -376,9 +337,11 @@ void RecordReader::learn(const Record& r) noexcept
 			slot = slot_none;
 		if (slot == no_slot)
 			return;
-		lay.header[n] = static_cast<std::uint8_t>(h);
+		pattern[off] = static_cast<unsigned char>(h);
+		care[off] = 0xFF;
 		lay.offset[n] = static_cast<std::uint8_t>(off);
 		lay.slot[n] = static_cast<std::uint8_t>(slot);
+		lay.header[n] = static_cast<std::uint8_t>(h);
 		if (slot != slot_none)
 			lay.mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
 		off += len;
@@ -387,25 +350,33 @@ void RecordReader::learn(const Record& r) noexcept
 	if (off != r.size || n != r.packets)
 		return;
 	for (unsigned i = n; i < Layout::max_packets; ++i) {
-		lay.header[i] = lay.header[0];
 		lay.offset[i] = 0;
 		lay.slot[i] = static_cast<std::uint8_t>(slot_none);
+		lay.header[i] = 0x00;	// Padding: no payload
 	}
+	// the bytes in memory order, as the reader loads the record's window
+	std::memcpy(lay.pattern.data(), pattern.data(), Layout::window);
+	std::memcpy(lay.care.data(), care.data(), Layout::window);
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	const unsigned set = layout_set(lay.header[0], data[1], lay.header[1]);
+	const unsigned set = detail::layout_set(data[0], data[1], data[length_table[data[0]]]);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }
 
-bool RecordReader::next(Record& r) noexcept
+namespace {
+
+} // namespace
+
+bool RecordReader::next_slow(Record& r) noexcept
 {
 	if (done_)
 		return false;
 	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
 	const std::size_t size = buf_.size();
 	std::size_t pos = pos_;
+
 	r.clear();
 
 	// Padding between records
@@ -417,8 +388,6 @@ bool RecordReader::next(Record& r) noexcept
 		done_ = true;
 		return false;
 	}
-	if (next_known(r, pos))
-		return true;
 	r.offset = pos;
 	unsigned packets = 0;
 	Packet p;

@@ -295,13 +295,14 @@ struct OpType {
 	CallReturn call_return = CallReturn::none;
 
 	[[nodiscard]] constexpr bool has(std::uint16_t flag) const noexcept { return (flags & flag) != 0; }
+	// & rather than &&: no branch on the operation's class
 	[[nodiscard]] constexpr bool is_load() const noexcept
 	{
-		return cls == OpClass::load_store && !has(op_flag::store);
+		return (cls == OpClass::load_store) & !has(op_flag::store);
 	}
 	[[nodiscard]] constexpr bool is_store() const noexcept
 	{
-		return cls == OpClass::load_store && has(op_flag::store);
+		return (cls == OpClass::load_store) & has(op_flag::store);
 	}
 	/// SVE effective vector length in bits, 32 << EVL [6:4] (sve_other,
 	/// sve_sme); 0 otherwise.
@@ -393,6 +394,9 @@ namespace detail {
 /// decode_op_type() of every class (index [9:8]) and payload byte ([7:0]),
 /// computed at compile time.
 extern const std::array<OpType, 1024> op_types;
+/// The same as optionals, and a last entry without a value: what
+/// Record::op() returns, copied in one piece without a branch.
+extern const std::array<std::optional<OpType>, 1025> op_type_options;
 } // namespace detail
 
 /// decode_op_type() by table lookup.
@@ -458,11 +462,15 @@ struct Record {
 		slots[slot] = value;
 		mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
 	}
+	// The accessors load the slot before testing its presence bit (every
+	// slot is initialised, so the load is always valid): the caller's test
+	// of the optional can then become a conditional move, not a branch.
 	[[nodiscard]] constexpr std::optional<std::uint64_t> get(unsigned slot) const noexcept
 	{
+		const std::uint64_t v = slots[slot < slot_count ? slot : slot_count];
 		if (!has(slot))
 			return std::nullopt;
-		return slots[slot];
+		return v;
 	}
 
 	/// Ended by End or Timestamp with no unknown packet in it.
@@ -498,22 +506,27 @@ struct Record {
 	}
 	[[nodiscard]] constexpr std::optional<DataVirtAddress> data_va() const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + addr_data_va];
 		if (!has(slot_address + addr_data_va))
 			return std::nullopt;
-		return decode_data_va(slots[slot_address + addr_data_va]);
+		return decode_data_va(v);
 	}
 	[[nodiscard]] constexpr std::optional<DataPhysAddress> data_pa() const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + addr_data_pa];
 		if (!has(slot_address + addr_data_pa))
 			return std::nullopt;
-		return decode_data_pa(slots[slot_address + addr_data_pa]);
+		return decode_data_pa(v);
 	}
 
 	[[nodiscard]] constexpr std::optional<std::uint16_t> counter(unsigned index) const noexcept
 	{
-		if (index >= 32 || !has(slot_counter + index))
+		if (index >= 32)
 			return std::nullopt;
-		return static_cast<std::uint16_t>(slots[slot_counter + index]);
+		const auto v = static_cast<std::uint16_t>(slots[slot_counter + index]);
+		if (!has(slot_counter + index))
+			return std::nullopt;
+		return v;
 	}
 	[[nodiscard]] constexpr std::optional<std::uint16_t> total_latency() const noexcept
 	{
@@ -530,9 +543,10 @@ struct Record {
 
 	[[nodiscard]] constexpr std::optional<Events> events() const noexcept
 	{
+		const std::uint64_t v = slots[slot_events];
 		if (!has(slot_events))
 			return std::nullopt;
-		return Events{slots[slot_events]};
+		return Events{v};
 	}
 	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
 	[[nodiscard]] constexpr std::optional<std::uint64_t> data_source() const noexcept
@@ -557,10 +571,9 @@ struct Record {
 	[[nodiscard]] std::optional<OpType> op() const noexcept
 	{
 		const auto classes = static_cast<unsigned>((mask[slot_op / 64] >> (slot_op % 64)) & 0xF);
-		if (!classes)
-			return std::nullopt;
-		const unsigned cls = static_cast<unsigned>(std::countr_zero(classes));
-		return op_type(cls, static_cast<std::uint8_t>(slots[slot_op + cls]));
+		const unsigned cls = static_cast<unsigned>(std::countr_zero(classes | 0x10u)) & 3;
+		const unsigned index = cls << 8 | static_cast<std::uint8_t>(slots[slot_op + cls]);
+		return detail::op_type_options[classes ? index : 1024];
 	}
 	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
 	{
@@ -583,9 +596,10 @@ struct Record {
 private:
 	[[nodiscard]] constexpr std::optional<InstAddress> inst(unsigned index) const noexcept
 	{
+		const std::uint64_t v = slots[slot_address + index];
 		if (!has(slot_address + index))
 			return std::nullopt;
-		return decode_inst_address(slots[slot_address + index]);
+		return decode_inst_address(v);
 	}
 };
 
@@ -600,6 +614,28 @@ struct Stats {
 	friend constexpr bool operator==(const Stats&, const Stats&) = default;
 };
 
+namespace detail {
+/// The payload bytes of a one-byte header's packet, as a mask of an 8-byte load.
+extern const std::array<std::uint64_t, 256> payload_masks;
+
+[[gnu::always_inline]] inline std::uint64_t load_le64(const unsigned char* p) noexcept
+{
+	std::uint64_t v;
+	__builtin_memcpy(&v, p, 8);
+	if constexpr (std::endian::native == std::endian::big)
+		v = __builtin_bswap64(v);
+	return v;
+}
+
+/// The set of a record's layout (of 1 << set_bits): a multiplicative hash
+/// of its first header, the byte after it and its second header.
+[[gnu::always_inline]] inline unsigned layout_set(unsigned h0, unsigned b1, unsigned h1) noexcept
+{
+	constexpr unsigned set_bits = 5;
+	return ((h0 | b1 << 8 | h1 << 16) * 0x9E3779B1u) >> (32 - set_bits);
+}
+} // namespace detail
+
 /// Zero-copy reader of the records in a buffer (the profiling buffer, or
 /// any copy of it). Does not own the buffer.
 class RecordReader {
@@ -608,6 +644,7 @@ public:
 
 	/// Fills r with the next record; false at the end of the buffer (and
 	/// after a truncated packet). Trailing padding yields no record.
+	/// Inline: the fast path (see Layout); the rest is next_slow().
 	bool next(Record& r) noexcept;
 
 	[[nodiscard]] const Stats& stats() const noexcept { return stats_; }
@@ -653,26 +690,36 @@ public:
 	/// offsets. A record whose headers match a known layout at every
 	/// offset is decoded as that layout, each packet's payload read
 	/// independently of the others (the lengths follow from the headers,
-	/// so a record with the same headers decodes the same way). Entries
-	/// past the record's packets repeat its first header at offset 0 and
-	/// store into the unused slot: every layout is checked and read in
-	/// max_packets steps, without a branch on its length.
-	struct Layout {
+	/// so a record with the same headers decodes the same way). The match
+	/// is one masked compare of the record's first window bytes: pattern
+	/// holds the headers at their offsets, care 0xFF there and 0 elsewhere
+	/// (as 64-bit words of those bytes in memory order). Entries past the
+	/// record's packets read offset 0 into the unused slot: every layout is
+	/// read in max_packets steps, without a branch on its length.
+	struct alignas(64) Layout {
 		static constexpr std::size_t max_packets = 12;
+		static constexpr std::size_t window = 64;	///< bytes; longer records take the loop
+		static constexpr std::size_t words = window / 8;
+		std::array<std::uint64_t, words> pattern{1};	///< never matches while empty
+		std::array<std::uint64_t, words> care{};
+		std::array<std::uint64_t, 2> mask{};	///< Record::mask of the record
+		std::array<std::uint8_t, max_packets> offset{};
+		std::array<std::uint8_t, max_packets> slot{};
+		std::array<std::uint8_t, max_packets> header{};	///< its payload's size
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;
-		std::array<std::uint8_t, max_packets> header{};
-		std::array<std::uint8_t, max_packets> offset{};
-		std::array<std::uint8_t, max_packets> slot{};
-		std::array<std::uint64_t, 2> mask{};
 	};
 	/// Known layouts: sets of ways, a set chosen by the first bytes.
-	static constexpr std::size_t layout_sets = 16;
-	static constexpr std::size_t layout_ways = 4;
+	static constexpr std::size_t layout_sets = 32;	///< 1 << detail::layout_set()'s bits
+	static constexpr std::size_t layout_ways = 2;
+	/// Bytes the fast path may read from a record's start: up to 7 bytes
+	/// of padding, the window, and the 8-byte payload load of a packet
+	/// that ends at the window's end.
+	static constexpr std::size_t fast_avail = 7 + Layout::window + 8;
 
 private:
-	bool next_known(Record& r, std::size_t pos) noexcept;
+	bool next_slow(Record& r) noexcept;
 	void learn(const Record& r) noexcept;
 
 	std::span<const std::byte> buf_;
@@ -682,6 +729,67 @@ private:
 	std::array<Layout, layout_sets * layout_ways> layout_{};
 	std::array<std::uint8_t, layout_sets> victim_{};
 };
+
+[[gnu::always_inline]] inline bool RecordReader::next(Record& r) noexcept
+{
+	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data());
+	const std::size_t size = buf_.size();
+	const std::size_t pos = pos_;
+	// Fast path: at most 7 padding bytes (from the first non-zero byte of
+	// one 8-byte load), then a record of a known layout: the ways of its
+	// set in turn, each one masked compare of the window, and the record
+	// read in Layout::max_packets steps.
+	if (size - pos >= fast_avail) [[likely]] {
+		const std::uint64_t w = detail::load_le64(data + pos);
+		if (w != 0) [[likely]] {
+			const unsigned skip = static_cast<unsigned>(std::countr_zero(w)) >> 3;
+			const unsigned char* rec = data + pos + skip;
+			// the first two bytes from w rather than loaded again (wrong
+			// only for skip 7, where the set then misses)
+			const std::uint64_t first = w >> (8 * skip);
+			const unsigned h0 = static_cast<unsigned>(first & 0xFF);
+			// the first packet of a layout has a short header with a
+			// payload: its length from sz [5:4] (slots_agree())
+			const unsigned l0 = 1u + (1u << ((h0 >> 4) & 3));
+			const unsigned set = detail::layout_set(h0, static_cast<unsigned>((first >> 8) & 0xFF), rec[l0]);
+			std::array<std::uint64_t, Layout::words> win;
+			__builtin_memcpy(win.data(), rec, Layout::window);
+			// the ways in turn: a branch the predictor learns, so that the
+			// next record's position does not wait for the compares
+			const Layout* lp = &layout_[set * layout_ways];
+			const Layout* found = nullptr;
+#pragma GCC unroll 4
+			for (unsigned way = 0; way < layout_ways; ++way, ++lp) {
+				std::uint64_t diff = 0;
+#pragma GCC unroll 8
+				for (unsigned k = 0; k < Layout::words; ++k)
+					diff |= (win[k] & lp->care[k]) ^ lp->pattern[k];
+				if (diff == 0) {
+					found = lp;
+					break;
+				}
+			}
+			if (found) [[likely]] {
+				const Layout& lay = *found;
+#pragma GCC unroll 12
+				for (unsigned i = 0; i < Layout::max_packets; ++i)
+					r.slots[lay.slot[i]] = detail::load_le64(rec + lay.offset[i] + 1) & detail::payload_masks[lay.header[i]];
+				r.mask = lay.mask;
+				r.offset = pos + skip;
+				r.size = lay.size;
+				r.end = lay.end;
+				r.packets = lay.packets;
+				r.unknown_count = 0;
+				pos_ = pos + skip + lay.size;
+				stats_.padding_bytes += skip;
+				stats_.packets += lay.packets;
+				++stats_.records;
+				return true;
+			}
+		}
+	}
+	return next_slow(r);
+}
 
 // ---------------------------------------------------------------- text
 
