@@ -48,7 +48,9 @@ amupmu_cli_test(spe_report_json 0
 find_program(AMUPMU_XMLLINT xmllint)
 if(AMUPMU_XMLLINT)
 	set(svg ${CMAKE_CURRENT_BINARY_DIR}/spe-report.svg)
+	# the emulator is a list (qemu-aarch64-static;-L;...): one shell word each
+	string(JOIN " " emulator ${CMAKE_CROSSCOMPILING_EMULATOR})
 	add_test(NAME amupmu_cli_spe_report_svg
-		COMMAND sh -c "rm -f '${svg}' && ${CMAKE_CROSSCOMPILING_EMULATOR} '$<TARGET_FILE:amupmu_cli>' spe report --svg '${svg}' '${spe_report_data}' >/dev/null && '${AMUPMU_XMLLINT}' --noout '${svg}'")
+		COMMAND sh -c "rm -f '${svg}' && ${emulator} '$<TARGET_FILE:amupmu_cli>' spe report --svg '${svg}' '${spe_report_data}' >/dev/null && '${AMUPMU_XMLLINT}' --noout '${svg}'")
 	set_tests_properties(amupmu_cli_spe_report_svg PROPERTIES LABELS host)
 endif()

@@ -752,7 +752,7 @@ private:
 			// payload: its length from sz [5:4] (slots_agree())
 			const unsigned l0 = 1u + (1u << ((h0 >> 4) & 3));
 			const unsigned set = detail::layout_set(h0, static_cast<unsigned>((first >> 8) & 0xFF), rec[l0]);
-			std::array<std::uint64_t, Layout::words> win;
+			std::array<std::uint64_t, Layout::words> win{};	// the memcpy overwrites it whole
 			__builtin_memcpy(win.data(), rec, Layout::window);
 			// the ways in turn: a branch the predictor learns, so that the
 			// next record's position does not wait for the compares
