@@ -6,10 +6,18 @@ run_test() {
 	name=$1
 	shift
 	echo "AMUPMU-BEGIN $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	"$@"
 	rc=$?
 	echo "AMUPMU-END $name rc=$rc"
+	section_time "$name" "$t0"
 	return 0
+}
+
+# section_time NAME T0: how long a section took (uptime seconds), for
+# make check's time budget (run.sh keeps these lines in the summary)
+section_time() {
+	echo "AMUPMU-TIME $1 $(awk -v t0="$2" '{ printf "%.1f", $1 - t0 }' /proc/uptime)"
 }
 
 # tap_check NAME CMD...: a one-result TAP test from a shell command.
@@ -17,8 +25,10 @@ tap_check() {
 	name=$1
 	shift
 	echo "AMUPMU-BEGIN $name"
+	t0=$(cut -d' ' -f1 /proc/uptime)
 	if "$@"; then echo "ok 1 $name"; else echo "not ok 1 $name"; fi
 	echo "AMUPMU-END $name rc=0"
+	section_time "$name" "$t0"
 }
 
 # demo STEP CMD...: one framed step of a demo payload, the command echoed
