@@ -4,12 +4,17 @@
 #include <amupmu/cpu.hpp>
 #include <amupmu/error.hpp>
 
+#include <array>
 #include <cerrno>
+#include <chrono>
 #include <csignal>
-#include <ctime>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/ptrace.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,13 +31,57 @@ int decode_status(int st)
 	return 255;
 }
 
+// the signals whose dispositions a Child changes, and restores
+constexpr std::array<int, 5> handled{SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGCHLD};
+
+// the command SIGTERM and SIGHUP go to; 0 before and after it runs
+volatile sig_atomic_t forward_to = 0;
+
+void pass_on(int sig)
+{
+	const int saved = errno;
+	const pid_t pid = forward_to;
+	if (pid > 0) {
+		::kill(pid, sig);
+	} else {
+		// the command has ended: the signal does what it did before
+		::signal(sig, SIG_DFL);
+		::raise(sig);
+	}
+	errno = saved;
+}
+
+void close_fd(int& fd) noexcept
+{
+	if (fd >= 0)
+		::close(fd);
+	fd = -1;
+}
+
+int pidfd_open(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+#else
+	(void)pid;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
 } // namespace
 
-Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, name_{argv.at(0)}
+struct Child::SavedSignals {
+	std::array<struct sigaction, handled.size()> actions{};
+	sigset_t mask{};
+};
+
+Child::Child(const std::vector<std::string>& argv, bool trace)
+	: trace_{trace}, name_{argv.at(0)}, saved_{std::make_unique<SavedSignals>()}
 {
 	int go[2], err[2];
-	if (::pipe2(go, O_CLOEXEC) != 0)
-		throw_error("pipe", errno);
+	if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, go) != 0)
+		throw_error("socketpair", errno);
 	if (::pipe2(err, O_CLOEXEC) != 0) {
 		const int e = errno;
 		::close(go[0]);
@@ -45,22 +94,49 @@ Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, 
 		args.push_back(const_cast<char*>(a.c_str()));
 	args.push_back(nullptr);
 
+	// Held back until the dispositions are set and the pid is known: the
+	// handled signals, and SIGCHLD for as long as the child is ours (a
+	// signalfd needs it blocked; without one it is harmless).
+	sigset_t block;
+	::sigemptyset(&block);
+	for (const int sig : handled)
+		::sigaddset(&block, sig);
+	::sigprocmask(SIG_BLOCK, &block, &saved_->mask);
+	for (std::size_t i = 0; i < handled.size(); i++)
+		::sigaction(handled[i], nullptr, &saved_->actions[i]);
+	struct sigaction act {};
+	::sigemptyset(&act.sa_mask);
+	act.sa_handler = SIG_IGN;
+	::sigaction(SIGINT, &act, nullptr);
+	::sigaction(SIGQUIT, &act, nullptr);
+	act.sa_handler = pass_on;
+	act.sa_flags = SA_RESTART;
+	for (std::size_t i = 0; i < handled.size(); i++) {
+		const int sig = handled[i];
+		if ((sig == SIGTERM || sig == SIGHUP) && saved_->actions[i].sa_handler != SIG_IGN)
+			::sigaction(sig, &act, nullptr);
+	}
+	// an inherited SIG_IGN would reap the child for us: waitpid() needs it
+	act.sa_handler = SIG_DFL;
+	act.sa_flags = 0;
+	::sigaction(SIGCHLD, &act, nullptr);
+
 	pid_ = ::fork();
 	if (pid_ < 0) {
 		const int e = errno;
 		for (const int fd : {go[0], go[1], err[0], err[1]})
 			::close(fd);
+		restore_signals();
 		throw_error("fork", e);
 	}
 	if (pid_ == 0) {
-		// child: async-signal-safe calls only; the parent ignores SIGINT and
-		// SIGQUIT while it waits, the command must not inherit that
-		::signal(SIGINT, SIG_DFL);
-		::signal(SIGQUIT, SIG_DFL);
-		sigset_t chld;
-		::sigemptyset(&chld);
-		::sigaddset(&chld, SIGCHLD);
-		::sigprocmask(SIG_UNBLOCK, &chld, nullptr);
+		// child: async-signal-safe calls only; the command gets the
+		// dispositions and the mask the tool was started with
+		for (std::size_t i = 0; i < handled.size(); i++)
+			::sigaction(handled[i], &saved_->actions[i], nullptr);
+		sigset_t mask = saved_->mask;
+		::sigdelset(&mask, SIGCHLD);	// a caller waiting through a signalfd of its own
+		::sigprocmask(SIG_SETMASK, &mask, nullptr);
 		::close(go[1]);
 		::close(err[0]);
 		char c;
@@ -80,35 +156,88 @@ Child::Child(const std::vector<std::string>& argv, bool trace) : trace_{trace}, 
 	::close(err[1]);
 	go_fd_ = go[1];
 	err_fd_ = err[0];
+	forward_to = pid_;
+
+	// what wakes the waits: a pidfd is readable once the child has exited;
+	// ptrace stops raise SIGCHLD only
+	if (!trace_)
+		event_fd_ = pidfd_open(pid_);
+	if (event_fd_ < 0) {
+		sigset_t chld;
+		::sigemptyset(&chld);
+		::sigaddset(&chld, SIGCHLD);
+		event_fd_ = ::signalfd(-1, &chld, SFD_NONBLOCK | SFD_CLOEXEC);
+		sigchld_fd_ = true;
+		if (event_fd_ < 0) {
+			const int e = errno;
+			close_fd(go_fd_);	// the child's read() fails: it exits 127
+			close_fd(err_fd_);
+			int st;
+			while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
+			}
+			done_ = true;
+			restore_signals();
+			throw_error("signalfd", e);
+		}
+	} else {
+		::fcntl(event_fd_, F_SETFD, FD_CLOEXEC);
+	}
+	// the handled signals may come now (SIGCHLD stays blocked for the signalfd)
+	sigset_t mask = saved_->mask;
+	::sigaddset(&mask, SIGCHLD);
+	::sigprocmask(SIG_SETMASK, &mask, nullptr);
+}
+
+void Child::restore_signals() noexcept
+{
+	forward_to = 0;
+	// SIGCHLD first blocked, then its old disposition, then the old mask:
+	// a pending SIGCHLD meets the disposition it was meant for
+	for (std::size_t i = 0; i < handled.size(); i++)
+		::sigaction(handled[i], &saved_->actions[i], nullptr);
+	::sigprocmask(SIG_SETMASK, &saved_->mask, nullptr);
 }
 
 Child::~Child()
 {
-	if (go_fd_ >= 0)
-		::close(go_fd_);
-	if (err_fd_ >= 0)
-		::close(err_fd_);
+	close_fd(go_fd_);
+	close_fd(err_fd_);
 	if (pid_ > 0 && !done_) {
 		::kill(pid_, SIGKILL);
 		int st;
 		while (::waitpid(pid_, &st, 0) < 0 && errno == EINTR) {
 		}
 	}
+	close_fd(event_fd_);
+	restore_signals();
+}
+
+void Child::reaped(int st)
+{
+	done_ = true;
+	status_ = decode_status(st);
+	forward_to = 0;
 }
 
 void Child::start()
 {
 	const char c = 'g';
-	if (::write(go_fd_, &c, 1) != 1)
-		throw_error("start " + name_, errno);
-	::close(go_fd_);
-	go_fd_ = -1;
+	// MSG_NOSIGNAL: a child already gone is an error here, not a SIGPIPE
+	const ssize_t sent = ::send(go_fd_, &c, 1, MSG_NOSIGNAL);
+	const int send_errno = errno;
+	close_fd(go_fd_);
+	if (sent != 1) {
+		close_fd(err_fd_);
+		if (send_errno != EPIPE && send_errno != ECONNRESET)
+			throw_error("start " + name_, send_errno);
+		wait();
+		throw Error{name_ + " ended before it was started (status " + std::to_string(status_) + ")", ECHILD};
+	}
 	int e = 0;
 	ssize_t n;
 	while ((n = ::read(err_fd_, &e, sizeof(e))) < 0 && errno == EINTR) {
 	}
-	::close(err_fd_);
-	err_fd_ = -1;
+	close_fd(err_fd_);
 	if (n == sizeof(e)) {
 		wait();
 		throw Error{"exec " + name_, e};
@@ -122,8 +251,7 @@ void Child::wait_exec()
 		if (errno != EINTR)
 			throw_error("waitpid", errno);
 	if (!WIFSTOPPED(st)) {
-		done_ = true;
-		status_ = decode_status(st);
+		reaped(st);
 		throw Error{name_ + " ended before it could be traced", ECHILD};
 	}
 }
@@ -142,57 +270,61 @@ void Child::follow_execs()
 		throw_error("PTRACE_CONT", errno);
 }
 
-bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
+bool Child::update(const std::function<void()>& on_exec)
 {
-	if (done_)
-		return true;
-	timespec t0{};
-	::clock_gettime(CLOCK_MONOTONIC, &t0);
+	// the signalfd emptied first: a SIGCHLD after it makes it readable
+	// again for the next poll(), whatever waitpid() below saw
+	if (sigchld_fd_) {
+		signalfd_siginfo si{};
+		while (::read(event_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
+		}
+	}
 	while (!done_) {
 		int st = 0;
 		const pid_t r = ::waitpid(pid_, &st, WNOHANG);
-		if (r < 0 && errno != EINTR)
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
 			throw_error("waitpid", errno);
-		if (r == pid_ && WIFSTOPPED(st)) {
+		if (r == 0)
+			return false;
+		if (WIFSTOPPED(st)) {
 			long sig = 0;
-			if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8)))
-				on_exec();
-			else if (WSTOPSIG(st) != SIGTRAP)
+			if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
+				if (on_exec)
+					on_exec();
+			} else if (WSTOPSIG(st) != SIGTRAP) {
 				sig = WSTOPSIG(st);
+			}
 			// NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace(2) takes the signal to deliver in its void* data argument
 			if (::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(sig)) != 0 && errno != ESRCH)
 				throw_error("PTRACE_CONT", errno);
 			continue;
 		}
-		if (r == pid_) {
-			done_ = true;
-			status_ = decode_status(st);
-			break;
-		}
-		timespec now{};
-		::clock_gettime(CLOCK_MONOTONIC, &now);
-		const long ms = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-		if (ms >= timeout_ms)
-			return false;
-		const timespec nap{0, 1000000};	// 1 ms
-		::nanosleep(&nap, nullptr);
+		reaped(st);
 	}
 	return true;
 }
 
-bool Child::wait(int timeout_ms)
+int ms_until(std::chrono::steady_clock::time_point t)
 {
-	if (timeout_ms >= 0)
-		return wait_traced(timeout_ms, [] {});	// an untraced child never stops for us
-	while (!done_) {
-		int st = 0;
-		const pid_t r = ::waitpid(pid_, &st, 0);
-		if (r == pid_) {
-			done_ = true;
-			status_ = decode_status(st);
-		} else if (r < 0 && errno != EINTR) {
-			throw_error("waitpid", errno);
+	const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t - std::chrono::steady_clock::now());
+	return ns.count() <= 0 ? 0 : static_cast<int>((ns.count() + 999999) / 1000000);
+}
+
+bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
+{
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+	while (!update(on_exec)) {
+		int left = -1;
+		if (timeout_ms >= 0) {
+			left = ms_until(deadline);
+			if (left == 0)
+				return false;
 		}
+		pollfd p{.fd = event_fd_, .events = POLLIN, .revents = 0};
+		if (::poll(&p, 1, left) < 0 && errno != EINTR)
+			throw_error("poll", errno);
 	}
 	return true;
 }

@@ -10,7 +10,9 @@
 #include <amupmu/elf.hpp>
 #include <amupmu/info.hpp>
 
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -18,21 +20,36 @@
 
 namespace amupmu::cli {
 
+/// The command runs in its own process; while it runs the tool
+///  - ignores SIGINT and SIGQUIT (the terminal sends them to the command too;
+///    the tool reports once the command has ended), and gives the command
+///    the dispositions the tool itself was started with, so a command
+///    started under nohup or with "trap '' INT" keeps ignoring them;
+///  - passes SIGTERM and SIGHUP on to the command (when the tool was not
+///    started with them ignored) and goes on to report what it measured
+///    once the command ends: the command is never orphaned and the output is
+///    complete; after the command's end they act as they did before;
+///  - waits in poll(): on a pidfd, or on a SIGCHLD signalfd when it traces
+///    the command (ptrace stops) or the kernel has no pidfd_open(), never
+///    waking up unless something happened or the caller's timeout expires.
+/// The destructor restores the signal dispositions and mask. One Child at
+/// a time (the signal handlers are per process).
 class Child {
 public:
 	/// Forks; the child waits for start(). trace: the child stops with
 	/// SIGTRAP right after exec (PTRACE_TRACEME) so that its mappings can
-	/// be read; see wait_exec(). The command starts with SIGCHLD unblocked
-	/// (a parent that waits through a signalfd blocks it).
+	/// be read; see wait_exec().
 	Child(const std::vector<std::string>& argv, bool trace = false);
 	Child(const Child&) = delete;
 	Child& operator=(const Child&) = delete;
-	/// Kills and reaps a child that was never waited for.
+	/// Kills and reaps a child that was never waited for; restores the
+	/// signal dispositions and mask.
 	~Child();
 
 	[[nodiscard]] pid_t pid() const noexcept { return pid_; }
 	/// Lets the child exec. Throws Error when exec failed (errno from the
-	/// child, operation "exec <name>").
+	/// child, operation "exec <name>") or the child ended before it could
+	/// (killed meanwhile, e.g. by a SIGTERM passed on: ECHILD).
 	void start();
 	/// trace mode: waits for the post-exec stop; the caller reads
 	/// /proc/pid/maps, then calls follow_execs() (or detach()).
@@ -41,26 +58,43 @@ public:
 	/// trace mode: stops at every later exec too (PTRACE_O_TRACEEXEC) and
 	/// lets the child go on.
 	void follow_execs();
-	/// trace mode after follow_execs(): like wait(timeout_ms) but calls
-	/// on_exec() at each exec stop (the maps have changed) and passes other
-	/// signals on to the child.
+	/// Readable when the child may have changed state (its exit; in trace
+	/// mode also its stops): for a poll() of the caller's that waits for
+	/// other files too. Then call update().
+	[[nodiscard]] int event_fd() const noexcept { return event_fd_; }
+	/// Handles what happened without blocking: in trace mode calls
+	/// on_exec() at each exec stop (the maps have changed) and passes
+	/// other signals on to the child. True once the child has exited.
+	bool update(const std::function<void()>& on_exec = {});
+	/// update() until the exit, waiting in poll(); with timeout_ms >= 0
+	/// returns false when the child did not exit in time. The status is
+	/// then in status().
 	bool wait_traced(int timeout_ms, const std::function<void()>& on_exec);
-	/// Waits for the exit; with timeout_ms >= 0 returns false when it did
-	/// not exit in time. The status is then in status().
-	bool wait(int timeout_ms = -1);
+	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }
 	[[nodiscard]] bool exited() const noexcept { return done_; }
 
 private:
+	void reaped(int st);
+	void restore_signals() noexcept;
+
 	pid_t pid_ = -1;
-	int go_fd_ = -1;	// write end: start
+	int go_fd_ = -1;	// our end of a socketpair: start (MSG_NOSIGNAL)
 	int err_fd_ = -1;	// read end: exec errno (CLOEXEC: EOF on success)
+	int event_fd_ = -1;	// pidfd, or SIGCHLD signalfd
+	bool sigchld_fd_ = false;	// event_fd_ is the signalfd
 	bool trace_ = false;
 	bool done_ = false;
 	int status_ = 0;
 	std::string name_;
+	struct SavedSignals;
+	std::unique_ptr<SavedSignals> saved_;
 };
+
+/// Milliseconds from now until t, rounded up (0 once it has passed): a
+/// poll() timeout for a deadline.
+int ms_until(std::chrono::steady_clock::time_point t);
 
 /// Replaces pid's mappings in maps with those /proc/pid/maps lists now
 /// (after an exec of the process, its maps replace the old ones).

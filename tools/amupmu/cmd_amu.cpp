@@ -14,7 +14,9 @@
 #include <csignal>
 #include <fstream>
 #include <iostream>
-#include <thread>
+#include <optional>
+
+#include <poll.h>
 
 namespace amupmu::cli {
 
@@ -108,6 +110,55 @@ extern "C" void on_sigint(int)
 	interrupted = 1;
 }
 
+// Ctrl-C ends the reading: SIGINT is blocked but while ppoll() sleeps, so
+// that one arriving between the test and the sleep still wakes it
+class InterruptWait {
+public:
+	InterruptWait()
+	{
+		struct sigaction act {};
+		::sigemptyset(&act.sa_mask);
+		act.sa_handler = on_sigint;
+		::sigaction(SIGINT, &act, &old_action_);
+		sigset_t block;
+		::sigemptyset(&block);
+		::sigaddset(&block, SIGINT);
+		::sigprocmask(SIG_BLOCK, &block, &old_mask_);
+		sleep_mask_ = old_mask_;
+		::sigdelset(&sleep_mask_, SIGINT);
+	}
+	~InterruptWait()
+	{
+		::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
+		::sigaction(SIGINT, &old_action_, nullptr);
+	}
+	InterruptWait(const InterruptWait&) = delete;
+	InterruptWait& operator=(const InterruptWait&) = delete;
+
+	/// True once Ctrl-C came; false after timeout_ms (-1: none).
+	bool wait(int timeout_ms) const
+	{
+		const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+		while (!interrupted) {
+			timespec ts{};
+			if (timeout_ms >= 0) {
+				const int left = ms_until(deadline);
+				if (left == 0)
+					return false;
+				ts = {.tv_sec = left / 1000, .tv_nsec = static_cast<long>(left % 1000) * 1000000};
+			}
+			if (::ppoll(nullptr, 0, timeout_ms >= 0 ? &ts : nullptr, &sleep_mask_) < 0 && errno != EINTR)
+				throw_error("ppoll", errno);
+		}
+		return true;
+	}
+
+private:
+	struct sigaction old_action_ {};
+	sigset_t old_mask_{};
+	sigset_t sleep_mask_{};
+};
+
 std::string render(const Options& o, const AmuReport& r)
 {
 	// with -I every report is one line, the last (the whole run) too
@@ -137,14 +188,11 @@ int run(Args args)
 	std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cerr;
 
 	std::optional<Child> child;
-	if (!o.command.empty()) {
-		// SIGINT/SIGQUIT go to the command, not to us
-		std::signal(SIGINT, SIG_IGN);
-		std::signal(SIGQUIT, SIG_IGN);
-		child.emplace(o.command);
-	} else {
-		std::signal(SIGINT, on_sigint);
-	}
+	std::optional<InterruptWait> ctrl_c;
+	if (!o.command.empty())
+		child.emplace(o.command);	// SIGINT/SIGQUIT go to it, not to us (child.hpp)
+	else
+		ctrl_c.emplace();
 
 	AmuReading first, last, now;
 	read_amu(amu, first);
@@ -167,22 +215,16 @@ int run(Args args)
 		out << render(o, r) << std::flush;
 		std::swap(last, now);
 	};
-	// wait for the end: the command's exit, or Ctrl-C
-	const int step = o.interval_ms > 0 ? o.interval_ms : 100;
+	// asleep in poll() until the command's exit or Ctrl-C, waking only for
+	// the reports (at t0 + n intervals however long a report takes)
+	auto next = t0;
 	for (;;) {
-		bool done = false;
-		if (child)
-			done = child->wait(step);
-		else {
-			const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(step);
-			while (!interrupted && std::chrono::steady_clock::now() < until)
-				std::this_thread::sleep_for(std::chrono::milliseconds(std::min(step, 20)));
-			done = interrupted != 0;
-		}
-		if (done)
-			break;
+		int timeout = -1;
 		if (o.interval_ms > 0)
-			interval_report();
+			timeout = ms_until(next += std::chrono::milliseconds(o.interval_ms));
+		if (child ? child->wait(timeout) : ctrl_c->wait(timeout))
+			break;
+		interval_report();
 	}
 	read_amu(amu, now);
 	AmuReport r = amu_interval(amu.info(), first, now);

@@ -13,11 +13,14 @@
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 
+#include <array>
+#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <fstream>
 #include <iostream>
 
+#include <poll.h>
 #include <unistd.h>
 
 namespace amupmu::cli {
@@ -131,9 +134,7 @@ int record(Args args)
 		});
 	};
 
-	std::signal(SIGINT, SIG_IGN);
-	std::signal(SIGQUIT, SIG_IGN);
-	Child child{command, true};
+	Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
 	session.reset();
 	session.enable();
 	try {
@@ -151,8 +152,15 @@ int record(Args args)
 	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
 	read_child_maps();
 	child.follow_execs();
-	while (!child.wait_traced(0, read_child_maps)) {
-		SampleReader::wait(session.fd(), 50);
+	// asleep in poll() until the ring reaches its watermark or the child
+	// stops or ends
+	std::array<pollfd, 2> fds{{{.fd = session.fd(), .events = POLLIN, .revents = 0},
+				   {.fd = child.event_fd(), .events = POLLIN, .revents = 0}}};
+	while (!child.update(read_child_maps)) {
+		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+			throw_error("poll", errno);
+		if (fds[0].revents & (POLLERR | POLLNVAL))
+			throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
 		drain();
 	}
 	session.disable();

@@ -178,46 +178,6 @@ RecordOptions parse_record(Args args)
 	return o;
 }
 
-// SIGCHLD as a file descriptor: the child's ptrace stops and its exit wake
-// the poll() that also waits for the SPE buffers.
-class ChildSignals {
-public:
-	ChildSignals()
-	{
-		sigset_t set;
-		::sigemptyset(&set);
-		::sigaddset(&set, SIGCHLD);
-		if (::sigprocmask(SIG_BLOCK, &set, &old_) != 0)
-			throw_error("sigprocmask", errno);
-		fd_ = ::signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
-		if (fd_ < 0) {
-			const int err = errno;
-			::sigprocmask(SIG_SETMASK, &old_, nullptr);
-			throw_error("signalfd", err);
-		}
-	}
-	~ChildSignals()
-	{
-		::close(fd_);
-		::sigprocmask(SIG_SETMASK, &old_, nullptr);
-	}
-	ChildSignals(const ChildSignals&) = delete;
-	ChildSignals& operator=(const ChildSignals&) = delete;
-
-	[[nodiscard]] int fd() const noexcept { return fd_; }
-	/// Reads the pending signals (the fd is readable again at the next one).
-	void clear() const noexcept
-	{
-		signalfd_siginfo si{};
-		while (::read(fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
-		}
-	}
-
-private:
-	int fd_ = -1;
-	sigset_t old_{};
-};
-
 // The recording's backend ("mock": INFO's AMUPMU_FEAT_MOCK) for people.
 std::string backend_label(std::string_view backend)
 {
@@ -323,10 +283,7 @@ int record(Args args)
 		}
 	};
 
-	std::signal(SIGINT, SIG_IGN);
-	std::signal(SIGQUIT, SIG_IGN);
-	const ChildSignals sigchld;
-	Child child{command, true};
+	Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
 	session.enable();
 	try {
 		child.start();
@@ -345,11 +302,10 @@ int record(Args args)
 	// the buffers at their watermark, the child's stops and its exit; the
 	// timeout only guards against a wake-up that never comes
 	std::array<pollfd, 2> fds{{{.fd = session.fd(), .events = POLLIN, .revents = 0},
-				   {.fd = sigchld.fd(), .events = POLLIN, .revents = 0}}};
-	while (!child.wait_traced(0, read_child_maps)) {
-		if (::poll(fds.data(), fds.size(), 1000) < 0 && errno != EINTR)
+				   {.fd = child.event_fd(), .events = POLLIN, .revents = 0}}};
+	while (!child.update(read_child_maps)) {
+		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
 			throw_error("poll", errno);
-		sigchld.clear();
 		if (fds[0].revents & (POLLERR | POLLNVAL))
 			throw Error{"poll of the SPE session", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
 		if (fds[0].revents & POLLIN)

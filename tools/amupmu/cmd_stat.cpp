@@ -269,9 +269,7 @@ int run(Args args)
 				 .calibration = cal ? &*cal : nullptr};
 	Reader reader{session, p};
 
-	// the command: SIGINT/SIGQUIT go to it, not to us
-	std::signal(SIGINT, SIG_IGN);
-	std::signal(SIGQUIT, SIG_IGN);
+	// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp)
 	Child child{o.command};
 	if (amu) {
 		read_amu(*amu, amu_first);
@@ -289,7 +287,10 @@ int run(Args args)
 		return 127;
 	}
 	if (o.interval_ms > 0) {
-		while (!child.wait(o.interval_ms)) {
+		// asleep in poll() between the reports, which keep to t0 + n
+		// intervals however long a report takes
+		auto next = t0;
+		while (!child.wait(ms_until(next += std::chrono::milliseconds(o.interval_ms)))) {
 			StatReport r = reader.report(true);
 			r.interval_end = since();
 			r.seconds = o.interval_ms / 1000.0;

@@ -1,0 +1,183 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The tool's Child (child.hpp): which signals reach the command, SIGTERM
+// passed on, a command gone before its start, the waits. Backend: host
+// (real processes: sh, sleep, true; on the aarch64 build under
+// qemu-aarch64-static).
+#include "child.hpp"
+
+#include <amupmu/error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <string>
+
+#include <poll.h>
+#include <unistd.h>
+
+using amupmu::cli::Child;
+using amupmu::cli::ms_until;
+
+namespace {
+
+// the test process's disposition of sig, set for one scope
+class Disposition {
+public:
+	Disposition(int sig, sighandler_t handler) : sig_{sig} { old_ = ::signal(sig, handler); }
+	~Disposition() { ::signal(sig_, old_); }
+	Disposition(const Disposition&) = delete;
+	Disposition& operator=(const Disposition&) = delete;
+
+private:
+	int sig_;
+	sighandler_t old_;
+};
+
+sighandler_t disposition(int sig)
+{
+	struct sigaction act {};
+	::sigaction(sig, nullptr, &act);
+	return act.sa_handler;
+}
+
+// the command signals itself; exit 3 when it lived through it
+int self_signal_status(const char* sig)
+{
+	Child c{{"sh", "-c", std::string{"kill -"} + sig + " $$; exit 3"}};
+	c.start();
+	REQUIRE(c.wait(20000));
+	return c.status();
+}
+
+char proc_state(pid_t pid)
+{
+	std::ifstream stat{"/proc/" + std::to_string(pid) + "/stat"};
+	std::string line;
+	std::getline(stat, line);
+	const auto paren = line.rfind(')');
+	return paren == std::string::npos || paren + 2 >= line.size() ? '?' : line[paren + 2];
+}
+
+} // namespace
+
+TEST_CASE("Child: the command gets the SIGINT/SIGQUIT dispositions the tool was started with", "[child][host]")
+{
+	SECTION("default: Ctrl-C ends the command, although the tool ignores it while it waits")
+	{
+		const Disposition dfl_int{SIGINT, SIG_DFL}, dfl_quit{SIGQUIT, SIG_DFL};
+		CHECK(self_signal_status("INT") == 128 + SIGINT);
+		CHECK(self_signal_status("QUIT") == 128 + SIGQUIT);
+		CHECK(disposition(SIGINT) == SIG_DFL);	// restored after the command
+	}
+	SECTION("ignored (nohup, trap '' INT): the command keeps ignoring them")
+	{
+		const Disposition ign_int{SIGINT, SIG_IGN}, ign_quit{SIGQUIT, SIG_IGN};
+		CHECK(self_signal_status("INT") == 3);
+		CHECK(self_signal_status("QUIT") == 3);
+		CHECK(disposition(SIGINT) == SIG_IGN);
+	}
+}
+
+TEST_CASE("Child: SIGTERM and SIGHUP to the tool go to the command, which is not orphaned", "[child][host]")
+{
+	const Disposition dfl_term{SIGTERM, SIG_DFL}, dfl_hup{SIGHUP, SIG_DFL};
+	for (const int sig : {SIGTERM, SIGHUP}) {
+		INFO("signal " << sig);
+		{
+			Child c{{"sleep", "30"}};
+			c.start();
+			CHECK(disposition(sig) != SIG_DFL);	// passed on while the command runs
+			REQUIRE(::kill(::getpid(), sig) == 0);	// the tool goes on: the command ends
+			REQUIRE(c.wait(20000));
+			CHECK(c.status() == 128 + sig);
+		}
+		CHECK(disposition(sig) == SIG_DFL);
+	}
+	SECTION("a tool started with SIGTERM ignored passes that on instead")
+	{
+		const Disposition ign_term{SIGTERM, SIG_IGN};
+		Child c{{"sh", "-c", "kill -TERM $$; exit 3"}};
+		c.start();
+		REQUIRE(c.wait(20000));
+		CHECK(c.status() == 3);
+		CHECK(disposition(SIGTERM) == SIG_IGN);
+	}
+}
+
+TEST_CASE("Child: a command gone before its start is an error, not a SIGPIPE", "[child][host]")
+{
+	const Disposition dfl_pipe{SIGPIPE, SIG_DFL};	// as the tool runs: SIGPIPE would end it
+	Child c{{"true"}};
+	REQUIRE(::kill(c.pid(), SIGKILL) == 0);
+	// a zombie: its end of the start channel is closed
+	for (int i = 0; i < 2000 && proc_state(c.pid()) != 'Z'; i++)
+		::usleep(1000);
+	REQUIRE(proc_state(c.pid()) == 'Z');
+	try {
+		c.start();
+		FAIL("start() of a killed command succeeded");
+	} catch (const amupmu::Error& e) {
+		CHECK(e.errnum() == ECHILD);
+		CHECK_THAT(e.what(), Catch::Contains("ended before it was started"));
+	}
+	CHECK(c.exited());
+	CHECK(c.status() == 128 + SIGKILL);
+}
+
+TEST_CASE("Child: waits end at the exit or the timeout, and the event fd wakes a poll()", "[child][host]")
+{
+	SECTION("timeout first, then the exit")
+	{
+		Child c{{"sleep", "1"}};
+		c.start();
+		const auto t0 = std::chrono::steady_clock::now();
+		CHECK_FALSE(c.wait(100));
+		CHECK(std::chrono::steady_clock::now() - t0 >= std::chrono::milliseconds(100));
+		CHECK_FALSE(c.exited());
+		CHECK(c.wait(20000));
+		CHECK(c.status() == 0);
+	}
+	SECTION("the exit status, shell style")
+	{
+		Child c{{"sh", "-c", "exit 7"}};
+		c.start();
+		CHECK(c.wait());
+		CHECK(c.status() == 7);
+	}
+	SECTION("event_fd(): readable once the command has ended")
+	{
+		Child c{{"true"}};
+		c.start();
+		pollfd p{.fd = c.event_fd(), .events = POLLIN, .revents = 0};
+		bool done = false;
+		for (int i = 0; i < 100 && !done; i++) {
+			REQUIRE(::poll(&p, 1, 200) >= 0);
+			done = c.update();
+		}
+		CHECK(done);
+		CHECK(c.status() == 0);
+	}
+	SECTION("exec failure")
+	{
+		Child c{{"/nonexistent/amupmu-test-command"}};
+		try {
+			c.start();
+			FAIL("start() of a missing command succeeded");
+		} catch (const amupmu::Error& e) {
+			CHECK(e.errnum() == ENOENT);
+		}
+	}
+}
+
+TEST_CASE("ms_until: a deadline as a poll() timeout, rounded up", "[child][host]")
+{
+	const auto now = std::chrono::steady_clock::now();
+	CHECK(ms_until(now - std::chrono::seconds(1)) == 0);
+	const int ms = ms_until(now + std::chrono::microseconds(1500));
+	CHECK(ms >= 1);
+	CHECK(ms <= 2);
+}
