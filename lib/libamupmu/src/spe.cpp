@@ -195,16 +195,16 @@ constexpr std::array<OpType, 1024> make_op_types() noexcept
 constexpr std::array<OpType, 1024> op_types = make_op_types();
 
 namespace {
-constexpr std::array<std::optional<OpType>, 1025> make_op_type_options() noexcept
+constexpr std::array<std::optional<OpType>, 1280> make_op_type_options() noexcept
 {
-	std::array<std::optional<OpType>, 1025> t{};
+	std::array<std::optional<OpType>, 1280> t{};
 	for (unsigned i = 0; i < 1024; ++i)
 		t[i] = decode_op_type(i >> 8, static_cast<std::uint8_t>(i & 0xFF));
 	return t;
 }
 } // namespace
 
-constexpr std::array<std::optional<OpType>, 1025> op_type_options = make_op_type_options();
+constexpr std::array<std::optional<OpType>, 1280> op_type_options = make_op_type_options();
 
 } // namespace detail
 

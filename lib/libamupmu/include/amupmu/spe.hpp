@@ -394,9 +394,10 @@ namespace detail {
 /// decode_op_type() of every class (index [9:8]) and payload byte ([7:0]),
 /// computed at compile time.
 extern const std::array<OpType, 1024> op_types;
-/// The same as optionals, and a last entry without a value: what
-/// Record::op() returns, copied in one piece without a branch.
-extern const std::array<std::optional<OpType>, 1025> op_type_options;
+/// The same as optionals, then 256 entries without a value (index 4 << 8
+/// | any byte): what Record::op() returns, copied in one piece without a
+/// branch.
+extern const std::array<std::optional<OpType>, 1280> op_type_options;
 } // namespace detail
 
 /// decode_op_type() by table lookup.
@@ -570,10 +571,12 @@ struct Record {
 	/// The Operation Type packet (the lowest class if a record had several).
 	[[nodiscard]] std::optional<OpType> op() const noexcept
 	{
-		const auto classes = static_cast<unsigned>((mask[slot_op / 64] >> (slot_op % 64)) & 0xF);
-		const unsigned cls = static_cast<unsigned>(std::countr_zero(classes | 0x10u)) & 3;
-		const unsigned index = cls << 8 | static_cast<std::uint8_t>(slots[slot_op + cls]);
-		return detail::op_type_options[classes ? index : 1024];
+		// the lowest class present, 4 for none (bits above the classes'
+		// do not matter: bit 4 is set)
+		const auto cls = static_cast<unsigned>(
+			std::countr_zero(mask[slot_op / 64] >> (slot_op % 64) | 0x10u));
+		const auto payload = static_cast<std::uint8_t>(slots[slot_op + (cls & 3)]);
+		return detail::op_type_options[cls << 8 | payload];
 	}
 	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
 	{
@@ -771,7 +774,7 @@ private:
 			for (unsigned way = 0; way < layout_ways; ++way, ++lp) {
 				detail::u64x2 diff{};
 #pragma GCC unroll 4
-				for (unsigned k = 0; k < Layout::words; k += 2) {
+				for (std::size_t k = 0; k < Layout::words; k += 2) {
 					detail::u64x2 v, care, pattern;	// in memory order
 					__builtin_memcpy(&v, rec + 8 * k, sizeof v);
 					__builtin_memcpy(&care, &lp->care[k], sizeof care);
@@ -786,9 +789,8 @@ private:
 			if (found) [[likely]] {
 				const Layout& lay = *found;
 #pragma GCC unroll 12
-				for (unsigned i = 0; i < Layout::max_packets; ++i) {
+				for (unsigned i = 0; i < Layout::max_packets; ++i)
 					r.slots[lay.slot[i]] = detail::load_le64(rec + lay.offset[i] + 1) & lay.keep[i];
-				}
 				r.mask = lay.mask;
 				r.offset = pos + skip8 / 8;
 				r.size = lay.size;
