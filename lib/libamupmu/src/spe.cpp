@@ -195,16 +195,16 @@ constexpr std::array<OpType, 1024> make_op_types() noexcept
 constexpr std::array<OpType, 1024> op_types = make_op_types();
 
 namespace {
-constexpr std::array<std::optional<OpType>, 1025> make_op_type_options() noexcept
+constexpr std::array<std::optional<OpType>, 1280> make_op_type_options() noexcept
 {
-	std::array<std::optional<OpType>, 1025> t{};
+	std::array<std::optional<OpType>, 1280> t{};
 	for (unsigned i = 0; i < 1024; ++i)
 		t[i] = decode_op_type(i >> 8, static_cast<std::uint8_t>(i & 0xFF));
 	return t;
 }
 } // namespace
 
-constexpr std::array<std::optional<OpType>, 1025> op_type_options = make_op_type_options();
+constexpr std::array<std::optional<OpType>, 1280> op_type_options = make_op_type_options();
 
 } // namespace detail
 
@@ -296,22 +296,7 @@ constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 
 constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
 
-// The payload bytes of a one-byte header's packet, as a mask.
-constexpr std::array<std::uint64_t, 256> make_payload_masks() noexcept
-{
-	std::array<std::uint64_t, 256> t{};
-	for (unsigned h = 0; h < 256; ++h) {
-		const unsigned n = header_table[h].extended ? 0 : header_table[h].payload_size;
-		t[h] = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1;
-	}
-	return t;
-}
-
 } // namespace
-
-namespace detail {
-constexpr std::array<std::uint64_t, 256> payload_masks = make_payload_masks();
-} // namespace detail
 
 // Remembers the layout of a record just decoded, when it has one: short
 // headers only, no padding inside, ended by End or Timestamp, within the
@@ -339,9 +324,10 @@ void RecordReader::learn(const Record& r) noexcept
 			return;
 		pattern[off] = static_cast<unsigned char>(h);
 		care[off] = 0xFF;
+		const unsigned payload = len - 1;
+		lay.keep[n] = payload >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * payload)) - 1;
 		lay.offset[n] = static_cast<std::uint8_t>(off);
 		lay.slot[n] = static_cast<std::uint8_t>(slot);
-		lay.header[n] = static_cast<std::uint8_t>(h);
 		if (slot != slot_none)
 			lay.mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
 		off += len;
@@ -350,9 +336,9 @@ void RecordReader::learn(const Record& r) noexcept
 	if (off != r.size || n != r.packets)
 		return;
 	for (unsigned i = n; i < Layout::max_packets; ++i) {
+		lay.keep[i] = 0;
 		lay.offset[i] = 0;
-		lay.slot[i] = static_cast<std::uint8_t>(slot_none);
-		lay.header[i] = 0x00;	// Padding: no payload
+		lay.slot[i] = static_cast<std::uint8_t>(slot_none);	// the unused slot
 	}
 	// the bytes in memory order, as the reader loads the record's window
 	std::memcpy(lay.pattern.data(), pattern.data(), Layout::window);
@@ -360,7 +346,8 @@ void RecordReader::learn(const Record& r) noexcept
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	const unsigned set = detail::layout_set(data[0], data[1], data[length_table[data[0]]]);
+	// as next() finds it: the first two bytes, the second header
+	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8, data[length_table[data[0]]]);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }

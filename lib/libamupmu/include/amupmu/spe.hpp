@@ -394,9 +394,10 @@ namespace detail {
 /// decode_op_type() of every class (index [9:8]) and payload byte ([7:0]),
 /// computed at compile time.
 extern const std::array<OpType, 1024> op_types;
-/// The same as optionals, and a last entry without a value: what
-/// Record::op() returns, copied in one piece without a branch.
-extern const std::array<std::optional<OpType>, 1025> op_type_options;
+/// The same as optionals, then 256 entries without a value (index 4 << 8
+/// | any byte): what Record::op() returns, copied in one piece without a
+/// branch.
+extern const std::array<std::optional<OpType>, 1280> op_type_options;
 } // namespace detail
 
 /// decode_op_type() by table lookup.
@@ -570,10 +571,12 @@ struct Record {
 	/// The Operation Type packet (the lowest class if a record had several).
 	[[nodiscard]] std::optional<OpType> op() const noexcept
 	{
-		const auto classes = static_cast<unsigned>((mask[slot_op / 64] >> (slot_op % 64)) & 0xF);
-		const unsigned cls = static_cast<unsigned>(std::countr_zero(classes | 0x10u)) & 3;
-		const unsigned index = cls << 8 | static_cast<std::uint8_t>(slots[slot_op + cls]);
-		return detail::op_type_options[classes ? index : 1024];
+		// the lowest class present, 4 for none (bits above the classes'
+		// do not matter: bit 4 is set)
+		const auto cls = static_cast<unsigned>(
+			std::countr_zero(mask[slot_op / 64] >> (slot_op % 64) | 0x10u));
+		const auto payload = static_cast<std::uint8_t>(slots[slot_op + (cls & 3)]);
+		return detail::op_type_options[cls << 8 | payload];
 	}
 	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
 	{
@@ -615,8 +618,8 @@ struct Stats {
 };
 
 namespace detail {
-/// The payload bytes of a one-byte header's packet, as a mask of an 8-byte load.
-extern const std::array<std::uint64_t, 256> payload_masks;
+/// Two 64-bit lanes (GCC and Clang vector extension: SSE2, NEON).
+using u64x2 = std::uint64_t __attribute__((vector_size(16)));
 
 [[gnu::always_inline]] inline std::uint64_t load_le64(const unsigned char* p) noexcept
 {
@@ -628,11 +631,13 @@ extern const std::array<std::uint64_t, 256> payload_masks;
 }
 
 /// The set of a record's layout (of 1 << set_bits): a multiplicative hash
-/// of its first header, the byte after it and its second header.
-[[gnu::always_inline]] inline unsigned layout_set(unsigned h0, unsigned b1, unsigned h1) noexcept
+/// of its first two bytes (the first header and the byte after it, as
+/// the low 16 bits of first) and its second header (the low byte of h1).
+[[gnu::always_inline]] inline unsigned layout_set(std::uint64_t first, std::uint64_t h1) noexcept
 {
 	constexpr unsigned set_bits = 5;
-	return ((h0 | b1 << 8 | h1 << 16) * 0x9E3779B1u) >> (32 - set_bits);
+	const auto key = static_cast<std::uint32_t>(first & 0xFFFF) | static_cast<std::uint32_t>(h1 << 24);
+	return (key * 0x9E3779B1u) >> (32 - set_bits);
 }
 } // namespace detail
 
@@ -703,9 +708,11 @@ public:
 		std::array<std::uint64_t, words> pattern{1};	///< never matches while empty
 		std::array<std::uint64_t, words> care{};
 		std::array<std::uint64_t, 2> mask{};	///< Record::mask of the record
+		/// Per packet: the payload's bytes of an 8-byte load, its offset
+		/// and its slot.
+		std::array<std::uint64_t, max_packets> keep{};
 		std::array<std::uint8_t, max_packets> offset{};
 		std::array<std::uint8_t, max_packets> slot{};
-		std::array<std::uint8_t, max_packets> header{};	///< its payload's size
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;
@@ -738,33 +745,43 @@ private:
 	// Fast path: at most 7 padding bytes (from the first non-zero byte of
 	// one 8-byte load), then a record of a known layout: the ways of its
 	// set in turn, each one masked compare of the window, and the record
-	// read in Layout::max_packets steps.
+	// read in Layout::max_packets steps. The chain from one record to the
+	// next (this record's set, its layout's size) takes the set's bytes
+	// from two 8-byte loads at pos by shifts, not from a load that waits
+	// for the padding and the first header.
 	if (size - pos >= fast_avail) [[likely]] {
 		const std::uint64_t w = detail::load_le64(data + pos);
+		const std::uint64_t w2 = detail::load_le64(data + pos + 8);
 		if (w != 0) [[likely]] {
-			const unsigned skip = static_cast<unsigned>(std::countr_zero(w)) >> 3;
-			const unsigned char* rec = data + pos + skip;
-			// the first two bytes from w rather than loaded again (wrong
-			// only for skip 7, where the set then misses)
-			const std::uint64_t first = w >> (8 * skip);
-			const unsigned h0 = static_cast<unsigned>(first & 0xFF);
+			// bits of padding: 8 × its bytes
+			const unsigned skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
+			const unsigned char* rec = data + pos + skip8 / 8;
+			// the record's first bytes (wrong from the second one for
+			// 7 bytes of padding, where the set then misses)
+			const std::uint64_t first = w >> skip8;
 			// the first packet of a layout has a short header with a
-			// payload: its length from sz [5:4] (slots_agree())
-			const unsigned l0 = 1u + (1u << ((h0 >> 4) & 3));
-			const unsigned set = detail::layout_set(h0, static_cast<unsigned>((first >> 8) & 0xFF), rec[l0]);
-			std::array<std::uint64_t, Layout::words> win{};	// the memcpy overwrites it whole
-			__builtin_memcpy(win.data(), rec, Layout::window);
+			// payload: its length 1 + (1 << sz [5:4]) (slots_agree()),
+			// so the second header is at bit at of w2:w (a miss past
+			// w2, at 128)
+			const unsigned at = skip8 + 8 + (8u << ((first >> 4) & 3));
+			const std::uint64_t h1 = ((at & 64) != 0 ? w2 : w) >> (at & 63);
+			const unsigned set = detail::layout_set(first, h1);
 			// the ways in turn: a branch the predictor learns, so that the
 			// next record's position does not wait for the compares
 			const Layout* lp = &layout_[set * layout_ways];
 			const Layout* found = nullptr;
 #pragma GCC unroll 4
 			for (unsigned way = 0; way < layout_ways; ++way, ++lp) {
-				std::uint64_t diff = 0;
-#pragma GCC unroll 8
-				for (unsigned k = 0; k < Layout::words; ++k)
-					diff |= (win[k] & lp->care[k]) ^ lp->pattern[k];
-				if (diff == 0) {
+				detail::u64x2 diff{};
+#pragma GCC unroll 4
+				for (std::size_t k = 0; k < Layout::words; k += 2) {
+					detail::u64x2 v, care, pattern;	// in memory order
+					__builtin_memcpy(&v, rec + 8 * k, sizeof v);
+					__builtin_memcpy(&care, &lp->care[k], sizeof care);
+					__builtin_memcpy(&pattern, &lp->pattern[k], sizeof pattern);
+					diff |= (v & care) ^ pattern;
+				}
+				if ((diff[0] | diff[1]) == 0) {
 					found = lp;
 					break;
 				}
@@ -773,15 +790,15 @@ private:
 				const Layout& lay = *found;
 #pragma GCC unroll 12
 				for (unsigned i = 0; i < Layout::max_packets; ++i)
-					r.slots[lay.slot[i]] = detail::load_le64(rec + lay.offset[i] + 1) & detail::payload_masks[lay.header[i]];
+					r.slots[lay.slot[i]] = detail::load_le64(rec + lay.offset[i] + 1) & lay.keep[i];
 				r.mask = lay.mask;
-				r.offset = pos + skip;
+				r.offset = pos + skip8 / 8;
 				r.size = lay.size;
 				r.end = lay.end;
 				r.packets = lay.packets;
 				r.unknown_count = 0;
-				pos_ = pos + skip + lay.size;
-				stats_.padding_bytes += skip;
+				pos_ = pos + skip8 / 8 + lay.size;
+				stats_.padding_bytes += skip8 / 8;
 				stats_.packets += lay.packets;
 				++stats_.records;
 				return true;
