@@ -51,11 +51,11 @@ std::string escape(std::string_view s)
 	return detail::escape_word(s);
 }
 
-std::string unescape(std::string_view s)
+std::string unescape(unsigned line, std::string_view s)
 {
 	auto out = detail::unescape_word(s);
 	if (!out)
-		throw InvalidArgument{"recording: bad %-escape in '" + std::string{s} + "'", EINVAL};
+		bad(line, "bad %-escape in '" + std::string{s} + "'");
 	return std::move(*out);
 }
 
@@ -164,15 +164,15 @@ Recording read_recording(std::istream& in)
 		};
 		if (tag == "command") {
 			for (std::size_t i = 1; i < w.size(); ++i)
-				r.command.push_back(unescape(w[i]));
+				r.command.push_back(unescape(n, w[i]));
 		} else if (tag == "event") {
 			need(3);
-			r.event = unescape(w[1]);
+			r.event = unescape(n, w[1]);
 			num("event code", w[2], r.number, true);
 			num("period", w[3], r.period);
 		} else if (tag == "modifiers") {
 			need(1);
-			r.modifiers = unescape(w[1]);
+			r.modifiers = unescape(n, w[1]);
 			try {
 				if (!r.modifiers.empty())
 					r.modifiers = canonical_modifiers(r.modifiers);
@@ -193,7 +193,7 @@ Recording read_recording(std::istream& in)
 			num("skid", w[1], r.skid);
 		} else if (tag == "cpus") {
 			need(1);
-			r.cpus = unescape(w[1]);
+			r.cpus = unescape(n, w[1]);
 		} else if (tag == "timer_freq") {
 			need(1);
 			num("timer_freq", w[1], r.timer_freq);
@@ -207,7 +207,7 @@ Recording read_recording(std::istream& in)
 			num("start", w[2], m.start, true);
 			num("end", w[3], m.end, true);
 			num("offset", w[4], m.offset, true);
-			m.path = unescape(w[5]);
+			m.path = unescape(n, w[5]);
 			r.maps.push_back(std::move(m));
 		} else if (tag == "s") {
 			need(6);

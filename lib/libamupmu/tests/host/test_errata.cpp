@@ -280,7 +280,9 @@ TEST_CASE("save_calibration: a temporary file of its own, renamed; failures name
 		CHECK(names == std::vector<std::string>{"calibration", "calibration.tmp"});
 		// replaced whole
 		save_calibration({.midr = 1, .values = {}}, path);
-		CHECK(load_calibration(path)->midr == 1);
+		const auto again = load_calibration(path);
+		REQUIRE(again);
+		CHECK(again->midr == 1);
 		CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::others_read) !=
 		      std::filesystem::perms::none);
 	}

@@ -153,6 +153,7 @@ TEST_CASE("recording parser: the library's error naming the line, for every bad 
 	fails("lost 1.5\n", "line 3: malformed 'lost' line: lost '1.5'");
 	fails("clock CNTVCT_EL0 24 268435456 1,000 2\n", "line 3: malformed 'clock' line: time_zero '1,000'");
 	fails("skid\n", "line 3: malformed 'skid' line");
+	fails("cpus 0%zz\n", "recording line 3: bad %-escape in '0%zz'");
 	// the line number counts every line
 	fails("\ncpus 0\ntimer_freq x\n", "recording line 5: malformed 'timer_freq' line");
 }
