@@ -75,6 +75,29 @@ std::string seconds_text(std::uint64_t ns)
 	return detail::decimal(ns / 1000000000) + "." + frac;
 }
 
+// A number of a recording's line into out: decimal, or 0x<hex> when
+// is_hex; InvalidArgument naming the line when it is not one or does not
+// fit in T.
+template <typename T>
+void read_number(unsigned line, const std::string& tag, std::string_view field, std::string_view s, T& out,
+		 bool is_hex)
+{
+	if (is_hex && !s.starts_with("0x"))
+		bad(line, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
+				  "' is not 0x<hex>");
+	const std::string_view digits = is_hex ? s.substr(2) : s;
+	std::uint64_t v = 0;
+	const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, is_hex ? 16 : 10);
+	const bool too_wide = ec == std::errc::result_out_of_range;
+	if (!too_wide && (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty()))
+		bad(line, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
+				  "' is not a number");
+	if (too_wide || v > std::numeric_limits<T>::max())
+		bad(line, std::string{field} + " " + std::string{s} + " does not fit in " +
+				  std::to_string(std::numeric_limits<T>::digits) + " bits");
+	out = static_cast<T>(v);
+}
+
 // A mode as the file spells it: its word, or its number when it has none.
 std::string mode_text(SampleMode m)
 {
@@ -143,24 +166,8 @@ Recording read_recording(std::istream& in)
 			if (w.size() != count + 1)
 				bad(n, "malformed '" + tag + "' line (" + std::to_string(count) + " fields expected)");
 		};
-		// a number in the file's spelling: decimal, or 0x<hex> when hex
-		const auto num = [&]<typename T>(std::string_view field, std::string_view s, T& out, bool is_hex = false) {
-			if (is_hex && !s.starts_with("0x"))
-				bad(n, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
-					       "' is not 0x<hex>");
-			const std::string_view digits = is_hex ? s.substr(2) : s;
-			std::uint64_t v = 0;
-			const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v,
-							       is_hex ? 16 : 10);
-			if (ec == std::errc::result_out_of_range)
-				v = UINT64_MAX;	// too wide for T as well
-			else if (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty())
-				bad(n, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
-					       "' is not a number");
-			if (ec == std::errc::result_out_of_range || v > std::numeric_limits<T>::max())
-				bad(n, std::string{field} + " " + std::string{s} + " does not fit in " +
-					       std::to_string(std::numeric_limits<T>::digits) + " bits");
-			out = static_cast<T>(v);
+		const auto num = [&](std::string_view field, std::string_view s, auto& out, bool is_hex = false) {
+			read_number(n, tag, field, s, out, is_hex);
 		};
 		if (tag == "command") {
 			for (std::size_t i = 1; i < w.size(); ++i)
