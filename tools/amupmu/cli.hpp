@@ -64,6 +64,28 @@ T number_arg(std::string_view opt, std::string_view v)
 	return out;
 }
 
+/// printf's "%.*f" and "%.*g", whatever the locale says (std::to_chars):
+/// the decimal point is '.'.
+inline std::string fixed_text(double v, int decimals)
+{
+	char buf[352];	// DBL_MAX's 309 digits and the decimals
+	const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed, decimals);
+	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
+}
+inline std::string general_text(double v, int precision)
+{
+	char buf[64];
+	const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, precision);
+	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
+}
+/// s right-aligned in width columns, as printf's "%*s".
+inline std::string pad_left(std::string s, std::size_t width)
+{
+	if (s.size() < width)
+		s.insert(0, width - s.size(), ' ');
+	return s;
+}
+
 extern const Command info_command;
 extern const Command amu_command;
 extern const Command stat_command;

@@ -5,6 +5,7 @@
 #include "amu_common.hpp"
 #include "child.hpp"
 #include "cli.hpp"
+#include "file.hpp"
 
 #include <amupmu/amu.hpp>
 #include <amupmu/device.hpp>
@@ -12,7 +13,6 @@
 
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 #include <optional>
 
@@ -179,13 +179,10 @@ int run(Args args)
 		throw UsageError{"no online CPU to read"};
 	Amu amu = open_amu(std::move(dev), cpus);
 
-	std::ofstream file;
-	if (o.output) {
-		file.open(*o.output, std::ios::trunc);
-		if (!file)
-			throw Error{"open " + *o.output, errno};
-	}
-	std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cerr;
+	std::optional<OutputFile> file;
+	if (o.output)
+		file.emplace(*o.output);
+	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
 
 	std::optional<Child> child;
 	std::optional<InterruptWait> ctrl_c;
@@ -233,8 +230,10 @@ int run(Args args)
 	if (child)
 		r.exit_status = child->status();
 	out << render(o, r) << std::flush;
-	if (!out)
-		throw Error{"write " + o.output.value_or("stderr"), EIO};
+	if (file)
+		file->close();	// a failed write(2) with its errno
+	else if (!out)
+		throw Error{"write to stderr", EIO};	// the stream keeps no errno
 	return child ? child->status() : exit_ok;
 }
 

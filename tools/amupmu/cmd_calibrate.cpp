@@ -13,7 +13,6 @@
 
 #include <cerrno>
 #include <charconv>
-#include <cstdio>
 #include <iostream>
 
 #include <sched.h>
@@ -69,8 +68,8 @@ CalibratedValue calibrate_undef(const std::string& device, unsigned cpu)
 		std::uint64_t caught = 0;
 		const double counted =
 			measure(device, cpu, ev, [&] { caught = workloads::undefined_instructions(n); })[0] - base;
-		std::printf("  undef %6llu injected, %6llu SIGILL, EXC_UNDEF %.0f\n", static_cast<unsigned long long>(n),
-			    static_cast<unsigned long long>(caught), counted);
+		std::cout << "  undef " << pad_left(std::to_string(n), 6) << " injected, " << pad_left(std::to_string(caught), 6)
+			  << " SIGILL, EXC_UNDEF " << fixed_text(counted, 0) << "\n";
 		runs.push_back({static_cast<double>(caught), counted});
 	}
 	return fit_undercount(runs);
@@ -82,14 +81,16 @@ CalibratedValue calibrate_mcq(const std::string& device, unsigned cpu)
 				 {.number = ev::cpu_cycles, .flags = 0}};
 	const auto b = measure(device, cpu, ev, [] { workloads::insn_loop(20000000); });
 	const double rate = b[1] > 0 ? b[0] / b[1] : 0;
-	std::printf("  baseline: MCQ %.0f in %.0f cycles\n", b[0], b[1]);
+	std::cout << "  baseline: MCQ " << fixed_text(b[0], 0) << " in " << fixed_text(b[1], 0) << " cycles\n";
 	std::vector<McqRun> runs;
 	for (const std::size_t mib : {16u, 32u, 64u}) {
 		const auto t = measure(device, cpu, ev, [&] { (void)workloads::stream_triad(mib * 1024 * 1024 / 24, 3); });
-		std::printf("  triad %3zu MiB: MCQ %.0f in %.0f cycles\n", mib, t[0], t[1]);
+		std::cout << "  triad " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed_text(t[0], 0) << " in "
+			  << fixed_text(t[1], 0) << " cycles\n";
 		runs.push_back({t[0], rate * t[1]});
 		const auto m = measure(device, cpu, ev, [&] { workloads::memset_pressure(mib * 1024 * 1024, 3); });
-		std::printf("  memset %3zu MiB: MCQ %.0f in %.0f cycles\n", mib, m[0], m[1]);
+		std::cout << "  memset " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed_text(m[0], 0) << " in "
+			  << fixed_text(m[1], 0) << " cycles\n";
 		runs.push_back({m[0], rate * m[1]});
 	}
 	return fit_overcount(runs);
@@ -157,10 +158,12 @@ int run(Args args)
 		std::cout << e->id << " (" << e->summary << "):\n";
 		CalibratedValue v = e->model == ErratumModel::undercount_ec0 ? calibrate_undef(device, *cpu)
 									   : calibrate_mcq(device, *cpu);
-		std::printf("  %s = %.4g (default %.4g), %u runs, residual %.3g\n", std::string{e->parameter}.c_str(),
-			    v.value, e->default_value, v.runs, v.residual);
+		std::cout << "  " << e->parameter << " = " << general_text(v.value, 4) << " (default "
+			  << general_text(e->default_value, 4) << "), " << std::to_string(v.runs) << " runs, residual "
+			  << general_text(v.residual, 3) << "\n";
 		if (v.value < e->min_value || v.value > e->max_value) {
-			std::printf("  outside [%g, %g]: not stored\n", e->min_value, e->max_value);
+			std::cout << "  outside [" << general_text(e->min_value, 6) << ", " << general_text(e->max_value, 6)
+				  << "]: not stored\n";
 			continue;
 		}
 		cal.values.push_back(std::move(v));

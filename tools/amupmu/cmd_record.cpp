@@ -4,6 +4,7 @@
 // amupmu report: the hottest PCs and symbols of a recording.
 #include "child.hpp"
 #include "cli.hpp"
+#include "file.hpp"
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/device.hpp>
@@ -17,7 +18,7 @@
 #include <cerrno>
 #include <charconv>
 #include <csignal>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 
 #include <poll.h>
@@ -169,12 +170,9 @@ int record(Args args)
 	for (const CpuReading& c : session.read_all().cpus())
 		rec.skid += c.skid;
 
-	std::ofstream out{output, std::ios::trunc};
-	if (!out)
-		throw Error{"open " + output, errno};
-	write_recording(out, rec);
-	if (!out.flush())
-		throw Error{"write " + output, EIO};
+	std::ostringstream text;
+	write_recording(text, rec);
+	write_file(output, text.str());
 	std::uint64_t by_mode[3] = {};
 	for (const RecordedSample& s : rec.samples)
 		if (static_cast<unsigned>(s.mode) < 3)
@@ -198,9 +196,7 @@ int report(Args args)
 		else
 			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
 	}
-	std::ifstream in{input};
-	if (!in)
-		throw Error{"open " + input, errno};
+	std::istringstream in{read_file(input)};
 	std::cout << format_report(read_recording(in), opts);
 	return exit_ok;
 }

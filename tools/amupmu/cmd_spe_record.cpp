@@ -4,6 +4,7 @@
 // buffer drained into a recording (libamupmu SpeSession, SpeBuffer,
 // spe_recording.hpp); amupmu spe dump: every packet of a recording.
 #include "child.hpp"
+#include "file.hpp"
 #include "spe_cmds.hpp"
 
 #include <amupmu/cpu.hpp>
@@ -20,7 +21,7 @@
 #include <array>
 #include <cerrno>
 #include <csignal>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -322,12 +323,9 @@ int record(Args args)
 					 .collisions = s.collisions, .faults = s.faults, .last_pmbsr = s.last_pmbsr,
 					 .events = s.events, .midr = midr});
 	}
-	std::ofstream out{o.output, std::ios::binary | std::ios::trunc};
-	if (!out)
-		throw Error{"open " + o.output, errno};
-	write_spe_recording(out, rec);
-	if (!out.flush())
-		throw Error{"write " + o.output, EIO};
+	std::ostringstream text;
+	write_spe_recording(text, rec);
+	write_file(o.output, text.str());
 	print_summary(rec, drained, o.output);
 	return child.status();
 }
@@ -393,9 +391,7 @@ int dump(Args args)
 		input = std::string{file};
 		named = true;
 	}
-	std::ifstream in{input, std::ios::binary};
-	if (!in)
-		throw Error{"open " + input, errno};
+	std::istringstream in{read_file(input)};
 	const SpeRecording rec = read_spe_recording(in);
 
 	std::string out = "# " + input + ": SPE backend: " + backend_label(rec.backend) + ", CPUs " + rec.cpus + ", timer " +

@@ -2,6 +2,7 @@
 //
 // amupmu spe report: the report of an SPE recording (libamupmu
 // build_spe_report()) as text, JSON, and the latency histograms as SVG.
+#include "file.hpp"
 #include "spe_cmds.hpp"
 
 #include <amupmu/error.hpp>
@@ -9,7 +10,7 @@
 #include <amupmu/spe_report.hpp>
 
 #include <cerrno>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 
 namespace amupmu::cli {
@@ -60,17 +61,6 @@ SpeSort sort_arg(std::string_view v)
 	throw UsageError{"--sort needs count or latency, not '" + std::string{v} + "'"};
 }
 
-void write_file(const std::string& path, const std::string& text)
-{
-	std::ofstream out{path, std::ios::binary | std::ios::trunc};
-	if (!out)
-		throw Error{"open " + path, errno};
-	out << text;
-	out.flush();
-	if (!out)
-		throw Error{"write " + path, errno ? errno : EIO};
-}
-
 int run(Args args)
 {
 	std::string input;
@@ -110,9 +100,7 @@ int run(Args args)
 	if (input.empty())
 		input = "amupmu-spe.data";
 
-	std::ifstream in{input, std::ios::binary};
-	if (!in)
-		throw Error{"open " + input, errno};
+	std::istringstream in{read_file(input)};
 	SpeRecording rec;
 	try {
 		rec = read_spe_recording(in);

@@ -4,6 +4,7 @@
 #include "amu_common.hpp"
 #include "child.hpp"
 #include "cli.hpp"
+#include "file.hpp"
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -17,7 +18,6 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
-#include <fstream>
 #include <iostream>
 
 namespace amupmu::cli {
@@ -257,13 +257,10 @@ int run(Args args)
 	GroupConfig cfg{.events = group_events(p.events), .cpus = p.cpus};
 	const Session session = Session::create(std::move(dev), cfg);
 
-	std::ofstream file;
-	if (o.output) {
-		file.open(*o.output, std::ios::trunc);
-		if (!file)
-			throw Error{"open " + *o.output, errno};
-	}
-	std::ostream& out = o.output ? static_cast<std::ostream&>(file) : std::cerr;
+	std::optional<OutputFile> file;
+	if (o.output)
+		file.emplace(*o.output);
+	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
 
 	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
 				 .calibration = cal ? &*cal : nullptr};
@@ -325,8 +322,10 @@ int run(Args args)
 		r.amu->exit_status = r.exit_status;
 	}
 	out << render(o, r) << std::flush;
-	if (!out)
-		throw Error{"write " + o.output.value_or("stderr"), EIO};
+	if (file)
+		file->close();	// a failed write(2) with its errno
+	else if (!out)
+		throw Error{"write to stderr", EIO};	// the stream keeps no errno
 	return child.status();
 }
 

@@ -8,9 +8,10 @@
 
 #include <linux/amupmu.h>
 
+#include "numtext.hpp"
+
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <map>
 #include <utility>
@@ -404,12 +405,7 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 
 namespace {
 
-std::string fixed(double v, int decimals)
-{
-	char buf[64];
-	std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-	return buf;
-}
+using detail::fixed;
 
 std::string pad_left(std::string s, std::size_t width)
 {

@@ -5,6 +5,8 @@
 #include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
 
+#include "numtext.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
@@ -12,8 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 namespace amupmu {
 
@@ -129,6 +133,24 @@ std::string_view trim(std::string_view s)
 		s.remove_suffix(1);
 	return s;
 }
+
+// Closes a file descriptor once.
+class FdCloser {
+public:
+	explicit FdCloser(int fd) noexcept : fd_{fd} {}
+	FdCloser(const FdCloser&) = delete;
+	FdCloser& operator=(const FdCloser&) = delete;
+	~FdCloser() { close(); }
+	int close() noexcept
+	{
+		const int r = fd_ >= 0 ? ::close(fd_) : 0;
+		fd_ = -1;
+		return r;
+	}
+
+private:
+	int fd_;
+};
 
 template <typename T>
 bool parse_number(std::string_view s, T& out, int base = 10)
@@ -252,20 +274,17 @@ std::string default_calibration_path()
 
 std::string format_calibration(const Calibration& c)
 {
-	std::ostringstream out;
-	out << "# amupmu calibration (amupmu calibrate); one board, one MIDR\n";
-	out << "# " << describe_midr(c.midr) << "\n";
-	out << "midr = " << hex(c.midr, 8) << "\n";
+	std::string out = "# amupmu calibration (amupmu calibrate); one board, one MIDR\n";
+	out += "# " + describe_midr(c.midr) + "\n";
+	out += "midr = " + hex(c.midr, 8) + "\n";
 	for (const CalibratedValue& v : c.values) {
 		const Erratum* e = find_erratum(v.erratum);
-		char buf[64];
-		std::snprintf(buf, sizeof(buf), "%.6g", v.value);
-		out << v.erratum << "." << (e ? e->parameter : "value") << " = " << buf << "\n";
-		std::snprintf(buf, sizeof(buf), "%.4g", v.residual);
-		out << v.erratum << ".runs = " << v.runs << "\n";
-		out << v.erratum << ".residual = " << buf << "\n";
+		out += v.erratum + "." + std::string{e ? e->parameter : "value"} + " = " + detail::general(v.value, 6) +
+		       "\n";
+		out += v.erratum + ".runs = " + detail::decimal(v.runs) + "\n";
+		out += v.erratum + ".residual = " + detail::general(v.residual, 4) + "\n";
 	}
-	return out.str();
+	return out;
 }
 
 Calibration parse_calibration(std::string_view text)
@@ -310,8 +329,8 @@ Calibration parse_calibration(std::string_view text)
 			double v = 0;
 			if (!parse_number(value, v) || !std::isfinite(v) || v < e->min_value || v > e->max_value)
 				bad_line(line_no, std::string{e->parameter} + " '" + std::string{value} +
-							  "' outside [" + std::to_string(e->min_value) + ", " +
-							  std::to_string(e->max_value) + "]");
+							  "' outside [" + detail::general(e->min_value, 6) + ", " +
+							  detail::general(e->max_value, 6) + "]");
 			it->value = v;
 		} else if (field == "runs") {
 			if (!parse_number(value, it->runs))
@@ -333,16 +352,28 @@ Calibration parse_calibration(std::string_view text)
 
 std::optional<Calibration> load_calibration(const std::string& path)
 {
-	std::ifstream in{path};
-	if (!in) {
-		if (errno == ENOENT)
+	const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		const int err = errno;
+		if (err == ENOENT)
 			return std::nullopt;
-		throw_error("open " + path, errno);
+		throw_error("open " + path, err);
 	}
-	std::stringstream ss;
-	ss << in.rdbuf();
+	const FdCloser closer{fd};
+	std::string text;
+	char buf[4096];
+	for (;;) {
+		const ssize_t n = ::read(fd, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			throw_error("read " + path, errno);
+		if (n == 0)
+			break;
+		text.append(buf, static_cast<std::size_t>(n));
+	}
 	try {
-		return parse_calibration(ss.str());
+		return parse_calibration(text);
 	} catch (const InvalidArgument& e) {
 		throw InvalidArgument{path + ": " + e.what(), EINVAL};
 	}
@@ -351,21 +382,52 @@ std::optional<Calibration> load_calibration(const std::string& path)
 void save_calibration(const Calibration& c, const std::string& path)
 {
 	const std::filesystem::path p{path};
+	const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path{"."};
 	std::error_code ec;
-	if (p.has_parent_path())
-		std::filesystem::create_directories(p.parent_path(), ec);
-	const std::string tmp = path + ".tmp";
-	{
-		std::ofstream out{tmp, std::ios::trunc};
-		if (!out)
-			throw_error("create " + tmp, errno ? errno : EIO);
-		out << format_calibration(c);
-		if (!out.flush())
-			throw_error("write " + tmp, errno ? errno : EIO);
-	}
-	std::filesystem::rename(tmp, p, ec);
+	std::filesystem::create_directories(dir, ec);
 	if (ec)
-		throw_error("rename " + tmp, ec.value());
+		throw_error("create directories " + dir.string(), ec.value());
+
+	// a name of its own beside the file: another calibrate at the same
+	// time, or a stale file from one that died, is not overwritten
+	std::string tmp = path + ".XXXXXX";
+	const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
+	if (fd < 0)
+		throw_error("create " + tmp, errno);
+	FdCloser closer{fd};
+	const auto fail = [&](const std::string& op, int err) {
+		closer.close();
+		::unlink(tmp.c_str());
+		throw_error(op + " " + tmp, err);
+	};
+	if (::fchmod(fd, 0644) != 0)
+		fail("chmod", errno);
+	const std::string text = format_calibration(c);
+	for (std::size_t done = 0; done < text.size();) {
+		const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fail("write", errno);
+		done += static_cast<std::size_t>(n);
+	}
+	// the data on disk before the name points at it
+	if (::fsync(fd) != 0)
+		fail("fsync", errno);
+	if (closer.close() != 0)
+		fail("close", errno);
+	if (::rename(tmp.c_str(), path.c_str()) != 0) {
+		const int err = errno;
+		::unlink(tmp.c_str());
+		throw_error("rename " + tmp + " to " + path, err);
+	}
+	// and the new name itself
+	const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0)
+		throw_error("open " + dir.string(), errno);
+	const FdCloser dir_closer{dfd};
+	if (::fsync(dfd) != 0)
+		throw_error("fsync " + dir.string(), errno);
 }
 
 Parameter parameter_for(const Erratum& e, std::uint64_t midr, const Calibration* c)

@@ -4,14 +4,15 @@
 #include <amupmu/format.hpp>
 #include <amupmu/record.hpp>
 
+#include "numtext.hpp"
 #include "textfile.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
-#include <cstdio>
 #include <istream>
+#include <limits>
 #include <map>
 #include <ostream>
 #include <sstream>
@@ -29,33 +30,72 @@ constexpr std::string_view magic_v1 = "amupmu-record 1";
 	throw InvalidArgument{"recording line " + std::to_string(line) + ": " + why, EINVAL};
 }
 
+// The words of a line, split at spaces and tabs (the file escapes them).
+std::vector<std::string_view> words(std::string_view line)
+{
+	std::vector<std::string_view> out;
+	while (!line.empty()) {
+		const std::size_t start = line.find_first_not_of(" \t\r");
+		if (start == std::string_view::npos)
+			break;
+		line.remove_prefix(start);
+		const std::size_t end = std::min(line.find_first_of(" \t\r"), line.size());
+		out.push_back(line.substr(0, end));
+		line.remove_prefix(end);
+	}
+	return out;
+}
+
 std::string escape(std::string_view s)
 {
 	return detail::escape_word(s);
 }
 
-std::string unescape(std::string_view s)
+std::string unescape(unsigned line, std::string_view s)
 {
 	auto out = detail::unescape_word(s);
 	if (!out)
-		throw InvalidArgument{"recording: bad %-escape in '" + std::string{s} + "'", EINVAL};
+		bad(line, "bad %-escape in '" + std::string{s} + "'");
 	return std::move(*out);
 }
 
 std::string percent(std::uint64_t n, std::uint64_t total)
 {
-	char buf[16];
-	std::snprintf(buf, sizeof(buf), "%6.2f%%", total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0);
-	return buf;
+	std::string s = detail::fixed(total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0, 2);
+	if (s.size() < 6)
+		s.insert(0, 6 - s.size(), ' ');
+	return s + "%";
 }
 
 // "12.345678901"
 std::string seconds_text(std::uint64_t ns)
 {
-	char buf[32];
-	std::snprintf(buf, sizeof(buf), "%llu.%09llu", static_cast<unsigned long long>(ns / 1000000000),
-		      static_cast<unsigned long long>(ns % 1000000000));
-	return buf;
+	std::string frac = detail::decimal(ns % 1000000000);
+	frac.insert(0, 9 - frac.size(), '0');
+	return detail::decimal(ns / 1000000000) + "." + frac;
+}
+
+// A number of a recording's line into out: decimal, or 0x<hex> when
+// is_hex; InvalidArgument naming the line when it is not one or does not
+// fit in T.
+template <typename T>
+void read_number(unsigned line, const std::string& tag, std::string_view field, std::string_view s, T& out,
+		 bool is_hex)
+{
+	if (is_hex && !s.starts_with("0x"))
+		bad(line, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
+				  "' is not 0x<hex>");
+	const std::string_view digits = is_hex ? s.substr(2) : s;
+	std::uint64_t v = 0;
+	const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v, is_hex ? 16 : 10);
+	const bool too_wide = ec == std::errc::result_out_of_range;
+	if (!too_wide && (ec != std::errc{} || end != digits.data() + digits.size() || digits.empty()))
+		bad(line, "malformed '" + tag + "' line: " + std::string{field} + " '" + std::string{s} +
+				  "' is not a number");
+	if (too_wide || v > std::numeric_limits<T>::max())
+		bad(line, std::string{field} + " " + std::string{s} + " does not fit in " +
+				  std::to_string(std::numeric_limits<T>::digits) + " bits");
+	out = static_cast<T>(v);
 }
 
 // A mode as the file spells it: its word, or its number when it has none.
@@ -82,61 +122,64 @@ RecordedSample to_recorded(const Sample& s) noexcept
 
 void write_recording(std::ostream& out, const Recording& r)
 {
-	out << magic << "\n";
-	out << "command";
+	// built as a string: out's locale would group the digits
+	using detail::decimal;
+	std::string t{magic};
+	t += "\ncommand";
 	for (const std::string& a : r.command)
-		out << " " << escape(a);
-	out << "\n";
-	out << "event " << escape(r.event) << " " << hex(r.number, 4) << " " << r.period << "\n";
-	out << "modifiers " << escape(r.modifiers) << "\n";
-	out << "cpus " << escape(r.cpus) << "\n";
-	out << "timer_freq " << r.timer_freq << "\n";
+		t += " " + escape(a);
+	t += "\nevent " + escape(r.event) + " " + hex(r.number, 4) + " " + decimal(r.period) + "\n";
+	t += "modifiers " + escape(r.modifiers) + "\n";
+	t += "cpus " + escape(r.cpus) + "\n";
+	t += "timer_freq " + decimal(r.timer_freq) + "\n";
 	if (r.time.valid())
-		out << "clock " << to_string(r.time.clock) << " " << r.time.time_shift << " " << r.time.time_mult << " "
-		    << r.time.time_zero << " " << r.time.time_zero_ns << "\n";
-	out << "lost " << r.lost << "\n";
-	out << "skid " << r.skid << "\n";
+		t += "clock " + std::string{to_string(r.time.clock)} + " " + decimal(r.time.time_shift) + " " +
+		     decimal(r.time.time_mult) + " " + decimal(r.time.time_zero) + " " + decimal(r.time.time_zero_ns) +
+		     "\n";
+	t += "lost " + decimal(r.lost) + "\n";
+	t += "skid " + decimal(r.skid) + "\n";
+	out << t;
 	for (const Mapping& m : r.maps)
-		out << "map " << m.pid << " " << hex(m.start, 1) << " " << hex(m.end, 1) << " " << hex(m.offset, 1)
-		    << " " << escape(m.path) << "\n";
+		out << "map " + decimal(m.pid) + " " + hex(m.start, 1) + " " + hex(m.end, 1) + " " + hex(m.offset, 1) +
+			       " " + escape(m.path) + "\n";
 	for (const RecordedSample& s : r.samples)
-		out << "s " << s.cpu << " " << s.pid << " " << s.tid << " " << mode_text(s.mode) << " " << s.time << " "
-		    << hex(s.pc, 1) << "\n";
+		out << "s " + decimal(s.cpu) + " " + decimal(s.pid) + " " + decimal(s.tid) + " " + mode_text(s.mode) +
+			       " " + decimal(s.time) + " " + hex(s.pc, 1) + "\n";
 }
 
 Recording read_recording(std::istream& in)
 {
 	Recording r;
 	std::string line;
-	unsigned n = 0;
 	if (!std::getline(in, line) || (line != magic && line != magic_v1))
 		bad(1, "not an amupmu recording (expected '" + std::string{magic} + "')");
 	const bool v1 = line == magic_v1;
-	n = 1;
+	unsigned n = 1;
 	while (std::getline(in, line)) {
 		++n;
-		std::istringstream ls{line};
-		std::string tag;
-		ls >> tag;
-		const auto need = [&](bool ok) {
-			if (!ok || ls.fail())
-				bad(n, "malformed '" + tag + "' line");
+		const std::vector<std::string_view> w = words(line);
+		if (w.empty())
+			continue;
+		const std::string tag{w[0]};
+		// exactly count words after the tag
+		const auto need = [&](std::size_t count) {
+			if (w.size() != count + 1)
+				bad(n, "malformed '" + tag + "' line (" + std::to_string(count) + " fields expected)");
+		};
+		const auto num = [&](std::string_view field, std::string_view s, auto& out, bool is_hex = false) {
+			read_number(n, tag, field, s, out, is_hex);
 		};
 		if (tag == "command") {
-			std::string a;
-			while (ls >> a)
-				r.command.push_back(unescape(a));
+			for (std::size_t i = 1; i < w.size(); ++i)
+				r.command.push_back(unescape(n, w[i]));
 		} else if (tag == "event") {
-			std::string name, code;
-			ls >> name >> code >> r.period;
-			need(code.starts_with("0x"));
-			r.event = unescape(name);
-			r.number = static_cast<std::uint16_t>(std::stoul(code, nullptr, 16));
+			need(3);
+			r.event = unescape(n, w[1]);
+			num("event code", w[2], r.number, true);
+			num("period", w[3], r.period);
 		} else if (tag == "modifiers") {
-			std::string m;
-			ls >> m;
-			need(!m.empty());
-			r.modifiers = unescape(m);
+			need(1);
+			r.modifiers = unescape(n, w[1]);
 			try {
 				if (!r.modifiers.empty())
 					r.modifiers = canonical_modifiers(r.modifiers);
@@ -144,53 +187,57 @@ Recording read_recording(std::istream& in)
 				bad(n, e.operation());
 			}
 		} else if (tag == "clock") {
-			std::string name;
-			ls >> name >> r.time.time_shift >> r.time.time_mult >> r.time.time_zero >> r.time.time_zero_ns;
-			need(r.time.valid());
-			r.time.clock = clock_of(name);
+			need(5);
+			num("time_shift", w[2], r.time.time_shift);
+			num("time_mult", w[3], r.time.time_mult);
+			num("time_zero", w[4], r.time.time_zero);
+			num("time_zero_ns", w[5], r.time.time_zero_ns);
+			if (!r.time.valid())
+				bad(n, "malformed 'clock' line: no conversion (time_mult 0 or time_shift above 63)");
+			r.time.clock = clock_of(w[1]);
 		} else if (tag == "skid") {
-			ls >> r.skid;
-			need(true);
+			need(1);
+			num("skid", w[1], r.skid);
 		} else if (tag == "cpus") {
-			std::string c;
-			ls >> c;
-			r.cpus = unescape(c);
+			need(1);
+			r.cpus = unescape(n, w[1]);
 		} else if (tag == "timer_freq") {
-			ls >> r.timer_freq;
-			need(true);
+			need(1);
+			num("timer_freq", w[1], r.timer_freq);
 		} else if (tag == "lost") {
-			ls >> r.lost;
-			need(true);
+			need(1);
+			num("lost", w[1], r.lost);
 		} else if (tag == "map") {
+			need(5);
 			Mapping m;
-			std::string start, end, off, path;
-			ls >> m.pid >> start >> end >> off >> path;
-			need(!path.empty());
-			m.start = std::stoull(start, nullptr, 16);
-			m.end = std::stoull(end, nullptr, 16);
-			m.offset = std::stoull(off, nullptr, 16);
-			m.path = unescape(path);
+			num("pid", w[1], m.pid);
+			num("start", w[2], m.start, true);
+			num("end", w[3], m.end, true);
+			num("offset", w[4], m.offset, true);
+			m.path = unescape(n, w[5]);
 			r.maps.push_back(std::move(m));
 		} else if (tag == "s") {
+			need(6);
 			RecordedSample s;
-			std::string mode, pc;
-			ls >> s.cpu >> s.pid >> s.tid >> mode >> s.time >> pc;
-			need(pc.starts_with("0x"));
-			unsigned number = 0;
-			const auto [end, ec] = std::from_chars(mode.data(), mode.data() + mode.size(), number);
-			const bool numeric = ec == std::errc{} && end == mode.data() + mode.size();
+			num("cpu", w[1], s.cpu);
+			num("pid", w[2], s.pid);
+			num("tid", w[3], s.tid);
+			const auto number = detail::parse<unsigned>(w[4]);
 			if (v1) {	// an exception level: EL1 and EL2 were the kernel's
-				need(numeric && number <= 3);
-				s.mode = number == 0 ? SampleMode::user : SampleMode::kernel;
-			} else if (const auto m = parse_sample_mode(mode)) {
+				if (!number || *number > 3)
+					bad(n, "malformed 's' line: exception level '" + std::string{w[4]} + "'");
+				s.mode = *number == 0 ? SampleMode::user : SampleMode::kernel;
+			} else if (const auto m = parse_sample_mode(w[4])) {
 				s.mode = *m;
 			} else {
-				need(numeric && number <= 255);
-				s.mode = static_cast<SampleMode>(number);
+				if (!number || *number > 255)
+					bad(n, "malformed 's' line: mode '" + std::string{w[4]} + "'");
+				s.mode = static_cast<SampleMode>(*number);
 			}
-			s.pc = std::stoull(pc, nullptr, 16);
+			num("time", w[5], s.time);
+			num("pc", w[6], s.pc, true);
 			r.samples.push_back(s);
-		} else if (!tag.empty()) {
+		} else {
 			bad(n, "unknown record '" + tag + "'");
 		}
 	}
@@ -235,9 +282,9 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	for (const std::string& a : r.command)
 		cmd += (cmd.empty() ? "" : " ") + a;
 	std::ostringstream out;
-	out << "# amupmu report: " << total << " samples of " << r.event << " (" << hex(r.number, 4) << ") every "
-	    << r.period << " events, CPUs " << r.cpus << ", " << r.lost << " lost, " << r.skid
-	    << " dropped as kernel skid\n";
+	out << "# amupmu report: " << detail::decimal(total) << " samples of " << r.event << " (" << hex(r.number, 4)
+	    << ") every " << detail::decimal(r.period) << " events, CPUs " << r.cpus << ", " << detail::decimal(r.lost)
+	    << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
 	if (!r.modifiers.empty()) {
 		std::string excluded;
 		try {
@@ -272,7 +319,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	std::ranges::stable_sort(syms, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
 	out << "# hottest symbols\n#  overhead  samples  symbol  dso\n";
 	for (std::size_t i = 0; i < syms.size() && i < options.top; ++i)
-		out << "   " << percent(syms[i].second, total) << "  " << std::to_string(syms[i].second) << "  "
+		out << "   " << percent(syms[i].second, total) << "  " << detail::decimal(syms[i].second) << "  "
 		    << syms[i].first << "\n";
 
 	std::vector<std::pair<PcKey, Hot>> pcs(by_pc.begin(), by_pc.end());
@@ -281,7 +328,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	for (std::size_t i = 0; i < pcs.size() && i < options.top; ++i) {
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
-		out << "   " << percent(h.count, total) << "  " << h.count << "  "
+		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
 		    << (mode == SampleMode::user ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  ["
 		    << perf_level(mode) << "] " << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  "
 		    << h.where.dso << "\n";

@@ -5,26 +5,21 @@
 #include <amupmu/json.hpp>
 #include <amupmu/stat.hpp>
 
+#include "numtext.hpp"
+
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 namespace amupmu {
 
 namespace {
 
-std::string fixed(double v, int decimals)
-{
-	char buf[64];
-	std::snprintf(buf, sizeof(buf), "%.*f", decimals, v);
-	return buf;
-}
+using detail::fixed;
 
 std::string param_text(const Erratum& e, const Parameter& p)
 {
-	char buf[32];
-	std::snprintf(buf, sizeof(buf), "%.4g", p.value);
-	return std::string{e.parameter} + " " + buf + (p.calibrated ? " (calibrated)" : " (default)");
+	return std::string{e.parameter} + " " + detail::general(p.value, 4) +
+	       (p.calibrated ? " (calibrated)" : " (default)");
 }
 
 const StatRow* row_of(const StatReport& r, std::uint16_t number)

@@ -22,6 +22,11 @@ amupmu_cli_test(spe_report_not_a_recording 1
 amupmu_cli_test(spe_report_truncated 1
 	"^amupmu: [^\n]*spe-report-cut.data: SPE recording line 11: data chunk cut short"
 	spe report ${CMAKE_CURRENT_SOURCE_DIR}/tests/spe-report-cut.data)
+# a failed write(2) reports its own errno
+amupmu_cli_test(spe_report_svg_full 1 "^amupmu: write /dev/full: No space left on device \\(ENOSPC\\)\n$"
+	spe report --svg /dev/full ${spe_report_data})
+amupmu_cli_test(spe_report_directory 1 "^amupmu: read [^\n]*/tests: Is a directory \\(EISDIR\\)\n$"
+	spe report ${CMAKE_CURRENT_SOURCE_DIR}/tests)
 amupmu_cli_test(spe_report_bad_option 1 "amupmu spe: unknown argument '--bogus'" spe report --bogus)
 amupmu_cli_test(spe_report_bad_sort 1 "--sort needs count or latency, not 'size'" spe report --sort size ${spe_report_data})
 amupmu_cli_test(spe_report_bad_top 1 "option '--top' needs a number, not 'x'" spe report --top x)

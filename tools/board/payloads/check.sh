@@ -32,6 +32,10 @@ done
 case $AMUPMU_BOARD in
 */el1/amupmu/mock/*)
 	if [ -x /tests/amupmu_host_tests ]; then
+		# no locales in the initramfs: the locale tests with a C++
+		# locale of their own (they run under de_DE.UTF-8 on the host
+		# and under qemu-aarch64-static)
+		export AMUPMU_ALLOW_NO_LOCALE=1
 		run_test amupmu_host_tests sh /catch2-tap.sh -- /tests/amupmu_host_tests
 	else
 		tap_check amupmu_host_tests-present false

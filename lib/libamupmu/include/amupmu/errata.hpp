@@ -129,14 +129,21 @@ struct Calibration {
 /// $AMUPMU_CALIBRATION if set, else /var/lib/amupmu/calibration.
 [[nodiscard]] std::string default_calibration_path();
 
-/// Text form ("key = value" lines, '#' comments).
+/// Text form ("key = value" lines, '#' comments). Numbers with '.',
+/// whatever the C or C++ locale (std::to_chars).
 [[nodiscard]] std::string format_calibration(const Calibration& c);
-/// Parses format_calibration()'s output; throws InvalidArgument naming the
-/// line on malformed input or a value outside the erratum's range.
+/// Parses format_calibration()'s output (std::from_chars: any locale);
+/// throws InvalidArgument naming the line on malformed input or a value
+/// outside the erratum's range.
 [[nodiscard]] Calibration parse_calibration(std::string_view text);
-/// nullopt when the file does not exist; throws on other errors.
+/// nullopt when the file does not exist; throws on other errors, with the
+/// errno of the open(2) or read(2) that failed.
 [[nodiscard]] std::optional<Calibration> load_calibration(const std::string& path);
-/// Writes atomically (temporary file + rename); creates the directory.
+/// Writes atomically and durably: creates the missing directories (their
+/// failure is the error), writes a temporary file of its own beside path
+/// (mkostemp, "path.XXXXXX"), fsyncs it, renames it over path (mode 0644)
+/// and fsyncs the directory. Throws with the errno of the call that
+/// failed, the temporary file removed.
 void save_calibration(const Calibration& c, const std::string& path);
 
 /// The parameter in force for an erratum on a CPU: the calibration's

@@ -52,7 +52,10 @@ struct Recording {
 void write_recording(std::ostream& out, const Recording& r);
 /// Reads versions 2 and 1 (whose samples carry an exception level: EL0 is
 /// user, EL1 and EL2 kernel). Throws InvalidArgument naming the line when
-/// malformed.
+/// malformed: a line with other than its number of fields, a number that
+/// is not one (decimal, or 0x<hex> where the file writes hex) or does not
+/// fit its field (an event code above 0xffff), a bad %-escape. Numbers are
+/// written and read without the locale (std::to_chars, std::from_chars).
 [[nodiscard]] Recording read_recording(std::istream& in);
 
 struct ReportOptions {
