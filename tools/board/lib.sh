@@ -163,3 +163,27 @@ spe_tool_checks() {
 	for c in 0 1; do [ -e "$stream" ] && echo "$c ops_per_us=1000" >"$stream" 2>/dev/null; done
 	return 0
 }
+
+# stat_signal_checks: the command's signals (issue 14; tools/amupmu/child.hpp)
+# where amupmu owns the PMU. A command started under "trap '' INT QUIT"
+# keeps ignoring them; SIGTERM to amupmu goes to the command, which does not
+# outlive it, and amupmu still writes its counts.
+stat_signal_checks() {
+	if [ "$(cat /sys/class/misc/amupmu/pmu_owner)" != amupmu ]; then
+		echo "# stat signal checks skipped: the kernel's arm_pmu owns the PMU"
+		return 0
+	fi
+	tap_check stat-command-keeps-ignored-sigint sh -c 'trap "" INT QUIT;
+		amupmu stat -e cpu_cycles -- sh -c "kill -INT \$\$; kill -QUIT \$\$; exit 3" 2>/tmp/st1.txt;
+		rc=$?; cat /tmp/st1.txt; [ $rc = 3 ] && grep -q cpu_cycles /tmp/st1.txt'
+	tap_check stat-sigint-default-reaches-command sh -c '
+		amupmu stat -e cpu_cycles -- sh -c "kill -INT \$\$; exit 3" 2>/tmp/st2.txt;
+		rc=$?; cat /tmp/st2.txt; [ $rc = 130 ] && grep -q cpu_cycles /tmp/st2.txt'
+	# (the command "sleep 61" spelt so that this script's own line in ps
+	# does not match)
+	tap_check stat-sigterm-passed-on sh -c 'n=6; amupmu stat -e cpu_cycles -o /tmp/st3.txt -- sleep ${n}1 & pid=$!;
+		i=0; while ! ps | grep -q "[s]leep 61" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done;
+		kill -TERM $pid; wait $pid; rc=$?; cat /tmp/st3.txt; sleep 0.2;
+		[ $rc = 143 ] && grep -q "exit status" /tmp/st3.txt && grep -q cpu_cycles /tmp/st3.txt &&
+		! ps | grep -q "[s]leep 61"'
+}

@@ -52,6 +52,7 @@ fi
 # "amupmu spe record", "dump" and "knobs" (issue 13): on the mock model
 # (mock builds), skipped without SPE
 spe_tool_checks
+stat_signal_checks
 
 # no AMU (or any) register access trapped: on QEMU an AMU system register
 # is UNDEFINED, and run.sh's log check does not know that message
