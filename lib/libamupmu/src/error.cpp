@@ -3,79 +3,18 @@
 #include <amupmu/info.hpp>
 
 #include <cerrno>
+#include <cstring>
 #include <system_error>
 #include <utility>
 
 namespace amupmu {
 
-namespace {
-
-// Linux aliases (EWOULDBLOCK, ENOTSUP, EDEADLOCK) share a value with the
-// name listed here, so they need no entry of their own.
-std::string_view known_errno_name(int err) noexcept
-{
-#define AMUPMU_ERRNO(e) \
-	case e:         \
-		return #e
-	switch (err) {
-		AMUPMU_ERRNO(EPERM);
-		AMUPMU_ERRNO(ENOENT);
-		AMUPMU_ERRNO(ESRCH);
-		AMUPMU_ERRNO(EINTR);
-		AMUPMU_ERRNO(EIO);
-		AMUPMU_ERRNO(ENXIO);
-		AMUPMU_ERRNO(E2BIG);
-		AMUPMU_ERRNO(ENOEXEC);
-		AMUPMU_ERRNO(EBADF);
-		AMUPMU_ERRNO(ECHILD);
-		AMUPMU_ERRNO(EAGAIN);
-		AMUPMU_ERRNO(ENOMEM);
-		AMUPMU_ERRNO(EACCES);
-		AMUPMU_ERRNO(EFAULT);
-		AMUPMU_ERRNO(EBUSY);
-		AMUPMU_ERRNO(EEXIST);
-		AMUPMU_ERRNO(EXDEV);
-		AMUPMU_ERRNO(ENODEV);
-		AMUPMU_ERRNO(ENOTDIR);
-		AMUPMU_ERRNO(EISDIR);
-		AMUPMU_ERRNO(EINVAL);
-		AMUPMU_ERRNO(ENFILE);
-		AMUPMU_ERRNO(EMFILE);
-		AMUPMU_ERRNO(ENOTTY);
-		AMUPMU_ERRNO(ETXTBSY);
-		AMUPMU_ERRNO(EFBIG);
-		AMUPMU_ERRNO(ENOSPC);
-		AMUPMU_ERRNO(ESPIPE);
-		AMUPMU_ERRNO(EROFS);
-		AMUPMU_ERRNO(EMLINK);
-		AMUPMU_ERRNO(EPIPE);
-		AMUPMU_ERRNO(EDOM);
-		AMUPMU_ERRNO(ERANGE);
-		AMUPMU_ERRNO(EDEADLK);
-		AMUPMU_ERRNO(ENAMETOOLONG);
-		AMUPMU_ERRNO(ENOSYS);
-		AMUPMU_ERRNO(ENOTEMPTY);
-		AMUPMU_ERRNO(ELOOP);
-		AMUPMU_ERRNO(ENODATA);
-		AMUPMU_ERRNO(ETIME);
-		AMUPMU_ERRNO(EPROTO);
-		AMUPMU_ERRNO(EOVERFLOW);
-		AMUPMU_ERRNO(EOPNOTSUPP);
-		AMUPMU_ERRNO(ETIMEDOUT);
-		AMUPMU_ERRNO(ECANCELED);
-		AMUPMU_ERRNO(EPROTONOSUPPORT);
-	default:
-		return {};
-	}
-#undef AMUPMU_ERRNO
-}
-
-} // namespace
-
 std::string errno_name(int err)
 {
-	const std::string_view name = known_errno_name(err);
-	return name.empty() ? "errno " + std::to_string(err) : std::string{name};
+	// glibc's table (2.32+): every errno the C library knows, the
+	// aliases (EWOULDBLOCK, ENOTSUP, EDEADLOCK) under their first name
+	const char* name = ::strerrorname_np(err);
+	return name ? std::string{name} : "errno " + std::to_string(err);
 }
 
 std::string errno_text(int err)

@@ -21,6 +21,13 @@ TEST_CASE("errno names", "[host][error]")
 	CHECK(errno_name(ENODEV) == "ENODEV");
 	CHECK(errno_name(EFAULT) == "EFAULT");
 	CHECK(errno_name(4095) == "errno 4095");
+	CHECK(errno_name(-1) == "errno -1");
+	// from glibc's table, not a list of our own: names no hand-written
+	// list here had, and the aliases under their first name
+	CHECK(errno_name(ECONNRESET) == "ECONNRESET");
+	CHECK(errno_name(EHWPOISON) == "EHWPOISON");
+	CHECK(errno_name(EWOULDBLOCK) == "EAGAIN");
+	CHECK(errno_name(ENOTSUP) == "EOPNOTSUPP");
 	CHECK(errno_text(EINVAL) == "Invalid argument (EINVAL)");
 }
 
