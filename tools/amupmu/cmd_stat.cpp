@@ -161,11 +161,7 @@ Plan plan(const Options& o, const Info& info)
 	p.added.assign(p.events.size(), false);
 	// events an erratum model needs, unless compensation is off
 	if (o.compensate) {
-		std::vector<std::uint16_t> numbers;
-		for (const EventSpec& e : p.events)
-			numbers.push_back(e.number);
-		for (const std::uint16_t n : errata_companions(numbers, p.midr)) {
-			EventSpec e = parse_event(event_display_name(n, p.midr), p.midr);
+		for (EventSpec& e : errata_companions(p.events, p.midr)) {
 			p.events.push_back(std::move(e));
 			p.added.push_back(true);
 		}

@@ -22,10 +22,12 @@ std::string param_text(const Erratum& e, const Parameter& p)
 	       (p.calibrated ? " (calibrated)" : " (default)");
 }
 
-const StatRow* row_of(const StatReport& r, std::uint16_t number)
+// The row of number counted at the same exception levels as flags says:
+// a compensation uses the companions of its own row's modifiers.
+const StatRow* row_of(const StatReport& r, std::uint16_t number, std::uint32_t flags)
 {
 	for (const StatRow& row : r.rows)
-		if (row.number == number)
+		if (row.number == number && (row.flags & evflag::exclusions) == (flags & evflag::exclusions))
 			return &row;
 	return nullptr;
 }
@@ -67,73 +69,102 @@ std::string metric_value_text(const Metric& m)
 
 } // namespace
 
-std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> events, std::uint64_t midr)
+std::vector<EventSpec> errata_companions(std::span<const EventSpec> events, std::uint64_t midr)
 {
-	std::vector<std::uint16_t> add;
-	const auto have = [&](std::uint16_t n) {
-		return std::ranges::find(events, n) != events.end() || std::ranges::find(add, n) != add.end();
+	std::vector<EventSpec> add;
+	const auto same = [](std::uint16_t n, std::uint32_t flags) {
+		return [=](const EventSpec& e) {
+			return e.number == n && (e.flags & evflag::exclusions) == (flags & evflag::exclusions);
+		};
+	};
+	const auto have = [&](std::uint16_t n, std::uint32_t flags) {
+		return std::ranges::any_of(events, same(n, flags)) || std::ranges::any_of(add, same(n, flags));
+	};
+	// each row of an affected event, with its modifiers, gets its own
+	const auto need = [&](std::uint16_t n, const EventSpec& row) {
+		if (!have(n, row.flags))
+			add.push_back(parse_event(event_display_name(n, midr) +
+							  (row.modifiers.empty() ? "" : ":" + row.modifiers),
+						  midr));
 	};
 	for (const ErratumMatch& m : errata_for(midr, ErratumUnit::pmu)) {
-		if (m.applicability != Applicability::yes || !have(m.erratum->event))
+		if (m.applicability != Applicability::yes)
 			continue;
-		if (m.erratum->model == ErratumModel::overcount_minus_companion && !have(m.erratum->companion))
-			add.push_back(m.erratum->companion);
-		if (m.erratum->model == ErratumModel::undercount_ec0)
-			for (const std::uint16_t n : {ev::exc_taken, ev::exc_return})
-				if (!have(n))
-					add.push_back(n);
+		for (const EventSpec& row : events) {
+			if (row.number != m.erratum->event)
+				continue;
+			if (m.erratum->model == ErratumModel::overcount_minus_companion)
+				need(m.erratum->companion, row);
+			if (m.erratum->model == ErratumModel::undercount_ec0)
+				for (const std::uint16_t n : {ev::exc_taken, ev::exc_return})
+					need(n, row);
+		}
 	}
 	return add;
 }
 
+namespace {
+
+// One row of an erratum's event (every row of it gets its own: with
+// "exc_undef:u,exc_undef:k" two, each with the companions counted at its
+// own exception levels); the report's note once per erratum.
+void apply_erratum(StatReport& report, StatRow& row, const ErratumMatch& match, std::uint64_t midr,
+		   const CompensationOptions& options, bool& noted)
+{
+	const Erratum& e = *match.erratum;
+	const auto note = [&](const std::string& text) {
+		if (!noted)
+			report.notes.push_back(std::string{e.id} + ": " + text);
+		noted = true;
+	};
+	row.erratum = std::string{e.id};
+	if (match.applicability == Applicability::verify) {
+		row.note = "verify: " + std::string{e.core} + " " + revision_string(decode_midr(midr)) +
+			   " is after the affected " + affected_range(e) + "; not compensated";
+		note(row.note);
+		return;
+	}
+	if (!options.enabled) {
+		row.note = "erratum applies; compensation off";
+		note(std::string{e.summary} + " -- compensation turned off, raw value shown");
+		return;
+	}
+	const Parameter p = parameter_for(e, midr, options.calibration);
+	if (e.model == ErratumModel::undercount_ec0) {
+		row.compensated = compensate_undercount(row.value, options.exc_undef_ec0, p.value);
+		row.note = param_text(e, p) +
+			   (options.exc_undef_ec0 ? ", EC=0x00 ground truth " + group_digits(*options.exc_undef_ec0)
+						  : ", all counted taken as EC=0x00");
+		const StatRow* taken = row_of(report, ev::exc_taken, row.flags);
+		const StatRow* ret = row_of(report, ev::exc_return, row.flags);
+		if (taken && ret) {
+			const CrossCheck c = cross_check_exc_undef(*row.compensated, taken->value, ret->value);
+			row.note += std::string{"; cross-check "} + (c.consistent ? "ok" : "FAILED") + ": " + c.note;
+		}
+	} else {
+		const StatRow* comp = row_of(report, e.companion, row.flags);
+		const std::string companion =
+			event_display_name(e.companion, midr) + (row.modifiers.empty() ? "" : ":" + row.modifiers);
+		if (!comp) {
+			row.note = "needs " + companion + " in the group";
+			return;
+		}
+		row.compensated = compensate_overcount(row.value, comp->value, p.value);
+		row.note = param_text(e, p) + ", minus min(measured * factor, " + companion + ")";
+	}
+	note(std::string{e.summary} + " [" + std::string{e.provenance} + "]");
+}
+
+} // namespace
+
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options)
 {
-	const Midr m = decode_midr(midr);
 	for (const ErratumMatch& match : errata_for(midr, ErratumUnit::pmu)) {
-		const Erratum& e = *match.erratum;
-		StatRow* row = nullptr;
-		for (StatRow& r : report.rows)
-			if (r.number == e.event)
-				row = &r;
-		if (!row)
-			continue;
-		row->erratum = std::string{e.id};
-		if (match.applicability == Applicability::verify) {
-			row->note = "verify: " + std::string{e.core} + " " + revision_string(m) +
-				    " is after the affected " + affected_range(e) + "; not compensated";
-			report.notes.push_back(std::string{e.id} + ": " + row->note);
-			continue;
-		}
-		if (!options.enabled) {
-			row->note = "erratum applies; compensation off";
-			report.notes.push_back(std::string{e.id} + ": " + std::string{e.summary} +
-					       " -- compensation turned off, raw value shown");
-			continue;
-		}
-		const Parameter p = parameter_for(e, midr, options.calibration);
-		if (e.model == ErratumModel::undercount_ec0) {
-			row->compensated = compensate_undercount(row->value, options.exc_undef_ec0, p.value);
-			row->note = param_text(e, p) +
-				    (options.exc_undef_ec0 ? ", EC=0x00 ground truth " + group_digits(*options.exc_undef_ec0)
-							   : ", all counted taken as EC=0x00");
-			const StatRow* taken = row_of(report, ev::exc_taken);
-			const StatRow* ret = row_of(report, ev::exc_return);
-			if (taken && ret) {
-				const CrossCheck c = cross_check_exc_undef(*row->compensated, taken->value, ret->value);
-				row->note += std::string{"; cross-check "} + (c.consistent ? "ok" : "FAILED") + ": " + c.note;
-			}
-		} else {
-			const StatRow* comp = row_of(report, e.companion);
-			if (!comp) {
-				row->note = "needs " + event_display_name(e.companion, midr) + " in the group";
-				continue;
-			}
-			row->compensated = compensate_overcount(row->value, comp->value, p.value);
-			row->note = param_text(e, p) + ", minus min(measured * factor, " +
-				    event_display_name(e.companion, midr) + ")";
-		}
-		report.notes.push_back(std::string{e.id} + ": " + std::string{e.summary} + " [" +
-				       std::string{e.provenance} + "]");
+		bool noted = false;
+		// every row of the event: "exc_undef:u,exc_undef:k" are two
+		for (StatRow& row : report.rows)
+			if (row.number == match.erratum->event)
+				apply_erratum(report, row, match, midr, options, noted);
 	}
 }
 

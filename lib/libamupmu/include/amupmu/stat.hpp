@@ -8,10 +8,12 @@
 
 #include <amupmu/amu.hpp>
 #include <amupmu/errata.hpp>
+#include <amupmu/events.hpp>
 #include <amupmu/metrics.hpp>
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -65,9 +67,10 @@ struct CompensationOptions {
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options);
 
 /// Events an erratum model needs besides the ones asked for (the companion
-/// STALL_BACKEND_MEM, EXC_TAKEN/EXC_RETURN for the cross-check).
-[[nodiscard]] std::vector<std::uint16_t> errata_companions(std::span<const std::uint16_t> events,
-							   std::uint64_t midr);
+/// STALL_BACKEND_MEM, EXC_TAKEN/EXC_RETURN for the cross-check), for each
+/// row of an affected event with that row's modifiers: "exc_undef:u" needs
+/// "exc_taken:u", a second row "exc_undef:k" "exc_taken:k".
+[[nodiscard]] std::vector<EventSpec> errata_companions(std::span<const EventSpec> events, std::uint64_t midr);
 
 /// Recomputes report.metrics from the rows.
 void derive_report_metrics(StatReport& report);

@@ -355,8 +355,76 @@ TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be tur
 	CHECK(qemu.notes.empty());
 
 	// the companions a model needs are added
-	const std::uint16_t asked[] = {0x160, 0x81};
-	const auto add = errata_companions(asked, midr_x2(2, 1));
-	CHECK(add == std::vector<std::uint16_t>{0x09, 0x0A, 0x4005});
+	const std::vector<EventSpec> asked = parse_event_list("r160,exc_undef", midr_x2(2, 1));
+	const auto numbers = [](const std::vector<EventSpec>& specs) {
+		std::vector<std::uint16_t> n;
+		for (const EventSpec& e : specs)
+			n.push_back(e.number);
+		return n;
+	};
+	CHECK(numbers(errata_companions(asked, midr_x2(2, 1))) == std::vector<std::uint16_t>{0x09, 0x0A, 0x4005});
 	CHECK(errata_companions(asked, 0x000f0510).empty());
+}
+
+TEST_CASE("apply_errata: each row of an event with its own modifiers and companions", "[host][errata][stat]")
+{
+	const std::uint64_t midr = midr_x2(2, 1);
+	// exc_undef at EL0 and at EL1: each needs exc_taken/exc_return counted
+	// at its own levels, r160 at EL0 stall_backend_mem:u
+	const std::vector<EventSpec> asked = parse_event_list("exc_undef:u,exc_undef:k,r160:u", midr);
+	const std::vector<EventSpec> add = errata_companions(asked, midr);
+	std::vector<std::string> names;
+	for (const EventSpec& e : add)
+		names.push_back(e.name);
+	CHECK(names == std::vector<std::string>{"exc_taken:u", "exc_return:u", "exc_taken:k", "exc_return:k",
+						"stall_backend_mem:u"});
+	for (const EventSpec& e : add)
+		CHECK((e.flags & evflag::exclusions) != 0);
+	// nothing added twice when the companions were asked for
+	std::vector<EventSpec> all = asked;
+	all.insert(all.end(), add.begin(), add.end());
+	CHECK(errata_companions(all, midr).empty());
+
+	StatReport r;
+	const double values[] = {100, 1000, 1380, 20000, 20000, 30000, 30000, 500};
+	const auto by_name = [&](std::string_view n) {
+		return std::ranges::find_if(r.rows, [&](const StatRow& row) { return row.name == n; });
+	};
+	REQUIRE(all.size() == std::size(values));
+	std::size_t i = 0;
+	for (const EventSpec& e : all)
+		r.rows.push_back({.name = e.name, .number = e.number, .flags = e.flags, .modifiers = e.modifiers,
+				  .value = values[i++]});
+	apply_errata(r, midr, {});
+	const auto u = by_name("exc_undef:u"), k = by_name("exc_undef:k"), mcq = by_name("r160:u");
+	REQUIRE(u != r.rows.end());
+	REQUIRE(k != r.rows.end());
+	REQUIRE(mcq != r.rows.end());
+	// both compensated (x 1.21), each cross-checked against its own level:
+	// 121 <= 20000 at EL0, 1210 <= 30000 at EL1
+	REQUIRE(u->compensated);
+	REQUIRE(k->compensated);
+	CHECK(*u->compensated == Approx(121));
+	CHECK(*k->compensated == Approx(1210));
+	CHECK_THAT(u->note, Contains("cross-check ok"));
+	CHECK_THAT(k->note, Contains("cross-check ok"));
+	// r160:u minus min(1380 * 0.30, stall_backend_mem:u = 500): 1380 - 414
+	REQUIRE(mcq->compensated);
+	CHECK(*mcq->compensated == Approx(1380 - 414));
+	CHECK_THAT(mcq->note, Contains("stall_backend_mem:u"));
+	// one note per erratum, not per row
+	CHECK(r.notes.size() == 2);
+
+	// a companion counted at other levels is not used: r160:u with only
+	// stall_backend_mem:k
+	StatReport other;
+	other.rows = {{.name = "r160:u", .number = 0x160, .flags = asked[2].flags, .modifiers = "u", .value = 1380},
+		      {.name = "stall_backend_mem:k",
+		       .number = 0x4005,
+		       .flags = parse_event("stall_backend_mem:k", midr).flags,
+		       .modifiers = "k",
+		       .value = 500}};
+	apply_errata(other, midr, {});
+	CHECK_FALSE(other.rows[0].compensated);
+	CHECK_THAT(other.rows[0].note, Contains("needs stall_backend_mem:u"));
 }
