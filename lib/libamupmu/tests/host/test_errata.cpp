@@ -357,9 +357,8 @@ TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be tur
 	// the companions a model needs are added
 	const std::vector<EventSpec> asked = parse_event_list("r160,exc_undef", midr_x2(2, 1));
 	const auto numbers = [](const std::vector<EventSpec>& specs) {
-		std::vector<std::uint16_t> n;
-		for (const EventSpec& e : specs)
-			n.push_back(e.number);
+		std::vector<std::uint16_t> n(specs.size());
+		std::ranges::transform(specs, n.begin(), &EventSpec::number);
 		return n;
 	};
 	CHECK(numbers(errata_companions(asked, midr_x2(2, 1))) == std::vector<std::uint16_t>{0x09, 0x0A, 0x4005});
@@ -373,9 +372,8 @@ TEST_CASE("apply_errata: each row of an event with its own modifiers and compani
 	// at its own levels, r160 at EL0 stall_backend_mem:u
 	const std::vector<EventSpec> asked = parse_event_list("exc_undef:u,exc_undef:k,r160:u", midr);
 	const std::vector<EventSpec> add = errata_companions(asked, midr);
-	std::vector<std::string> names;
-	for (const EventSpec& e : add)
-		names.push_back(e.name);
+	std::vector<std::string> names(add.size());
+	std::ranges::transform(add, names.begin(), &EventSpec::name);
 	CHECK(names == std::vector<std::string>{"exc_taken:u", "exc_return:u", "exc_taken:k", "exc_return:k",
 						"stall_backend_mem:u"});
 	for (const EventSpec& e : add)
