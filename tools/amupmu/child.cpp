@@ -264,13 +264,14 @@ void Child::detach()
 
 void Child::follow_execs()
 {
-	if (::ptrace(PTRACE_SETOPTIONS, pid_, nullptr, PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL) != 0)
+	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+	if (::ptrace(PTRACE_SETOPTIONS, pid_, nullptr, options) != 0)
 		throw_error("PTRACE_SETOPTIONS", errno);
 	if (::ptrace(PTRACE_CONT, pid_, nullptr, nullptr) != 0)
 		throw_error("PTRACE_CONT", errno);
 }
 
-bool Child::update(const std::function<void()>& on_exec)
+bool Child::update(const std::function<void()>& on_maps)
 {
 	// the signalfd emptied first: a SIGCHLD after it makes it readable
 	// again for the next poll(), whatever waitpid() below saw
@@ -290,9 +291,10 @@ bool Child::update(const std::function<void()>& on_exec)
 			return false;
 		if (WIFSTOPPED(st)) {
 			long sig = 0;
-			if ((st >> 8) == (SIGTRAP | (PTRACE_EVENT_EXEC << 8))) {
-				if (on_exec)
-					on_exec();
+			const int event = st >> 16;
+			if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
+				if (on_maps)
+					on_maps();
 			} else if (WSTOPSIG(st) != SIGTRAP) {
 				sig = WSTOPSIG(st);
 			}
@@ -312,10 +314,10 @@ int ms_until(std::chrono::steady_clock::time_point t)
 	return ns.count() <= 0 ? 0 : static_cast<int>((ns.count() + 999999) / 1000000);
 }
 
-bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_exec)
+bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_maps)
 {
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-	while (!update(on_exec)) {
+	while (!update(on_maps)) {
 		int left = -1;
 		if (timeout_ms >= 0) {
 			left = ms_until(deadline);

@@ -55,7 +55,9 @@ public:
 	/// /proc/pid/maps, then calls follow_execs() (or detach()).
 	void wait_exec();
 	void detach();
-	/// trace mode: stops at every later exec too (PTRACE_O_TRACEEXEC) and
+	/// trace mode: stops at every later exec (PTRACE_O_TRACEEXEC) and at the
+	/// exit, while the process still has its mappings (PTRACE_O_TRACEEXIT:
+	/// the shared libraries ld.so and dlopen() mapped after the exec), and
 	/// lets the child go on.
 	void follow_execs();
 	/// Readable when the child may have changed state (its exit; in trace
@@ -63,13 +65,14 @@ public:
 	/// other files too. Then call update().
 	[[nodiscard]] int event_fd() const noexcept { return event_fd_; }
 	/// Handles what happened without blocking: in trace mode calls
-	/// on_exec() at each exec stop (the maps have changed) and passes
-	/// other signals on to the child. True once the child has exited.
-	bool update(const std::function<void()>& on_exec = {});
+	/// on_maps() at each exec stop and at the exit stop (read
+	/// /proc/pid/maps then) and passes other signals on to the child. True
+	/// once the child has exited.
+	bool update(const std::function<void()>& on_maps = {});
 	/// update() until the exit, waiting in poll(); with timeout_ms >= 0
 	/// returns false when the child did not exit in time. The status is
 	/// then in status().
-	bool wait_traced(int timeout_ms, const std::function<void()>& on_exec);
+	bool wait_traced(int timeout_ms, const std::function<void()>& on_maps);
 	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }

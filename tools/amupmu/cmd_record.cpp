@@ -149,7 +149,9 @@ int record(Args args)
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
 	const auto child_pid = static_cast<std::uint32_t>(child.pid());
-	// a new exec of the same process (e.g. through taskset): its maps replace the old ones
+	// the maps after each exec (e.g. through taskset: they replace the old
+	// ones) and at the exit stop, with the shared libraries ld.so and
+	// dlopen() mapped after the exec
 	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
 	read_child_maps();
 	child.follow_execs();

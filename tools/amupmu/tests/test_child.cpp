@@ -181,3 +181,34 @@ TEST_CASE("ms_until: a deadline as a poll() timeout, rounded up", "[child][host]
 	CHECK(ms >= 1);
 	CHECK(ms <= 2);
 }
+
+TEST_CASE("Child: a traced command stops at its exec and its exit, where its mappings are read", "[child][host]")
+{
+	Child c{{"sh", "-c", "exit 5"}, true};
+	try {
+		c.start();
+	} catch (const amupmu::Error& e) {
+		// qemu-aarch64-static has no ptrace(2): the command cannot be traced
+		if (e.errnum() != ENOSYS && e.errnum() != EPERM)
+			throw;
+		WARN("SKIP: ptrace(PTRACE_TRACEME): " << e.what());
+		return;
+	}
+	c.wait_exec();
+	c.follow_execs();
+	int maps_read = 0;
+	std::string libc;
+	REQUIRE(c.wait_traced(20000, [&] {
+		++maps_read;
+		std::ifstream maps{"/proc/" + std::to_string(c.pid()) + "/maps"};
+		for (std::string line; std::getline(maps, line);)
+			if (line.find("libc") != std::string::npos)
+				libc = line;
+	}));
+	CHECK(c.status() == 5);
+	CHECK(maps_read == 1);	// the exit stop (sh execs nothing)
+	// sh is dynamically linked: at its exit libc is mapped, which it was not
+	// right after the exec
+	INFO("libc mapping at the exit stop: " << libc);
+	CHECK_FALSE(libc.empty());
+}
