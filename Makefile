@@ -49,7 +49,7 @@ host-build:
 	cmake --build $(CMAKE_HOST) -j$(JOBS)
 
 host-test: host-build
-	./tools/catch2-tap.sh -- $(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests
+	./tools/catch2-tap.sh --once -- $(CMAKE_HOST)/lib/libamupmu/tests/amupmu_host_tests
 
 # the host build and tests again under ASan + UBSan (every report fatal)
 host-asan:
@@ -58,7 +58,7 @@ host-asan:
 
 host-asan-test: host-asan
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-		./tools/catch2-tap.sh -- $(CMAKE_ASAN)/lib/libamupmu/tests/amupmu_host_tests
+		./tools/catch2-tap.sh --once -- $(CMAKE_ASAN)/lib/libamupmu/tests/amupmu_host_tests
 
 # clang-tidy and cppcheck of lib/ and tools/ (.clang-tidy, tools/static/)
 static:
@@ -83,7 +83,7 @@ cross-build:
 	cmake --build $(CMAKE_AARCH64) -j$(JOBS)
 
 cross-test: cross-build
-	./tools/catch2-tap.sh qemu-aarch64-static -- $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests
+	./tools/catch2-tap.sh --once qemu-aarch64-static -- $(CMAKE_AARCH64)/lib/libamupmu/tests/amupmu_host_tests
 
 selftests:
 	$(MAKE) -C selftests/amupmu CC=aarch64-linux-gnu-gcc OUTPUT=$(BUILD)/selftests/obj \

@@ -27,7 +27,7 @@ namespace {
 // the test process's disposition of sig, set for one scope
 class Disposition {
 public:
-	Disposition(int sig, sighandler_t handler) : sig_{sig} { old_ = ::signal(sig, handler); }
+	Disposition(int sig, sighandler_t handler) : sig_{sig}, old_{::signal(sig, handler)} {}
 	~Disposition() { ::signal(sig_, old_); }
 	Disposition(const Disposition&) = delete;
 	Disposition& operator=(const Disposition&) = delete;

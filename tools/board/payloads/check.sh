@@ -36,7 +36,7 @@ case $AMUPMU_BOARD in
 		# locale of their own (they run under de_DE.UTF-8 on the host
 		# and under qemu-aarch64-static)
 		export AMUPMU_ALLOW_NO_LOCALE=1
-		run_test amupmu_host_tests sh /catch2-tap.sh -- /tests/amupmu_host_tests
+		run_test amupmu_host_tests sh /catch2-tap.sh --once -- /tests/amupmu_host_tests
 	else
 		tap_check amupmu_host_tests-present false
 	fi
