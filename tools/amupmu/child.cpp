@@ -314,6 +314,21 @@ int ms_until(std::chrono::steady_clock::time_point t)
 	return ns.count() <= 0 ? 0 : static_cast<int>((ns.count() + 999999) / 1000000);
 }
 
+void Child::wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
+		      const std::function<void()>& on_maps)
+{
+	std::array<pollfd, 2> fds{{{.fd = fd, .events = POLLIN, .revents = 0},
+				   {.fd = event_fd_, .events = POLLIN, .revents = 0}}};
+	while (!update(on_maps)) {
+		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+			throw_error("poll", errno);
+		if (fds[0].revents & (POLLERR | POLLNVAL))
+			throw Error{"poll of " + what, (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
+		if (fds[0].revents & POLLIN)
+			on_readable();
+	}
+}
+
 bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_maps)
 {
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));

@@ -74,6 +74,11 @@ public:
 	/// then in status().
 	bool wait_traced(int timeout_ms, const std::function<void()>& on_maps);
 	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
+	/// update() until the exit, asleep in one poll() on the event fd and
+	/// fd (a ring or SPE session: what names it in errors), calling
+	/// on_readable() whenever fd is readable.
+	void wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
+		       const std::function<void()>& on_maps);
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }
 	[[nodiscard]] bool exited() const noexcept { return done_; }

@@ -14,14 +14,11 @@
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 
-#include <array>
-#include <cerrno>
 #include <charconv>
 #include <csignal>
 #include <sstream>
 #include <iostream>
 
-#include <poll.h>
 #include <unistd.h>
 
 namespace amupmu::cli {
@@ -155,17 +152,8 @@ int record(Args args)
 	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
 	read_child_maps();
 	child.follow_execs();
-	// asleep in poll() until the ring reaches its watermark or the child
-	// stops or ends
-	std::array<pollfd, 2> fds{{{.fd = session.fd(), .events = POLLIN, .revents = 0},
-				   {.fd = child.event_fd(), .events = POLLIN, .revents = 0}}};
-	while (!child.update(read_child_maps)) {
-		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
-			throw_error("poll", errno);
-		if (fds[0].revents & (POLLERR | POLLNVAL))
-			throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
-		drain();
-	}
+	// asleep until the ring reaches its watermark or the child stops or ends
+	child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);
 	session.disable();
 	drain();
 	rec.lost = ring.lost();

@@ -27,8 +27,6 @@
 #include <string>
 #include <vector>
 
-#include <poll.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 namespace amupmu::cli {
@@ -300,18 +298,8 @@ int record(Args args)
 	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
 	read_child_maps();
 	child.follow_execs();
-	// the buffers at their watermark, the child's stops and its exit; the
-	// timeout only guards against a wake-up that never comes
-	std::array<pollfd, 2> fds{{{.fd = session.fd(), .events = POLLIN, .revents = 0},
-				   {.fd = child.event_fd(), .events = POLLIN, .revents = 0}}};
-	while (!child.update(read_child_maps)) {
-		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
-			throw_error("poll", errno);
-		if (fds[0].revents & (POLLERR | POLLNVAL))
-			throw Error{"poll of the SPE session", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
-		if (fds[0].revents & POLLIN)
-			drain();
-	}
+	// asleep until the buffers reach their watermark or the child stops or ends
+	child.wait_with(session.fd(), "the SPE session", drain, read_child_maps);
 	session.disable();
 	drain();
 
