@@ -22,7 +22,7 @@ PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
 	dtcheck board check bench demo clean help host-asan host-asan-test static \
-	syzcheck soak reliability-doc bench-host
+	syzcheck soak reliability-doc bench-host install
 
 all: module host-build cross-build selftests
 
@@ -35,6 +35,7 @@ help:
 	@echo "make bench-host  host-only figures (SPE decoder vs memcpy) into the same file"
 	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
 	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
+	@echo "make install  library, headers, amupmu.pc, CMake package, tool, UAPI header [PREFIX= DESTDIR= KDIR= for the module]"
 	@echo "make board K=6.1|6.12 MACHINE=el1|vhe DT=stock|amupmu V=prod|mock PAYLOAD=check [SMP=2] [ICOUNT=1]"
 
 deps:
@@ -45,7 +46,7 @@ module:
 		./tools/build-module.sh $$k $$v || exit 1; done; done
 
 host-build:
-	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMUPMU_WERROR=ON >/dev/null
 	cmake --build $(CMAKE_HOST) -j$(JOBS)
 
 host-test: host-build
@@ -81,8 +82,12 @@ soak: module selftests
 reliability-doc:
 	./tools/reliability-table.py --update
 
+# -O2 as the host build, without DWARF: these binaries run on the boards
+# and under qemu-user, where nothing reads it (the symbol tables stay),
+# and it is a third of their compile time
 cross-build:
-	cmake -S . -B $(CMAKE_AARCH64) -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	cmake -S . -B $(CMAKE_AARCH64) -DCMAKE_BUILD_TYPE=Release -DAMUPMU_WERROR=ON \
+		-DCMAKE_C_FLAGS_RELEASE="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" \
 		-DCMAKE_TOOLCHAIN_FILE=$(TOP)/cmake/aarch64-linux-gnu.cmake >/dev/null
 	cmake --build $(CMAKE_AARCH64) -j$(JOBS)
 
@@ -111,7 +116,7 @@ bench: deps module cross-build
 # (the SPE record decoder against memcpy() of the same buffer, and the
 # whole SPE report's records/s)
 bench-host:
-	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	cmake -S . -B $(CMAKE_HOST) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMUPMU_WERROR=ON >/dev/null
 	cmake --build $(CMAKE_HOST) -j$(JOBS) --target spe_decode_bench
 	mkdir -p $(BUILD)/bench
 	$(CMAKE_HOST)/lib/libamupmu/tests/spe_decode_bench --json $(BUILD)/bench/spe_decode.json
@@ -121,6 +126,25 @@ bench-host:
 
 demo:
 	./tools/demo.sh
+
+# make install [PREFIX=/usr/local] [DESTDIR=] [KDIR=kernel build dir]:
+# the library (shared and static), its headers under include/amupmu/,
+# amupmu.pc, the CMake package, the amupmu command and the UAPI header
+# (include/linux/amupmu.h) from the host build; with KDIR, also amupmu.ko
+# through Kbuild's modules_install (built from a copy of the sources under
+# build/, so the tree stays clean; cross: add ARCH=arm64
+# CROSS_COMPILE=aarch64-linux-gnu-)
+PREFIX ?= /usr/local
+install: host-build
+	DESTDIR=$(DESTDIR) cmake --install $(CMAKE_HOST) --prefix $(PREFIX)
+ifneq ($(KDIR),)
+	rm -rf $(BUILD)/module-install && mkdir -p $(BUILD)/module-install/kernel $(BUILD)/module-install/include
+	cp -r kernel/amu_pmu_drv $(BUILD)/module-install/kernel/
+	cp -r include/uapi $(BUILD)/module-install/include/
+	$(MAKE) -C $(KDIR) M=$(BUILD)/module-install/kernel/amu_pmu_drv modules
+	$(MAKE) -C $(KDIR) M=$(BUILD)/module-install/kernel/amu_pmu_drv \
+		INSTALL_MOD_PATH=$(DESTDIR) modules_install
+endif
 
 clean:
 	rm -rf $(BUILD)/host $(BUILD)/host-asan $(BUILD)/aarch64 $(BUILD)/selftests $(BUILD)/module \

@@ -7,7 +7,7 @@
 set -eu
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-cmake -S "$TOP" -B "${1:?usage: asan-configure.sh DIR}" -DCMAKE_BUILD_TYPE=Debug \
+cmake -S "$TOP" -B "${1:?usage: asan-configure.sh DIR}" -DCMAKE_BUILD_TYPE=Debug -DAMUPMU_WERROR=ON \
 	-DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
 	-DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
 	-DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null

@@ -1,18 +1,33 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# install-test.sh [BUILD_DIR]: install libamupmu from BUILD_DIR (default
-# build/host) into a temporary prefix, then build and run a consumer three
-# ways: CMake find_package(amupmu) with the shared and with the static
-# library, and pkg-config. Host only.
+# install-test.sh: `make install` (PREFIX=/usr, DESTDIR a temporary
+# directory, KDIR Debian's 6.1 arm64 headers from make deps, cross) and
+# then: what landed where; a consumer built and run three ways (CMake
+# find_package(amupmu) with the shared and with the static library, and
+# pkg-config), which also checks library_version() of the libamupmu.so it
+# runs with; the installed amupmu command; the installed module's vermagic.
+# Host only.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
-B=${1:-$TOP/build/host}
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-cmake --install "$B" --prefix "$T/usr" >/dev/null
-test -f "$T/usr/include/amupmu/session.hpp"
-test -f "$T/usr/include/amupmu/version.hpp"
+KC=${CACHE:-$TOP/build/cache}/kernels/6.1
+ABI=$(cat "$KC/abi")
+make -s -C "$TOP" install DESTDIR="$T" PREFIX=/usr \
+	KDIR="$KC/root/usr/src/linux-headers-$ABI" ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- >"$T/install.log" 2>&1 ||
+	{ cat "$T/install.log" >&2; exit 1; }
+for f in include/amupmu/session.hpp include/amupmu/version.hpp include/linux/amupmu.h bin/amupmu; do
+	test -f "$T/usr/$f" || { echo "install-test: $f not installed" >&2; exit 1; }
+done
+ko=$(find "$T/lib/modules/$ABI" -name amupmu.ko)
+[ -n "$ko" ] || { echo "install-test: amupmu.ko not under $T/lib/modules/$ABI" >&2; exit 1; }
+modinfo -F vermagic "$ko" | grep -q "^$ABI " || { echo "install-test: $ko: vermagic is not $ABI" >&2; exit 1; }
+# the UAPI header compiles on its own, as a C program includes it
+printf '#include <linux/amupmu.h>\nint main(void) { return AMUPMU_ABI_MAJOR > 0 ? 0 : 1; }\n' >"$T/uapi.c"
+cc -I"$T/usr/include" -o "$T/uapi" "$T/uapi.c" && "$T/uapi"
+libdir=$(dirname "$(find "$T/usr" -name 'libamupmu.so' | head -1)")
+LD_LIBRARY_PATH=$libdir "$T/usr/bin/amupmu" --version | grep -q '^amupmu '
 
 mkdir -p "$T/src"
 cat >"$T/src/main.cpp" <<'CPP'
@@ -24,9 +39,15 @@ int main()
 	const auto e = amupmu::parse_event("inst_retired:u", 0x412FD481);
 	const amupmu::EventCount c[] = {{0x08, 0, 200}, {0x11, 0, 100}};
 	const auto m = amupmu::derive_metrics(c);
-	std::printf("%s 0x%x ipc %.1f errata %zu\n", amupmu::version_string.data(), e.number,
-		    m.empty() ? 0.0 : m[0].value, amupmu::errata_for(0x412FD481).size());
-	return e.number == 0x08 && !m.empty() && m[0].value == 2.0 ? 0 : 1;
+	// the library it runs with is the one its headers describe
+	const amupmu::LibraryVersion lib = amupmu::library_version();
+	std::printf("%s (library %.*s, libamupmu.so.%u) 0x%x ipc %.1f errata %zu\n",
+		    amupmu::version_string.data(), static_cast<int>(lib.version.size()), lib.version.data(),
+		    lib.soversion, e.number, m.empty() ? 0.0 : m[0].value, amupmu::errata_for(0x412FD481).size());
+	return e.number == 0x08 && !m.empty() && m[0].value == 2.0 && lib.version == amupmu::version_string &&
+			       lib.soversion == amupmu::soversion
+		       ? 0
+		       : 1;
 }
 CPP
 cat >"$T/src/CMakeLists.txt" <<'CMAKE'

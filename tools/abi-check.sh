@@ -1,0 +1,78 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# abi-check.sh [--update] [BUILD_DIR]: the ABI of libamupmu.so in BUILD_DIR
+# (default build/host, a RelWithDebInfo build: abidw reads its DWARF)
+# against the baseline lib/libamupmu/abi/libamupmu.abi.xz, as TAP
+# (libabigail's abidw and abidiff; the public headers define what counts).
+#   1. the exports are the amupmu namespace only (lib/libamupmu/libamupmu.map)
+#   2. no incompatible change under the same SONAME: an incompatible change
+#      needs a new AMUPMU_SOVERSION (lib/libamupmu/CMakeLists.txt) and then
+#      a new baseline; compatible additions pass and are listed
+# --update writes the baseline from BUILD_DIR (after an intended change).
+set -uo pipefail
+
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+update=0
+[ "${1:-}" = --update ] && { update=1; shift; }
+B=${1:-$TOP/build/host}
+SO=$B/lib/libamupmu/libamupmu.so
+BASE=$TOP/lib/libamupmu/abi/libamupmu.abi.xz
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+
+[ -e "$SO" ] || { echo "not ok 1 - $SO missing: make host-build"; exit 1; }
+headers=(--headers-dir "$TOP/lib/libamupmu/include/amupmu" --headers-dir "$B/lib/libamupmu/include/amupmu")
+abidw "${headers[@]}" --no-corpus-path --no-show-locs --drop-private-types --drop-undefined-syms \
+	--type-id-style hash --out-file "$T/current.abi" "$(readlink -f "$SO")" ||
+	{ echo "not ok 1 - abidw $SO failed"; exit 1; }
+soname() { sed -n "1s/.* soname='\([^']*\)'.*/\1/p" "$1"; }
+
+if [ $update = 1 ]; then
+	xz -9 -c "$T/current.abi" >"$BASE"
+	echo "abi-check: $BASE now records $(soname "$T/current.abi")"
+	exit 0
+fi
+
+echo "TAP version 13"
+echo "1..2"
+failed=0
+# 1: every exported symbol is in the amupmu namespace (or the version node)
+nm -D --defined-only "$SO" | awk '{print $NF}' |
+	grep -vE '^(_ZN6amupmu|_ZNK6amupmu|_ZT[ISVT]N6amupmu|_ZT[hv][^N]*_NK?6amupmu|AMUPMU_1$)' >"$T/foreign"
+n=$(nm -D --defined-only "$SO" | grep -c .)
+if [ -s "$T/foreign" ]; then
+	echo "not ok 1 - libamupmu.so exports $(grep -c . "$T/foreign") symbols outside the amupmu namespace"
+	head -10 "$T/foreign" | sed 's/^/#   /'
+	failed=1
+else
+	echo "ok 1 - libamupmu.so exports $n symbols, all of the amupmu namespace (version node AMUPMU_1)"
+fi
+
+# 2: against the baseline
+if [ ! -f "$BASE" ]; then
+	echo "not ok 2 - no baseline $BASE: tools/abi-check.sh --update"
+	exit 1
+fi
+xz -dc "$BASE" >"$T/baseline.abi"
+was=$(soname "$T/baseline.abi") now=$(soname "$T/current.abi")
+abidiff --no-show-locs "$T/baseline.abi" "$T/current.abi" >"$T/report" 2>&1
+rc=$?
+if [ "$was" != "$now" ]; then
+	echo "not ok 2 - the SONAME is $now, the baseline records $was: after raising AMUPMU_SOVERSION, record the new ABI with tools/abi-check.sh --update"
+	failed=1
+elif [ $((rc & 3)) != 0 ]; then
+	echo "not ok 2 - abidiff failed (status $rc)"
+	head -10 "$T/report" | sed 's/^/#   /'
+	failed=1
+elif [ $((rc & 8)) != 0 ]; then
+	echo "not ok 2 - incompatible ABI change under the same SONAME $now: raise AMUPMU_SOVERSION (lib/libamupmu/CMakeLists.txt), then tools/abi-check.sh --update"
+	grep -E 'Functions changes summary|Variables changes summary|removed|changed' "$T/report" | head -15 | sed 's/^/#   /'
+	failed=1
+elif [ $((rc & 4)) != 0 ]; then
+	echo "ok 2 - $now: compatible with the baseline (additions only)"
+	grep -E 'changes summary' "$T/report" | sed 's/^/#   /'
+else
+	echo "ok 2 - $now: the ABI is the baseline's"
+fi
+exit $failed
