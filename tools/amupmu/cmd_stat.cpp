@@ -45,9 +45,10 @@ Options:
                     CPU implements)
   -C CPUS           CPU list, e.g. 0 or 0-3,6
   -I MS             also print the counts of every MS milliseconds
-  --json            one JSON document (with -I: one JSON object per line)
-  -x SEP            separated values: kind,value,unit,event,code,
-                    running_pct,erratum,note,modifiers
+  --json            perf stat's JSON: one object per counter and line
+  -x SEP            perf stat's separated values: value, unit, event, run
+                    time (ns), running %, metric value, metric unit;
+                    amupmu's notes in lines starting with '#')
   -o FILE           write the counts to FILE instead of stderr
   --amu             also read the Activity Monitors of the same CPUs over
                     the same run (and each -I interval): MHz, IPC, memory
@@ -130,6 +131,7 @@ struct Plan {
 	std::vector<EventSpec> events;
 	std::vector<bool> added;
 	std::vector<unsigned> cpus;
+	bool system_wide = true;	///< no -C: every online CPU
 	std::uint64_t midr = 0;
 	std::vector<std::string> notes;
 };
@@ -138,6 +140,7 @@ Plan plan(const Options& o, const Info& info)
 {
 	Plan p;
 	p.cpus = cpu_set(info, o.cpus);
+	p.system_wide = o.cpus.empty();
 	if (p.cpus.empty())
 		throw UsageError{"no online CPU to count on"};
 	p.midr = info.cpus[p.cpus.front()].midr;
@@ -183,6 +186,7 @@ public:
 	StatReport report(bool delta)
 	{
 		StatReport r;
+		r.system_wide = plan_.system_wide;
 		r.cpus = format_cpu_list(plan_.cpus);
 		r.cpu_description = describe_midr(plan_.midr);
 		r.notes = plan_.notes;
@@ -226,7 +230,7 @@ private:
 std::string render(const Options& o, const StatReport& r)
 {
 	if (o.json)
-		return format_stat_json(r, r.interval_end ? 0 : 2);
+		return format_stat_json(r);
 	if (o.sep)
 		return format_stat_csv(r, *o.sep);
 	return format_stat_text(r);
@@ -283,8 +287,10 @@ int run(Args args)
 		// asleep in poll() between the reports, which keep to t0 + n
 		// intervals however long a report takes
 		auto next = t0;
+		unsigned n = 0;
 		while (!child.wait(ms_until(next += std::chrono::milliseconds(o.interval_ms)))) {
 			StatReport r = reader.report(true);
+			r.interval_header = n++ % 25 == 0;	// perf's column header comment
 			r.interval_end = since();
 			r.seconds = o.interval_ms / 1000.0;
 			apply_errata(r, p.midr, comp);
@@ -306,6 +312,7 @@ int run(Args args)
 		read_amu(*amu, amu_now);
 
 	StatReport r = reader.report(false);
+	r.summary = o.interval_ms > 0;
 	r.command = o.command;
 	r.seconds = seconds;
 	r.exit_status = child.status();

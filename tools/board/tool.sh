@@ -6,8 +6,9 @@
 owner() { cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null || echo unloaded; }
 icount() { case $AMUPMU_BOARD in *icount1) return 0 ;; esac; return 1; }
 
-# the value column of the CSV count line of EVENT in FILE
-csv_count() { grep "^count,[0-9]*,,$2," "$1" | head -1 | cut -d, -f2; }
+# the value of EVENT in FILE, "amupmu stat -x," output in perf stat's
+# columns (value,unit,event,run time,running %,metric value,metric unit)
+csv_count() { grep "^[0-9]*,,$2," "$1" | head -1 | cut -d, -f1; }
 
 # stat of the fixed loop: 2 * N instructions at EL0, within 0.1 %. The
 # loop is pinned to CPU 0 and only CPU 0 counted: QEMU's -icount is one
@@ -33,8 +34,14 @@ stat_fixed_loop() {
 stat_table() {
 	amupmu stat -o /tmp/table.txt -- amupmu-workload branchy 1000000 0.1 || return 1
 	sed 's/^/# /' /tmp/table.txt
-	grep -q 'Performance counter stats for' /tmp/table.txt && grep -q 'cpu_cycles' /tmp/table.txt &&
-		grep -q 'seconds time elapsed' /tmp/table.txt
+	# perf's header for -a, counts, the elapsed time; amupmu's notes as
+	# comments: every other line is blank, a count or the header
+	grep -q "^ Performance counter stats for 'system wide':$" /tmp/table.txt &&
+		grep -q '^ *[0-9,]*      cpu_cycles ' /tmp/table.txt &&
+		grep -q '^ *[0-9.]* seconds time elapsed$' /tmp/table.txt &&
+		grep -q '^# counted on CPUs' /tmp/table.txt &&
+		! grep -v -e '^$' -e '^#' -e '^ *[0-9,]*      [a-z_:]' -e 'seconds time elapsed$' \
+			-e 'Performance counter stats' /tmp/table.txt
 }
 
 stat_exit_status() {
@@ -42,16 +49,22 @@ stat_exit_status() {
 	[ $? = 7 ]
 }
 
+# perf stat --json: one object per counter and line, perf's keys
 stat_json() {
-	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 &&
-		grep -q '"events"' /tmp/stat.json && grep -q '"name": "cpu_cycles"' /tmp/stat.json
+	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 || return 1
+	sed 's/^/# /' /tmp/stat.json
+	[ "$(wc -l </tmp/stat.json)" = 2 ] &&
+		grep -q '^{"counter-value" : "[0-9]*\.[0-9]*", "unit" : "", "event" : "cpu_cycles", "event-runtime" : [0-9]*, "pcnt-running" : [0-9.]*}$' /tmp/stat.json &&
+		grep -q '"event" : "inst_retired", .*"metric-value" : "[0-9.]*", "metric-unit" : "ipc"}$' /tmp/stat.json
 }
 
 stat_interval() {
 	amupmu stat -I 100 -x, -e cpu_cycles -o /tmp/iv.csv -- sleep 1 || return 1
 	sed 's/^/# /' /tmp/iv.csv
-	# interval lines carry a time column first, the final lines do not
-	[ "$(grep -c '^[0-9.]*,count,' /tmp/iv.csv)" -ge 3 ] && grep -q '^count,' /tmp/iv.csv
+	# interval lines carry perf's time column first, the totals after them
+	# perf's "summary" (perf stat -I --summary)
+	[ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,[0-9]*,[0-9.]*,,$' /tmp/iv.csv)" -ge 3 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/iv.csv
 }
 
 stat_bad_event() {
