@@ -5,6 +5,7 @@
 #include "child.hpp"
 #include "cli.hpp"
 #include "file.hpp"
+#include "signal_wait.hpp"
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -19,22 +20,28 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 namespace amupmu::cli {
 
 namespace {
 
-constexpr std::string_view usage = R"(Usage: amupmu stat [-e EVENTS] [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
+constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-e EVENTS] [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
                    [--amu] [--no-compensate] [--ec0-count N] [--calibration FILE]
-                   [--device PATH] [--] COMMAND [ARGS...]
+                   [--device PATH] [--] [COMMAND [ARGS...]]
 
-Run COMMAND and count PMU events on the CPUs of CPUS (default: all online;
-the counters are per CPU, so everything running there is counted), then
-print the totals, derived metrics (IPC, L1D hit rate, branch prediction
-accuracy, backend-stall share) and erratum annotations. Exits with the
-command's status (128 + signal when it was killed).
+Count PMU events on whole CPUs, as perf stat -a does: every online CPU, or
+those of CPUS (the counters are per CPU, so everything running there is
+counted), while COMMAND runs, or without a command until Ctrl-C (SIGINT
+or SIGTERM). Then print the totals, derived metrics (IPC, L1D hit rate,
+branch prediction accuracy, backend-stall share) and erratum
+annotations, in perf stat's formats. Exits with the command's status
+(128 + signal when it was killed); without a command amupmu ends by the
+signal that stopped it, as perf stat does, after the report.
 
 Options:
+  -a, --all-cpus    count every online CPU: what amupmu always does without
+                    -C (accepted as perf's; the header says 'system wide')
   -e EVENTS         comma-separated events, repeatable: perf names
                     (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
                     imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
@@ -84,10 +91,15 @@ Options parse(Args args)
 {
 	Options o;
 	std::size_t i = 0;
+	bool ended = false;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
-		if (end_of_options(args, i))
+		if (end_of_options(args, i)) {
+			ended = true;
 			break;
+		}
+		if (a == "-a" || a == "--all-cpus")
+			continue;	// what amupmu always counts (perf stat -a)
 		if (auto v = option_value(args, i, "-e"))
 			o.events.emplace_back(*v);
 		else if (auto v = option_value(args, i, "--event"))
@@ -123,7 +135,9 @@ Options parse(Args args)
 		throw UsageError{"--json and -x exclude each other"};
 	if (o.sep && o.sep->empty())
 		throw UsageError{"-x needs a separator"};
-	o.command = command_of(args, i);
+	// no command: until Ctrl-C
+	if (ended && i < args.size())
+		o.command = command_of(args, i);
 	return o;
 }
 
@@ -266,8 +280,14 @@ int run(Args args)
 				 .calibration = cal ? &*cal : nullptr};
 	Reader reader{session, p};
 
-	// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp)
-	Child child{o.command};
+	// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp), or
+	// without one whole CPUs until Ctrl-C or SIGTERM (perf stat -a)
+	std::optional<Child> child;
+	std::optional<SignalWait> stop;
+	if (!o.command.empty())
+		child.emplace(o.command);
+	else
+		stop.emplace();
 	if (amu) {
 		read_amu(*amu, amu_first);
 		amu_last = amu_first;
@@ -276,35 +296,38 @@ int run(Args args)
 	session.enable();
 	const auto t0 = std::chrono::steady_clock::now();
 	const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-	try {
-		child.start();
-	} catch (const Error& e) {
-		session.disable();
-		std::cerr << "amupmu stat: " << e.what() << "\n";
-		return 127;
-	}
-	if (o.interval_ms > 0) {
-		// asleep in poll() between the reports, which keep to t0 + n
-		// intervals however long a report takes
-		auto next = t0;
-		unsigned n = 0;
-		while (!child.wait(ms_until(next += std::chrono::milliseconds(o.interval_ms)))) {
-			StatReport r = reader.report(true);
-			r.interval_header = n++ % 25 == 0;	// perf's column header comment
-			r.interval_end = since();
-			r.seconds = o.interval_ms / 1000.0;
-			apply_errata(r, p.midr, comp);
-			derive_report_metrics(r);
-			if (amu) {
-				read_amu(*amu, amu_now);
-				r.amu = amu_interval(amu->info(), amu_last, amu_now);
-				r.amu->seconds = r.seconds;
-				std::swap(amu_last, amu_now);
-			}
-			out << render(o, r) << std::flush;
+	if (child) {
+		try {
+			child->start();
+		} catch (const Error& e) {
+			session.disable();
+			std::cerr << "amupmu stat: " << e.what() << "\n";
+			return 127;
 		}
-	} else {
-		child.wait();
+	}
+	// asleep in poll() until the command's exit or the signal, waking only
+	// for the -I reports (at t0 + n intervals however long a report takes)
+	auto next = t0;
+	unsigned n = 0;
+	for (;;) {
+		int timeout = -1;
+		if (o.interval_ms > 0)
+			timeout = ms_until(next += std::chrono::milliseconds(o.interval_ms));
+		if (child ? child->wait(timeout) : stop->wait(timeout) != 0)
+			break;
+		StatReport r = reader.report(true);
+		r.interval_header = n++ % 25 == 0;	// perf's column header comment
+		r.interval_end = since();
+		r.seconds = o.interval_ms / 1000.0;
+		apply_errata(r, p.midr, comp);
+		derive_report_metrics(r);
+		if (amu) {
+			read_amu(*amu, amu_now);
+			r.amu = amu_interval(amu->info(), amu_last, amu_now);
+			r.amu->seconds = r.seconds;
+			std::swap(amu_last, amu_now);
+		}
+		out << render(o, r) << std::flush;
 	}
 	session.disable();
 	const double seconds = since();
@@ -315,7 +338,8 @@ int run(Args args)
 	r.summary = o.interval_ms > 0;
 	r.command = o.command;
 	r.seconds = seconds;
-	r.exit_status = child.status();
+	if (child)
+		r.exit_status = child->status();
 	apply_errata(r, p.midr, comp);
 	derive_report_metrics(r);
 	if (amu) {
@@ -329,7 +353,13 @@ int run(Args args)
 		file->close();	// a failed write(2) with its errno
 	else if (!out)
 		throw Error{"write to stderr", EIO};	// the stream keeps no errno
-	return child.status();
+	if (child)
+		return child->status();
+	// the report is out: end by the signal, as perf stat does
+	const int sig = SignalWait::caught();
+	stop.reset();
+	raise_default(sig);
+	return 128 + sig;
 }
 
 } // namespace

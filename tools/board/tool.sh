@@ -67,6 +67,37 @@ stat_interval() {
 		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/iv.csv
 }
 
+# no command: whole CPUs until SIGINT or SIGTERM, as perf stat -a counts;
+# the report, then the signal's status (perf stat's sig_atexit())
+stat_until_signal() {
+	for sig in INT TERM; do
+		amupmu stat -a -e cpu_cycles -o /tmp/sw.txt &
+		pid=$!
+		sleep 1
+		kill -$sig $pid
+		wait $pid
+		rc=$?
+		sed 's/^/# /' /tmp/sw.txt
+		want=130
+		[ $sig = TERM ] && want=143
+		echo "# SIG$sig: status $rc, want $want"
+		[ $rc = $want ] || return 1
+		grep -q "^ Performance counter stats for 'system wide':$" /tmp/sw.txt &&
+			grep -q '^ *[1-9][0-9,]*      cpu_cycles' /tmp/sw.txt &&
+			grep -q '^# counted on CPUs' /tmp/sw.txt && ! grep -q '^# command' /tmp/sw.txt || return 1
+	done
+	# with -I: intervals until the signal, then perf's summary
+	amupmu stat -I 100 -x, -e cpu_cycles -o /tmp/swi.csv &
+	pid=$!
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	sed 's/^/# /' /tmp/swi.csv
+	[ $rc = 130 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/swi.csv)" -ge 5 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/swi.csv
+}
+
 stat_bad_event() {
 	amupmu stat -e inst_retird -- true 2>/tmp/err.txt
 	rc=$?
@@ -143,6 +174,7 @@ tool_tests() {
 		tap_check stat-exit-status stat_exit_status
 		tap_check stat-json stat_json
 		tap_check stat-interval stat_interval
+		tap_check stat-system-wide-until-signal stat_until_signal
 		tap_check stat-busy stat_busy
 		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report
