@@ -44,9 +44,15 @@ Options:
                     -C (accepted as perf's; the header says 'system wide')
   -e EVENTS         comma-separated events, repeatable: perf names
                     (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
-                    imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
+                    imp_stall_backend_mcq on Cortex-X2, ...), perf's generic
+                    names as Linux maps them on PMUv3 (cycles, instructions,
+                    branches, branch-misses, cache-references, cache-misses,
+                    stalled-cycles-frontend/-backend, bus-cycles,
+                    L1-dcache-loads, ...), raw r<hex> or amupmu/event=0x11/;
                     perf's modifiers :u (user) :k (kernel) :h (hypervisor)
-                    :G (guest) :H (host), combinable (:uk). Default:
+                    :G (guest) :H (host), combinable (:uk); perf's groups
+                    {a,b}:u (amupmu counts every event together anyway: a
+                    group changes nothing but its modifiers). Default:
                     cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,
                     l1d_cache,l1d_cache_refill,stall_backend (those the
                     CPU implements)

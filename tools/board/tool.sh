@@ -98,6 +98,19 @@ stat_until_signal() {
 		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/swi.csv
 }
 
+# perf's event syntax: a group with its modifiers, the PMU syntax, the
+# generic names of Linux's PMUv3 map
+stat_perf_syntax() {
+	amupmu stat -e '{cycles,instructions}:u,amupmu/event=0x11/k,branches' -x, -o /tmp/syn.csv -- \
+		amupmu-workload loop 1000 || return 1
+	sed 's/^/# /' /tmp/syn.csv
+	for e in cycles:u instructions:u amupmu/event=0x11/k branches; do
+		grep -q "^[0-9]*,,$e,[0-9]*,[0-9.]*," /tmp/syn.csv || return 1
+	done
+	# cycles:u and instructions:u give the IPC, on instructions:u's line
+	grep -q '^[0-9]*,,instructions:u,[0-9]*,[0-9.]*,[0-9.]*,ipc$' /tmp/syn.csv
+}
+
 stat_bad_event() {
 	amupmu stat -e inst_retird -- true 2>/tmp/err.txt
 	rc=$?
@@ -175,6 +188,7 @@ tool_tests() {
 		tap_check stat-json stat_json
 		tap_check stat-interval stat_interval
 		tap_check stat-system-wide-until-signal stat_until_signal
+		tap_check stat-perf-event-syntax stat_perf_syntax
 		tap_check stat-busy stat_busy
 		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report
