@@ -111,6 +111,46 @@ stat_perf_syntax() {
 	grep -q '^[0-9]*,,instructions:u,[0-9]*,[0-9.]*,[0-9.]*,ipc$' /tmp/syn.csv
 }
 
+# perf stat's -A, -r, --interval-count, -M and --metric-only
+stat_per_cpu() {
+	amupmu stat -A -e cpu_cycles -x, -o /tmp/pc.csv -- sleep 0.2 || return 1
+	sed 's/^/# /' /tmp/pc.csv
+	n=$(grep -c ^processor /proc/cpuinfo)
+	[ "$(grep -c '^CPU[0-9]*,[0-9]*,,cpu_cycles,' /tmp/pc.csv)" = "$n" ] && grep -q '^CPU0,' /tmp/pc.csv &&
+		grep -q "^CPU$((n - 1))," /tmp/pc.csv
+}
+
+stat_repeat() {
+	amupmu stat -r 3 -C 0 -e inst_retired:u,cpu_cycles:u -o /tmp/r.txt -- taskset 1 amupmu-workload loop 100000 ||
+		return 1
+	sed 's/^/# /' /tmp/r.txt
+	grep -q "^ Performance counter stats for 'CPU(s) 0' (3 runs):$" /tmp/r.txt &&
+		grep -q ' seconds time elapsed' /tmp/r.txt || return 1
+	amupmu stat -r 3 -C 0 -e inst_retired:u -x, -o /tmp/r.csv -- taskset 1 amupmu-workload loop 100000 || return 1
+	sed 's/^/# /' /tmp/r.csv
+	# the noise column after the event: the mean of 3 runs of the same loop
+	grep -q '^[0-9.]*,,inst_retired:u,[0-9.]*%,[0-9]*,[0-9.]*,,$' /tmp/r.csv || return 1
+	# under -icount the same 200000 loop instructions each run, and about
+	# the same start-up: the deviation of the mean stays well below 1 %
+	if icount; then awk -F, '$3 == "inst_retired:u" { exit !($4 + 0 < 1) }' /tmp/r.csv || return 1; fi
+}
+
+stat_interval_count() {
+	amupmu stat -I 100 --interval-count 3 -x, -e cpu_cycles -o /tmp/ic.csv
+	rc=$?
+	sed 's/^/# /' /tmp/ic.csv
+	# no command: 3 intervals, the totals, status 0 (no signal ended it)
+	[ $rc = 0 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/ic.csv)" = 3 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/ic.csv
+}
+
+stat_metric_only() {
+	amupmu stat -M ipc --metric-only -x, -o /tmp/mo.csv -- amupmu-workload loop 100000 || return 1
+	sed 's/^/# /' /tmp/mo.csv
+	# -M alone counts the metric's events; a header line, a line of values
+	[ "$(sed -n 1p /tmp/mo.csv)" = "ipc," ] && sed -n 2p /tmp/mo.csv | grep -q '^[0-9.]*,$'
+}
+
 stat_bad_event() {
 	amupmu stat -e inst_retird -- true 2>/tmp/err.txt
 	rc=$?
@@ -189,6 +229,10 @@ tool_tests() {
 		tap_check stat-interval stat_interval
 		tap_check stat-system-wide-until-signal stat_until_signal
 		tap_check stat-perf-event-syntax stat_perf_syntax
+		tap_check stat-per-cpu stat_per_cpu
+		tap_check stat-repeat stat_repeat
+		tap_check stat-interval-count stat_interval_count
+		tap_check stat-metric-only stat_metric_only
 		tap_check stat-busy stat_busy
 		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report

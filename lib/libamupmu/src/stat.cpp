@@ -166,7 +166,9 @@ void derive_report_metrics(StatReport& report, std::span<const std::string> only
 			std::string known;
 			for (const MetricDef& d : metric_defs())
 				known += (known.empty() ? "" : ", ") + std::string{d.name};
-			throw InvalidArgument{"metric '" + name + "' (amupmu has " + known + ")", EINVAL};
+			std::string what = "metric '";
+			what.append(name).append("' (amupmu has ").append(known).append(")");
+			throw InvalidArgument{what, EINVAL};
 		}
 	report.metrics.clear();
 	// the rows of each CPU (-A) on their own; -1 is the sum
@@ -529,8 +531,10 @@ std::string format_stat_text(const StatReport& r, const StatFormat& format)
 				const Shown& m = l.metrics[i];
 				const std::string head = " # " + m.text;
 				const std::size_t w = metric_len > head.size() + 1 ? metric_len - head.size() - 1 : 0;
-				if (i)
-					line = trim_right(line) + "\n" + cont;
+				if (i) {
+					line = trim_right(line);
+					line.append("\n").append(cont);
+				}
 				line += head + " " + pad_right(m.unit, w);
 			}
 			if (l.noise && *l.noise != 0)
@@ -644,11 +648,15 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep, const Sta
 		}
 	} else {
 		for (const Line& l : lines) {
-			std::string line = prefix + cpu_field(l.cpu) + (l.value ? value_text(l, false) : std::string{not_counted}) +
-					   s + field(l.unit) + s + field(l.event);
+			std::string line = prefix + cpu_field(l.cpu);
+			line.append(l.value ? value_text(l, false) : std::string{not_counted})
+				.append(s)
+				.append(field(l.unit))
+				.append(s)
+				.append(field(l.event));
 			if (l.noise)
 				line += s + fixed(*l.noise, 2) + "%";
-			line += s + std::to_string(l.run) + s + fixed(running_pct(l), 2);
+			line.append(s).append(std::to_string(l.run)).append(s).append(fixed(running_pct(l), 2));
 			if (l.metrics.empty())
 				line += s + s;
 			for (std::size_t i = 0; i < l.metrics.size(); ++i) {
@@ -659,7 +667,7 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep, const Sta
 					for (int k = 0; k < (l.noise ? 5 : 4); ++k)
 						line += s;
 				}
-				line += s + csv_metric_value(l.metrics[i]) + s + field(l.metrics[i].unit);
+				line.append(s).append(csv_metric_value(l.metrics[i])).append(s).append(field(l.metrics[i].unit));
 			}
 			out += line + "\n";
 		}

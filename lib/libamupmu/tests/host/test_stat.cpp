@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 using namespace amupmu;
@@ -248,4 +249,160 @@ TEST_CASE("stat --amu: the AMU figures as counter lines, the backend in a commen
 	CHECK_THAT(csv, Contains("\n1500.00,MHz,amu/frequency/,500000000,100.00,,\n"));
 	CHECK_THAT(csv, Contains("\n<not counted>,%,amu/mem_stall/,500000000,100.00,,\n"));
 	CHECK_THAT(csv, Contains("\n50.00,%,amu/active/,"));
+}
+
+TEST_CASE("RunStats: perf's mean and standard deviation of the mean", "[host][stat]")
+{
+	RunStats s;
+	CHECK(s.stddev_mean() == 0);
+	CHECK(s.rel_stddev_pct() == 0);
+	s.add(10);
+	CHECK(s.mean() == 10);
+	CHECK(s.stddev_mean() == 0);	// one run: no deviation
+	s.add(12);
+	s.add(14);
+	CHECK(s.count() == 3);
+	CHECK(s.mean() == Approx(12));
+	// M2 = 8, variance 8 / 2 = 4, of the mean 4 / 3
+	CHECK(s.stddev_mean() == Approx(std::sqrt(4.0 / 3)));
+	CHECK(s.rel_stddev_pct() == Approx(100 * std::sqrt(4.0 / 3) / 12));
+}
+
+namespace {
+
+// two CPUs' rows, event by event, as amupmu stat -A reads them
+StatReport per_cpu_report()
+{
+	StatReport r;
+	r.cpus = "0-1";
+	for (const int cpu : {0, 1}) {
+		r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 1000.0 * (cpu + 1),
+				  .time_enabled = 10, .time_running = 10, .cpu = cpu});
+	}
+	for (const int cpu : {0, 1}) {
+		r.rows.push_back({.name = "inst_retired", .number = 0x08, .value = 500.0 * (cpu + 1) + 500 * cpu,
+				  .time_enabled = 10, .time_running = 10, .cpu = cpu});
+	}
+	derive_report_metrics(r);
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("stat -A: each CPU's lines, the metrics of each CPU's counts", "[host][stat][format]")
+{
+	const StatReport r = per_cpu_report();
+	// ipc of CPU 0 = 500 / 1000, of CPU 1 = 1500 / 2000
+	REQUIRE(r.metrics.size() == 2);
+	CHECK(r.metrics[0].value == Approx(0.5));
+	CHECK(r.metrics[0].source == 2);
+	CHECK(r.metrics[1].value == Approx(0.75));
+	CHECK(r.metrics[1].source == 3);
+
+	const auto csv = split(format_stat_csv(r, ","), '\n');
+	CHECK(csv[0] == "CPU0,1000,,cpu_cycles,10,100.00,,");
+	CHECK(csv[1] == "CPU1,2000,,cpu_cycles,10,100.00,,");
+	CHECK(csv[2] == "CPU0,500,,inst_retired,10,100.00,0.50,ipc");
+	CHECK(csv[3] == "CPU1,1500,,inst_retired,10,100.00,0.75,ipc");
+	const auto json = split(format_stat_json(r), '\n');
+	CHECK(json[3] == R"({"cpu" : "1", "counter-value" : "1500.000000", "unit" : "", "event" : "inst_retired", )"
+			 R"("event-runtime" : 10, "pcnt-running" : 100.00, "metric-value" : "0.750000", "metric-unit" : "ipc"})");
+	const std::string text = format_stat_text(r);
+	INFO(text);
+	// "CPU%-3d " then perf's columns
+	CHECK_THAT(text, Contains("\nCPU0                1,000      cpu_cycles\n"));
+	CHECK_THAT(text, Contains("\nCPU1                1,500      inst_retired                     #     0.75 ipc\n"));
+	// rows given CPU by CPU are printed event by event
+	StatReport mixed = r;
+	std::swap(mixed.rows[1], mixed.rows[2]);	// cycles 0, inst 0, cycles 1, inst 1
+	derive_report_metrics(mixed);
+	const auto m = split(format_stat_csv(mixed, ","), '\n');
+	CHECK(m[0].starts_with("CPU0,1000,,cpu_cycles,"));
+	CHECK(m[1].starts_with("CPU1,2000,,cpu_cycles,"));
+	CHECK(m[2].starts_with("CPU0,500,,inst_retired,"));
+}
+
+TEST_CASE("stat -r: the means, ( +- x% ) as perf prints the noise", "[host][stat][format]")
+{
+	StatReport r;
+	r.cpus = "0";
+	r.runs = 3;
+	r.seconds = 0.5;
+	r.seconds_stddev = 0.01;
+	r.rows = {{.name = "cpu_cycles", .number = 0x11, .value = 1000, .time_enabled = 10, .time_running = 10,
+		   .noise_pct = 1.5},
+		  {.name = "inst_retired", .number = 0x08, .value = 500, .time_enabled = 10, .time_running = 10,
+		   .noise_pct = 0.25}};
+	derive_report_metrics(r);
+	const std::string text = format_stat_text(r);
+	INFO(text);
+	CHECK_THAT(text, Contains(" Performance counter stats for 'system wide' (3 runs):\n"));
+	CHECK_THAT(text, Contains("\n             1,000      cpu_cycles" + std::string(38 + 32 - 10, ' ') +
+				  "  ( +-  1.50% )\n"));
+	CHECK_THAT(text, Contains("#     0.50 ipc                         ( +-  0.25% )\n"));
+	// print_footer(): 2 digits more than the deviation's first
+	CHECK_THAT(text, Contains("\n            0.5000 +- 0.0100 seconds time elapsed  ( +-  2.00% )\n"));
+	const auto csv = split(format_stat_csv(r, ","), '\n');
+	// the noise after the event, as perf's print_noise() before print_running()
+	CHECK(csv[0] == "1000,,cpu_cycles,1.50%,10,100.00,,");
+	CHECK(csv[1] == "500,,inst_retired,0.25%,10,100.00,0.50,ipc");
+	const auto json = split(format_stat_json(r), '\n');
+	CHECK(json[0] == R"({"counter-value" : "1000.000000", "unit" : "", "event" : "cpu_cycles", "variance" : 1.50, )"
+			 R"("event-runtime" : 10, "pcnt-running" : 100.00})");
+}
+
+TEST_CASE("stat -M and --metric-only", "[host][stat][format][metrics]")
+{
+	StatReport r = sample_report();
+	const std::string only[] = {"ipc", "branch_pred_accuracy"};
+	derive_report_metrics(r, only);
+	REQUIRE(r.metrics.size() == 2);
+	CHECK(r.metrics[0].name == "ipc");
+	CHECK(r.metrics[1].name == "branch_pred_accuracy");
+	const std::string bogus[] = {"ipc", "bogus"};
+	CHECK_THROWS_WITH(derive_report_metrics(r, bogus), Contains("metric 'bogus' (amupmu has ipc, l1d_hit_rate"));
+
+	const StatFormat mo{.metric_only = true};
+	// metrics only: the compensated count is exc_undef's metric too
+	const auto csv = split(format_stat_csv(r, ",", mo), '\n');
+	CHECK(csv[0] == "ipc,%  branch_pred_accuracy,compensated (AMUPMU-X2-EXC_UNDEF),");
+	CHECK(csv[1] == "0.50,90.0,100,");
+	CHECK(csv[2].starts_with("# "));
+	const auto json = split(format_stat_json(r, mo), '\n');
+	CHECK(json[0] == R"({"ipc" : "0.50", "%  branch_pred_accuracy" : "90.0", )"
+			 R"j("compensated (AMUPMU-X2-EXC_UNDEF)" : "100"})j");
+	CHECK(json.size() == 2);
+	const auto text = split(format_stat_text(r, mo), '\n');
+	CHECK(text[1] == " Performance counter stats for 'system wide':");
+	CHECK(text[3] == "                  ipc  %  branch_pred_accuracy  compensated (AMUPMU-X2-EXC_UNDEF)");
+	CHECK(text[4] == "                 0.50                     90.0                                100");
+	// per CPU: a line each, the CPU first
+	StatReport pc = per_cpu_report();
+	const auto pcsv = split(format_stat_csv(pc, ",", mo), '\n');
+	CHECK(pcsv[0] == "cpu,ipc,");
+	CHECK(pcsv[1] == "CPU0,0.50,");
+	CHECK(pcsv[2] == "CPU1,0.75,");
+	// -I: the time first, the header on the first interval
+	pc.interval_end = 1.0;
+	pc.interval_header = true;
+	const auto iv = split(format_stat_csv(pc, ",", mo), '\n');
+	CHECK(iv[0] == "time,cpu,ipc,");
+	CHECK(iv[1] == "1.000000000,CPU0,0.50,");
+	pc.interval_header = false;
+	CHECK(split(format_stat_csv(pc, ",", mo), '\n')[0] == "1.000000000,CPU0,0.50,");
+	CHECK(format_stat_json(pc, mo).starts_with(R"({"interval" : 1.000000000, "cpu" : "0", "ipc" : "0.50"})"));
+}
+
+TEST_CASE("derived metrics: one per count of the numerator, with its own exclusions", "[host][metrics]")
+{
+	const std::uint32_t u = parse_modifiers("u"), k = parse_modifiers("k");
+	const EventCount counts[] = {{0x11, u, 100}, {0x08, u, 50}, {0x11, k, 200}, {0x08, k, 20}};
+	const auto m = derive_metrics(counts);
+	REQUIRE(m.size() == 2);
+	CHECK(m[0].value == Approx(0.5));
+	CHECK(m[0].source == 1);
+	CHECK(m[1].value == Approx(0.1));
+	CHECK(m[1].source == 3);
+	CHECK(find_metric_def("ipc")->numerator == 0x08);
+	CHECK(find_metric_def("nope") == nullptr);
 }
