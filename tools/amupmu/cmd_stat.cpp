@@ -73,8 +73,8 @@ Options:
                     relative standard deviation of each mean ( +- x% )
   --json            perf stat's JSON: one object per counter and line
   -x SEP            perf stat's separated values: value, unit, event, run
-                    time (ns), running %, metric value, metric unit;
-                    amupmu's notes in lines starting with '#')
+                    time (ns), running %, metric value, metric unit
+                    (amupmu's notes in lines starting with '#')
   -o FILE           write the counts to FILE instead of stderr
   --amu             also read the Activity Monitors of the same CPUs over
                     the same run (and each -I interval): MHz, IPC, memory
@@ -504,7 +504,7 @@ int run(Args args)
 
 const Command stat_command{
 	.name = "stat",
-	.summary = "run a command and count PMU events: totals, metrics, erratum compensation",
+	.summary = "count PMU events on whole CPUs over a command (perf stat -a): totals, metrics, errata",
 	.usage = usage,
 	.run = run,
 };
