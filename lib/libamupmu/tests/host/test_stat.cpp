@@ -165,8 +165,12 @@ TEST_CASE("stat -x: perf's columns", "[host][stat][format]")
 	INFO(csv);
 	const auto lines = split(csv, '\n');
 	std::vector<std::string> counts, notes;
-	for (const std::string& l : lines)
-		(l.starts_with("#") ? notes : counts).push_back(l);
+	for (const std::string& l : lines) {
+		if (l.starts_with("#"))
+			notes.push_back(l);
+		else
+			counts.push_back(l);
+	}
 	// 8 counters (and the last empty), comments after them
 	REQUIRE(counts.size() == 9);
 	CHECK(lines[8].starts_with("# "));
