@@ -6,6 +6,7 @@
 #include "child.hpp"
 #include "cli.hpp"
 #include "file.hpp"
+#include "signal_wait.hpp"
 
 #include <amupmu/amu.hpp>
 #include <amupmu/device.hpp>
@@ -15,8 +16,6 @@
 #include <csignal>
 #include <iostream>
 #include <optional>
-
-#include <poll.h>
 
 namespace amupmu::cli {
 
@@ -103,62 +102,6 @@ Options parse(Args args)
 	return o;
 }
 
-volatile std::sig_atomic_t interrupted = 0;
-
-extern "C" void on_sigint(int)
-{
-	interrupted = 1;
-}
-
-// Ctrl-C ends the reading: SIGINT is blocked but while ppoll() sleeps, so
-// that one arriving between the test and the sleep still wakes it
-class InterruptWait {
-public:
-	InterruptWait()
-	{
-		struct sigaction act {};
-		::sigemptyset(&act.sa_mask);
-		act.sa_handler = on_sigint;
-		::sigaction(SIGINT, &act, &old_action_);
-		sigset_t block;
-		::sigemptyset(&block);
-		::sigaddset(&block, SIGINT);
-		::sigprocmask(SIG_BLOCK, &block, &old_mask_);
-		sleep_mask_ = old_mask_;
-		::sigdelset(&sleep_mask_, SIGINT);
-	}
-	~InterruptWait()
-	{
-		::sigprocmask(SIG_SETMASK, &old_mask_, nullptr);
-		::sigaction(SIGINT, &old_action_, nullptr);
-	}
-	InterruptWait(const InterruptWait&) = delete;
-	InterruptWait& operator=(const InterruptWait&) = delete;
-
-	/// True once Ctrl-C came; false after timeout_ms (-1: none).
-	bool wait(int timeout_ms) const
-	{
-		const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-		while (!interrupted) {
-			timespec ts{};
-			if (timeout_ms >= 0) {
-				const int left = ms_until(deadline);
-				if (left == 0)
-					return false;
-				ts = {.tv_sec = left / 1000, .tv_nsec = static_cast<long>(left % 1000) * 1000000};
-			}
-			if (::ppoll(nullptr, 0, timeout_ms >= 0 ? &ts : nullptr, &sleep_mask_) < 0 && errno != EINTR)
-				throw_error("ppoll", errno);
-		}
-		return true;
-	}
-
-private:
-	struct sigaction old_action_ {};
-	sigset_t old_mask_{};
-	sigset_t sleep_mask_{};
-};
-
 std::string render(const Options& o, const AmuReport& r)
 {
 	// with -I every report is one line, the last (the whole run) too
@@ -185,11 +128,11 @@ int run(Args args)
 	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
 
 	std::optional<Child> child;
-	std::optional<InterruptWait> ctrl_c;
+	std::optional<SignalWait> ctrl_c;
 	if (!o.command.empty())
 		child.emplace(o.command);	// SIGINT/SIGQUIT go to it, not to us (child.hpp)
 	else
-		ctrl_c.emplace();
+		ctrl_c.emplace(std::initializer_list<int>{SIGINT});	// Ctrl-C ends the reading
 
 	AmuReading first, last, now;
 	read_amu(amu, first);
@@ -219,7 +162,7 @@ int run(Args args)
 		int timeout = -1;
 		if (o.interval_ms > 0)
 			timeout = ms_until(next += std::chrono::milliseconds(o.interval_ms));
-		if (child ? child->wait(timeout) : ctrl_c->wait(timeout))
+		if (child ? child->wait(timeout) : ctrl_c->wait(timeout) != 0)
 			break;
 		interval_report();
 	}

@@ -5,6 +5,7 @@
 #include "child.hpp"
 #include "cli.hpp"
 #include "file.hpp"
+#include "signal_wait.hpp"
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -19,35 +20,61 @@
 #include <chrono>
 #include <csignal>
 #include <iostream>
+#include <optional>
 
 namespace amupmu::cli {
 
 namespace {
 
-constexpr std::string_view usage = R"(Usage: amupmu stat [-e EVENTS] [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
+constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-A] [-e EVENTS] [-M METRICS] [--metric-only] [-C CPUS]
+                   [-I MS [--interval-count N]] [-r N] [--json | -x SEP] [-o FILE]
                    [--amu] [--no-compensate] [--ec0-count N] [--calibration FILE]
-                   [--device PATH] [--] COMMAND [ARGS...]
+                   [--device PATH] [--] [COMMAND [ARGS...]]
 
-Run COMMAND and count PMU events on the CPUs of CPUS (default: all online;
-the counters are per CPU, so everything running there is counted), then
-print the totals, derived metrics (IPC, L1D hit rate, branch prediction
-accuracy, backend-stall share) and erratum annotations. Exits with the
-command's status (128 + signal when it was killed).
+Count PMU events on whole CPUs, as perf stat -a does: every online CPU, or
+those of CPUS (the counters are per CPU, so everything running there is
+counted), while COMMAND runs, or without a command until Ctrl-C (SIGINT
+or SIGTERM). Then print the totals, derived metrics (IPC, L1D hit rate,
+branch prediction accuracy, backend-stall share) and erratum
+annotations, in perf stat's formats. Exits with the command's status
+(128 + signal when it was killed); without a command amupmu ends by the
+signal that stopped it, as perf stat does, after the report.
 
 Options:
+  -a, --all-cpus    count every online CPU: what amupmu always does without
+                    -C (accepted as perf's; the header says 'system wide')
   -e EVENTS         comma-separated events, repeatable: perf names
                     (cpu_cycles, inst_retired, l1d_cache_refill, exc_undef,
-                    imp_stall_backend_mcq on Cortex-X2, ...), raw r<hex>;
+                    imp_stall_backend_mcq on Cortex-X2, ...), perf's generic
+                    names as Linux maps them on PMUv3 (cycles, instructions,
+                    branches, branch-misses, cache-references, cache-misses,
+                    stalled-cycles-frontend/-backend, bus-cycles,
+                    L1-dcache-loads, ...), raw r<hex> or amupmu/event=0x11/;
                     perf's modifiers :u (user) :k (kernel) :h (hypervisor)
-                    :G (guest) :H (host), combinable (:uk). Default:
+                    :G (guest) :H (host), combinable (:uk); perf's groups
+                    {a,b}:u (amupmu counts every event together anyway: a
+                    group changes nothing but its modifiers). Default:
                     cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,
                     l1d_cache,l1d_cache_refill,stall_backend (those the
                     CPU implements)
+  -M METRICS        comma-separated metrics, repeatable: ipc, l1d_hit_rate,
+                    branch_pred_accuracy, backend_stall_share,
+                    frontend_stall_share; their events are added, only they
+                    are printed (without -e: only their events are counted)
+  --metric-only     print the metrics only, one line (per CPU with -A)
+  -A, --no-aggr, --per-cpu
+                    each CPU on its own lines, not summed
   -C CPUS           CPU list, e.g. 0 or 0-3,6
   -I MS             also print the counts of every MS milliseconds
-  --json            one JSON document (with -I: one JSON object per line)
-  -x SEP            separated values: kind,value,unit,event,code,
-                    running_pct,erratum,note,modifiers
+  --interval-count N
+                    with -I: N intervals, then the totals (a COMMAND still
+                    running is counted to its end)
+  -r N, --repeat N  run COMMAND N times and print the means, with the
+                    relative standard deviation of each mean ( +- x% )
+  --json            perf stat's JSON: one object per counter and line
+  -x SEP            perf stat's separated values: value, unit, event, run
+                    time (ns), running %, metric value, metric unit
+                    (amupmu's notes in lines starting with '#')
   -o FILE           write the counts to FILE instead of stderr
   --amu             also read the Activity Monitors of the same CPUs over
                     the same run (and each -I interval): MHz, IPC, memory
@@ -66,8 +93,13 @@ constexpr std::string_view default_events =
 
 struct Options {
 	std::vector<std::string> events;
+	std::vector<std::string> metrics;	///< -M
+	bool metric_only = false;
+	bool per_cpu = false;			///< -A
 	std::string cpus;
 	int interval_ms = 0;
+	unsigned interval_count = 0;		///< 0: until the end
+	unsigned repeat = 1;			///< -r
 	bool json = false;
 	std::optional<std::string> sep;
 	std::optional<std::string> output;
@@ -79,18 +111,64 @@ struct Options {
 	std::vector<std::string> command;
 };
 
+// -M a,b: names metric_defs() knows, checked before anything is opened
+void split_metrics(std::vector<std::string>& out, std::string_view list)
+{
+	for (std::size_t pos = 0; pos <= list.size();) {
+		const std::size_t comma = std::min(list.find(',', pos), list.size());
+		const std::string_view name = list.substr(pos, comma - pos);
+		if (!find_metric_def(name)) {
+			std::string known;
+			for (const MetricDef& d : metric_defs())
+				known += (known.empty() ? "" : ", ") + std::string{d.name};
+			throw UsageError{"unknown metric '" + std::string{name} + "' (amupmu has " + known + ")"};
+		}
+		out.emplace_back(name);
+		pos = comma + 1;
+	}
+}
+
+unsigned repeat_arg(std::string_view opt, std::string_view v)
+{
+	const auto n = number_arg<unsigned>(opt, v);
+	if (n == 0 || n > 1000000)
+		throw UsageError{"option '" + std::string{opt} + "' needs a count from 1 to 1000000"};
+	return n;
+}
+
 Options parse(Args args)
 {
 	Options o;
 	std::size_t i = 0;
+	bool ended = false;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
-		if (end_of_options(args, i))
+		if (end_of_options(args, i)) {
+			ended = true;
 			break;
+		}
+		if (a == "-a" || a == "--all-cpus")
+			continue;	// what amupmu always counts (perf stat -a)
 		if (auto v = option_value(args, i, "-e"))
 			o.events.emplace_back(*v);
 		else if (auto v = option_value(args, i, "--event"))
 			o.events.emplace_back(*v);
+		else if (auto v = option_value(args, i, "-M"))
+			split_metrics(o.metrics, *v);
+		else if (auto v = option_value(args, i, "--metrics"))
+			split_metrics(o.metrics, *v);
+		else if (a == "--metric-only")
+			o.metric_only = true;
+		else if (a == "-A" || a == "--no-aggr" || a == "--per-cpu")
+			o.per_cpu = true;
+		else if (auto v = option_value(args, i, "--interval-count")) {
+			o.interval_count = number_arg<unsigned>("--interval-count", *v);
+			if (o.interval_count == 0)
+				throw UsageError{"--interval-count needs at least 1"};
+		} else if (auto v = option_value(args, i, "-r"))
+			o.repeat = repeat_arg("-r", *v);
+		else if (auto v = option_value(args, i, "--repeat"))
+			o.repeat = repeat_arg("--repeat", *v);
 		else if (auto v = option_value(args, i, "-C"))
 			o.cpus = std::string{*v};
 		else if (auto v = option_value(args, i, "--cpu"))
@@ -122,7 +200,19 @@ Options parse(Args args)
 		throw UsageError{"--json and -x exclude each other"};
 	if (o.sep && o.sep->empty())
 		throw UsageError{"-x needs a separator"};
-	o.command = command_of(args, i);
+	// no command: until Ctrl-C
+	if (ended && i < args.size())
+		o.command = command_of(args, i);
+	if (o.interval_count && !o.interval_ms)
+		throw UsageError{"--interval-count needs -I"};
+	if (o.repeat > 1 && o.command.empty())
+		throw UsageError{"-r needs a COMMAND to repeat"};
+	if (o.repeat > 1 && o.interval_ms)
+		throw UsageError{"-r and -I exclude each other"};
+	if (o.repeat > 1 && o.amu)
+		throw UsageError{"-r and --amu exclude each other"};
+	if (o.metric_only && o.amu)
+		throw UsageError{"--metric-only and --amu exclude each other (the AMU figures are counts)"};
 	return o;
 }
 
@@ -130,6 +220,7 @@ struct Plan {
 	std::vector<EventSpec> events;
 	std::vector<bool> added;
 	std::vector<unsigned> cpus;
+	bool system_wide = true;	///< no -C: every online CPU
 	std::uint64_t midr = 0;
 	std::vector<std::string> notes;
 };
@@ -138,6 +229,7 @@ Plan plan(const Options& o, const Info& info)
 {
 	Plan p;
 	p.cpus = cpu_set(info, o.cpus);
+	p.system_wide = o.cpus.empty();
 	if (p.cpus.empty())
 		throw UsageError{"no online CPU to count on"};
 	p.midr = info.cpus[p.cpus.front()].midr;
@@ -145,7 +237,7 @@ Plan plan(const Options& o, const Info& info)
 		if (info.cpus[c].discovered() && info.cpus[c].midr != p.midr)
 			p.notes.push_back("CPUs of different types (" + describe_midr(info.cpus[c].midr) +
 					  "): names and errata follow CPU " + std::to_string(p.cpus.front()));
-	if (o.events.empty()) {
+	if (o.events.empty() && o.metrics.empty()) {
 		for (const EventSpec& e : parse_event_list(default_events, p.midr)) {
 			const EventSpec one[] = {e};
 			if (missing_events(one, info, p.cpus).empty())
@@ -157,6 +249,14 @@ Plan plan(const Options& o, const Info& info)
 		for (const std::string& list : o.events)
 			for (EventSpec& e : parse_event_list(list, p.midr))
 				p.events.push_back(std::move(e));
+	}
+	// -M: the events of each metric that are not counted yet (perf adds a
+	// metric's events too), without modifiers
+	for (const std::string& m : o.metrics) {
+		const MetricDef* d = find_metric_def(m);
+		for (const std::uint16_t n : {d->numerator, d->denominator})
+			if (std::ranges::none_of(p.events, [&](const EventSpec& e) { return e.number == n; }))
+				p.events.push_back(parse_event(event_display_name(n, p.midr), p.midr));
 	}
 	p.added.assign(p.events.size(), false);
 	// events an erratum model needs, unless compensation is off
@@ -177,34 +277,46 @@ Plan plan(const Options& o, const Info& info)
 
 class Reader {
 public:
-	Reader(const Session& s, const Plan& p) : session_{s}, plan_{p}, last_(p.events.size(), 0.0) {}
+	Reader(const Session& s, const Plan& p, bool per_cpu) : session_{s}, plan_{p}, per_cpu_{per_cpu} {}
 
-	/// Totals over the CPUs; with delta, since the previous call.
+	/// Totals, summed over the CPUs or per CPU (-A), event by event; with
+	/// delta, since the previous call.
 	StatReport report(bool delta)
 	{
 		StatReport r;
+		r.system_wide = plan_.system_wide;
 		r.cpus = format_cpu_list(plan_.cpus);
 		r.cpu_description = describe_midr(plan_.midr);
 		r.notes = plan_.notes;
-		for (std::size_t i = 0; i < plan_.events.size(); ++i)
-			r.rows.push_back({.name = plan_.events[i].name,
+		// every CPU in one AMUPMU_PMU_READ_ALL
+		session_.read_all(reading_);
+		const std::span<const CpuReading> cpus = reading_.cpus();
+		for (std::size_t i = 0; i < plan_.events.size(); ++i) {
+			const StatRow row{.name = plan_.events[i].name,
 					  .number = plan_.events[i].number,
 					  .flags = plan_.events[i].flags,
 					  .modifiers = plan_.events[i].modifiers,
 					  .time_enabled = 0,
 					  .time_running = UINT64_MAX,
-					  .added = plan_.added[i]});
-		// every CPU in one AMUPMU_PMU_READ_ALL
-		session_.read_all(reading_);
-		for (const CpuReading& c : reading_.cpus()) {
-			for (std::size_t i = 0; i < r.rows.size() && i < c.nr_values; ++i) {
-				r.rows[i].value += static_cast<double>(c.values[i].value);
-				r.rows[i].time_enabled = std::max(r.rows[i].time_enabled, c.time_enabled);
-				r.rows[i].time_running = std::min(r.rows[i].time_running, c.time_running);
+					  .added = plan_.added[i]};
+			if (!per_cpu_)
+				r.rows.push_back(row);
+			for (const CpuReading& c : cpus) {
+				if (per_cpu_) {
+					r.rows.push_back(row);
+					r.rows.back().cpu = static_cast<int>(c.cpu);
+				}
+				StatRow& to = r.rows.back();
+				if (i < c.nr_values)
+					to.value += static_cast<double>(c.values[i].value);
+				to.time_enabled = std::max(to.time_enabled, c.time_enabled);
+				to.time_running = std::min(to.time_running, c.time_running);
 			}
+		}
+		for (const CpuReading& c : cpus)
 			if (c.state & read_state::offline)
 				r.notes.push_back("CPU " + std::to_string(c.cpu) + " was offline: its totals stopped then");
-		}
+		last_.resize(r.rows.size(), 0.0);
 		for (std::size_t i = 0; i < r.rows.size(); ++i) {
 			const double total = r.rows[i].value;
 			if (delta)
@@ -219,17 +331,19 @@ public:
 private:
 	const Session& session_;
 	const Plan& plan_;
-	std::vector<double> last_;
+	bool per_cpu_;
+	std::vector<double> last_{};
 	GroupReading reading_;
 };
 
 std::string render(const Options& o, const StatReport& r)
 {
+	const StatFormat f{.metric_only = o.metric_only};
 	if (o.json)
-		return format_stat_json(r, r.interval_end ? 0 : 2);
+		return format_stat_json(r, f);
 	if (o.sep)
-		return format_stat_csv(r, *o.sep);
-	return format_stat_text(r);
+		return format_stat_csv(r, *o.sep, f);
+	return format_stat_text(r, f);
 }
 
 int run(Args args)
@@ -260,35 +374,62 @@ int run(Args args)
 
 	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
 				 .calibration = cal ? &*cal : nullptr};
-	Reader reader{session, p};
+	Reader reader{session, p, o.per_cpu};
+	const auto finish = [&](StatReport& r) {
+		apply_errata(r, p.midr, comp);
+		derive_report_metrics(r, o.metrics);
+	};
 
-	// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp)
-	Child child{o.command};
-	if (amu) {
-		read_amu(*amu, amu_first);
-		amu_last = amu_first;
-	}
-	session.reset();
-	session.enable();
-	const auto t0 = std::chrono::steady_clock::now();
-	const auto since = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-	try {
-		child.start();
-	} catch (const Error& e) {
-		session.disable();
-		std::cerr << "amupmu stat: " << e.what() << "\n";
-		return 127;
-	}
-	if (o.interval_ms > 0) {
-		// asleep in poll() between the reports, which keep to t0 + n
-		// intervals however long a report takes
+	// without a command whole CPUs until Ctrl-C or SIGTERM (perf stat -a)
+	std::optional<SignalWait> stop;
+	if (o.command.empty())
+		stop.emplace();
+	bool by_count = false;	// --interval-count ended it, not a signal
+
+	// one run of the command, with its -I reports; its totals
+	const auto measure = [&](std::optional<int>& status, double& seconds) -> std::optional<StatReport> {
+		// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp)
+		std::optional<Child> child;
+		if (!o.command.empty())
+			child.emplace(o.command);
+		if (amu) {
+			read_amu(*amu, amu_first);
+			amu_last = amu_first;
+		}
+		session.reset();
+		session.enable();
+		const auto t0 = std::chrono::steady_clock::now();
+		const auto since = [&] {
+			return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+		};
+		if (child) {
+			try {
+				child->start();
+			} catch (const Error& e) {
+				session.disable();
+				std::cerr << "amupmu stat: " << e.what() << "\n";
+				return std::nullopt;
+			}
+		}
+		// asleep in poll() until the command's exit or the signal, waking
+		// only for the -I reports (at t0 + n intervals however long a
+		// report takes)
 		auto next = t0;
-		while (!child.wait(ms_until(next += std::chrono::milliseconds(o.interval_ms)))) {
+		unsigned n = 0;
+		for (;;) {
+			const bool more = o.interval_ms > 0 && (!o.interval_count || n < o.interval_count);
+			if (!more && o.interval_count && !child) {
+				by_count = true;
+				break;
+			}
+			const int timeout = more ? ms_until(next += std::chrono::milliseconds(o.interval_ms)) : -1;
+			if (child ? child->wait(timeout) : stop->wait(timeout) != 0)
+				break;
 			StatReport r = reader.report(true);
+			r.interval_header = n++ % 25 == 0;	// perf's column header comment
 			r.interval_end = since();
 			r.seconds = o.interval_ms / 1000.0;
-			apply_errata(r, p.midr, comp);
-			derive_report_metrics(r);
+			finish(r);
 			if (amu) {
 				read_amu(*amu, amu_now);
 				r.amu = amu_interval(amu->info(), amu_last, amu_now);
@@ -297,20 +438,46 @@ int run(Args args)
 			}
 			out << render(o, r) << std::flush;
 		}
-	} else {
-		child.wait();
-	}
-	session.disable();
-	const double seconds = since();
-	if (amu)
-		read_amu(*amu, amu_now);
+		session.disable();
+		seconds = since();
+		if (amu)
+			read_amu(*amu, amu_now);
+		if (child)
+			status = child->status();
+		return reader.report(false);
+	};
 
-	StatReport r = reader.report(false);
+	// -r: every run's totals, row by row, and wall time
+	std::vector<RunStats> values;
+	RunStats wall;
+	StatReport r;
+	std::optional<int> status;
+	double seconds = 0;
+	for (unsigned k = 0; k < o.repeat; ++k) {
+		std::optional<StatReport> one = measure(status, seconds);
+		if (!one)
+			return 127;	// the command could not run
+		values.resize(one->rows.size());
+		for (std::size_t i = 0; i < one->rows.size(); ++i)
+			values[i].add(one->rows[i].value);
+		wall.add(seconds);
+		r = std::move(*one);
+	}
+	r.summary = o.interval_ms > 0;
 	r.command = o.command;
 	r.seconds = seconds;
-	r.exit_status = child.status();
-	apply_errata(r, p.midr, comp);
-	derive_report_metrics(r);
+	r.exit_status = status;	// -r: the last run's
+	if (o.repeat > 1) {
+		// perf stat -r: the means, each with its standard deviation
+		r.runs = o.repeat;
+		for (std::size_t i = 0; i < r.rows.size(); ++i) {
+			r.rows[i].value = values[i].mean();
+			r.rows[i].noise_pct = values[i].rel_stddev_pct();
+		}
+		r.seconds = wall.mean();
+		r.seconds_stddev = wall.stddev_mean();
+	}
+	finish(r);
 	if (amu) {
 		r.amu = amu_interval(amu->info(), amu_first, amu_now);
 		r.amu->command = o.command;
@@ -322,14 +489,22 @@ int run(Args args)
 		file->close();	// a failed write(2) with its errno
 	else if (!out)
 		throw Error{"write to stderr", EIO};	// the stream keeps no errno
-	return child.status();
+	if (status)
+		return *status;
+	if (by_count)
+		return exit_ok;
+	// the report is out: end by the signal, as perf stat does
+	const int sig = SignalWait::caught();
+	stop.reset();
+	raise_default(sig);
+	return 128 + sig;
 }
 
 } // namespace
 
 const Command stat_command{
 	.name = "stat",
-	.summary = "run a command and count PMU events: totals, metrics, erratum compensation",
+	.summary = "count PMU events on whole CPUs over a command (perf stat -a): totals, metrics, errata",
 	.usage = usage,
 	.run = run,
 };

@@ -6,8 +6,9 @@
 owner() { cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null || echo unloaded; }
 icount() { case $AMUPMU_BOARD in *icount1) return 0 ;; esac; return 1; }
 
-# the value column of the CSV count line of EVENT in FILE
-csv_count() { grep "^count,[0-9]*,,$2," "$1" | head -1 | cut -d, -f2; }
+# the value of EVENT in FILE, "amupmu stat -x," output in perf stat's
+# columns (value,unit,event,run time,running %,metric value,metric unit)
+csv_count() { grep "^[0-9]*,,$2," "$1" | head -1 | cut -d, -f1; }
 
 # stat of the fixed loop: 2 * N instructions at EL0, within 0.1 %. The
 # loop is pinned to CPU 0 and only CPU 0 counted: QEMU's -icount is one
@@ -33,8 +34,14 @@ stat_fixed_loop() {
 stat_table() {
 	amupmu stat -o /tmp/table.txt -- amupmu-workload branchy 1000000 0.1 || return 1
 	sed 's/^/# /' /tmp/table.txt
-	grep -q 'Performance counter stats for' /tmp/table.txt && grep -q 'cpu_cycles' /tmp/table.txt &&
-		grep -q 'seconds time elapsed' /tmp/table.txt
+	# perf's header for -a, counts, the elapsed time; amupmu's notes as
+	# comments: every other line is blank, a count or the header
+	grep -q "^ Performance counter stats for 'system wide':$" /tmp/table.txt &&
+		grep -Eq '^ *[0-9,]+      cpu_cycles( |$)' /tmp/table.txt &&
+		grep -q '^ *[0-9.]* seconds time elapsed$' /tmp/table.txt &&
+		grep -q '^# counted on CPUs' /tmp/table.txt &&
+		! grep -v -e '^$' -e '^#' -e '^ *[0-9,]*      [a-z_:]' -e 'seconds time elapsed$' \
+			-e 'Performance counter stats' /tmp/table.txt
 }
 
 stat_exit_status() {
@@ -42,16 +49,116 @@ stat_exit_status() {
 	[ $? = 7 ]
 }
 
+# perf stat --json: one object per counter and line, perf's keys
 stat_json() {
-	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 &&
-		grep -q '"events"' /tmp/stat.json && grep -q '"name": "cpu_cycles"' /tmp/stat.json
+	amupmu stat --json -e cpu_cycles,inst_retired -o /tmp/stat.json -- amupmu-workload loop 1000 || return 1
+	sed 's/^/# /' /tmp/stat.json
+	[ "$(wc -l </tmp/stat.json)" = 2 ] &&
+		grep -q '^{"counter-value" : "[0-9]*\.[0-9]*", "unit" : "", "event" : "cpu_cycles", "event-runtime" : [0-9]*, "pcnt-running" : [0-9.]*}$' /tmp/stat.json &&
+		grep -q '"event" : "inst_retired", .*"metric-value" : "[0-9.]*", "metric-unit" : "ipc"}$' /tmp/stat.json
 }
 
 stat_interval() {
 	amupmu stat -I 100 -x, -e cpu_cycles -o /tmp/iv.csv -- sleep 1 || return 1
 	sed 's/^/# /' /tmp/iv.csv
-	# interval lines carry a time column first, the final lines do not
-	[ "$(grep -c '^[0-9.]*,count,' /tmp/iv.csv)" -ge 3 ] && grep -q '^count,' /tmp/iv.csv
+	# interval lines carry perf's time column first, the totals after them
+	# perf's "summary" (perf stat -I --summary)
+	[ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,[0-9]*,[0-9.]*,,$' /tmp/iv.csv)" -ge 3 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/iv.csv
+}
+
+# no command: whole CPUs until SIGINT or SIGTERM, as perf stat -a counts;
+# the report, then the signal's status (perf stat's sig_atexit())
+stat_until_signal() {
+	for sig in INT TERM; do
+		amupmu stat -a -e cpu_cycles -o /tmp/sw.txt &
+		pid=$!
+		sleep 1
+		kill -$sig $pid
+		wait $pid
+		rc=$?
+		sed 's/^/# /' /tmp/sw.txt
+		want=130
+		[ $sig = TERM ] && want=143
+		echo "# SIG$sig: status $rc, want $want"
+		[ $rc = $want ] || return 1
+		grep -q "^ Performance counter stats for 'system wide':$" /tmp/sw.txt &&
+			grep -q '^ *[1-9][0-9,]*      cpu_cycles' /tmp/sw.txt &&
+			grep -q '^# counted on CPUs' /tmp/sw.txt && ! grep -q '^# command' /tmp/sw.txt || return 1
+	done
+	# with -I: intervals until the signal, then perf's summary
+	amupmu stat -I 100 -x, -e cpu_cycles -o /tmp/swi.csv &
+	pid=$!
+	sleep 1
+	kill -INT $pid
+	wait $pid
+	rc=$?
+	sed 's/^/# /' /tmp/swi.csv
+	[ $rc = 130 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/swi.csv)" -ge 5 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/swi.csv
+}
+
+# perf's event syntax: a group with its modifiers, the PMU syntax, the
+# generic names of Linux's PMUv3 map (QEMU implements few events: cycles
+# and instructions; "branches" is BR_RETIRED, which it lacks)
+stat_perf_syntax() {
+	amupmu stat -e '{cycles,instructions}:u,amupmu/event=0x11/k,cpu-cycles' -x, -o /tmp/syn.csv -- \
+		amupmu-workload loop 1000 || return 1
+	sed 's/^/# /' /tmp/syn.csv
+	for e in cycles:u instructions:u amupmu/event=0x11/k cpu-cycles; do
+		grep -q "^[0-9]*,,$e,[0-9]*,[0-9.]*," /tmp/syn.csv || return 1
+	done
+	# cycles:u and instructions:u give the IPC, on instructions:u's line
+	grep -q '^[0-9]*,,instructions:u,[0-9]*,[0-9.]*,[0-9.]*,ipc$' /tmp/syn.csv || return 1
+	amupmu stat -e branches -- true 2>/tmp/syn.err
+	rc=$?
+	sed 's/^/# /' /tmp/syn.err
+	# (stat_table's default set says whether this CPU has BR_RETIRED)
+	if grep -q 'br_retired left out of the default set' /tmp/table.txt; then
+		[ $rc = 1 ] && grep -q 'branches (0x0021): not implemented' /tmp/syn.err
+	else
+		[ $rc = 0 ]
+	fi
+}
+
+# perf stat's -A, -r, --interval-count, -M and --metric-only
+stat_per_cpu() {
+	amupmu stat -A -e cpu_cycles -x, -o /tmp/pc.csv -- sleep 0.2 || return 1
+	sed 's/^/# /' /tmp/pc.csv
+	n=$(grep -c ^processor /proc/cpuinfo)
+	[ "$(grep -c '^CPU[0-9]*,[0-9]*,,cpu_cycles,' /tmp/pc.csv)" = "$n" ] && grep -q '^CPU0,' /tmp/pc.csv &&
+		grep -q "^CPU$((n - 1))," /tmp/pc.csv
+}
+
+stat_repeat() {
+	amupmu stat -r 3 -C 0 -e inst_retired:u,cpu_cycles:u -o /tmp/r.txt -- taskset 1 amupmu-workload loop 100000 ||
+		return 1
+	sed 's/^/# /' /tmp/r.txt
+	grep -q "^ Performance counter stats for 'CPU(s) 0' (3 runs):$" /tmp/r.txt &&
+		grep -q ' seconds time elapsed' /tmp/r.txt || return 1
+	amupmu stat -r 3 -C 0 -e inst_retired:u -x, -o /tmp/r.csv -- taskset 1 amupmu-workload loop 100000 || return 1
+	sed 's/^/# /' /tmp/r.csv
+	# the noise column after the event: the mean of 3 runs of the same loop
+	grep -q '^[0-9.]*,,inst_retired:u,[0-9.]*%,[0-9]*,[0-9.]*,,$' /tmp/r.csv || return 1
+	# under -icount the same 200000 loop instructions each run, and about
+	# the same start-up: the deviation of the mean stays well below 1 %
+	if icount; then awk -F, '$3 == "inst_retired:u" { exit !($4 + 0 < 1) }' /tmp/r.csv || return 1; fi
+}
+
+stat_interval_count() {
+	amupmu stat -I 100 --interval-count 3 -x, -e cpu_cycles -o /tmp/ic.csv
+	rc=$?
+	sed 's/^/# /' /tmp/ic.csv
+	# no command: 3 intervals, the totals, status 0 (no signal ended it)
+	[ $rc = 0 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/ic.csv)" = 3 ] &&
+		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/ic.csv
+}
+
+stat_metric_only() {
+	amupmu stat -M ipc --metric-only -x, -o /tmp/mo.csv -- amupmu-workload loop 100000 || return 1
+	sed 's/^/# /' /tmp/mo.csv
+	# -M alone counts the metric's events; a header line, a line of values
+	[ "$(sed -n 1p /tmp/mo.csv)" = "ipc," ] && sed -n 2p /tmp/mo.csv | grep -q '^[0-9.]*,$'
 }
 
 stat_bad_event() {
@@ -130,6 +237,12 @@ tool_tests() {
 		tap_check stat-exit-status stat_exit_status
 		tap_check stat-json stat_json
 		tap_check stat-interval stat_interval
+		tap_check stat-system-wide-until-signal stat_until_signal
+		tap_check stat-perf-event-syntax stat_perf_syntax
+		tap_check stat-per-cpu stat_per_cpu
+		tap_check stat-repeat stat_repeat
+		tap_check stat-interval-count stat_interval_count
+		tap_check stat-metric-only stat_metric_only
 		tap_check stat-busy stat_busy
 		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <iterator>
 #include <numeric>
+#include <tuple>
 #include <utility>
 
 namespace amupmu {
@@ -34,12 +35,37 @@ struct Alias {
 	std::string_view alias;
 	std::uint16_t number;
 };
-// perf's generic hardware event names where PMUv3 has one meaning for them
+// perf's generic hardware and cache event names, as Linux's PMUv3 driver
+// maps them (drivers/perf/arm_pmuv3.c, formerly arch/arm64/kernel/
+// perf_event.c: armv8_pmuv3_perf_map and armv8_pmuv3_perf_cache_map)
 constexpr Alias aliases[] = {
 	{"cycles", ev::cpu_cycles},
 	{"cpu-cycles", ev::cpu_cycles},
 	{"instructions", ev::inst_retired},
+	{"cache-references", ev::l1d_cache},
+	{"cache-misses", ev::l1d_cache_refill},
+	// BR_RETIRED as current Linux maps it; older kernels counted
+	// PC_WRITE_RETIRED (0x0C, taken branches only) when implemented
+	{"branches", ev::br_retired},
+	{"branch-instructions", ev::br_retired},
 	{"branch-misses", ev::br_mis_pred},
+	{"bus-cycles", ev::bus_cycles},
+	{"stalled-cycles-frontend", ev::stall_frontend},
+	{"idle-cycles-frontend", ev::stall_frontend},
+	{"stalled-cycles-backend", ev::stall_backend},
+	{"idle-cycles-backend", ev::stall_backend},
+	{"L1-dcache-loads", ev::l1d_cache},
+	{"L1-dcache-load-misses", ev::l1d_cache_refill},
+	{"L1-icache-loads", ev::l1i_cache},
+	{"L1-icache-load-misses", ev::l1i_cache_refill},
+	{"dTLB-loads", ev::l1d_tlb},
+	{"dTLB-load-misses", ev::l1d_tlb_refill},
+	{"iTLB-loads", ev::l1i_tlb},
+	{"iTLB-load-misses", ev::l1i_tlb_refill},
+	{"LLC-loads", ev::ll_cache_rd},
+	{"LLC-load-misses", ev::ll_cache_miss_rd},
+	{"branch-loads", ev::br_pred},
+	{"branch-load-misses", ev::br_mis_pred},
 };
 
 char lower(char c) noexcept
@@ -241,53 +267,180 @@ CountedLevels counted_levels(std::uint32_t flags, std::uint32_t kernel_el, bool 
 	return {.el0 = !user, .el1 = !kernel, .el2 = has_el2 && !(hv || host)};
 }
 
+namespace {
+
+// "0x11", "17": a term's number
+std::optional<unsigned long long> term_number(std::string_view v)
+{
+	int base = 10;
+	if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
+		v.remove_prefix(2);
+		base = 16;
+	}
+	unsigned long long out = 0;
+	const auto r = std::from_chars(v.data(), v.data() + v.size(), out, base);
+	if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size())
+		return std::nullopt;
+	return out;
+}
+
+// perf's PMU syntax, "amupmu/event=0x11/" with its modifiers after the
+// last '/' ("u", ":u"); returns the spec without modifiers and them
+std::pair<EventSpec, std::string_view> parse_pmu_event(std::string_view text)
+{
+	const auto bad = [&](const std::string& why) {
+		return InvalidArgument{"event '" + std::string{text} + "': " + why, EINVAL};
+	};
+	const std::size_t slash = text.find('/');
+	const std::size_t last = text.rfind('/');
+	const std::string_view pmu = text.substr(0, slash);
+	if (pmu != "amupmu")
+		throw bad("PMU '" + std::string{pmu} + "' (amupmu's is 'amupmu': amupmu/event=0x11/)");
+	if (last == slash)
+		throw bad("no closing '/'");
+	std::string_view terms = text.substr(slash + 1, last - slash - 1);
+	std::string_view mods = text.substr(last + 1);
+	if (mods.starts_with(':'))
+		mods.remove_prefix(1);
+	std::optional<unsigned long long> number;
+	while (!terms.empty()) {
+		const std::size_t comma = terms.find(',');
+		const std::string_view term = terms.substr(0, comma);
+		const std::size_t eq = term.find('=');
+		const std::string_view key = term.substr(0, eq);
+		if (key != "event" && key != "config")
+			throw bad("term '" + std::string{term} + "' (amupmu takes event=N or config=N)");
+		if (number)
+			throw bad("the event number given twice");
+		number = eq == std::string_view::npos ? std::nullopt : term_number(term.substr(eq + 1));
+		if (!number || *number > 0xFFFF)
+			throw bad("'" + std::string{term} + "' (a number of 16 bits at most, config:0-15 as for armv8_pmuv3)");
+		terms.remove_prefix(comma == std::string_view::npos ? terms.size() : comma + 1);
+	}
+	if (!number)
+		throw bad("no event=N term");
+	EventSpec spec{.name = std::string{text.substr(0, last + 1)},
+		       .number = static_cast<std::uint16_t>(*number),
+		       .source = EventSource::raw};
+	return {std::move(spec), mods};
+}
+
+} // namespace
+
 EventSpec parse_event(std::string_view text, std::uint64_t midr)
 {
-	const std::size_t colon = text.find(':');
-	const std::string_view base = text.substr(0, colon);
-	const std::string_view mods = colon == std::string_view::npos ? "" : text.substr(colon + 1);
-	if (base.empty())
-		throw InvalidArgument{"event '" + std::string{text} + "'", EINVAL};
-
 	EventSpec spec;
-	if (base.size() > 1 && (base[0] == 'r' || base[0] == 'R') &&
-	    std::ranges::all_of(base.substr(1), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }) &&
-	    !find_event(base, midr)) {
-		unsigned value = 0;
-		const auto r = std::from_chars(base.data() + 1, base.data() + base.size(), value, 16);
-		if (r.ec != std::errc{} || r.ptr != base.data() + base.size() || value > 0xFFFF)
-			throw InvalidArgument{"raw event '" + std::string{base} + "' (16 bits at most)", EINVAL};
-		spec = EventSpec{.name = lowercase(base), .number = static_cast<std::uint16_t>(value),
-				 .source = EventSource::raw};
-	} else if (auto found = find_event(base, midr)) {
-		spec = std::move(*found);
+	std::string_view mods;
+	bool has_mods = false;
+	if (text.find('/') != std::string_view::npos) {
+		std::tie(spec, mods) = parse_pmu_event(text);
+		has_mods = !mods.empty();
 	} else {
-		throw UnknownEvent{std::string{base}, closest_event_names(base, midr)};
+		const std::size_t colon = text.find(':');
+		const std::string_view base = text.substr(0, colon);
+		mods = colon == std::string_view::npos ? "" : text.substr(colon + 1);
+		has_mods = colon != std::string_view::npos;
+		if (base.empty())
+			throw InvalidArgument{"event '" + std::string{text} + "'", EINVAL};
+		if (base.size() > 1 && (base[0] == 'r' || base[0] == 'R') &&
+		    std::ranges::all_of(base.substr(1),
+					[](char c) { return std::isxdigit(static_cast<unsigned char>(c)); }) &&
+		    !find_event(base, midr)) {
+			unsigned value = 0;
+			const auto r = std::from_chars(base.data() + 1, base.data() + base.size(), value, 16);
+			if (r.ec != std::errc{} || r.ptr != base.data() + base.size() || value > 0xFFFF)
+				throw InvalidArgument{"raw event '" + std::string{base} + "' (16 bits at most)", EINVAL};
+			spec = EventSpec{.name = lowercase(base), .number = static_cast<std::uint16_t>(value),
+					 .source = EventSource::raw};
+		} else if (auto found = find_event(base, midr)) {
+			spec = std::move(*found);
+		} else {
+			throw UnknownEvent{std::string{base}, closest_event_names(base, midr)};
+		}
 	}
 
-	if (colon != std::string_view::npos) {
+	if (has_mods) {
 		try {
 			spec.flags |= parse_modifiers(mods);
 			spec.modifiers = canonical_modifiers(mods);
 		} catch (const InvalidArgument& e) {
 			throw InvalidArgument{"event '" + std::string{text} + "': " + e.operation(), EINVAL};
 		}
-		spec.name += ":" + std::string{mods};
+		// perf's spelling: "name:u", "amupmu/event=0x11/u"
+		spec.name += (spec.name.ends_with('/') ? "" : ":") + std::string{mods};
 	}
 	if (!pmceid_describes(spec.number))
 		spec.flags |= evflag::raw;
 	return spec;
 }
 
+namespace {
+
+// The items of a list at its top level: commas inside {...} and inside a
+// PMU event's /.../ do not split.
+std::vector<std::string_view> split_items(std::string_view list)
+{
+	std::vector<std::string_view> out;
+	int depth = 0;
+	bool in_pmu = false;
+	std::size_t start = 0;
+	for (std::size_t i = 0; i < list.size(); ++i) {
+		const char c = list[i];
+		if (c == '{')
+			++depth;
+		else if (c == '}')
+			--depth;
+		else if (c == '/')
+			in_pmu = !in_pmu;
+		else if (c == ',' && depth == 0 && !in_pmu) {
+			out.push_back(list.substr(start, i - start));
+			start = i + 1;
+		}
+		if (depth < 0 || depth > 1)
+			throw InvalidArgument{"event list '" + std::string{list} + "': " +
+						      (depth < 0 ? "'}' without '{'" : "groups do not nest"),
+					      EINVAL};
+	}
+	if (depth != 0)
+		throw InvalidArgument{"event list '" + std::string{list} + "': '{' without '}'", EINVAL};
+	out.push_back(list.substr(start));
+	return out;
+}
+
+} // namespace
+
 std::vector<EventSpec> parse_event_list(std::string_view list, std::uint64_t midr)
 {
 	std::vector<EventSpec> out;
-	while (true) {
-		const std::size_t comma = list.find(',');
-		out.push_back(parse_event(list.substr(0, comma), midr));
-		if (comma == std::string_view::npos)
-			break;
-		list.remove_prefix(comma + 1);
+	for (const std::string_view item : split_items(list)) {
+		if (!item.starts_with('{')) {
+			out.push_back(parse_event(item, midr));
+			continue;
+		}
+		// perf's group "{a,b}:mods": amupmu counts every event of a
+		// session together anyway; the group's modifiers join each
+		// member's
+		const std::size_t close = item.find('}');
+		const std::string_view members = item.substr(1, close - 1);
+		std::string_view mods = item.substr(close + 1);
+		if (!mods.empty() && !mods.starts_with(':'))
+			throw InvalidArgument{"group '" + std::string{item} + "': ':' expected after '}'", EINVAL};
+		if (!mods.empty())
+			mods.remove_prefix(1);
+		if (members.empty())
+			throw InvalidArgument{"group '" + std::string{item} + "' is empty", EINVAL};
+		if (!mods.empty())
+			(void)parse_modifiers(mods);	// the group's own, checked once
+		for (const std::string_view m : split_items(members)) {
+			if (mods.empty()) {
+				out.push_back(parse_event(m, midr));
+				continue;
+			}
+			// "cycles" + ":k", "cycles:u" + "k", "amupmu/event=0x11/" + "k"
+			const bool pmu = m.find('/') != std::string_view::npos;
+			const bool colon = !pmu && m.find(':') == std::string_view::npos;
+			out.push_back(parse_event(std::string{m} + (colon ? ":" : "") + std::string{mods}, midr));
+		}
 	}
 	return out;
 }

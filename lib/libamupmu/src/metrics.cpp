@@ -2,7 +2,6 @@
 #include <amupmu/events.hpp>
 #include <amupmu/metrics.hpp>
 
-#include <optional>
 
 namespace amupmu {
 
@@ -16,13 +15,12 @@ constexpr MetricDef defs[] = {
 	{"frontend_stall_share", "stall_frontend / cpu_cycles", "%", ev::stall_frontend, ev::cpu_cycles, false},
 };
 
-std::optional<EventCount> find(std::span<const EventCount> counts, std::uint16_t number,
-			       std::optional<std::uint32_t> flags)
+const EventCount* find(std::span<const EventCount> counts, std::uint16_t number, std::uint32_t flags)
 {
 	for (const EventCount& c : counts)
-		if (c.number == number && (!flags || (c.flags & ~evflag::raw) == *flags))
-			return c;
-	return std::nullopt;
+		if (c.number == number && (c.flags & ~evflag::raw) == flags)
+			return &c;
+	return nullptr;
 }
 
 } // namespace
@@ -32,23 +30,33 @@ std::span<const MetricDef> metric_defs() noexcept
 	return defs;
 }
 
+const MetricDef* find_metric_def(std::string_view name) noexcept
+{
+	for (const MetricDef& d : defs)
+		if (d.name == name)
+			return &d;
+	return nullptr;
+}
+
 std::vector<Metric> derive_metrics(std::span<const EventCount> counts)
 {
 	std::vector<Metric> out;
 	for (const MetricDef& d : defs) {
-		// the denominator with the numerator's exclusions
-		const auto num = find(counts, d.numerator, std::nullopt);
-		if (!num)
-			continue;
-		const auto den = find(counts, d.denominator, num->flags & ~evflag::raw);
-		if (!den || den->value == 0)
-			continue;
-		double v = num->value / den->value;
-		if (d.complement)
-			v = 1 - v;
-		if (d.unit == "%")
-			v *= 100;
-		out.push_back({d.name, d.formula, d.unit, v});
+		// each count of the numerator ("inst_retired:u" and
+		// "inst_retired:k"), with the denominator of its exclusions
+		for (std::size_t i = 0; i < counts.size(); ++i) {
+			if (counts[i].number != d.numerator)
+				continue;
+			const EventCount* den = find(counts, d.denominator, counts[i].flags & ~evflag::raw);
+			if (!den || den->value == 0)
+				continue;
+			double v = counts[i].value / den->value;
+			if (d.complement)
+				v = 1 - v;
+			if (d.unit == "%")
+				v *= 100;
+			out.push_back({d.name, d.formula, d.unit, v, i});
+		}
 	}
 	return out;
 }

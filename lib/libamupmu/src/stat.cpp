@@ -8,7 +8,9 @@
 #include "numtext.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <utility>
 
 namespace amupmu {
 
@@ -24,19 +26,13 @@ std::string param_text(const Erratum& e, const Parameter& p)
 
 // The row of number counted at the same exception levels as flags says:
 // a compensation uses the companions of its own row's modifiers.
-const StatRow* row_of(const StatReport& r, std::uint16_t number, std::uint32_t flags)
+const StatRow* row_of(const StatReport& r, std::uint16_t number, std::uint32_t flags, int cpu)
 {
 	for (const StatRow& row : r.rows)
-		if (row.number == number && (row.flags & evflag::exclusions) == (flags & evflag::exclusions))
+		if (row.number == number && row.cpu == cpu &&
+		    (row.flags & evflag::exclusions) == (flags & evflag::exclusions))
 			return &row;
 	return nullptr;
-}
-
-double running_pct(const StatRow& row)
-{
-	return row.time_enabled ? 100.0 * static_cast<double>(row.time_running) /
-					  static_cast<double>(row.time_enabled)
-				: 100.0;
 }
 
 std::string pad_left(std::string s, std::size_t width)
@@ -60,11 +56,6 @@ std::string clean(std::string s, std::string_view sep)
 	for (std::size_t pos = 0; (pos = s.find(sep, pos)) != std::string::npos;)
 		s.replace(pos, sep.size(), std::string(sep.size(), ' '));
 	return s;
-}
-
-std::string metric_value_text(const Metric& m)
-{
-	return fixed(m.value, 2) + (m.unit == "%" ? " %" : "");
 }
 
 } // namespace
@@ -135,14 +126,14 @@ void apply_erratum(StatReport& report, StatRow& row, const ErratumMatch& match, 
 		row.note = param_text(e, p) +
 			   (options.exc_undef_ec0 ? ", EC=0x00 ground truth " + group_digits(*options.exc_undef_ec0)
 						  : ", all counted taken as EC=0x00");
-		const StatRow* taken = row_of(report, ev::exc_taken, row.flags);
-		const StatRow* ret = row_of(report, ev::exc_return, row.flags);
+		const StatRow* taken = row_of(report, ev::exc_taken, row.flags, row.cpu);
+		const StatRow* ret = row_of(report, ev::exc_return, row.flags, row.cpu);
 		if (taken && ret) {
 			const CrossCheck c = cross_check_exc_undef(*row.compensated, taken->value, ret->value);
 			row.note += std::string{"; cross-check "} + (c.consistent ? "ok" : "FAILED") + ": " + c.note;
 		}
 	} else {
-		const StatRow* comp = row_of(report, e.companion, row.flags);
+		const StatRow* comp = row_of(report, e.companion, row.flags, row.cpu);
 		const std::string companion =
 			event_display_name(e.companion, midr) + (row.modifiers.empty() ? "" : ":" + row.modifiers);
 		if (!comp) {
@@ -168,12 +159,62 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 	}
 }
 
-void derive_report_metrics(StatReport& report)
+void derive_report_metrics(StatReport& report, std::span<const std::string> only)
 {
-	std::vector<EventCount> counts;
+	for (const std::string& name : only)
+		if (!find_metric_def(name)) {
+			std::string known;
+			for (const MetricDef& d : metric_defs())
+				known += (known.empty() ? "" : ", ") + std::string{d.name};
+			std::string what = "metric '";
+			what.append(name).append("' (amupmu has ").append(known).append(")");
+			throw InvalidArgument{what, EINVAL};
+		}
+	report.metrics.clear();
+	// the rows of each CPU (-A) on their own; -1 is the sum
+	std::vector<int> cpus;
 	for (const StatRow& r : report.rows)
-		counts.push_back({r.number, r.flags, r.value});
-	report.metrics = derive_metrics(counts);
+		if (std::ranges::find(cpus, r.cpu) == cpus.end())
+			cpus.push_back(r.cpu);
+	for (const int cpu : cpus) {
+		std::vector<EventCount> counts;
+		std::vector<std::size_t> index;
+		for (std::size_t i = 0; i < report.rows.size(); ++i) {
+			const StatRow& r = report.rows[i];
+			if (r.cpu != cpu)
+				continue;
+			counts.push_back({r.number, r.flags, r.value});
+			index.push_back(i);
+		}
+		for (Metric& m : derive_metrics(counts)) {
+			if (!only.empty() && std::ranges::find(only, m.name) == only.end())
+				continue;
+			m.source = index[m.source];
+			report.metrics.push_back(m);
+		}
+	}
+	// in the order of the rows whose lines carry them
+	std::ranges::stable_sort(report.metrics, {}, &Metric::source);
+}
+
+void RunStats::add(double x) noexcept
+{
+	++n_;
+	const double delta = x - mean_;
+	mean_ += delta / n_;
+	m2_ += delta * (x - mean_);
+}
+
+double RunStats::stddev_mean() const noexcept
+{
+	if (n_ < 2)
+		return 0;
+	return std::sqrt(m2_ / (n_ - 1) / n_);
+}
+
+double RunStats::rel_stddev_pct() const noexcept
+{
+	return mean_ != 0 ? 100.0 * stddev_mean() / mean_ : 0;
 }
 
 std::string group_digits(double value)
@@ -190,165 +231,450 @@ std::string group_digits(double value)
 	return neg ? "-" + out : out;
 }
 
-std::string format_stat_text(const StatReport& r)
+namespace {
+
+// perf's widths (stat-display.c): COUNTS_LEN, unit_width, EVNAME_LEN,
+// METRIC_LEN, metric_only_len
+constexpr std::size_t counts_len = 18;
+constexpr std::size_t unit_len = 4;
+constexpr std::size_t evname_len = 32;
+constexpr std::size_t metric_len = 38;
+constexpr std::size_t metric_only_len = 20;
+constexpr std::string_view not_counted = "<not counted>";
+
+// A metric as perf prints it: the value through its printf format, and
+// the unit (a named metric's name, after "%  " when it is a percentage).
+struct Shown {
+	double value = 0;
+	std::string text{};	// "    0.50"
+	std::string unit{};	// "ipc", "%  l1d_hit_rate"
+};
+
+// One line of counts: a row, or an AMU figure.
+struct Line {
+	int cpu = -1;
+	std::optional<double> value{};	// nullopt: <not counted>
+	int decimals = 0;
+	std::string unit{};
+	std::string event{};
+	std::uint64_t run = 0, ena = 0;
+	std::optional<double> noise{};
+	std::vector<Shown> metrics{};
+};
+
+Shown shown(const Metric& m)
 {
-	std::string out;
-	const std::string prefix = r.interval_end ? pad_left(fixed(*r.interval_end, 6), 14) + " " : "";
-	if (!r.interval_end) {
-		std::string cmd;
-		for (const std::string& a : r.command)
-			cmd += (cmd.empty() ? "" : " ") + a;
-		out += "\n Performance counter stats for '" + cmd + "' (CPUs " + r.cpus;
-		if (!r.cpu_description.empty())
-			out += ", " + r.cpu_description;
-		out += "):\n\n";
-	}
-	for (const StatRow& row : r.rows) {
-		std::string line = prefix + pad_left(group_digits(row.value), 20) + "      " +
-				   pad_right(row.name, 26) + " " + hex(row.number, 4);
-		if (const double pct = running_pct(row); pct < 99.995)
-			line += "  (" + fixed(pct, 2) + " %)";
-		if (row.added)
-			line += "  [for " + row.erratum + "]";
-		if (!row.compensated && !row.note.empty())
-			line += "  # " + row.erratum + ": " + row.note;
-		out += line + "\n";
-		if (row.compensated)
-			out += prefix + pad_left(group_digits(*row.compensated), 20) + "      " +
-			       pad_right(row.name + " (compensated)", 26) + "        # " + row.erratum + ": " + row.note +
-			       "\n";
-	}
-	if (!r.metrics.empty()) {
-		out += "\n";
+	// stat-shadow.c's generic_metric(): "%8.1f" and "%  name" with a unit,
+	// "%8.2f" and the name without
+	if (m.unit == "%")
+		return {m.value, pad_left(fixed(m.value, 1), 8), "%  " + std::string{m.name}};
+	return {m.value, pad_left(fixed(m.value, 2), 8), std::string{m.name}};
+}
+
+std::vector<Line> lines_of(const StatReport& r)
+{
+	std::vector<Line> out;
+	for (std::size_t i = 0; i < r.rows.size(); ++i) {
+		const StatRow& row = r.rows[i];
+		Line l{.cpu = row.cpu,
+		       .value = row.value,
+		       .event = row.name,
+		       .run = row.time_running,
+		       .ena = row.time_enabled,
+		       .noise = row.noise_pct};
 		for (const Metric& m : r.metrics)
-			out += prefix + pad_left(metric_value_text(m), 20) + "      " + pad_right(std::string{m.name}, 26) +
-			       " # " + std::string{m.formula} + "\n";
-	}
-	if (!r.interval_end) {
-		out += "\n" + pad_left(fixed(r.seconds, 6), 20) + " seconds time elapsed\n";
-		if (r.exit_status && *r.exit_status != 0)
-			out += pad_left(std::to_string(*r.exit_status), 20) + " exit status of the command\n";
-		for (const std::string& n : r.notes)
-			out += "\n note: " + n;
-		if (!r.notes.empty())
-			out += "\n";
-		out += "\n";
+			if (m.source == i)
+				l.metrics.push_back(shown(m));
+		if (row.compensated)
+			l.metrics.push_back({*row.compensated, pad_left(fixed(*row.compensated, 0), 8),
+					     "compensated (" + row.erratum + ")"});
+		out.push_back(std::move(l));
 	}
 	if (r.amu) {
-		AmuReport amu = *r.amu;
-		amu.interval_end = r.interval_end;
-		out += format_amu_text(amu);
+		const AmuReport& a = *r.amu;
+		const auto ns = static_cast<std::uint64_t>(std::llround(a.seconds * 1e9));
+		const auto figures = [&](const AmuCpuDelta& d, int cpu) {
+			const struct {
+				const AmuFigure& f;
+				double scale;
+				int decimals;
+				std::string_view unit, name;
+			} figs[] = {{d.frequency, 1e-6, 2, "MHz", "amu/frequency/"},
+				    {d.ipc, 1, 2, "", "amu/ipc/"},
+				    {d.mem_stall, 100, 2, "%", "amu/mem_stall/"},
+				    {d.active, 100, 2, "%", "amu/active/"}};
+			for (const auto& x : figs)
+				out.push_back({.cpu = cpu,
+					       .value = x.f.ok() ? std::optional<double>{x.f.value * x.scale}
+								 : std::nullopt,
+					       .decimals = x.decimals,
+					       .unit = std::string{x.unit},
+					       .event = std::string{x.name},
+					       .run = ns,
+					       .ena = ns});
+		};
+		const bool per_cpu = std::ranges::any_of(r.rows, [](const StatRow& row) { return row.cpu >= 0; });
+		if (per_cpu)
+			for (const AmuCpuDelta& d : a.per_cpu)
+				figures(d, static_cast<int>(d.cpu));
+		else
+			figures(a.total, -1);
+	}
+	// -A: perf prints each event on every CPU, event by event
+	std::vector<std::pair<std::size_t, Line>> keyed;
+	for (Line& l : out) {
+		const auto first = std::ranges::find_if(keyed, [&](const auto& k) { return k.second.event == l.event; });
+		keyed.emplace_back(first == keyed.end() ? keyed.size() : first->first, std::move(l));
+	}
+	std::ranges::stable_sort(keyed, {}, &std::pair<std::size_t, Line>::first);
+	out.clear();
+	for (auto& k : keyed)
+		out.push_back(std::move(k.second));
+	return out;
+}
+
+double running_pct(const Line& l)
+{
+	return l.ena && l.run != l.ena ? 100.0 * static_cast<double>(l.run) / static_cast<double>(l.ena) : 100.0;
+}
+
+std::string value_text(const Line& l, bool grouped)
+{
+	if (!l.value)
+		return std::string{not_counted};
+	if (l.decimals == 0)
+		return grouped ? group_digits(*l.value) : fixed(*l.value, 0);
+	std::string s = fixed(*l.value, l.decimals);
+	if (!grouped)
+		return s;
+	const std::size_t dot = s.find('.');
+	return group_digits(std::trunc(*l.value)) + s.substr(dot);
+}
+
+// perf's print_metric_csv(): the formatted value's digits and '.' only
+std::string csv_metric_value(const Shown& m)
+{
+	std::string v;
+	for (const char c : m.text)
+		if ((c >= '0' && c <= '9') || c == '.' || (c == '-' && v.empty()))
+			v += c;
+	return v;
+}
+
+std::string trim_right(std::string s)
+{
+	while (!s.empty() && s.back() == ' ')
+		s.pop_back();
+	return s;
+}
+
+std::string target_text(const StatReport& r)
+{
+	return r.system_wide ? "system wide" : "CPU(s) " + r.cpus;
+}
+
+std::string command_text(const std::vector<std::string>& command)
+{
+	std::string cmd;
+	for (const std::string& a : command)
+		cmd += (cmd.empty() ? "" : " ") + a;
+	return cmd;
+}
+
+// amupmu's own lines, where perf has none: comments
+std::vector<std::string> comments(const StatReport& r)
+{
+	std::vector<std::string> out;
+	std::string where = "counted on CPU" + std::string{r.cpus.find_first_of(",-") == std::string::npos ? " " : "s "} +
+			    r.cpus;
+	if (!r.cpu_description.empty())
+		where += " (" + r.cpu_description + ")";
+	out.push_back(where + ": everything that runs there, as perf stat -a counts");
+	if (!r.command.empty()) {
+		std::string c = "command '" + command_text(r.command) + "'";
+		if (r.exit_status && *r.exit_status != 0)
+			c += ": exit status " + std::to_string(*r.exit_status);
+		out.push_back(c);
+	}
+	std::vector<std::string> done;
+	for (const StatRow& row : r.rows) {
+		if (row.erratum.empty() || std::ranges::find(done, row.name) != done.end())
+			continue;
+		done.push_back(row.name);
+		if (row.added)
+			out.push_back(row.name + ": added for " + row.erratum);
+		else if (!row.note.empty())
+			out.push_back(row.erratum + ": " + row.name + ": " + row.note);
+	}
+	for (const std::string& n : r.notes)
+		out.push_back("note: " + n);
+	if (r.amu) {
+		out.push_back("amu: " + (r.amu->mock ? std::string{"MOCK AMU MODEL (test build: the numbers come from "
+								    "the mock register model, not from hardware)"}
+						     : r.amu->backend) +
+			      "; frequency = dCPU_CYCLES / dCNT_CYCLES x timer, ipc = dINST_RETIRED / dCPU_CYCLES, "
+			      "mem_stall = dSTALL_BACKEND_MEM / dCPU_CYCLES, active = dCNT_CYCLES / dtime");
+		for (const std::string& f : r.amu->flags)
+			out.push_back("amu flag: " + f);
+		for (const std::string& n : r.amu->notes)
+			out.push_back("amu note: " + n);
 	}
 	return out;
 }
 
-std::string format_stat_json(const StatReport& r, unsigned indent)
+std::string cpu_prefix_text(int cpu)
 {
-	JsonWriter w{indent};
-	w.begin_object();
-	w.key("command").begin_array();
-	for (const std::string& a : r.command)
-		w.value(a);
-	w.end_array();
-	w.member("cpus", r.cpus);
-	w.member("cpu", r.cpu_description);
-	if (r.interval_end)
-		w.member("interval_end", *r.interval_end);
-	w.member("seconds", r.seconds);
-	if (r.exit_status)
-		w.member("exit_status", *r.exit_status);
-	w.key("events").begin_array();
-	for (const StatRow& row : r.rows) {
-		w.begin_object();
-		w.member("name", row.name);
-		w.member("code", hex(row.number, 4));
-		w.member("modifiers", row.modifiers);
-		w.key("exclude").begin_array();
-		for (const std::string_view e : exclusion_names(row.flags))
-			w.value(e);
-		w.end_array();
-		w.member("value", row.value);
-		w.member("time_enabled_ns", row.time_enabled);
-		w.member("time_running_ns", row.time_running);
-		w.member("added", row.added);
-		if (!row.erratum.empty()) {
-			w.key("erratum").begin_object();
-			w.member("id", row.erratum);
-			w.key("compensated");
-			if (row.compensated)
-				w.value(*row.compensated);
-			else
-				w.null();
-			w.member("note", row.note);
-			w.end_object();
-		}
-		w.end_object();
-	}
-	w.end_array();
-	w.key("metrics").begin_array();
-	for (const Metric& m : r.metrics) {
-		w.begin_object();
-		w.member("name", m.name);
-		w.member("value", m.value);
-		w.member("unit", m.unit);
-		w.member("formula", m.formula);
-		w.end_object();
-	}
-	w.end_array();
-	w.key("notes").begin_array();
-	for (const std::string& n : r.notes)
-		w.value(n);
-	w.end_array();
-	if (r.amu) {
-		w.key("amu");
-		write_amu_json(w, *r.amu);
-	}
-	w.end_object();
-	return w.str() + "\n";
+	// "CPU%-*d " with aggr_header_lens[AGGR_NONE] - 3
+	return cpu < 0 ? "" : pad_right("CPU" + std::to_string(cpu), 6) + " ";
 }
 
-std::string format_stat_csv(const StatReport& r, std::string_view sep)
+std::string interval_text(const StatReport& r)
+{
+	// "%6lu.%09lu "
+	return r.interval_end ? pad_left(fixed(*r.interval_end, 9), 16) + " " : "";
+}
+
+bool per_cpu(const std::vector<Line>& lines)
+{
+	return std::ranges::any_of(lines, [](const Line& l) { return l.cpu >= 0; });
+}
+
+std::vector<int> cpus_of(const std::vector<Line>& lines)
+{
+	std::vector<int> cpus;
+	for (const Line& l : lines)
+		if (std::ranges::find(cpus, l.cpu) == cpus.end())
+			cpus.push_back(l.cpu);
+	return cpus;
+}
+
+// --metric-only: the metric units of the first CPU's lines, in order
+std::vector<std::string> metric_units(const std::vector<Line>& lines)
+{
+	std::vector<std::string> units;
+	const int first = lines.empty() ? -1 : lines.front().cpu;
+	for (const Line& l : lines)
+		if (l.cpu == first)
+			for (const Shown& m : l.metrics)
+				units.push_back(m.unit);
+	return units;
+}
+
+std::vector<const Shown*> metrics_of_cpu(const std::vector<Line>& lines, int cpu)
+{
+	std::vector<const Shown*> out;
+	for (const Line& l : lines)
+		if (l.cpu == cpu)
+			for (const Shown& m : l.metrics)
+				out.push_back(&m);
+	return out;
+}
+
+std::string text_metric_only(const StatReport& r, const std::vector<Line>& lines)
+{
+	std::string out;
+	const std::vector<std::string> units = metric_units(lines);
+	const auto width = [](const std::string& unit) { return std::max(metric_only_len, unit.size() + 1); };
+	const std::string prefix = interval_text(r);
+	if (!r.interval_end || r.interval_header) {
+		std::string head = r.interval_end ? "#" + pad_left("time", 15) + " " : " ";
+		if (per_cpu(lines))
+			head += pad_right("", 7);
+		for (const std::string& u : units)
+			head += pad_left(u, width(u)) + " ";
+		out += trim_right(head) + "\n";
+	}
+	for (const int cpu : cpus_of(lines)) {
+		std::string line = prefix + (r.interval_end ? "" : " ") + cpu_prefix_text(cpu);
+		const std::vector<const Shown*> ms = metrics_of_cpu(lines, cpu);
+		for (std::size_t i = 0; i < units.size(); ++i) {
+			const std::string v = i < ms.size() ? ms[i]->text : "";
+			line += pad_left(v.substr(v.find_first_not_of(' ') == std::string::npos ? v.size()
+												   : v.find_first_not_of(' ')),
+					 width(units[i])) +
+				" ";
+		}
+		out += trim_right(line) + "\n";
+	}
+	return out;
+}
+
+} // namespace
+
+std::string format_stat_text(const StatReport& r, const StatFormat& format)
+{
+	std::string out;
+	const std::vector<Line> lines = lines_of(r);
+	const std::string prefix = interval_text(r);
+	if (!r.interval_end) {
+		out += "\n Performance counter stats for '" + target_text(r) + "'";
+		if (r.runs > 1)
+			out += " (" + std::to_string(r.runs) + " runs)";
+		out += ":\n\n";
+	} else if (r.interval_header && !format.metric_only) {
+		// print_header_interval_std()
+		std::string head = "#" + pad_left("time", 15);
+		if (per_cpu(lines))
+			head += " " + pad_right("cpu", 6);
+		out += head + " " + pad_left("counts", counts_len) + " " + pad_left("unit", unit_len) + " events\n";
+	}
+	if (format.metric_only) {
+		out += text_metric_only(r, lines);
+	} else {
+		for (const Line& l : lines) {
+			std::string line = prefix + cpu_prefix_text(l.cpu) + pad_left(value_text(l, true), counts_len) +
+					   " " + pad_right(l.unit, unit_len) + " " + pad_right(l.event, evname_len);
+			const std::string cont = prefix + cpu_prefix_text(l.cpu) + std::string(49, ' ');
+			if (l.metrics.empty())
+				line += std::string(metric_len, ' ');
+			for (std::size_t i = 0; i < l.metrics.size(); ++i) {
+				const Shown& m = l.metrics[i];
+				const std::string head = " # " + m.text;
+				const std::size_t w = metric_len > head.size() + 1 ? metric_len - head.size() - 1 : 0;
+				if (i) {
+					line = trim_right(line);
+					line.append("\n").append(cont);
+				}
+				line += head + " " + pad_right(m.unit, w);
+			}
+			if (l.noise && *l.noise != 0)
+				line += "  ( +-" + pad_left(fixed(*l.noise, 2), 6) + "% )";
+			if (l.run != l.ena && l.ena)
+				line += "  (" + fixed(running_pct(l), 2) + "%)";
+			out += trim_right(line) + "\n";
+		}
+	}
+	if (!r.interval_end) {
+		out += "\n";
+		if (r.runs > 1) {
+			const double sd = r.seconds_stddev;
+			// print_footer(): two digits more than the deviation's first
+			const int precision = sd <= 0 ? 9 : (sd > 1 ? 0 : static_cast<int>(std::lround(std::ceil(-std::log10(sd))))) + 2;
+			out += " " + pad_left(fixed(r.seconds, precision), 17) + " +- " + fixed(sd, precision) +
+			       " seconds time elapsed";
+			if (r.seconds != 0 && sd != 0)
+				out += "  ( +-" + pad_left(fixed(100.0 * sd / r.seconds, 2), 6) + "% )";
+			out += "\n\n";
+		} else {
+			out += " " + pad_left(fixed(r.seconds, 9), 17) + " seconds time elapsed\n\n";
+		}
+		for (const std::string& c : comments(r))
+			out += "# " + c + "\n";
+	}
+	return out;
+}
+
+namespace {
+
+std::string json_line_start(const StatReport& r, int cpu)
+{
+	std::string s = "{";
+	const auto add = [&](const std::string& member) { s += (s.size() > 1 ? ", " : "") + member; };
+	if (r.interval_end)
+		add("\"interval\" : " + fixed(*r.interval_end, 9));
+	if (cpu >= 0)
+		add("\"cpu\" : \"" + std::to_string(cpu) + "\"");
+	return s;
+}
+
+} // namespace
+
+std::string format_stat_json(const StatReport& r, const StatFormat& format)
+{
+	std::string out;
+	const std::vector<Line> lines = lines_of(r);
+	if (format.metric_only) {
+		// print_metric_only_json(): {"unit" : "value", ...} per CPU
+		for (const int cpu : cpus_of(lines)) {
+			std::string s = json_line_start(r, cpu);
+			bool any = false;
+			for (const Shown* m : metrics_of_cpu(lines, cpu)) {
+				s += (s.size() > 1 ? ", " : "") + json_quote(m->unit) + " : \"" + csv_metric_value(*m) + "\"";
+				any = true;
+			}
+			if (!any)
+				s += std::string{s.size() > 1 ? ", " : ""} + "\"metric-value\" : \"none\"";
+			out += s + "}\n";
+		}
+		return out;
+	}
+	for (const Line& l : lines) {
+		std::string s = json_line_start(r, l.cpu);
+		const auto add = [&](const std::string& member) { s += (s.size() > 1 ? ", " : "") + member; };
+		add("\"counter-value\" : \"" + (l.value ? fixed(*l.value, 6) : std::string{not_counted}) + "\"");
+		add("\"unit\" : " + json_quote(l.unit));
+		add("\"event\" : " + json_quote(l.event));
+		if (l.noise)
+			add("\"variance\" : " + fixed(*l.noise, 2));
+		add("\"event-runtime\" : " + std::to_string(l.run) + ", \"pcnt-running\" : " + fixed(running_pct(l), 2));
+		for (std::size_t i = 0; i < l.metrics.size(); ++i) {
+			if (i) {
+				out += s + "}\n";
+				s = json_line_start(r, l.cpu);
+			}
+			add("\"metric-value\" : \"" + fixed(l.metrics[i].value, 6) + "\", \"metric-unit\" : " +
+			    json_quote(l.metrics[i].unit));
+		}
+		out += s + "}\n";
+	}
+	return out;
+}
+
+std::string format_stat_csv(const StatReport& r, std::string_view sep, const StatFormat& format)
 {
 	std::string out;
 	const std::string s{sep};
-	const std::string prefix = r.interval_end ? fixed(*r.interval_end, 6) + s : "";
-	const auto line = [&](std::initializer_list<std::string> fields) {
-		std::string l = prefix;
-		bool first = true;
-		for (const std::string& f : fields) {
-			l += (first ? "" : s) + clean(f, sep);
-			first = false;
+	const std::vector<Line> lines = lines_of(r);
+	std::string prefix = r.interval_end ? fixed(*r.interval_end, 9) + s : "";
+	if (r.summary && !r.interval_end)
+		prefix = "summary" + s;
+	const auto cpu_field = [&](int cpu) { return cpu < 0 ? std::string{} : "CPU" + std::to_string(cpu) + s; };
+	const auto field = [&](const std::string& f) { return clean(f, sep); };
+	if (format.metric_only) {
+		// print_metric_headers_csv(), then one line of values per CPU
+		if (!r.interval_end || r.interval_header) {
+			std::string head = r.interval_end ? "time" + s : "";
+			if (per_cpu(lines))
+				head += "cpu" + s;
+			for (const std::string& u : metric_units(lines))
+				head += field(u) + s;
+			out += head + "\n";
 		}
-		out += l + "\n";
-	};
-	for (const StatRow& row : r.rows) {
-		line({"count", fixed(row.value, 0), "", row.name, hex(row.number, 4), fixed(running_pct(row), 2),
-		      row.erratum, row.compensated ? "" : row.note, row.modifiers});
-		if (row.compensated)
-			line({"compensated", fixed(*row.compensated, 0), "", row.name, hex(row.number, 4),
-			      fixed(running_pct(row), 2), row.erratum, row.note, row.modifiers});
+		for (const int cpu : cpus_of(lines)) {
+			std::string line = prefix + cpu_field(cpu);
+			for (const Shown* m : metrics_of_cpu(lines, cpu))
+				line += csv_metric_value(*m) + s;
+			out += line + "\n";
+		}
+	} else {
+		for (const Line& l : lines) {
+			std::string line = prefix + cpu_field(l.cpu);
+			line.append(l.value ? value_text(l, false) : std::string{not_counted})
+				.append(s)
+				.append(field(l.unit))
+				.append(s)
+				.append(field(l.event));
+			if (l.noise)
+				line += s + fixed(*l.noise, 2) + "%";
+			line.append(s).append(std::to_string(l.run)).append(s).append(fixed(running_pct(l), 2));
+			if (l.metrics.empty())
+				line += s + s;
+			for (std::size_t i = 0; i < l.metrics.size(); ++i) {
+				if (i) {
+					// new_line_csv(): the columns before the metric empty
+					out += line + "\n";
+					line = prefix + cpu_field(l.cpu);
+					for (int k = 0; k < (l.noise ? 5 : 4); ++k)
+						line += s;
+				}
+				line.append(s).append(csv_metric_value(l.metrics[i])).append(s).append(field(l.metrics[i].unit));
+			}
+			out += line + "\n";
+		}
 	}
-	for (const Metric& m : r.metrics)
-		line({"metric", fixed(m.value, 4), std::string{m.unit}, std::string{m.name}, "", "", "",
-		      std::string{m.formula}, ""});
-	if (r.amu) {
-		const auto amu_lines = [&](const AmuCpuDelta& d, const std::string& cpu) {
-			const struct {
-				const AmuFigure& f;
-				double scale;
-				std::string_view unit, name;
-			} figs[] = {{d.frequency, 1e-6, "MHz", "frequency"},
-				    {d.ipc, 1, "", "ipc"},
-				    {d.mem_stall, 100, "%", "mem_stall"},
-				    {d.active, 100, "%", "active"}};
-			for (const auto& x : figs)
-				line({"amu", x.f.ok() ? fixed(x.f.value * x.scale, 4) : "", std::string{x.unit},
-				      std::string{x.name}, cpu, "", d.erratum, std::string{to_string(x.f.why)}, ""});
-		};
-		for (const AmuCpuDelta& d : r.amu->per_cpu)
-			amu_lines(d, std::to_string(d.cpu));
-		amu_lines(r.amu->total, "all");
-	}
+	if (!r.interval_end)
+		for (const std::string& c : comments(r))
+			out += "# " + c + "\n";
 	return out;
 }
 

@@ -21,16 +21,26 @@ namespace amupmu {
 
 /// Well-known event numbers (Arm ARM / include/linux/perf/arm_pmuv3.h).
 namespace ev {
+inline constexpr std::uint16_t l1i_cache_refill = 0x01;
+inline constexpr std::uint16_t l1i_tlb_refill = 0x02;
 inline constexpr std::uint16_t l1d_cache_refill = 0x03;
 inline constexpr std::uint16_t l1d_cache = 0x04;
+inline constexpr std::uint16_t l1d_tlb_refill = 0x05;
 inline constexpr std::uint16_t inst_retired = 0x08;
 inline constexpr std::uint16_t exc_taken = 0x09;
 inline constexpr std::uint16_t exc_return = 0x0A;
 inline constexpr std::uint16_t br_mis_pred = 0x10;
 inline constexpr std::uint16_t cpu_cycles = 0x11;
 inline constexpr std::uint16_t br_pred = 0x12;
+inline constexpr std::uint16_t l1i_cache = 0x14;
+inline constexpr std::uint16_t bus_cycles = 0x1D;
+inline constexpr std::uint16_t br_retired = 0x21;
 inline constexpr std::uint16_t stall_frontend = 0x23;
 inline constexpr std::uint16_t stall_backend = 0x24;
+inline constexpr std::uint16_t l1d_tlb = 0x25;
+inline constexpr std::uint16_t l1i_tlb = 0x26;
+inline constexpr std::uint16_t ll_cache_rd = 0x36;
+inline constexpr std::uint16_t ll_cache_miss_rd = 0x37;
 inline constexpr std::uint16_t exc_undef = 0x81;
 inline constexpr std::uint16_t stall_backend_mem = 0x4005;
 /// Cortex-X2 IMPLEMENTATION DEFINED (seed 003 §1.2)

@@ -7,11 +7,12 @@
 //   branch_pred_accuracy       1 - BR_MIS_PRED / BR_PRED
 //   backend_stall_share        STALL_BACKEND / CPU_CYCLES
 //   frontend_stall_share       STALL_FRONTEND / CPU_CYCLES
-// A metric is produced only when every event of its formula was counted
-// (with the same exclusions, e.g. both ":u") and its denominator is not zero.
+// A metric is produced for each count of its numerator whose denominator
+// was counted with the same exclusions (e.g. both ":u") and is not zero.
 #ifndef AMUPMU_METRICS_HPP
 #define AMUPMU_METRICS_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -43,7 +44,11 @@ struct Metric {
 	std::string_view formula;
 	std::string_view unit;
 	double value = 0;	///< ratio; "%" metrics are * 100
+	std::size_t source = 0;	///< index of the numerator's count (or row)
 };
+
+/// The definition named name ("ipc"), or nullptr.
+[[nodiscard]] const MetricDef* find_metric_def(std::string_view name) noexcept;
 
 /// The metrics computable from counts.
 [[nodiscard]] std::vector<Metric> derive_metrics(std::span<const EventCount> counts);

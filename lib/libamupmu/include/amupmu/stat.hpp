@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // The result of a counting run (what `amupmu stat` prints): raw totals,
-// erratum-compensated values beside them, derived metrics; rendered as a
-// perf-stat-like table, JSON, or separated values.
+// erratum-compensated values beside them, derived metrics; rendered as perf
+// stat renders them (tools/perf/util/stat-display.c): its table, its -x
+// separated values and its --json lines, so that what reads perf's output
+// reads amupmu's. What perf has no column for (the CPUs, the command,
+// errata, notes, the AMU's backend) is in comment lines, "# ...".
 #ifndef AMUPMU_STAT_HPP
 #define AMUPMU_STAT_HPP
 
@@ -25,10 +28,14 @@ struct StatRow {
 	std::uint16_t number = 0;
 	std::uint32_t flags = 0;	///< evflag::*
 	std::string modifiers{};	///< perf's modifiers, canonical ("u"; "" none)
-	double value = 0;		///< raw total over the CPUs
+	double value = 0;		///< raw total over the CPUs (-r: the mean of the runs)
 	std::uint64_t time_enabled = 0;	///< ns, largest over the CPUs
 	std::uint64_t time_running = 0;	///< ns, smallest over the CPUs
 	bool added = false;		///< added for an erratum model, not asked for
+	int cpu = -1;			///< -A: the CPU this row counts; -1: summed over the CPUs
+	/// -r: the standard deviation of the runs' mean, in % of the mean
+	/// (perf's rel_stddev_stats(stddev_stats()))
+	std::optional<double> noise_pct{};
 
 	/// The erratum compensation, when one applies.
 	std::optional<double> compensated{};
@@ -38,19 +45,30 @@ struct StatRow {
 
 struct StatReport {
 	std::vector<std::string> command{};
+	/// Every online CPU (perf stat -a, the header's 'system wide'), or the
+	/// CPUs of -C (perf's 'CPU(s) 0-1').
+	bool system_wide = true;
 	std::string cpus{};		///< "0-1"
 	std::string cpu_description{};	///< "Arm Cortex-X2 r2p1"
 	double seconds = 0;		///< wall time of the run (or interval)
 	std::optional<double> interval_end{};	///< -I: seconds since start
 	std::optional<int> exit_status{};
+	unsigned runs = 1;		///< -r N: rows hold the means
+	double seconds_stddev = 0;	///< -r: the standard deviation of the mean wall time
+	/// The totals printed after -I intervals (perf stat -I --summary: the
+	/// separated values start with a "summary" column).
+	bool summary = false;
+	/// -I: print the column header comment first (perf: every 25 intervals)
+	bool interval_header = false;
 	std::vector<StatRow> rows{};
+	/// Metric::source indexes rows: the row whose line carries it.
 	std::vector<Metric> metrics{};
 	std::vector<std::string> notes{};	///< errata not applied, warnings
-	/// amupmu stat --amu: the AMU over the same interval. Text: its table
-	/// after the counts; JSON: an "amu" member (format_amu_json's object);
-	/// separated values: "amu" lines, one per CPU ("all" last) and figure,
-	/// in the same columns: amu,value,unit,figure,cpu,,erratum,status,
-	/// with figure frequency (MHz), ipc, mem_stall (%), active (%).
+	/// amupmu stat --amu: the AMU over the same interval, as counter lines
+	/// of their own: amu/frequency/ (MHz), amu/ipc/, amu/mem_stall/ (%),
+	/// amu/active/ (%), summed over the CPUs (per CPU with per_cpu), a
+	/// figure that has no value "<not counted>"; the backend and the flags
+	/// in comment lines.
 	std::optional<AmuReport> amu{};
 };
 
@@ -72,25 +90,62 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 /// "exc_taken:u", a second row "exc_undef:k" "exc_taken:k".
 [[nodiscard]] std::vector<EventSpec> errata_companions(std::span<const EventSpec> events, std::uint64_t midr);
 
-/// Recomputes report.metrics from the rows.
-void derive_report_metrics(StatReport& report);
+/// Recomputes report.metrics from the rows: those of each CPU (-A) on
+/// their own. only: the metric names to compute (-M; empty: every one the
+/// rows allow). Throws InvalidArgument for a name metric_defs() lacks.
+void derive_report_metrics(StatReport& report, std::span<const std::string> only = {});
+
+/// Mean and standard deviation of the runs of -r, as perf's stats (Welford).
+class RunStats {
+public:
+	void add(double x) noexcept;
+	[[nodiscard]] unsigned count() const noexcept { return n_; }
+	[[nodiscard]] double mean() const noexcept { return mean_; }
+	/// perf's stddev_stats(): the standard deviation of the mean,
+	/// sqrt(M2 / (n - 1) / n); 0 for fewer than two runs.
+	[[nodiscard]] double stddev_mean() const noexcept;
+	/// perf's rel_stddev_stats(): stddev_mean() in % of the mean (0 for a
+	/// zero mean).
+	[[nodiscard]] double rel_stddev_pct() const noexcept;
+
+private:
+	unsigned n_ = 0;
+	double mean_ = 0;
+	double m2_ = 0;
+};
+
+/// How a report is printed.
+struct StatFormat {
+	/// perf stat --metric-only: one line of metrics (per CPU with -A)
+	/// under a header line naming them, no counts.
+	bool metric_only = false;
+};
 
 /// "12,345,678"
 [[nodiscard]] std::string group_digits(double value);
 
-/// perf-stat-like text table.
-[[nodiscard]] std::string format_stat_text(const StatReport& report);
-/// One JSON object (indent 0: one line, for -I streams). Each event has
-/// "modifiers" (perf's letters) and "exclude" (perf_event_attr's words:
-/// "user", "kernel", "hv", "host", "guest").
-[[nodiscard]] std::string format_stat_json(const StatReport& report, unsigned indent = 2);
-/// Separated values, one line per row, in these stable columns:
-///   [interval,] kind, value, unit, event, code, running_pct, erratum, note,
-///   modifiers
-/// kind is "count", "compensated" or "metric" (metric lines leave code,
-/// running_pct and modifiers empty); modifiers are perf's ("u", "kh", ""
-/// for none). Separators inside fields are replaced by spaces.
-[[nodiscard]] std::string format_stat_csv(const StatReport& report, std::string_view sep);
+/// perf stat's table: " Performance counter stats for 'system wide':"
+/// (or 'CPU(s) 0-1'), one line per row, "%18s %-4s %-32s": value with
+/// grouped digits, unit, event, then its metric after " # " as perf prints
+/// a named metric ("    0.50 ipc", "    95.0 %  l1d_hit_rate"), -r's
+/// "( +- 1.23% )", the running share "(50.00%)" when below 100 %; the
+/// elapsed seconds; then amupmu's comment lines. -I: each line starts with
+/// the interval's end in seconds ("%6lu.%09lu ").
+[[nodiscard]] std::string format_stat_text(const StatReport& report, const StatFormat& format = {});
+/// perf stat --json: one object per row and line, perf's keys in perf's
+/// order: ["interval", "cpu",] "counter-value" (a string, "%f"), "unit",
+/// "event", ["variance",] "event-runtime" (ns), "pcnt-running",
+/// ["metric-value" (a string), "metric-unit"]; a second metric of a row
+/// on a line of its own. No comments: JSON has none.
+[[nodiscard]] std::string format_stat_json(const StatReport& report, const StatFormat& format = {});
+/// perf stat -x SEP, in perf's columns:
+///   [interval | "summary",] [CPU<n>,] value, unit, event, [noise %,]
+///   run time (ns), running %, metric value, metric unit
+/// a row's second metric on a line of its own with the columns before the
+/// metric's empty; then amupmu's comment lines ("# ..."). Separators
+/// inside fields are replaced by spaces.
+[[nodiscard]] std::string format_stat_csv(const StatReport& report, std::string_view sep,
+					  const StatFormat& format = {});
 
 } // namespace amupmu
 

@@ -121,6 +121,110 @@ TEST_CASE("parse_event: raw events and modifiers", "[host][events]")
 	CHECK(list[2].number == 0x81);
 }
 
+TEST_CASE("perf's generic events as Linux's PMUv3 driver maps them", "[host][events]")
+{
+	// drivers/perf/arm_pmuv3.c: armv8_pmuv3_perf_map, armv8_pmuv3_perf_cache_map
+	const struct {
+		const char* name;
+		std::uint16_t number;
+	} golden[] = {
+		{"cycles", 0x11},
+		{"cpu-cycles", 0x11},
+		{"instructions", 0x08},
+		{"cache-references", 0x04},
+		{"cache-misses", 0x03},
+		{"branches", 0x21},
+		{"branch-instructions", 0x21},
+		{"branch-misses", 0x10},
+		{"bus-cycles", 0x1D},
+		{"stalled-cycles-frontend", 0x23},
+		{"idle-cycles-frontend", 0x23},
+		{"stalled-cycles-backend", 0x24},
+		{"idle-cycles-backend", 0x24},
+		{"L1-dcache-loads", 0x04},
+		{"L1-dcache-load-misses", 0x03},
+		{"L1-icache-loads", 0x14},
+		{"L1-icache-load-misses", 0x01},
+		{"dTLB-loads", 0x25},
+		{"dTLB-load-misses", 0x05},
+		{"iTLB-loads", 0x26},
+		{"iTLB-load-misses", 0x02},
+		{"LLC-loads", 0x36},
+		{"LLC-load-misses", 0x37},
+		{"branch-loads", 0x12},
+		{"branch-load-misses", 0x10},
+	};
+	for (const auto& g : golden) {
+		INFO(g.name);
+		const EventSpec e = parse_event(g.name, qemu_max);
+		CHECK(e.number == g.number);
+		CHECK(e.name == g.name);	// printed as perf prints it
+		CHECK(e.source == EventSource::common);
+		CHECK(parse_event(std::string{g.name} + ":u", 0).name == std::string{g.name} + ":u");
+	}
+	// the suggestions know them
+	CHECK_THAT(UnknownEvent("x", closest_event_names("cache-mises", 0)).what(), Contains("'cache-misses'"));
+}
+
+TEST_CASE("perf's PMU syntax: amupmu/event=N/ with its modifiers", "[host][events]")
+{
+	const EventSpec e = parse_event("amupmu/event=0x11/", qemu_max);
+	CHECK(e.number == 0x11);
+	CHECK(e.name == "amupmu/event=0x11/");
+	CHECK(e.flags == 0);
+	CHECK(e.modifiers.empty());
+	CHECK(parse_event("amupmu/config=17/", 0).number == 0x11);
+	CHECK(parse_event("amupmu/event=0x160/", 0).flags == evflag::raw);	// not in PMCEID
+	// modifiers after the last '/', with or without ':'
+	const EventSpec u = parse_event("amupmu/event=0x8/u", 0);
+	CHECK(u.number == 0x08);
+	CHECK(u.name == "amupmu/event=0x8/u");
+	CHECK(u.modifiers == "u");
+	CHECK(u.flags == (AMUPMU_EV_EXCL_KERNEL | AMUPMU_EV_EXCL_HV));
+	CHECK(parse_event("amupmu/event=0x8/:k", 0).flags == (AMUPMU_EV_EXCL_USER | AMUPMU_EV_EXCL_HV));
+	// what perf would refuse, or amupmu cannot count
+	CHECK_THROWS_WITH(parse_event("cpu/event=0x11/", 0),
+			  Contains("PMU 'cpu' (amupmu's is 'amupmu': amupmu/event=0x11/)"));
+	CHECK_THROWS_WITH(parse_event("amupmu/event=0x10000/", 0), Contains("16 bits at most"));
+	CHECK_THROWS_WITH(parse_event("amupmu/umask=1/", 0), Contains("term 'umask=1'"));
+	CHECK_THROWS_WITH(parse_event("amupmu/event=0x11,event=0x8/", 0), Contains("given twice"));
+	CHECK_THROWS_WITH(parse_event("amupmu//", 0), Contains("no event=N term"));
+	CHECK_THROWS_WITH(parse_event("amupmu/event=0x11", 0), Contains("no closing '/'"));
+	CHECK_THROWS_WITH(parse_event("amupmu/event=zz/", 0), Contains("'event=zz'"));
+	CHECK_THROWS_WITH(parse_event("amupmu/event=0x11/x", 0), Contains("modifier 'x'"));
+	// in a list, its commas are its own
+	const auto list = parse_event_list("cycles,amupmu/event=0x8/u,branches", 0);
+	REQUIRE(list.size() == 3);
+	CHECK(list[1].name == "amupmu/event=0x8/u");
+	CHECK(list[2].number == 0x21);
+}
+
+TEST_CASE("perf's groups {a,b}: the events of a session count together anyway", "[host][events]")
+{
+	const auto g = parse_event_list("{cycles,instructions},branch-misses", 0);
+	REQUIRE(g.size() == 3);
+	CHECK(g[0].name == "cycles");
+	CHECK(g[1].number == 0x08);
+	CHECK(g[2].number == 0x10);
+	// the group's modifiers join each member's
+	const auto m = parse_event_list("{cycles,inst_retired:k,amupmu/event=0x12/}:u", 0);
+	REQUIRE(m.size() == 3);
+	CHECK(m[0].name == "cycles:u");
+	CHECK(m[0].modifiers == "u");
+	CHECK(m[1].modifiers == "uk");
+	CHECK(m[2].name == "amupmu/event=0x12/u");
+	CHECK(m[2].modifiers == "u");
+	// two groups, PMU events inside
+	CHECK(parse_event_list("{amupmu/event=0x11/,amupmu/event=0x8/},{branches}", 0).size() == 3);
+	// malformed: an error naming the list, nothing parsed
+	CHECK_THROWS_WITH(parse_event_list("{cycles,instructions", 0), Contains("'{' without '}'"));
+	CHECK_THROWS_WITH(parse_event_list("cycles}", 0), Contains("'}' without '{'"));
+	CHECK_THROWS_WITH(parse_event_list("{{cycles}}", 0), Contains("groups do not nest"));
+	CHECK_THROWS_WITH(parse_event_list("{}", 0), Contains("is empty"));
+	CHECK_THROWS_WITH(parse_event_list("{cycles}u", 0), Contains("':' expected after '}'"));
+	CHECK_THROWS_WITH(parse_event_list("{cycles}:q", 0), Contains("modifier 'q'"));
+}
+
 TEST_CASE("modifiers: perf's parse-events golden table", "[host][events]")
 {
 	// tools/perf/util/parse-events.c, parse_events__modifier_list(): the

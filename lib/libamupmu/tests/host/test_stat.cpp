@@ -9,6 +9,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <sstream>
 
 using namespace amupmu;
@@ -90,80 +91,136 @@ TEST_CASE("group_digits", "[host][stat]")
 	CHECK(group_digits(-1234.4) == "-1,234");
 }
 
-TEST_CASE("stat text: the perf-stat-like table", "[host][stat][format]")
+TEST_CASE("stat text: perf stat's table, metrics after '#' on the event's line", "[host][stat][format]")
 {
 	const std::string t = format_stat_text(sample_report());
-	CHECK_THAT(t, Contains("Performance counter stats for 'workload loop 1000' (CPUs 0-1, Arm Cortex-X2 r2p1)"));
-	CHECK_THAT(t, Contains("               4,000      cpu_cycles"));
-	CHECK_THAT(t, Contains("(50.00 %)"));
-	CHECK_THAT(t, Contains("exc_undef (compensated)"));
-	CHECK_THAT(t, Contains("AMUPMU-X2-EXC_UNDEF: factor 1.21 (default)"));
-	CHECK_THAT(t, Contains("ipc"));
-	CHECK_THAT(t, Contains("90.00 %      branch_pred_accuracy"));
-	CHECK_THAT(t, Contains("1.250000 seconds time elapsed"));
-	CHECK_THAT(t, Contains("note: AMUPMU-X2-EXC_UNDEF"));
+	INFO(t);
+	// perf's header for -a, the counts in "%18s %-4s %-32s"
+	CHECK_THAT(t, Contains("\n Performance counter stats for 'system wide':\n\n"));
+	CHECK_THAT(t, Contains("\n             4,000      cpu_cycles\n"));
+	// a named metric as perf prints one ("%8.2f name", "%8.1f %  name"),
+	// on its numerator's line; the running share after it
+	CHECK_THAT(t, Contains("\n             2,000      inst_retired                     #     0.50 ipc"
+			       "                         (50.00%)\n"));
+	CHECK_THAT(t, Contains("\n                40      br_mis_pred:u                    #     90.0 %  "
+			       "branch_pred_accuracy\n"));
+	CHECK_THAT(t, Contains("\n                83      exc_undef                        #      100 compensated "
+			       "(AMUPMU-X2-EXC_UNDEF)\n"));
+	CHECK_THAT(t, Contains("\n       1.250000000 seconds time elapsed\n\n"));
+	// amupmu's own information in comments
+	CHECK_THAT(t, Contains("\n# counted on CPUs 0-1 (Arm Cortex-X2 r2p1): everything that runs there"));
+	CHECK_THAT(t, Contains("\n# command 'workload loop 1000'\n"));
+	CHECK_THAT(t, Contains("\n# AMUPMU-X2-EXC_UNDEF: exc_undef: factor 1.21 (default)"));
+	CHECK_THAT(t, Contains("\n# note: AMUPMU-X2-EXC_UNDEF"));
+	// every line is perf's: blank, a header, a count, the elapsed time or a comment
+	for (const std::string& l : split(t, '\n')) {
+		INFO(l);
+		CHECK((l.empty() || l.starts_with(" Performance counter stats for ") || l.starts_with("# ") ||
+		       l.ends_with(" seconds time elapsed") || l.substr(0, 18).find_first_not_of(" 0123456789,") ==
+								    std::string::npos));
+	}
+
+	// -C: perf's 'CPU(s) LIST'
+	StatReport c = sample_report();
+	c.system_wide = false;
+	CHECK_THAT(format_stat_text(c), Contains(" Performance counter stats for 'CPU(s) 0-1':\n"));
+	// -I: the interval's end first ("%6lu.%09lu "), the column header once
+	StatReport iv = sample_report();
+	iv.interval_end = 1.5;
+	iv.interval_header = true;
+	const std::string it = format_stat_text(iv);
+	CHECK(it.starts_with("#           time             counts unit events\n"
+			     "     1.500000000              4,000      cpu_cycles\n"));
+	CHECK(it.find("Performance counter stats") == std::string::npos);
 }
 
-TEST_CASE("stat JSON parses and carries raw + compensated", "[host][stat][format][json]")
+TEST_CASE("stat JSON: perf's objects, one per counter and line", "[host][stat][format][json]")
 {
 	StatReport r = sample_report();
-	for (const unsigned indent : {0u, 2u}) {
-		const std::string j = format_stat_json(r, indent);
-		INFO(j);
-		CHECK(test::JsonChecker{j}.error().empty());
-		CHECK_THAT(j, Contains("\"compensated\""));
-		CHECK_THAT(j, Contains("\"AMUPMU-X2-EXC_UNDEF\""));
-		CHECK_THAT(j, Contains("\"branch_pred_accuracy\""));
+	const std::string j = format_stat_json(r);
+	const auto lines = split(j, '\n');
+	// 8 counters, a last empty
+	REQUIRE(lines.size() == 9);
+	for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
+		INFO(lines[i]);
+		CHECK(test::JsonChecker{lines[i]}.error().empty());
 	}
-	// the modifiers, and perf_event_attr's exclusions they set
-	const std::string j = format_stat_json(r, 0);
-	CHECK_THAT(j, Contains(R"("name":"br_pred:u","code":"0x0012","modifiers":"u","exclude":["kernel","hv"])"));
-	CHECK_THAT(j, Contains(R"("name":"cpu_cycles","code":"0x0011","modifiers":"","exclude":[])"));
+	CHECK(lines[0] == R"({"counter-value" : "4000.000000", "unit" : "", "event" : "cpu_cycles", )"
+			  R"("event-runtime" : 100, "pcnt-running" : 100.00})");
+	CHECK(lines[1] == R"({"counter-value" : "2000.000000", "unit" : "", "event" : "inst_retired", )"
+			  R"("event-runtime" : 50, "pcnt-running" : 50.00, "metric-value" : "0.500000", "metric-unit" : "ipc"})");
+	CHECK(lines[5] == R"({"counter-value" : "40.000000", "unit" : "", "event" : "br_mis_pred:u", )"
+			  R"("event-runtime" : 0, "pcnt-running" : 100.00, "metric-value" : "90.000000", )"
+			  R"("metric-unit" : "%  branch_pred_accuracy"})");
+	CHECK_THAT(lines[7], Contains(R"j("metric-value" : "100.430000", "metric-unit" : "compensated (AMUPMU-X2-EXC_UNDEF)"})j"));
+	// -I: "interval" first
 	r.interval_end = 0.5;
-	r.rows[0].value = 1.0 / 3;
-	CHECK(test::JsonChecker{format_stat_json(r, 0)}.error().empty());
-	// compact form is one line
-	const std::string one = format_stat_json(r, 0);
-	CHECK(one.find('\n') == one.size() - 1);
+	CHECK(format_stat_json(r).starts_with(R"({"interval" : 0.500000000, "counter-value" : "4000.000000", )"));
 }
 
-TEST_CASE("stat CSV columns are stable", "[host][stat][format]")
+TEST_CASE("stat -x: perf's columns", "[host][stat][format]")
 {
 	const StatReport r = sample_report();
 	const std::string csv = format_stat_csv(r, ",");
+	INFO(csv);
 	const auto lines = split(csv, '\n');
-	// 8 counts + 1 compensated + 4 metrics (+ trailing empty)
-	REQUIRE(lines.size() == 14);
-	for (std::size_t i = 0; i + 1 < lines.size(); ++i) {
-		INFO(lines[i]);
-		CHECK(split(lines[i], ',').size() == 9);
+	std::vector<std::string> counts, notes;
+	for (const std::string& l : lines) {
+		if (l.starts_with("#"))
+			notes.push_back(l);
+		else
+			counts.push_back(l);
 	}
-	CHECK(lines[0] == "count,4000,,cpu_cycles,0x0011,100.00,,,");
-	CHECK(lines[1] == "count,2000,,inst_retired,0x0008,50.00,,,");
-	// the modifiers last: the columns before them are where they were
-	CHECK(lines[4] == "count,400,,br_pred:u,0x0012,100.00,,,u");
-	const auto comp = split(lines[8], ',');
-	CHECK(comp[0] == "compensated");
-	CHECK(comp[1] == "100");	// 83 * 1.21
-	CHECK(comp[3] == "exc_undef");
-	CHECK(comp[6] == "AMUPMU-X2-EXC_UNDEF");
-	const auto metric = split(lines[9], ',');
-	CHECK(metric[0] == "metric");
-	CHECK(metric[1] == "0.5000");
-	CHECK(metric[3] == "ipc");
+	// 8 counters (and the last empty), comments after them
+	REQUIRE(counts.size() == 9);
+	CHECK(lines[8].starts_with("# "));
+	for (std::size_t i = 0; i + 1 < counts.size(); ++i) {
+		INFO(counts[i]);
+		// value, unit, event, run time, running %, metric value, metric unit
+		CHECK(split(counts[i], ',').size() == 7);
+	}
+	CHECK(counts[0] == "4000,,cpu_cycles,100,100.00,,");
+	CHECK(counts[1] == "2000,,inst_retired,50,50.00,0.50,ipc");
+	CHECK(counts[3] == "50,,l1d_cache_refill,0,100.00,95.0,%  l1d_hit_rate");
+	CHECK(counts[4] == "400,,br_pred:u,0,100.00,,");
+	CHECK(counts[7] == "83,,exc_undef,0,100.00,100,compensated (AMUPMU-X2-EXC_UNDEF)");
+	CHECK_THAT(csv, Contains("\n# AMUPMU-X2-EXC_UNDEF: exc_undef: factor 1.21 (default)"));
 
 	// another separator; a separator inside a field does not add columns
 	const std::string semi = format_stat_csv(r, ";");
 	for (const std::string& l : split(semi, '\n'))
-		if (!l.empty())
-			CHECK(split(l, ';').size() == 9);
-	// intervals prepend a time column
+		if (!l.empty() && !l.starts_with("#"))
+			CHECK(split(l, ';').size() == 7);
+	// intervals prepend perf's time column, the totals after them "summary"
 	StatReport iv = r;
 	iv.interval_end = 1.0;
-	CHECK(format_stat_csv(iv, ",").starts_with("1.000000,count,4000,"));
+	CHECK(format_stat_csv(iv, ",").starts_with("1.000000000,4000,,cpu_cycles,100,100.00,,\n"));
+	CHECK(format_stat_csv(iv, ",").find('#') == std::string::npos);
+	StatReport sum = r;
+	sum.summary = true;
+	CHECK(format_stat_csv(sum, ",").starts_with("summary,4000,,cpu_cycles,100,100.00,,\n"));
 }
 
-TEST_CASE("stat --amu: the AMU report rides along in text, JSON and CSV", "[host][stat][format][amu]")
+TEST_CASE("stat: a second metric of a row goes on a line of its own", "[host][stat][format]")
+{
+	StatReport r;
+	r.cpus = "0";
+	r.rows = {{.name = "inst_retired", .number = 0x08, .value = 100, .time_enabled = 10, .time_running = 10,
+		   .compensated = 120.0, .erratum = "X"},
+		  {.name = "cpu_cycles", .number = 0x11, .value = 200, .time_enabled = 10, .time_running = 10}};
+	derive_report_metrics(r);
+	const auto csv = split(format_stat_csv(r, ","), '\n');
+	CHECK(csv[0] == "100,,inst_retired,10,100.00,0.50,ipc");
+	CHECK(csv[1] == ",,,,,120,compensated (X)");
+	const auto json = split(format_stat_json(r), '\n');
+	CHECK(json[1] == R"j({"metric-value" : "120.000000", "metric-unit" : "compensated (X)"})j");
+	const auto text = split(format_stat_text(r), '\n');
+	CHECK(text[3] == "               100      inst_retired                     #     0.50 ipc");
+	// the 49 blanks of perf's do_new_line_std()
+	CHECK(text[4] == "                                                  #      120 compensated (X)");
+}
+
+TEST_CASE("stat --amu: the AMU figures as counter lines, the backend in a comment", "[host][stat][format][amu]")
 {
 	StatReport r;
 	r.command = {"true"};
@@ -173,6 +230,7 @@ TEST_CASE("stat --amu: the AMU report rides along in text, JSON and CSV", "[host
 	amu.cpus = "0";
 	amu.mock = true;
 	amu.backend = "mock AMU model";
+	amu.seconds = 0.5;
 	AmuCpuDelta d;
 	d.cpu = 0;
 	d.frequency = {.value = 1.5e9, .why = AmuWhy::ok, .cpus = 1};
@@ -183,17 +241,172 @@ TEST_CASE("stat --amu: the AMU report rides along in text, JSON and CSV", "[host
 	amu.total = d;
 	r.amu = amu;
 
-	CHECK_THAT(format_stat_text(r), Contains("MOCK AMU MODEL"));
+	const std::string text = format_stat_text(r);
+	INFO(text);
+	CHECK_THAT(text, Contains("\n          1,500.00 MHz  amu/frequency/\n"));
+	CHECK_THAT(text, Contains("\n     <not counted> %    amu/mem_stall/\n"));
+	CHECK_THAT(text, Contains("\n# amu: MOCK AMU MODEL"));
 	const std::string json = format_stat_json(r);
-	INFO(json);
-	CHECK(test::json_error(json).empty());
-	CHECK_THAT(json, Contains("\"amu\": {"));
+	CHECK_THAT(json, Contains(R"({"counter-value" : "1500.000000", "unit" : "MHz", "event" : "amu/frequency/", )"
+				  R"("event-runtime" : 500000000, "pcnt-running" : 100.00})"));
 	const std::string csv = format_stat_csv(r, ",");
-	CHECK_THAT(csv, Contains("amu,1500.0000,MHz,frequency,0,,,ok,\n"));
-	CHECK_THAT(csv, Contains("amu,,%,mem_stall,all,,,not counted,\n"));
-	for (std::size_t pos = 0, nl; (nl = csv.find('\n', pos)) != std::string::npos; pos = nl + 1) {
-		const std::string l = csv.substr(pos, nl - pos);
-		INFO(l);
-		CHECK(std::ranges::count(l, ',') == 8);	// the same nine columns
+	CHECK_THAT(csv, Contains("\n1500.00,MHz,amu/frequency/,500000000,100.00,,\n"));
+	CHECK_THAT(csv, Contains("\n<not counted>,%,amu/mem_stall/,500000000,100.00,,\n"));
+	CHECK_THAT(csv, Contains("\n50.00,%,amu/active/,"));
+}
+
+TEST_CASE("RunStats: perf's mean and standard deviation of the mean", "[host][stat]")
+{
+	RunStats s;
+	CHECK(s.stddev_mean() == 0);
+	CHECK(s.rel_stddev_pct() == 0);
+	s.add(10);
+	CHECK(s.mean() == 10);
+	CHECK(s.stddev_mean() == 0);	// one run: no deviation
+	s.add(12);
+	s.add(14);
+	CHECK(s.count() == 3);
+	CHECK(s.mean() == Approx(12));
+	// M2 = 8, variance 8 / 2 = 4, of the mean 4 / 3
+	CHECK(s.stddev_mean() == Approx(std::sqrt(4.0 / 3)));
+	CHECK(s.rel_stddev_pct() == Approx(100 * std::sqrt(4.0 / 3) / 12));
+}
+
+namespace {
+
+// two CPUs' rows, event by event, as amupmu stat -A reads them
+StatReport per_cpu_report()
+{
+	StatReport r;
+	r.cpus = "0-1";
+	for (const int cpu : {0, 1}) {
+		r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 1000.0 * (cpu + 1),
+				  .time_enabled = 10, .time_running = 10, .cpu = cpu});
 	}
+	for (const int cpu : {0, 1}) {
+		r.rows.push_back({.name = "inst_retired", .number = 0x08, .value = 500.0 * (cpu + 1) + 500 * cpu,
+				  .time_enabled = 10, .time_running = 10, .cpu = cpu});
+	}
+	derive_report_metrics(r);
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("stat -A: each CPU's lines, the metrics of each CPU's counts", "[host][stat][format]")
+{
+	const StatReport r = per_cpu_report();
+	// ipc of CPU 0 = 500 / 1000, of CPU 1 = 1500 / 2000
+	REQUIRE(r.metrics.size() == 2);
+	CHECK(r.metrics[0].value == Approx(0.5));
+	CHECK(r.metrics[0].source == 2);
+	CHECK(r.metrics[1].value == Approx(0.75));
+	CHECK(r.metrics[1].source == 3);
+
+	const auto csv = split(format_stat_csv(r, ","), '\n');
+	CHECK(csv[0] == "CPU0,1000,,cpu_cycles,10,100.00,,");
+	CHECK(csv[1] == "CPU1,2000,,cpu_cycles,10,100.00,,");
+	CHECK(csv[2] == "CPU0,500,,inst_retired,10,100.00,0.50,ipc");
+	CHECK(csv[3] == "CPU1,1500,,inst_retired,10,100.00,0.75,ipc");
+	const auto json = split(format_stat_json(r), '\n');
+	CHECK(json[3] == R"({"cpu" : "1", "counter-value" : "1500.000000", "unit" : "", "event" : "inst_retired", )"
+			 R"("event-runtime" : 10, "pcnt-running" : 100.00, "metric-value" : "0.750000", "metric-unit" : "ipc"})");
+	const std::string text = format_stat_text(r);
+	INFO(text);
+	// "CPU%-3d " then perf's columns
+	CHECK_THAT(text, Contains("\nCPU0                1,000      cpu_cycles\n"));
+	CHECK_THAT(text, Contains("\nCPU1                1,500      inst_retired                     #     0.75 ipc\n"));
+	// rows given CPU by CPU are printed event by event
+	StatReport mixed = r;
+	std::swap(mixed.rows[1], mixed.rows[2]);	// cycles 0, inst 0, cycles 1, inst 1
+	derive_report_metrics(mixed);
+	const auto m = split(format_stat_csv(mixed, ","), '\n');
+	CHECK(m[0].starts_with("CPU0,1000,,cpu_cycles,"));
+	CHECK(m[1].starts_with("CPU1,2000,,cpu_cycles,"));
+	CHECK(m[2].starts_with("CPU0,500,,inst_retired,"));
+}
+
+TEST_CASE("stat -r: the means, ( +- x% ) as perf prints the noise", "[host][stat][format]")
+{
+	StatReport r;
+	r.cpus = "0";
+	r.runs = 3;
+	r.seconds = 0.5;
+	r.seconds_stddev = 0.01;
+	r.rows = {{.name = "cpu_cycles", .number = 0x11, .value = 1000, .time_enabled = 10, .time_running = 10,
+		   .noise_pct = 1.5},
+		  {.name = "inst_retired", .number = 0x08, .value = 500, .time_enabled = 10, .time_running = 10,
+		   .noise_pct = 0.25}};
+	derive_report_metrics(r);
+	const std::string text = format_stat_text(r);
+	INFO(text);
+	CHECK_THAT(text, Contains(" Performance counter stats for 'system wide' (3 runs):\n"));
+	CHECK_THAT(text, Contains("\n             1,000      cpu_cycles" + std::string(38 + 32 - 10, ' ') +
+				  "  ( +-  1.50% )\n"));
+	CHECK_THAT(text, Contains("#     0.50 ipc                         ( +-  0.25% )\n"));
+	// print_footer(): 2 digits more than the deviation's first
+	CHECK_THAT(text, Contains("\n            0.5000 +- 0.0100 seconds time elapsed  ( +-  2.00% )\n"));
+	const auto csv = split(format_stat_csv(r, ","), '\n');
+	// the noise after the event, as perf's print_noise() before print_running()
+	CHECK(csv[0] == "1000,,cpu_cycles,1.50%,10,100.00,,");
+	CHECK(csv[1] == "500,,inst_retired,0.25%,10,100.00,0.50,ipc");
+	const auto json = split(format_stat_json(r), '\n');
+	CHECK(json[0] == R"({"counter-value" : "1000.000000", "unit" : "", "event" : "cpu_cycles", "variance" : 1.50, )"
+			 R"("event-runtime" : 10, "pcnt-running" : 100.00})");
+}
+
+TEST_CASE("stat -M and --metric-only", "[host][stat][format][metrics]")
+{
+	StatReport r = sample_report();
+	const std::string only[] = {"ipc", "branch_pred_accuracy"};
+	derive_report_metrics(r, only);
+	REQUIRE(r.metrics.size() == 2);
+	CHECK(r.metrics[0].name == "ipc");
+	CHECK(r.metrics[1].name == "branch_pred_accuracy");
+	const std::string bogus[] = {"ipc", "bogus"};
+	CHECK_THROWS_WITH(derive_report_metrics(r, bogus), Contains("metric 'bogus' (amupmu has ipc, l1d_hit_rate"));
+
+	const StatFormat mo{.metric_only = true};
+	// metrics only: the compensated count is exc_undef's metric too
+	const auto csv = split(format_stat_csv(r, ",", mo), '\n');
+	CHECK(csv[0] == "ipc,%  branch_pred_accuracy,compensated (AMUPMU-X2-EXC_UNDEF),");
+	CHECK(csv[1] == "0.50,90.0,100,");
+	CHECK(csv[2].starts_with("# "));
+	const auto json = split(format_stat_json(r, mo), '\n');
+	CHECK(json[0] == R"({"ipc" : "0.50", "%  branch_pred_accuracy" : "90.0", )"
+			 R"j("compensated (AMUPMU-X2-EXC_UNDEF)" : "100"})j");
+	CHECK(json.size() == 2);
+	const auto text = split(format_stat_text(r, mo), '\n');
+	CHECK(text[1] == " Performance counter stats for 'system wide':");
+	CHECK(text[3] == "                  ipc  %  branch_pred_accuracy  compensated (AMUPMU-X2-EXC_UNDEF)");
+	CHECK(text[4] == "                 0.50                     90.0                                100");
+	// per CPU: a line each, the CPU first
+	StatReport pc = per_cpu_report();
+	const auto pcsv = split(format_stat_csv(pc, ",", mo), '\n');
+	CHECK(pcsv[0] == "cpu,ipc,");
+	CHECK(pcsv[1] == "CPU0,0.50,");
+	CHECK(pcsv[2] == "CPU1,0.75,");
+	// -I: the time first, the header on the first interval
+	pc.interval_end = 1.0;
+	pc.interval_header = true;
+	const auto iv = split(format_stat_csv(pc, ",", mo), '\n');
+	CHECK(iv[0] == "time,cpu,ipc,");
+	CHECK(iv[1] == "1.000000000,CPU0,0.50,");
+	pc.interval_header = false;
+	CHECK(split(format_stat_csv(pc, ",", mo), '\n')[0] == "1.000000000,CPU0,0.50,");
+	CHECK(format_stat_json(pc, mo).starts_with(R"({"interval" : 1.000000000, "cpu" : "0", "ipc" : "0.50"})"));
+}
+
+TEST_CASE("derived metrics: one per count of the numerator, with its own exclusions", "[host][metrics]")
+{
+	const std::uint32_t u = parse_modifiers("u"), k = parse_modifiers("k");
+	const EventCount counts[] = {{0x11, u, 100}, {0x08, u, 50}, {0x11, k, 200}, {0x08, k, 20}};
+	const auto m = derive_metrics(counts);
+	REQUIRE(m.size() == 2);
+	CHECK(m[0].value == Approx(0.5));
+	CHECK(m[0].source == 1);
+	CHECK(m[1].value == Approx(0.1));
+	CHECK(m[1].source == 3);
+	CHECK(find_metric_def("ipc")->numerator == 0x08);
+	CHECK(find_metric_def("nope") == nullptr);
 }

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// The tool's SignalWait (signal_wait.hpp): what ends `amupmu stat` and
+// `amupmu amu` without a command. Backend: host (signals to the test
+// process itself; on the aarch64 build under qemu-aarch64-static).
+#include "signal_wait.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <csignal>
+#include <thread>
+
+#include <unistd.h>
+
+using amupmu::cli::SignalWait;
+
+namespace {
+
+sighandler_t disposition(int sig)
+{
+	struct sigaction act {};
+	::sigaction(sig, nullptr, &act);
+	return act.sa_handler;
+}
+
+bool blocked(int sig)
+{
+	sigset_t set;
+	::sigprocmask(SIG_BLOCK, nullptr, &set);
+	return ::sigismember(&set, sig) == 1;
+}
+
+} // namespace
+
+TEST_CASE("SignalWait: SIGINT or SIGTERM ends the wait, a timeout does not", "[host][tool][signal]")
+{
+	// (Catch2 has handlers of its own for both)
+	const sighandler_t int_before = disposition(SIGINT);
+	REQUIRE_FALSE(blocked(SIGINT));
+	for (const int sig : {SIGINT, SIGTERM}) {
+		INFO("signal " << sig);
+		const sighandler_t before = disposition(sig);
+		{
+			const SignalWait w;
+			CHECK(w.wait(20) == 0);	// nothing came
+			CHECK(SignalWait::caught() == 0);
+			// from another thread while asleep in ppoll()
+			std::thread t{[sig] {
+				std::this_thread::sleep_for(std::chrono::milliseconds(50));
+				::kill(::getpid(), sig);
+			}};
+			const auto t0 = std::chrono::steady_clock::now();
+			CHECK(w.wait(10000) == sig);
+			t.join();
+			CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+			// it stays caught; a later wait returns at once
+			CHECK(w.wait(-1) == sig);
+		}
+		// the dispositions and the mask as they were
+		CHECK(disposition(sig) == before);
+		CHECK_FALSE(blocked(sig));
+	}
+	// a signal before the wait is not lost: it is blocked until ppoll()
+	const SignalWait w{SIGTERM};
+	CHECK(blocked(SIGTERM));
+	::kill(::getpid(), SIGTERM);
+	CHECK(w.wait(1000) == SIGTERM);
+	// only the signals asked for
+	CHECK(disposition(SIGINT) == int_before);
+}
