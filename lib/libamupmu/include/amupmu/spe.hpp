@@ -470,6 +470,15 @@ struct FieldMap {
 };
 static_assert(sizeof(FieldMap) == 32);
 
+/// Keeps v computed before a branch that tests its presence: a value the
+/// compiler would otherwise compute in that branch only (sinking its load
+/// there) makes the caller's test a branch, not a conditional move.
+template <typename T>
+[[gnu::always_inline]] inline void opaque(T& v) noexcept
+{
+	asm volatile("" : "+r"(v));
+}
+
 /// The low 1 << sz bytes of v.
 [[gnu::always_inline]] constexpr std::uint64_t keep_bytes(std::uint64_t v, unsigned sz) noexcept
 {
@@ -576,6 +585,10 @@ struct Record {
 		map_.present |= std::uint32_t{1} << f;
 	}
 
+	/// Whether the values are read from the buffer (a record of a layout
+	/// the reader met before) rather than kept in the Record.
+	[[nodiscard]] bool in_buffer() const noexcept { return base_ != own_bytes(); }
+
 	/// Ended by End or Timestamp with no unknown packet in it.
 	[[nodiscard]] constexpr bool complete() const noexcept
 	{
@@ -612,14 +625,17 @@ struct Record {
 	// the optional can then become a conditional move, not a branch.
 	[[nodiscard]] std::optional<DataVirtAddress> data_va() const noexcept
 	{
-		const std::uint64_t v = raw(detail::FieldMap::address + addr_data_va);
+		DataVirtAddress a = decode_data_va(raw(detail::FieldMap::address + addr_data_va));
+		detail::opaque(a.address);
+		detail::opaque(a.tag);
 		if (!present(detail::FieldMap::address + addr_data_va))
 			return std::nullopt;
-		return decode_data_va(v);
+		return a;
 	}
 	[[nodiscard]] std::optional<DataPhysAddress> data_pa() const noexcept
 	{
-		const std::uint64_t v = raw(detail::FieldMap::address + addr_data_pa);
+		std::uint64_t v = raw(detail::FieldMap::address + addr_data_pa);
+		detail::opaque(v);
 		if (!present(detail::FieldMap::address + addr_data_pa))
 			return std::nullopt;
 		return decode_data_pa(v);
@@ -634,7 +650,8 @@ struct Record {
 				return std::nullopt;
 			return static_cast<std::uint16_t>(high_[slot_counter + index]);
 		}
-		const auto v = static_cast<std::uint16_t>(raw(detail::FieldMap::counter + index));
+		auto v = static_cast<std::uint16_t>(raw(detail::FieldMap::counter + index));
+		detail::opaque(v);
 		if (!present(detail::FieldMap::counter + index))
 			return std::nullopt;
 		return v;
@@ -654,7 +671,8 @@ struct Record {
 
 	[[nodiscard]] std::optional<Events> events() const noexcept
 	{
-		const std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::events), map_.sizes);
+		std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::events), map_.sizes);
+		detail::opaque(v);
 		if (!present(detail::FieldMap::events))
 			return std::nullopt;
 		return Events{v};
@@ -662,7 +680,8 @@ struct Record {
 	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
 	[[nodiscard]] std::optional<std::uint64_t> data_source() const noexcept
 	{
-		const std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::data_source), map_.sizes >> 2);
+		std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::data_source), map_.sizes >> 2);
+		detail::opaque(v);
 		if (!present(detail::FieldMap::data_source))
 			return std::nullopt;
 		return v;
@@ -693,7 +712,8 @@ struct Record {
 	}
 	[[nodiscard]] std::optional<std::uint64_t> timestamp() const noexcept
 	{
-		const std::uint64_t v = raw(detail::FieldMap::timestamp);
+		std::uint64_t v = raw(detail::FieldMap::timestamp);
+		detail::opaque(v);
 		if (!present(detail::FieldMap::timestamp))
 			return std::nullopt;
 		return v;
@@ -790,10 +810,11 @@ private:
 
 	[[nodiscard]] std::optional<InstAddress> inst(unsigned index) const noexcept
 	{
-		const std::uint64_t v = raw(detail::FieldMap::address + index);
+		InstAddress a = decode_inst_address(raw(detail::FieldMap::address + index));
+		detail::opaque(a.address);
 		if (!present(detail::FieldMap::address + index))
 			return std::nullopt;
-		return decode_inst_address(v);
+		return a;
 	}
 };
 
