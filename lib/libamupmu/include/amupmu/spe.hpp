@@ -548,7 +548,7 @@ struct Record {
 		const int f = field_of(slot);
 		if (f >= 0)
 			return present(static_cast<unsigned>(f));
-		return slot < slot_context && ((high_mask_ >> slot) & 1) != 0;
+		return slot < slot_context && !in_buffer() && ((high_mask_ >> slot) & 1) != 0;
 	}
 	/// The payload of that slot's packet (zero-extended), if present.
 	[[nodiscard]] std::optional<std::uint64_t> get(unsigned slot) const noexcept
@@ -598,12 +598,13 @@ struct Record {
 	/// Bit i: an Address packet of index i.
 	[[nodiscard]] std::uint32_t address_mask() const noexcept
 	{
-		return (map_.present & 0xFF) | static_cast<std::uint32_t>(high_mask_ & 0xFFFFFF00);
+		return (map_.present & 0xFF) | (in_buffer() ? 0 : static_cast<std::uint32_t>(high_mask_ & 0xFFFFFF00));
 	}
 	/// Bit i: a Counter packet of index i.
 	[[nodiscard]] std::uint32_t counter_mask() const noexcept
 	{
-		return (map_.present >> 8 & 0xFF) | static_cast<std::uint32_t>(high_mask_ >> 32 & 0xFFFFFF00);
+		return (map_.present >> 8 & 0xFF) |
+		       (in_buffer() ? 0 : static_cast<std::uint32_t>(high_mask_ >> 32 & 0xFFFFFF00));
 	}
 
 	/// The raw payload of the Address packet of that index.
@@ -789,6 +790,7 @@ private:
 		const std::uint32_t present = map_.present;
 		map_ = own_map;
 		map_.present = present;
+		high_mask_ = 0;	// a layout's record has none
 		base_ = own_bytes();
 	}
 
@@ -804,7 +806,9 @@ private:
 
 	const unsigned char* base_;	///< the payloads: in the buffer or own_
 	detail::FieldMap map_ = own_map;
-	std::uint64_t high_mask_ = 0;	///< bit i: slot i (addresses and counters 8-31)
+	/// bit i: slot i (addresses and counters 8-31), kept values only (a
+	/// layout has none)
+	std::uint64_t high_mask_ = 0;
 	std::array<std::uint64_t, detail::FieldMap::count> own_{};
 	std::array<std::uint64_t, slot_context> high_{};
 
@@ -972,7 +976,6 @@ private:
 				const Layout& lay = *found;
 				r.base_ = rec + 1;
 				r.map_ = lay.map;
-				r.high_mask_ = 0;
 				r.offset = pos + skip8 / 8;
 				r.size = lay.size;
 				r.end = lay.end;
