@@ -521,7 +521,7 @@ struct Record {
 	std::array<std::size_t, max_unknown> unknown{};	///< offsets
 
 	Record() noexcept : base_(own_bytes()) {}
-	Record(const Record& o) noexcept { *this = o; }
+	Record(const Record& o) noexcept : base_(own_bytes()) { *this = o; }
 	Record& operator=(const Record& o) noexcept
 	{
 		if (this == &o)
@@ -577,8 +577,10 @@ struct Record {
 		own();
 		const int f = field_of(slot);
 		if (f < 0) {
-			high_[slot] = value;
-			high_mask_ |= std::uint64_t{1} << slot;
+			if (slot < slot_context) {	// always: the other slots have a field
+				high_[slot] = value;
+				high_mask_ |= std::uint64_t{1} << slot;
+			}
 			return;
 		}
 		own_[static_cast<unsigned>(f)] = value & payload_keep(static_cast<unsigned>(f));
@@ -939,6 +941,10 @@ private:
 	if (size - pos >= fast_avail) [[likely]] {
 		const std::uint64_t w = detail::load_le64(data + pos);
 		const std::uint64_t w2 = detail::load_le64(data + pos + 8);
+		// the buffer from memory ahead of the reader: the hardware's
+		// prefetchers stop at each 4 KiB page (integer arithmetic: the
+		// address may be past the buffer, where a prefetch does nothing)
+		__builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(data + pos) + 1024));
 		if (w != 0) [[likely]] {
 			// bits of padding: 8 × its bytes
 			const unsigned skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
