@@ -470,6 +470,17 @@ struct FieldMap {
 };
 static_assert(sizeof(FieldMap) == 32);
 
+/// The map of values kept in a Record: field f at 8 f, whole 8 bytes.
+constexpr FieldMap own_field_map() noexcept
+{
+	FieldMap m;
+	for (unsigned f = 0; f < FieldMap::count; ++f)
+		m.off[f] = static_cast<std::uint8_t>(8 * f);
+	m.sizes = 0x0F;
+	m.present = 0;
+	return m;
+}
+
 /// Keeps v computed before a branch that tests its presence: a value the
 /// compiler would otherwise compute in that branch only (sinking its load
 /// there) makes the caller's test a branch, not a conditional move.
@@ -796,15 +807,8 @@ private:
 		base_ = own_bytes();
 	}
 
-	/// The map of values kept in own_: field f at 8 f, whole 8 bytes.
-	static constexpr detail::FieldMap own_map = [] {
-		detail::FieldMap m;
-		for (unsigned f = 0; f < detail::FieldMap::count; ++f)
-			m.off[f] = static_cast<std::uint8_t>(8 * f);
-		m.sizes = 0x0F;
-		m.present = 0;
-		return m;
-	}();
+	/// The map of values kept in own_.
+	static constexpr detail::FieldMap own_map = detail::own_field_map();
 
 	const unsigned char* base_;	///< the payloads: in the buffer or own_
 	detail::FieldMap map_ = own_map;
@@ -913,6 +917,8 @@ public:
 	/// of padding, the window, and the 8-byte payload load of a packet
 	/// that ends at the window's end.
 	static constexpr std::size_t fast_avail = 7 + Layout::window + 8;
+	/// Bytes the fast path prefetches ahead of a record.
+	static constexpr std::size_t prefetch_ahead = 1024;
 
 private:
 	bool next_slow(Record& r) noexcept;
@@ -942,9 +948,8 @@ private:
 		const std::uint64_t w = detail::load_le64(data + pos);
 		const std::uint64_t w2 = detail::load_le64(data + pos + 8);
 		// the buffer from memory ahead of the reader: the hardware's
-		// prefetchers stop at each 4 KiB page (integer arithmetic: the
-		// address may be past the buffer, where a prefetch does nothing)
-		__builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(data + pos) + 1024));
+		// prefetchers stop at each 4 KiB page
+		__builtin_prefetch(data + (size - pos > prefetch_ahead ? pos + prefetch_ahead : size - 1));
 		if (w != 0) [[likely]] {
 			// bits of padding: 8 × its bytes
 			const unsigned skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
