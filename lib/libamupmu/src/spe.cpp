@@ -339,8 +339,8 @@ void RecordReader::learn(const Record& r) noexcept
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	// as next() finds it: the first two bytes, the second header
-	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8, data[length_table[data[0]]]);
+	// as next() finds it: the first two bytes
+	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }
