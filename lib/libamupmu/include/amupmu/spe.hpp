@@ -10,11 +10,13 @@
 //  - decode_packet(): one packet at an offset of a buffer (kind, index,
 //    payload, offset, size);
 //  - RecordReader: iterates over a buffer and fills a reused Record per
-//    sample record. A record ends at an End or a Timestamp packet. Padding
-//    is skipped. A packet the architecture does not define is reported with
-//    its offset (Record::unknown_offsets()) and the reader skips to the end
-//    of that record (the next End or Timestamp header). A packet cut by the
-//    end of the buffer stops the reader (Stats::truncated). Nothing is read
+//    sample record (lazily: a Record points into the buffer and reads a
+//    field when asked, so it stays valid as long as the buffer). A record
+//    ends at an End or a Timestamp packet. Padding is skipped. A packet
+//    the architecture does not define is reported with its offset
+//    (Record::unknown_offsets()) and the reader skips to the end of that
+//    record (the next End or Timestamp header). A packet cut by the end of
+//    the buffer stops the reader (Stats::truncated). Nothing is read
 //    outside the buffer.
 //
 // Where Linux's perf decoder (tools/perf/util/arm-spe-decoder/) and the
@@ -570,13 +572,9 @@ struct Record {
 		if (f < 0)
 			return has(slot) ? std::optional<std::uint64_t>{high_[slot]} : std::nullopt;
 		const auto u = static_cast<unsigned>(f);
-		std::uint64_t v = raw(u);
-		if (u == detail::FieldMap::events)
-			v = detail::keep_bytes(v, map_.sizes);
-		else if (u == detail::FieldMap::data_source)
-			v = detail::keep_bytes(v, map_.sizes >> 2);
-		else
-			v &= payload_keep(u);
+		std::uint64_t v = raw(u) & payload_keep(u);
+		if (u == detail::FieldMap::events || u == detail::FieldMap::data_source)	// sized by their headers
+			v = detail::keep_bytes(v, u == detail::FieldMap::events ? map_.sizes : map_.sizes >> 2);
 		if (!present(u))
 			return std::nullopt;
 		return v;
@@ -777,7 +775,7 @@ private:
 		return -1;
 	}
 	/// The payload bytes of field f's packet (of an 8-byte load), for the
-	/// fields of a fixed size.
+	/// fields of a fixed size (all 8 for events and data source).
 	[[nodiscard]] static constexpr std::uint64_t payload_keep(unsigned f) noexcept
 	{
 		if (f < detail::FieldMap::counter)
