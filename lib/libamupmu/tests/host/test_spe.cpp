@@ -784,6 +784,7 @@ struct RandomLayout {
 		if (rng() % 4 != 0)
 			op_first = static_cast<int>(rng() & 0xFF);
 		const std::size_t n = 1 + rng() % 7;
+		items.reserve(n);
 		for (std::size_t i = 0; i < n; ++i) {
 			Item it{static_cast<unsigned>(rng() % 6), 0, 1u << (rng() % 4)};
 			switch (it.kind) {
@@ -830,6 +831,7 @@ TEST_CASE("SPE records of a known layout read from the buffer and records kept i
 	std::size_t in_buffer = 0, kept = 0;
 	for (int round = 0; round < 300; ++round) {
 		std::vector<RandomLayout> layouts;
+		layouts.reserve(6);
 		for (int i = 0; i < 6; ++i)
 			layouts.emplace_back(rng, round % 4 == 0);
 		spe_enc::Buf b;
