@@ -210,53 +210,51 @@ constexpr std::array<std::optional<OpType>, 1280> op_type_options = make_op_type
 
 namespace {
 
-// The record slot of each short header with a payload that does not end a
-// record (Record::slots), or no_slot for the headers the careful path takes:
-// Padding, End, Timestamp, the extended header and the undefined ones.
-constexpr std::uint8_t no_slot = 0xFF;
+using detail::FieldMap;
 
-constexpr std::array<std::uint8_t, 256> make_slots() noexcept
+// The field of each short header with a payload that does not end a record
+// (detail::FieldMap), or no_field for the headers the careful path takes:
+// Padding, End, Timestamp, the extended header and the undefined ones.
+constexpr std::uint8_t no_field = 0xFF;
+
+constexpr std::array<std::uint8_t, 256> make_fields() noexcept
 {
 	std::array<std::uint8_t, 256> t{};
 	for (unsigned h = 0; h < 256; ++h) {
-		unsigned slot = no_slot;
+		unsigned f = no_field;
 		switch (header_table[h].kind) {
-		case PacketKind::address: slot = Record::slot_address + (h & 7); break;
-		case PacketKind::counter: slot = Record::slot_counter + (h & 7); break;
-		case PacketKind::context: slot = Record::slot_context + (h & 3); break;
-		case PacketKind::events: slot = Record::slot_events; break;
-		case PacketKind::data_source: slot = Record::slot_data_source; break;
-		case PacketKind::op_type: slot = Record::slot_op + (h & 3); break;
+		case PacketKind::address: f = FieldMap::address + (h & 7); break;
+		case PacketKind::counter: f = FieldMap::counter + (h & 7); break;
+		case PacketKind::context: f = FieldMap::context + (h & 3); break;
+		case PacketKind::events: f = FieldMap::events; break;
+		case PacketKind::data_source: f = FieldMap::data_source; break;
+		case PacketKind::op_type: f = FieldMap::op + (h & 3); break;
 		default: break;
 		}
-		t[h] = static_cast<std::uint8_t>(slot);
+		t[h] = static_cast<std::uint8_t>(f);
 	}
 	return t;
 }
 
-constexpr std::array<std::uint8_t, 256> slot_table = make_slots();
+constexpr std::array<std::uint8_t, 256> field_table = make_fields();
 
-// What the fast path needs of a header, by table: no variable shifts.
+// What the slow path's loop over short headers needs of a header, by table.
 struct FastEntry {
 	std::uint64_t mask;	///< of the payload's bytes in an 8-byte load
-	std::uint64_t bit;	///< presence bit of the slot in Record::mask[word]
-	std::uint8_t slot;	///< or no_slot
-	std::uint8_t word;
-	std::uint8_t len;	///< header and payload
+	std::uint32_t bit;	///< presence bit of the field in FieldMap::present
+	std::uint8_t field;	///< or no_field
 };
 
 constexpr std::array<FastEntry, 256> make_fast() noexcept
 {
 	std::array<FastEntry, 256> t{};
 	for (unsigned h = 0; h < 256; ++h) {
-		const unsigned slot = slot_table[h];
+		const unsigned f = field_table[h];
 		const unsigned n = header_table[h].payload_size;
 		t[h] = FastEntry{
 			.mask = n >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * n)) - 1,
-			.bit = slot == no_slot ? 0 : std::uint64_t{1} << (slot % 64),
-			.slot = static_cast<std::uint8_t>(slot),
-			.word = static_cast<std::uint8_t>(slot == no_slot ? 0 : slot / 64),
-			.len = static_cast<std::uint8_t>(1 + n),
+			.bit = f == no_field ? 0 : std::uint32_t{1} << f,
+			.field = static_cast<std::uint8_t>(f),
 		};
 	}
 	return t;
@@ -264,21 +262,17 @@ constexpr std::array<FastEntry, 256> make_fast() noexcept
 
 constexpr std::array<FastEntry, 256> fast_table = make_fast();
 
-// The fast path takes the payload size from the header's sz [5:4]: every
-// header with a slot must agree with the table.
-constexpr bool slots_agree() noexcept
+// The fast paths take the payload size from the header's sz [5:4]: every
+// header with a field must agree with the table.
+constexpr bool fields_agree() noexcept
 {
 	for (unsigned h = 0; h < 256; ++h)
-		if (slot_table[h] != no_slot &&
+		if (field_table[h] != no_field &&
 		    (header_table[h].extended || header_table[h].payload_size != 1u << ((h >> 4) & 3)))
 			return false;
 	return true;
 }
-static_assert(slots_agree());
-
-} // namespace
-
-namespace {
+static_assert(fields_agree());
 
 // Bytes of a packet with a one-byte header, from the header alone; 0 for the
 // extended header and the undefined ones.
@@ -294,8 +288,6 @@ constexpr std::array<std::uint8_t, 256> make_lengths() noexcept
 
 constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 
-constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
-
 } // namespace
 
 // Remembers the layout of a record just decoded, when it has one: short
@@ -303,58 +295,55 @@ constexpr unsigned slot_none = Record::slot_count;	// End's (no payload)
 // match window.
 void RecordReader::learn(const Record& r) noexcept
 {
-	if (!r.complete() || r.size > Layout::window || r.packets > Layout::max_packets || r.packets < 2)
+	if (!r.complete() || r.size > Layout::window || r.packets < 2)
 		return;
 	const auto* data = reinterpret_cast<const unsigned char*>(buf_.data()) + r.offset;
 	Layout lay;
 	std::array<unsigned char, Layout::window> pattern{}, care{};
+	lay.map = FieldMap{};	// offsets 0: every absent field reads the record's first bytes
 	std::size_t off = 0;
 	unsigned n = 0;
 	while (off < r.size) {
 		const unsigned h = data[off];
 		const unsigned len = length_table[h];
-		if (len == 0 || h == 0x00 || n >= Layout::max_packets)
+		if (len == 0 || h == 0x00)
 			return;
-		unsigned slot = slot_table[h];
+		unsigned f = field_table[h];
 		if (h == 0x71)
-			slot = Record::slot_timestamp;
+			f = FieldMap::timestamp;
 		else if (h == 0x01)
-			slot = slot_none;
-		if (slot == no_slot)
+			f = FieldMap::count;	// no payload
+		if (f == no_field)
 			return;
 		pattern[off] = static_cast<unsigned char>(h);
 		care[off] = 0xFF;
-		const unsigned payload = len - 1;
-		lay.keep[n] = payload >= 8 ? ~std::uint64_t{0} : (std::uint64_t{1} << (8 * payload)) - 1;
-		lay.offset[n] = static_cast<std::uint8_t>(off);
-		lay.slot[n] = static_cast<std::uint8_t>(slot);
-		if (slot != slot_none)
-			lay.mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
+		if (f < FieldMap::count) {
+			// the record's base is its second byte: the offset of the
+			// payload from it is the header's from the first
+			lay.map.off[f] = static_cast<std::uint8_t>(off);
+			lay.map.present |= std::uint32_t{1} << f;
+			const unsigned sz = (h >> 4) & 3;
+			if (f == FieldMap::events)
+				lay.map.sizes = static_cast<std::uint8_t>((lay.map.sizes & ~3u) | sz);
+			else if (f == FieldMap::data_source)
+				lay.map.sizes = static_cast<std::uint8_t>((lay.map.sizes & ~12u) | sz << 2);
+		}
 		off += len;
 		++n;
 	}
 	if (off != r.size || n != r.packets)
 		return;
-	for (unsigned i = n; i < Layout::max_packets; ++i) {
-		lay.keep[i] = 0;
-		lay.offset[i] = 0;
-		lay.slot[i] = static_cast<std::uint8_t>(slot_none);	// the unused slot
-	}
 	// the bytes in memory order, as the reader loads the record's window
 	std::memcpy(lay.pattern.data(), pattern.data(), Layout::window);
 	std::memcpy(lay.care.data(), care.data(), Layout::window);
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	// as next() finds it: the first two bytes, the second header
-	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8, data[length_table[data[0]]]);
+	// as next() finds it: the first two bytes
+	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }
-
-namespace {
-
-} // namespace
 
 bool RecordReader::next_slow(Record& r) noexcept
 {
@@ -364,7 +353,7 @@ bool RecordReader::next_slow(Record& r) noexcept
 	const std::size_t size = buf_.size();
 	std::size_t pos = pos_;
 
-	r.clear();
+	r.clear();	// the values kept in r
 
 	// Padding between records
 	while (pos < size && data[pos] == 0x00)
@@ -381,28 +370,23 @@ bool RecordReader::next_slow(Record& r) noexcept
 	const std::size_t end9 = size >= 9 ? size - 8 : 0;	// pos < end9: 9 bytes readable
 
 	for (;;) {
-		// Fast path: short headers with a payload while 9 bytes are
-		// readable (the longest such packet): one 8-byte load, the
-		// payload masked to 1 << sz bytes, stored in its slot.
-		std::uint64_t m[2] = {r.mask[0], r.mask[1]};	// in registers
+		// Short headers with a payload while 9 bytes are readable (the
+		// longest such packet): one 8-byte load, the payload masked to
+		// 1 << sz bytes, kept in r.
+		std::uint32_t present = r.map_.present;	// in a register
 		while (pos < end9) {
 			const unsigned h = data[pos];
 			const FastEntry& e = fast_table[h];
-			if (e.slot == no_slot)
+			if (e.field == no_field)
 				break;
-			std::uint64_t v;
-			std::memcpy(&v, data + pos + 1, 8);
-			if constexpr (std::endian::native == std::endian::big)
-				v = __builtin_bswap64(v);
-			r.slots[e.slot] = v & e.mask;
-			m[e.word] |= e.bit;
+			r.own_[e.field] = detail::load_le64(data + pos + 1) & e.mask;
+			present |= e.bit;
 			// the length from sz [5:4] rather than from the table: one
 			// load fewer on the chain from one header to the next
 			pos += 1 + (std::size_t{1} << ((h >> 4) & 3));
 			++packets;
 		}
-		r.mask[0] = m[0];
-		r.mask[1] = m[1];
+		r.map_.present = present;
 		// End and Timestamp, the usual ends of a record
 		if (pos < end9) {
 			if (data[pos] == 0x01) {
@@ -412,11 +396,7 @@ bool RecordReader::next_slow(Record& r) noexcept
 				goto done;
 			}
 			if (data[pos] == 0x71) {
-				std::uint64_t v;
-				std::memcpy(&v, data + pos + 1, 8);
-				if constexpr (std::endian::native == std::endian::big)
-					v = __builtin_bswap64(v);
-				r.set(Record::slot_timestamp, v);
+				r.set(Record::slot_timestamp, detail::load_le64(data + pos + 1));
 				++packets;
 				pos += 9;
 				r.end = RecordEnd::timestamp;

@@ -10,11 +10,13 @@
 //  - decode_packet(): one packet at an offset of a buffer (kind, index,
 //    payload, offset, size);
 //  - RecordReader: iterates over a buffer and fills a reused Record per
-//    sample record. A record ends at an End or a Timestamp packet. Padding
-//    is skipped. A packet the architecture does not define is reported with
-//    its offset (Record::unknown_offsets()) and the reader skips to the end
-//    of that record (the next End or Timestamp header). A packet cut by the
-//    end of the buffer stops the reader (Stats::truncated). Nothing is read
+//    sample record (lazily: a Record points into the buffer and reads a
+//    field when asked, so it stays valid as long as the buffer). A record
+//    ends at an End or a Timestamp packet. Padding is skipped. A packet
+//    the architecture does not define is reported with its offset
+//    (Record::unknown_offsets()) and the reader skips to the end of that
+//    record (the next End or Timestamp header). A packet cut by the end of
+//    the buffer stops the reader (Stats::truncated). Nothing is read
 //    outside the buffer.
 //
 // Where Linux's perf decoder (tools/perf/util/arm-spe-decoder/) and the
@@ -424,17 +426,99 @@ enum class RecordEnd : std::uint8_t {
 	resync,		///< after an unknown packet, the reader skipped to the next End/Timestamp
 };
 
+namespace detail {
+/// Two 64-bit lanes (GCC and Clang vector extension: SSE2, NEON).
+using u64x2 = std::uint64_t __attribute__((vector_size(16)));
+
+[[gnu::always_inline]] inline std::uint64_t load_le64(const unsigned char* p) noexcept
+{
+	std::uint64_t v;
+	__builtin_memcpy(&v, p, 8);
+	if constexpr (std::endian::native == std::endian::big)
+		v = __builtin_bswap64(v);
+	return v;
+}
+
+/// The set of a record's layout (of 1 << set_bits): its first two bytes
+/// (the first header and the byte after it: the low 16 bits of first),
+/// folded by shifts. Not the second header too: finding it (the first
+/// packet's length from its header) made the chain from one record to the
+/// next a third longer.
+[[gnu::always_inline]] inline unsigned layout_set(std::uint64_t first) noexcept
+{
+	constexpr unsigned set_bits = 5;
+	const auto key = static_cast<std::uint32_t>(first & 0xFFFF);
+	return (key ^ key >> 5 ^ key >> 11) & ((1u << set_bits) - 1);
+}
+
+/// Where a record's fields are (Record's storage; one 32-byte copy from a
+/// reader's layout per record). Fields: address 0-7, counter 0-7, context
+/// 0-3, events, data source, operation type 0-3 (by class), timestamp.
+struct FieldMap {
+	static constexpr unsigned address = 0;		///< + index (0-7)
+	static constexpr unsigned counter = 8;		///< + index (0-7)
+	static constexpr unsigned context = 16;		///< + index (0-3)
+	static constexpr unsigned events = 20;
+	static constexpr unsigned data_source = 21;
+	static constexpr unsigned op = 22;		///< + class (0-3)
+	static constexpr unsigned timestamp = 26;
+	static constexpr unsigned count = 27;
+
+	/// Offset of each field's payload from the record's base; an absent
+	/// field's offset is valid to read too (8 bytes), its value unused.
+	std::array<std::uint8_t, count> off{};
+	/// sz of the Events [1:0] and the Data Source [3:2] packet: the
+	/// payload is 1 << sz bytes of the 8 read.
+	std::uint8_t sizes = 0x0F;
+	std::uint32_t present = 0;	///< bit f: field f
+};
+static_assert(sizeof(FieldMap) == 32);
+
+/// The map of values kept in a Record: field f at 8 f, whole 8 bytes.
+constexpr FieldMap own_field_map() noexcept
+{
+	FieldMap m;
+	for (unsigned f = 0; f < FieldMap::count; ++f)
+		m.off[f] = static_cast<std::uint8_t>(8 * f);
+	m.sizes = 0x0F;
+	m.present = 0;
+	return m;
+}
+
+/// Keeps v computed before a branch that tests its presence: a value the
+/// compiler would otherwise compute in that branch only (sinking its load
+/// there) makes the caller's test a branch, not a conditional move.
+template <typename T>
+[[gnu::always_inline]] inline void opaque(T& v) noexcept
+{
+	asm volatile("" : "+r"(v));
+}
+
+/// The low 1 << sz bytes of v.
+[[gnu::always_inline]] constexpr std::uint64_t keep_bytes(std::uint64_t v, unsigned sz) noexcept
+{
+	return v & ~std::uint64_t{0} >> (64 - (8u << (sz & 3)));
+}
+} // namespace detail
+
+class RecordReader;
+
 /// One sample record. Values are valid when their accessor returns a
-/// value; the reader resets only the presence bits, so a Record can be
-/// reused without cost.
+/// value.
 ///
-/// Storage: one 64-bit slot per field, its presence bit at the same
-/// position in mask (slot i: bit i % 64 of mask[i / 64]), so that the
-/// reader stores any packet with the same two instructions.
+/// Lazy and zero copy: a record of a layout the reader met before (see
+/// RecordReader::Layout) is a pointer to its bytes in the buffer and the
+/// offsets of its fields; each accessor reads its packet's payload there
+/// (one load and a mask), so a caller pays only for the fields it reads.
+/// Other records (the reader's slow path, and set()) keep their values in
+/// the Record itself. A Record therefore stays valid as long as the
+/// buffer it was read from (not the reader); copying it copies its
+/// values or its pointer. No allocation.
 struct Record {
 	/// Unknown packets listed per record; more are counted, not listed.
 	static constexpr std::size_t max_unknown = 4;
 
+	/// Numbers of the fields for has(), get() and set().
 	static constexpr unsigned slot_address = 0;	///< + index (0-31)
 	static constexpr unsigned slot_counter = 32;	///< + index (0-31)
 	static constexpr unsigned slot_context = 64;	///< + index (0-3)
@@ -449,30 +533,74 @@ struct Record {
 	RecordEnd end = RecordEnd::end;
 	std::uint16_t packets = 0;	///< packets decoded, padding excluded
 	std::uint16_t unknown_count = 0;
-	std::array<std::uint64_t, 2> mask{};	///< presence of each slot
-	/// payloads; the last slot takes what no accessor reads (End's none)
-	std::array<std::uint64_t, slot_count + 1> slots{};
 	std::array<std::size_t, max_unknown> unknown{};	///< offsets
 
-	[[nodiscard]] constexpr bool has(unsigned slot) const noexcept
+	Record() noexcept : base_(own_bytes()) {}
+	Record(const Record& o) noexcept : base_(own_bytes()) { *this = o; }
+	Record& operator=(const Record& o) noexcept
 	{
-		return slot < slot_count && ((mask[slot / 64] >> (slot % 64)) & 1) != 0;
+		if (this == &o)
+			return *this;
+		offset = o.offset;
+		size = o.size;
+		end = o.end;
+		packets = o.packets;
+		unknown_count = o.unknown_count;
+		unknown = o.unknown;
+		map_ = o.map_;
+		high_mask_ = o.high_mask_;
+		own_ = o.own_;
+		high_ = o.high_;
+		// values kept in o: kept in this one
+		base_ = o.base_ == o.own_bytes() ? own_bytes() : o.base_;
+		return *this;
 	}
-	constexpr void set(unsigned slot, std::uint64_t value) noexcept
+	~Record() = default;
+
+	/// Whether the field of that slot (slot_address + index, ...) is present.
+	[[nodiscard]] bool has(unsigned slot) const noexcept
 	{
-		slots[slot] = value;
-		mask[slot / 64] |= std::uint64_t{1} << (slot % 64);
+		const int f = field_of(slot);
+		if (f >= 0)
+			return present(static_cast<unsigned>(f));
+		return slot < slot_context && !in_buffer() && ((high_mask_ >> slot) & 1) != 0;
 	}
-	// The accessors load the slot before testing its presence bit (every
-	// slot is initialised, so the load is always valid): the caller's test
-	// of the optional can then become a conditional move, not a branch.
-	[[nodiscard]] constexpr std::optional<std::uint64_t> get(unsigned slot) const noexcept
+	/// The payload of that slot's packet (zero-extended), if present.
+	[[nodiscard]] std::optional<std::uint64_t> get(unsigned slot) const noexcept
 	{
-		const std::uint64_t v = slots[slot < slot_count ? slot : slot_count];
-		if (!has(slot))
+		const int f = field_of(slot);
+		if (f < 0)
+			return has(slot) ? std::optional<std::uint64_t>{high_[slot]} : std::nullopt;
+		const auto u = static_cast<unsigned>(f);
+		std::uint64_t v = raw(u) & payload_keep(u);
+		if (u == detail::FieldMap::events || u == detail::FieldMap::data_source)	// sized by their headers
+			v = detail::keep_bytes(v, u == detail::FieldMap::events ? map_.sizes : map_.sizes >> 2);
+		if (!present(u))
 			return std::nullopt;
 		return v;
 	}
+	/// Sets a field (for decoders and tests): the record's values are then
+	/// kept in the Record.
+	void set(unsigned slot, std::uint64_t value) noexcept
+	{
+		if (slot >= slot_count)
+			return;
+		own();
+		const int f = field_of(slot);
+		if (f < 0) {
+			if (slot < slot_context) {	// always: the other slots have a field
+				high_[slot] = value;
+				high_mask_ |= std::uint64_t{1} << slot;
+			}
+			return;
+		}
+		own_[static_cast<unsigned>(f)] = value & payload_keep(static_cast<unsigned>(f));
+		map_.present |= std::uint32_t{1} << f;
+	}
+
+	/// Whether the values are read from the buffer (a record of a layout
+	/// the reader met before) rather than kept in the Record.
+	[[nodiscard]] bool in_buffer() const noexcept { return base_ != own_bytes(); }
 
 	/// Ended by End or Timestamp with no unknown packet in it.
 	[[nodiscard]] constexpr bool complete() const noexcept
@@ -481,90 +609,108 @@ struct Record {
 	}
 
 	/// Bit i: an Address packet of index i.
-	[[nodiscard]] constexpr std::uint32_t address_mask() const noexcept
+	[[nodiscard]] std::uint32_t address_mask() const noexcept
 	{
-		return static_cast<std::uint32_t>(mask[0]);
+		return (map_.present & 0xFF) | (in_buffer() ? 0 : static_cast<std::uint32_t>(high_mask_ & 0xFFFFFF00));
 	}
 	/// Bit i: a Counter packet of index i.
-	[[nodiscard]] constexpr std::uint32_t counter_mask() const noexcept
+	[[nodiscard]] std::uint32_t counter_mask() const noexcept
 	{
-		return static_cast<std::uint32_t>(mask[0] >> 32);
+		return (map_.present >> 8 & 0xFF) |
+		       (in_buffer() ? 0 : static_cast<std::uint32_t>(high_mask_ >> 32 & 0xFFFFFF00));
 	}
 
 	/// The raw payload of the Address packet of that index.
-	[[nodiscard]] constexpr std::optional<std::uint64_t> address(unsigned index) const noexcept
+	[[nodiscard]] std::optional<std::uint64_t> address(unsigned index) const noexcept
 	{
 		return index < 32 ? get(slot_address + index) : std::nullopt;
 	}
-	[[nodiscard]] constexpr std::optional<InstAddress> pc() const noexcept { return inst(addr_pc); }
-	[[nodiscard]] constexpr std::optional<InstAddress> branch_target() const noexcept
+	[[nodiscard]] std::optional<InstAddress> pc() const noexcept { return inst(addr_pc); }
+	[[nodiscard]] std::optional<InstAddress> branch_target() const noexcept
 	{
 		return inst(addr_branch_target);
 	}
-	[[nodiscard]] constexpr std::optional<InstAddress> prev_branch_target() const noexcept
+	[[nodiscard]] std::optional<InstAddress> prev_branch_target() const noexcept
 	{
 		return inst(addr_prev_branch_target);
 	}
-	[[nodiscard]] constexpr std::optional<DataVirtAddress> data_va() const noexcept
+	// The accessors load the payload before they test its presence bit
+	// (an absent field's offset is readable too): the caller's test of
+	// the optional can then become a conditional move, not a branch.
+	[[nodiscard]] std::optional<DataVirtAddress> data_va() const noexcept
 	{
-		const std::uint64_t v = slots[slot_address + addr_data_va];
-		if (!has(slot_address + addr_data_va))
+		DataVirtAddress a = decode_data_va(raw(detail::FieldMap::address + addr_data_va));
+		detail::opaque(a.address);
+		detail::opaque(a.tag);
+		if (!present(detail::FieldMap::address + addr_data_va))
 			return std::nullopt;
-		return decode_data_va(v);
+		return a;
 	}
-	[[nodiscard]] constexpr std::optional<DataPhysAddress> data_pa() const noexcept
+	[[nodiscard]] std::optional<DataPhysAddress> data_pa() const noexcept
 	{
-		const std::uint64_t v = slots[slot_address + addr_data_pa];
-		if (!has(slot_address + addr_data_pa))
+		std::uint64_t v = raw(detail::FieldMap::address + addr_data_pa);
+		detail::opaque(v);
+		if (!present(detail::FieldMap::address + addr_data_pa))
 			return std::nullopt;
 		return decode_data_pa(v);
 	}
 
-	[[nodiscard]] constexpr std::optional<std::uint16_t> counter(unsigned index) const noexcept
+	[[nodiscard]] std::optional<std::uint16_t> counter(unsigned index) const noexcept
 	{
 		if (index >= 32)
 			return std::nullopt;
-		const auto v = static_cast<std::uint16_t>(slots[slot_counter + index]);
-		if (!has(slot_counter + index))
+		if (index >= 8) {
+			if (!has(slot_counter + index))
+				return std::nullopt;
+			return static_cast<std::uint16_t>(high_[slot_counter + index]);
+		}
+		auto v = static_cast<std::uint16_t>(raw(detail::FieldMap::counter + index));
+		detail::opaque(v);
+		if (!present(detail::FieldMap::counter + index))
 			return std::nullopt;
 		return v;
 	}
-	[[nodiscard]] constexpr std::optional<std::uint16_t> total_latency() const noexcept
+	[[nodiscard]] std::optional<std::uint16_t> total_latency() const noexcept
 	{
 		return counter(counter_total_latency);
 	}
-	[[nodiscard]] constexpr std::optional<std::uint16_t> issue_latency() const noexcept
+	[[nodiscard]] std::optional<std::uint16_t> issue_latency() const noexcept
 	{
 		return counter(counter_issue_latency);
 	}
-	[[nodiscard]] constexpr std::optional<std::uint16_t> translation_latency() const noexcept
+	[[nodiscard]] std::optional<std::uint16_t> translation_latency() const noexcept
 	{
 		return counter(counter_translation_latency);
 	}
 
-	[[nodiscard]] constexpr std::optional<Events> events() const noexcept
+	[[nodiscard]] std::optional<Events> events() const noexcept
 	{
-		const std::uint64_t v = slots[slot_events];
-		if (!has(slot_events))
+		std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::events), map_.sizes);
+		detail::opaque(v);
+		if (!present(detail::FieldMap::events))
 			return std::nullopt;
 		return Events{v};
 	}
 	/// The Data Source payload (its meaning is IMPLEMENTATION DEFINED).
-	[[nodiscard]] constexpr std::optional<std::uint64_t> data_source() const noexcept
+	[[nodiscard]] std::optional<std::uint64_t> data_source() const noexcept
 	{
-		return get(slot_data_source);
-	}
-	[[nodiscard]] constexpr std::optional<std::uint32_t> context(unsigned index) const noexcept
-	{
-		if (index >= 4 || !has(slot_context + index))
+		std::uint64_t v = detail::keep_bytes(raw(detail::FieldMap::data_source), map_.sizes >> 2);
+		detail::opaque(v);
+		if (!present(detail::FieldMap::data_source))
 			return std::nullopt;
-		return static_cast<std::uint32_t>(slots[slot_context + index]);
+		return v;
 	}
-	[[nodiscard]] constexpr std::optional<std::uint32_t> context_el1() const noexcept
+	[[nodiscard]] std::optional<std::uint32_t> context(unsigned index) const noexcept
+	{
+		if (index >= 4 || !present(detail::FieldMap::context + index))
+			return std::nullopt;
+		return static_cast<std::uint32_t>(raw(detail::FieldMap::context + index));
+	}
+	[[nodiscard]] std::optional<std::uint32_t> context_el1() const noexcept
 	{
 		return context(spe::context_el1);
 	}
-	[[nodiscard]] constexpr std::optional<std::uint32_t> context_el2() const noexcept
+	[[nodiscard]] std::optional<std::uint32_t> context_el2() const noexcept
 	{
 		return context(spe::context_el2);
 	}
@@ -574,13 +720,17 @@ struct Record {
 		// the lowest class present, 4 for none (bits above the classes'
 		// do not matter: bit 4 is set)
 		const auto cls = static_cast<unsigned>(
-			std::countr_zero(mask[slot_op / 64] >> (slot_op % 64) | 0x10u));
-		const auto payload = static_cast<std::uint8_t>(slots[slot_op + (cls & 3)]);
+			std::countr_zero(map_.present >> detail::FieldMap::op | 0x10u));
+		const unsigned payload = base_[map_.off[detail::FieldMap::op + (cls & 3)]];
 		return detail::op_type_options[cls << 8 | payload];
 	}
-	[[nodiscard]] constexpr std::optional<std::uint64_t> timestamp() const noexcept
+	[[nodiscard]] std::optional<std::uint64_t> timestamp() const noexcept
 	{
-		return get(slot_timestamp);
+		std::uint64_t v = raw(detail::FieldMap::timestamp);
+		detail::opaque(v);
+		if (!present(detail::FieldMap::timestamp))
+			return std::nullopt;
+		return v;
 	}
 	/// Offsets of the unknown packets listed (at most max_unknown).
 	[[nodiscard]] std::span<const std::size_t> unknown_offsets() const noexcept
@@ -588,21 +738,93 @@ struct Record {
 		return {unknown.data(), unknown_count < max_unknown ? unknown_count : max_unknown};
 	}
 
-	/// Forget every field (what the reader does before each record).
-	constexpr void clear() noexcept
+	/// Forget every field (what the slow path of the reader does before
+	/// each record): the values are then kept in the Record.
+	void clear() noexcept
 	{
-		mask = {};
+		base_ = own_bytes();
+		map_ = own_map;
+		high_mask_ = 0;
 		packets = unknown_count = 0;
 		end = RecordEnd::end;
 	}
 
 private:
-	[[nodiscard]] constexpr std::optional<InstAddress> inst(unsigned index) const noexcept
+	friend class RecordReader;
+
+	/// Field f's 8 bytes at its offset: valid for an absent field too.
+	[[nodiscard]] std::uint64_t raw(unsigned f) const noexcept
 	{
-		const std::uint64_t v = slots[slot_address + index];
-		if (!has(slot_address + index))
+		return detail::load_le64(base_ + map_.off[f]);
+	}
+	[[nodiscard]] bool present(unsigned f) const noexcept { return ((map_.present >> f) & 1) != 0; }
+	[[nodiscard]] const unsigned char* own_bytes() const noexcept
+	{
+		return reinterpret_cast<const unsigned char*>(own_.data());
+	}
+	/// The FieldMap slot of a slot number, -1 for addresses and counters
+	/// 8-31 (kept in high_) and numbers past slot_count.
+	[[nodiscard]] static constexpr int field_of(unsigned slot) noexcept
+	{
+		if (slot < slot_counter)
+			return slot < 8 ? static_cast<int>(detail::FieldMap::address + slot) : -1;
+		if (slot < slot_context)
+			return slot - slot_counter < 8 ? static_cast<int>(detail::FieldMap::counter + slot - slot_counter) : -1;
+		if (slot < slot_count)
+			return static_cast<int>(detail::FieldMap::context + slot - slot_context);
+		return -1;
+	}
+	/// The payload bytes of field f's packet (of an 8-byte load), for the
+	/// fields of a fixed size (all 8 for events and data source).
+	[[nodiscard]] static constexpr std::uint64_t payload_keep(unsigned f) noexcept
+	{
+		if (f < detail::FieldMap::counter)
+			return ~std::uint64_t{0};
+		if (f < detail::FieldMap::context)
+			return 0xFFFF;
+		if (f < detail::FieldMap::events)
+			return 0xFFFFFFFF;
+		if (f >= detail::FieldMap::op && f < detail::FieldMap::timestamp)
+			return 0xFF;
+		return ~std::uint64_t{0};
+	}
+	/// Keeps the values in own_ (what set() writes into).
+	void own() noexcept
+	{
+		if (base_ == own_bytes())
+			return;
+		std::array<std::uint64_t, detail::FieldMap::count> v{};
+		for (unsigned f = 0; f < detail::FieldMap::count; ++f)
+			v[f] = get(f < detail::FieldMap::counter	 ? slot_address + f
+				   : f < detail::FieldMap::context ? slot_counter + f - detail::FieldMap::counter
+								   : slot_context + f - detail::FieldMap::context)
+				       .value_or(0);
+		own_ = v;
+		const std::uint32_t present = map_.present;
+		map_ = own_map;
+		map_.present = present;
+		high_mask_ = 0;	// a layout's record has none
+		base_ = own_bytes();
+	}
+
+	/// The map of values kept in own_.
+	static constexpr detail::FieldMap own_map = detail::own_field_map();
+
+	const unsigned char* base_;	///< the payloads: in the buffer or own_
+	detail::FieldMap map_ = own_map;
+	/// bit i: slot i (addresses and counters 8-31), kept values only (a
+	/// layout has none)
+	std::uint64_t high_mask_ = 0;
+	std::array<std::uint64_t, detail::FieldMap::count> own_{};
+	std::array<std::uint64_t, slot_context> high_{};
+
+	[[nodiscard]] std::optional<InstAddress> inst(unsigned index) const noexcept
+	{
+		InstAddress a = decode_inst_address(raw(detail::FieldMap::address + index));
+		detail::opaque(a.address);
+		if (!present(detail::FieldMap::address + index))
 			return std::nullopt;
-		return decode_inst_address(v);
+		return a;
 	}
 };
 
@@ -616,30 +838,6 @@ struct Stats {
 	std::uint64_t truncated = 0;		///< packets cut by the buffer's end (0 or 1)
 	friend constexpr bool operator==(const Stats&, const Stats&) = default;
 };
-
-namespace detail {
-/// Two 64-bit lanes (GCC and Clang vector extension: SSE2, NEON).
-using u64x2 = std::uint64_t __attribute__((vector_size(16)));
-
-[[gnu::always_inline]] inline std::uint64_t load_le64(const unsigned char* p) noexcept
-{
-	std::uint64_t v;
-	__builtin_memcpy(&v, p, 8);
-	if constexpr (std::endian::native == std::endian::big)
-		v = __builtin_bswap64(v);
-	return v;
-}
-
-/// The set of a record's layout (of 1 << set_bits): a multiplicative hash
-/// of its first two bytes (the first header and the byte after it, as
-/// the low 16 bits of first) and its second header (the low byte of h1).
-[[gnu::always_inline]] inline unsigned layout_set(std::uint64_t first, std::uint64_t h1) noexcept
-{
-	constexpr unsigned set_bits = 5;
-	const auto key = static_cast<std::uint32_t>(first & 0xFFFF) | static_cast<std::uint32_t>(h1 << 24);
-	return (key * 0x9E3779B1u) >> (32 - set_bits);
-}
-} // namespace detail
 
 /// Zero-copy reader of the records in a buffer (the profiling buffer, or
 /// any copy of it). Does not own the buffer.
@@ -693,26 +891,21 @@ public:
 
 	/// The layout of a record the reader met: its packets' headers and
 	/// offsets. A record whose headers match a known layout at every
-	/// offset is decoded as that layout, each packet's payload read
-	/// independently of the others (the lengths follow from the headers,
-	/// so a record with the same headers decodes the same way). The match
-	/// is one masked compare of the record's first window bytes: pattern
-	/// holds the headers at their offsets, care 0xFF there and 0 elsewhere
-	/// (as 64-bit words of those bytes in memory order). Entries past the
-	/// record's packets read offset 0 into the unused slot: every layout is
-	/// read in max_packets steps, without a branch on its length.
+	/// offset is that layout's record (the lengths follow from the
+	/// headers), its fields at the layout's offsets: next() finds the
+	/// layout and copies its FieldMap into the Record, nothing else; the
+	/// accessors read the payloads. The match is one masked compare of the
+	/// record's first window bytes: pattern holds the headers at their
+	/// offsets, care 0xFF there and 0 elsewhere (as 64-bit words of those
+	/// bytes in memory order).
 	struct alignas(64) Layout {
-		static constexpr std::size_t max_packets = 12;
 		static constexpr std::size_t window = 64;	///< bytes; longer records take the loop
 		static constexpr std::size_t words = window / 8;
 		std::array<std::uint64_t, words> pattern{1};	///< never matches while empty
 		std::array<std::uint64_t, words> care{};
-		std::array<std::uint64_t, 2> mask{};	///< Record::mask of the record
-		/// Per packet: the payload's bytes of an 8-byte load, its offset
-		/// and its slot.
-		std::array<std::uint64_t, max_packets> keep{};
-		std::array<std::uint8_t, max_packets> offset{};
-		std::array<std::uint8_t, max_packets> slot{};
+		/// Offsets from the byte after the record's first (header
+		/// offsets), absent fields at 0.
+		detail::FieldMap map{};
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;
@@ -724,6 +917,8 @@ public:
 	/// of padding, the window, and the 8-byte payload load of a packet
 	/// that ends at the window's end.
 	static constexpr std::size_t fast_avail = 7 + Layout::window + 8;
+	/// Bytes the fast path prefetches ahead of a record.
+	static constexpr std::size_t prefetch_ahead = 1024;
 
 private:
 	bool next_slow(Record& r) noexcept;
@@ -744,28 +939,23 @@ private:
 	const std::size_t pos = pos_;
 	// Fast path: at most 7 padding bytes (from the first non-zero byte of
 	// one 8-byte load), then a record of a known layout: the ways of its
-	// set in turn, each one masked compare of the window, and the record
-	// read in Layout::max_packets steps. The chain from one record to the
-	// next (this record's set, its layout's size) takes the set's bytes
-	// from two 8-byte loads at pos by shifts, not from a load that waits
-	// for the padding and the first header.
+	// set in turn, each one masked compare of the window, and the layout's
+	// FieldMap copied. The chain from one record to the next (this
+	// record's set, its layout's size) takes the set's bytes from one
+	// 8-byte load at pos by a shift, not from a load that waits for the
+	// padding.
 	if (size - pos >= fast_avail) [[likely]] {
 		const std::uint64_t w = detail::load_le64(data + pos);
-		const std::uint64_t w2 = detail::load_le64(data + pos + 8);
+		// the buffer from memory ahead of the reader: the hardware's
+		// prefetchers stop at each 4 KiB page
+		__builtin_prefetch(data + (size - pos > prefetch_ahead ? pos + prefetch_ahead : size - 1));
 		if (w != 0) [[likely]] {
 			// bits of padding: 8 × its bytes
 			const unsigned skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
 			const unsigned char* rec = data + pos + skip8 / 8;
 			// the record's first bytes (wrong from the second one for
 			// 7 bytes of padding, where the set then misses)
-			const std::uint64_t first = w >> skip8;
-			// the first packet of a layout has a short header with a
-			// payload: its length 1 + (1 << sz [5:4]) (slots_agree()),
-			// so the second header is at bit at of w2:w (a miss past
-			// w2, at 128)
-			const unsigned at = skip8 + 8 + (8u << ((first >> 4) & 3));
-			const std::uint64_t h1 = ((at & 64) != 0 ? w2 : w) >> (at & 63);
-			const unsigned set = detail::layout_set(first, h1);
+			const unsigned set = detail::layout_set(w >> skip8);
 			// the ways in turn: a branch the predictor learns, so that the
 			// next record's position does not wait for the compares
 			const Layout* lp = &layout_[set * layout_ways];
@@ -788,10 +978,8 @@ private:
 			}
 			if (found) [[likely]] {
 				const Layout& lay = *found;
-#pragma GCC unroll 12
-				for (unsigned i = 0; i < Layout::max_packets; ++i)
-					r.slots[lay.slot[i]] = detail::load_le64(rec + lay.offset[i] + 1) & lay.keep[i];
-				r.mask = lay.mask;
+				r.base_ = rec + 1;
+				r.map_ = lay.map;
 				r.offset = pos + skip8 / 8;
 				r.size = lay.size;
 				r.end = lay.end;

@@ -628,17 +628,36 @@ bool reference_next(const std::vector<std::byte>& v, std::size_t& pos, bool& don
 	return true;
 }
 
+// Every accessor of the two records gives the same answer.
+bool same_fields(const Record& a, const Record& b)
+{
+	bool same = a.pc() == b.pc() && a.branch_target() == b.branch_target() &&
+		    a.prev_branch_target() == b.prev_branch_target() && a.data_va() == b.data_va() &&
+		    a.data_pa() == b.data_pa() && a.total_latency() == b.total_latency() &&
+		    a.issue_latency() == b.issue_latency() && a.translation_latency() == b.translation_latency() &&
+		    a.events() == b.events() && a.data_source() == b.data_source() &&
+		    a.context_el1() == b.context_el1() && a.context_el2() == b.context_el2() && a.op() == b.op() &&
+		    a.timestamp() == b.timestamp() && a.complete() == b.complete() &&
+		    std::ranges::equal(a.unknown_offsets(), b.unknown_offsets());
+	for (unsigned i = 0; i < 34; ++i)
+		same = same && a.address(i) == b.address(i) && a.counter(i) == b.counter(i);
+	for (unsigned i = 0; i < 5; ++i)
+		same = same && a.context(i) == b.context(i);
+	return same;
+}
+
 bool same_record(const Record& a, const Record& b)
 {
 	if (a.offset != b.offset || a.size != b.size || a.end != b.end || a.packets != b.packets ||
-	    a.unknown_count != b.unknown_count || a.mask != b.mask)
+	    a.unknown_count != b.unknown_count || a.address_mask() != b.address_mask() ||
+	    a.counter_mask() != b.counter_mask())
 		return false;
 	if (a.unknown_count && a.unknown[0] != b.unknown[0])
 		return false;
 	for (unsigned i = 0; i < Record::slot_count; ++i)
-		if (a.has(i) && a.slots[i] != b.slots[i])
+		if (a.has(i) != b.has(i) || a.get(i) != b.get(i))
 			return false;
-	return true;
+	return same_fields(a, b);
 }
 
 // Reads every record of v (an exact-size heap buffer: ASan sees a read
@@ -743,4 +762,151 @@ TEST_CASE("SPE fuzz: random and mutated buffers never crash, loop or overread", 
 	const auto secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 	INFO(buffers << " buffers in " << secs << " s");
 	CHECK(buffers == 18000);
+}
+
+namespace {
+
+// A random record of short headers (addresses and counters 0-7, or up to 31
+// with extended headers when wide), in a random order, ended by End or a
+// Timestamp, its payloads drawn again at every call: records of one layout.
+struct RandomLayout {
+	struct Item {
+		unsigned kind;	// 0 op, 1 address, 2 counter, 3 events, 4 data source, 5 context
+		unsigned index;
+		unsigned bytes;	// events and data source
+	};
+	std::vector<Item> items;
+	bool timestamp = false;
+	int op_first = -1;	// the payload of an Operation Type packet first, as a sort of record has
+
+	RandomLayout(std::mt19937_64& rng, bool wide)
+	{
+		if (rng() % 4 != 0)
+			op_first = static_cast<int>(rng() & 0xFF);
+		const std::size_t n = 1 + rng() % 7;
+		items.reserve(n);
+		for (std::size_t i = 0; i < n; ++i) {
+			Item it{static_cast<unsigned>(rng() % 6), 0, 1u << (rng() % 4)};
+			switch (it.kind) {
+			case 0: it.index = rng() % 4; break;
+			case 1:
+			case 2: it.index = static_cast<unsigned>(rng() % (wide ? 32 : 8)); break;
+			case 5: it.index = rng() % 4; break;
+			default: break;
+			}
+			items.push_back(it);
+		}
+		timestamp = rng() % 2;
+	}
+	void emit(spe_enc::Buf& b, std::mt19937_64& rng) const
+	{
+		if (op_first >= 0)
+			b.op(static_cast<unsigned>(op_first) & 3, static_cast<std::uint8_t>(op_first));
+		for (const Item& it : items) {
+			switch (it.kind) {
+			case 0: b.op(it.index, static_cast<std::uint8_t>(rng())); break;
+			case 1: b.address(it.index, rng()); break;
+			case 2: b.counter(it.index, static_cast<std::uint16_t>(rng())); break;
+			case 3: b.events(rng(), it.bytes); break;
+			case 4: b.data_source(rng(), it.bytes); break;
+			default: b.context(it.index, static_cast<std::uint32_t>(rng())); break;
+			}
+		}
+		if (timestamp)
+			b.timestamp(rng());
+		else
+			b.end();
+	}
+};
+
+} // namespace
+
+TEST_CASE("SPE records of a known layout read from the buffer and records kept in the Record agree, field by field",
+	  "[host][spe][record][fuzz]")
+{
+	// Each layout's first record takes the slow path (its values kept in
+	// the Record), the next ones the layout (read from the buffer): every
+	// accessor of both must equal the packet-at-a-time reference's.
+	std::mt19937_64 rng{0x1a2b};
+	std::size_t in_buffer = 0, kept = 0;
+	for (int round = 0; round < 300; ++round) {
+		std::vector<RandomLayout> layouts;
+		layouts.reserve(6);
+		for (int i = 0; i < 6; ++i)
+			layouts.emplace_back(rng, round % 4 == 0);
+		spe_enc::Buf b;
+		for (int i = 0; i < 200; ++i) {
+			layouts[rng() % layouts.size()].emit(b, rng);
+			b.pad(rng() % 3 ? 0 : static_cast<unsigned>(rng() % 10));
+		}
+		const std::vector<std::byte> v = b.bytes;	// exact size: ASan sees an overread
+		const char* err = check_buffer(v, false);
+		if (err)
+			FAIL("round " << round << ": " << err);
+		RecordReader rd{v};
+		Record r;
+		while (rd.next(r))
+			++(r.in_buffer() ? in_buffer : kept);
+	}
+	INFO(in_buffer << " records read from the buffer, " << kept << " kept in the Record");
+	CHECK(in_buffer > 10000);
+	CHECK(kept > 1000);
+}
+
+TEST_CASE("SPE Record copies and set(): a record stays valid without its reader", "[host][spe][record]")
+{
+	spe_enc::Buf b;
+	for (int i = 0; i < 4; ++i)
+		b.load_record(0x400000 + 4 * i, 0xffff0000 + 64 * i, 1000 + i);
+	b.pad(80);	// room for the fast path's window after the last record
+	const std::vector<std::byte> v = b.bytes;
+
+	Record first, last;
+	{
+		RecordReader rd{v};
+		Record r;
+		REQUIRE(rd.next(r));
+		CHECK_FALSE(r.in_buffer());	// the first of its layout: the slow path
+		first = r;
+		while (rd.next(r)) {
+			CHECK(r.in_buffer());
+			last = r;
+		}
+	}	// the reader and r gone: the copies read the buffer, or their own values
+	CHECK(first.pc()->address == 0x400000);
+	CHECK(first.data_va()->address == 0xffff0000);
+	CHECK(first.timestamp() == 1000u);
+	CHECK(last.in_buffer());
+	CHECK(last.pc()->address == 0x40000c);
+	CHECK(last.data_va()->address == 0xffff00c0);
+	CHECK(last.total_latency() == 27);
+	CHECK(last.events()->bits == 0x16);
+	CHECK(last.context_el1() == 1234u);
+	CHECK(last.op()->is_load());
+	CHECK(last.timestamp() == 1003u);
+
+	const Record copy = first;	// kept values are copied, not pointed at
+	first.set(Record::slot_address + addr_pc, 0x1234);
+	CHECK(copy.pc()->address == 0x400000);
+	CHECK(first.pc()->address == 0x1234);
+
+	// set() on a record read from the buffer keeps its values, then the new one
+	Record changed = last;
+	changed.set(Record::slot_counter + 9, 77);
+	CHECK_FALSE(changed.in_buffer());
+	CHECK(changed.counter(9) == 77);
+	CHECK(changed.counter_mask() == (last.counter_mask() | 1u << 9));
+	CHECK(same_fields(changed, [&] {
+		Record e = last;
+		e.set(Record::slot_counter + 9, 77);
+		return e;
+	}()));
+	CHECK(changed.pc() == last.pc());
+	CHECK(changed.events() == last.events());
+	CHECK(changed.data_source() == last.data_source());
+	CHECK(changed.timestamp() == last.timestamp());
+	CHECK(changed.op() == last.op());
+	CHECK_FALSE(changed.counter(8));
+	CHECK(last.in_buffer());
+	CHECK_FALSE(last.counter(9));
 }
