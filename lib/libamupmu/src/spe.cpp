@@ -339,8 +339,15 @@ void RecordReader::learn(const Record& r) noexcept
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	// as next() finds it: the first two bytes
-	const unsigned set = detail::layout_set(std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8);
+	// as next() finds it: bytes 0-1, or 9-10 after an 8-byte address (a
+	// record that short has no layout: next() would key it by the bytes
+	// after it)
+	const bool after_address = (data[0] & 0xF8) == 0xB0;
+	if (after_address && r.size < 11)
+		return;
+	const unsigned set = detail::layout_set(
+		std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8,
+		after_address ? std::uint64_t{data[9]} | std::uint64_t{data[10]} << 8 : 0);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }
