@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <memory>
 #include <utility>
 
 namespace amupmu {
@@ -25,14 +26,18 @@ std::string errno_text(int err)
 }
 
 Error::Error(std::string operation, int err)
-	// The base is initialised first, before operation_ takes the string.
-	: std::runtime_error{operation + ": " + errno_text(err)},
-	  operation_{std::move(operation)}, errnum_{err}
+	// The base is initialised first, before operation is moved.
+	: Error{operation, err, operation + ": " + errno_text(err)}
 {
 }
 
+// std::system_error's own what() is unspecified text ("<what>: <message>"
+// in libstdc++); what() above returns the library's message as it always
+// was, which tests and tools match. The base keeps the same text for a
+// caller who slices the exception into a std::system_error.
 Error::Error(std::string operation, int err, const std::string& what)
-	: std::runtime_error{what}, operation_{std::move(operation)}, errnum_{err}
+	: std::system_error{std::error_code{err, std::generic_category()}, what},
+	  text_{std::make_shared<const Text>(Text{std::move(operation), what})}
 {
 }
 
