@@ -137,9 +137,8 @@ Counters& Counters::set_cpus(std::vector<unsigned> cpus)
 	require_not_configured("set_cpus()");
 	if (cpus.empty())
 		misuse("an empty CPU set");
-	std::ranges::sort(cpus);
-	const auto [first, last] = std::ranges::unique(cpus);
-	cpus.erase(first, last);
+	std::sort(cpus.begin(), cpus.end());
+	cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
 	for (const unsigned c : cpus)
 		if (!countable_cpu(info_, c))
 			misuse("CPU " + std::to_string(c) + " is not online with a PMU");

@@ -49,6 +49,9 @@ private:
 		std::string operation;
 		std::string what;
 	};
+	Error(std::shared_ptr<const Text> text, int err);
+	static std::shared_ptr<const Text> text_of(std::string operation, int err);
+
 	std::shared_ptr<const Text> text_;
 };
 

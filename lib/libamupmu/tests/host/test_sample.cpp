@@ -277,7 +277,7 @@ TEST_CASE("SampleReader: more unread than the data area is EBADMSG; nothing move
 	// reader, over the first records
 	for (std::uint64_t i = 0; i < 90; ++i)
 		ring.push(0, i, {i});
-	REQUIRE(ring.hdr()->data_head == 90 * 48);
+	REQUIRE(ring.hdr()->data_head == std::uint64_t{90} * 48);
 	bool called = false;
 	try {
 		(void)r.consume([&](const Sample&) { called = true; });
