@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstring>
 #include <system_error>
+#include <memory>
 #include <utility>
 
 namespace amupmu {
@@ -24,15 +25,27 @@ std::string errno_text(int err)
 	return std::generic_category().message(err) + " (" + errno_name(err) + ")";
 }
 
-Error::Error(std::string operation, int err)
-	// The base is initialised first, before operation_ takes the string.
-	: std::runtime_error{operation + ": " + errno_text(err)},
-	  operation_{std::move(operation)}, errnum_{err}
+std::shared_ptr<const Error::Text> Error::text_of(std::string operation, int err)
+{
+	std::string what = operation + ": " + errno_text(err);
+	return std::make_shared<const Text>(Text{std::move(operation), std::move(what)});
+}
+
+Error::Error(std::string operation, int err) : Error{text_of(std::move(operation), err), err}
 {
 }
 
 Error::Error(std::string operation, int err, const std::string& what)
-	: std::runtime_error{what}, operation_{std::move(operation)}, errnum_{err}
+	: Error{std::make_shared<const Text>(Text{std::move(operation), what}), err}
+{
+}
+
+// std::system_error's own what() is unspecified text ("<what>: <message>"
+// in libstdc++); what() returns the library's message as it always was,
+// which tests and tools match. The base keeps the same text for a caller
+// who slices the exception into a std::system_error.
+Error::Error(std::shared_ptr<const Text> text, int err)
+	: std::system_error{std::error_code{err, std::generic_category()}, text->what}, text_{std::move(text)}
 {
 }
 

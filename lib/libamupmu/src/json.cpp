@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/error.hpp>
 #include <amupmu/json.hpp>
 
 #include "textfile.hpp"
 
+#include <cerrno>
 #include <charconv>
 #include <cmath>
 
-#include <stdexcept>
 
 namespace amupmu {
 
@@ -98,13 +99,13 @@ void JsonWriter::newline(std::size_t depth)
 void JsonWriter::before_value()
 {
 	if (done_)
-		throw std::logic_error{"JsonWriter: value after the end of the document"};
+		throw InvalidArgument{"JsonWriter: value after the end of the document", EINVAL};
 	if (stack_.empty())
 		return;
 	Level& top = stack_.back();
 	if (top.object) {
 		if (!have_key_)
-			throw std::logic_error{"JsonWriter: object member without key()"};
+			throw InvalidArgument{"JsonWriter: object member without key()", EINVAL};
 		have_key_ = false;
 		return;
 	}
@@ -139,7 +140,7 @@ JsonWriter& JsonWriter::value(std::string_view s)
 JsonWriter& JsonWriter::key(std::string_view name)
 {
 	if (stack_.empty() || !stack_.back().object || have_key_)
-		throw std::logic_error{"JsonWriter: key() outside an object or twice"};
+		throw InvalidArgument{"JsonWriter: key() outside an object or twice", EINVAL};
 	if (stack_.back().count++ != 0)
 		out_ += ',';
 	newline(stack_.size());
@@ -160,7 +161,7 @@ JsonWriter& JsonWriter::open(char bracket, bool object)
 JsonWriter& JsonWriter::close(char bracket, bool object)
 {
 	if (stack_.empty() || stack_.back().object != object || have_key_)
-		throw std::logic_error{"JsonWriter: unbalanced end_object()/end_array()"};
+		throw InvalidArgument{"JsonWriter: unbalanced end_object()/end_array()", EINVAL};
 	const bool empty = stack_.back().count == 0;
 	stack_.pop_back();
 	if (!empty)
@@ -178,7 +179,7 @@ JsonWriter& JsonWriter::end_array() { return close(']', false); }
 const std::string& JsonWriter::str() const
 {
 	if (!done_)
-		throw std::logic_error{"JsonWriter: document incomplete"};
+		throw InvalidArgument{"JsonWriter: document incomplete", EINVAL};
 	return out_;
 }
 

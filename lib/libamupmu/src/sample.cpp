@@ -92,6 +92,13 @@ SampleReader::SampleReader(MmapRegion region) : region_{std::move(region)}
 		throw InvalidArgument{"sample ring: header (version " + std::to_string(h->version) +
 				      ", data at " + std::to_string(off) + " size " + std::to_string(size) +
 				      ") does not fit the mapping", EINVAL};
+	// A record of sample_max_size bytes must fit, or its wrap would copy
+	// past the data area.
+	if (size < sample_max_size)
+		throw InvalidArgument{"sample ring: data size " + std::to_string(size) +
+					      " smaller than the largest record (" + std::to_string(sample_max_size) +
+					      " bytes)",
+				      EINVAL};
 	data_ = region_.data() + off;
 	data_size_ = size;
 }
@@ -111,6 +118,23 @@ void SampleReader::store_tail(std::uint64_t tail) noexcept
 {
 	// the records before tail are read: the kernel may overwrite them
 	std::atomic_ref<__u64>{header_of(region_.data())->data_tail}.store(tail, std::memory_order_release);
+}
+
+void SampleReader::overrun(std::uint64_t head, std::uint64_t tail) const
+{
+	throw Error{"sample ring: head " + std::to_string(head) + " tail " + std::to_string(tail) +
+			    ": more than its " + std::to_string(data_size_) + " bytes unread",
+		    EBADMSG};
+}
+
+std::uint64_t SampleReader::resync() noexcept
+{
+	const std::uint64_t head = load_head();
+	const std::uint64_t unread = head - load_tail();
+	const std::uint64_t dropped = unread > data_size_ ? data_size_ : unread;
+	store_tail(head);
+	dropped_bytes_ += dropped;
+	return dropped;
 }
 
 std::uint64_t SampleReader::available() const noexcept
@@ -159,14 +183,15 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 {
 	const std::uint64_t mask = data_size_ - 1;
 	const std::size_t off = static_cast<std::size_t>(tail & mask);
+	// consume() stores the tail before this record
 	const auto bad = [&](const std::string& why) {
-		store_tail(tail);
 		throw Error{"sample ring: record at " + std::to_string(tail) + ": " + why, EBADMSG};
 	};
 	if (head - tail < sample_header_size || tail % 8 != 0)
 		bad("truncated header");
 	std::uint32_t size = 0;
 	std::memcpy(&size, data_ + off, sizeof(size));	// size is the first field, 8-aligned
+	// size <= head - tail <= data_size: the wrap below stays inside the data area
 	if (size < sample_header_size || size % 8 != 0 || size > sample_max_size || size > head - tail)
 		bad("size " + std::to_string(size));
 

@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <charconv>
 #include <cstdint>
+#include <system_error>
 #include <utility>
 
 namespace amupmu {
@@ -71,7 +72,8 @@ bool is_knob_number(std::string_view v)
 {
 	if (err == EACCES || err == EPERM)
 		throw PermissionDenied{op + " (the arm_spe knobs are root's)", err};
-	if (err == ENOENT && !fs::is_directory(dir))
+	std::error_code ec;	// the overload that throws would escape as std::filesystem_error
+	if (err == ENOENT && !fs::is_directory(dir, ec))
 		throw DeviceMissing{op + " (no " + dir.string() +
 					    ": debugfs not mounted, amupmu not loaded, or no CPU with SPE)",
 				    err};

@@ -353,6 +353,16 @@ void SpeBuffer::overrun(std::uint64_t head, std::uint64_t tail) const
 		    EBADMSG};
 }
 
+std::uint64_t SpeBuffer::resync() noexcept
+{
+	const std::uint64_t head = load_head();
+	const std::uint64_t unread = head - load_tail();
+	const std::uint64_t dropped = unread > data_size_ ? data_size_ : unread;
+	store_tail(head);
+	dropped_bytes_ += dropped;
+	return dropped;
+}
+
 std::uint64_t SpeBuffer::available() const noexcept
 {
 	return load_head() - load_tail();

@@ -75,6 +75,10 @@ void decode_amu_read(std::span<const std::byte> raw, std::uint32_t nr_entries, s
 		     std::span<AmuCpuReading> out);
 
 /// Move-only owner of /dev/amupmu reading the AMU counters of a CPU set.
+///
+/// Thread safety: one object per thread (read() reuses the object's
+/// buffer); distinct objects may be used concurrently. The const members
+/// only read what open() stored.
 class [[nodiscard]] Amu {
 public:
 	/// Opens path. cpus: ascending CPU numbers (empty: every possible

@@ -6,6 +6,7 @@
 
 #include <amupmu/amu.hpp>
 #include <amupmu/bits.hpp>
+#include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
 #include <amupmu/device.hpp>

@@ -13,6 +13,12 @@ namespace amupmu {
 
 /// Move-only owner of a /dev/amupmu file descriptor; closes it on
 /// destruction. A moved-from Device is invalid (fd() == -1).
+///
+/// Thread safety: one object per thread; distinct objects may be used
+/// concurrently. The const members may also be called from several
+/// threads at once (each is one ioctl on the file, which the driver
+/// serializes, and writes only the caller's own output); moving or
+/// destroying the object needs it to itself.
 class [[nodiscard]] Device {
 public:
 	/// Opens path. Throws DeviceMissing (ENOENT/ENODEV/ENXIO: module not loaded),

@@ -72,6 +72,9 @@ struct Resolved {
 
 /// Names PCs of sampled processes from their mappings; ELF files are
 /// loaded once per path.
+///
+/// Thread safety: one object per thread (resolve() fills its cache);
+/// distinct objects may be used concurrently.
 class Symbolizer {
 public:
 	void add(const Mapping& m) { maps_.push_back(m); }

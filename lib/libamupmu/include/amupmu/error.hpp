@@ -2,14 +2,22 @@
 //
 // Exceptions thrown by libamupmu: one type per failure mode of the driver's
 // errno contract (include/uapi/linux/amupmu.h), each carrying the errno and
-// the operation that failed.
+// the operation that failed. Every one derives from std::system_error,
+// with code() the errno in std::generic_category(): callers may catch
+// amupmu::Error, std::system_error or std::exception.
+//
+// The library throws nothing else of its own: what the standard library
+// would throw inside it (std::filesystem errors, bad input to a parser) is
+// prevented or turned into an Error. Left to propagate are std::bad_alloc
+// and what a caller's own callback throws.
 #ifndef AMUPMU_ERROR_HPP
 #define AMUPMU_ERROR_HPP
 
 #include <cstdint>
-#include <stdexcept>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace amupmu {
 
@@ -20,20 +28,31 @@ namespace amupmu {
 [[nodiscard]] std::string errno_text(int err);
 
 /// Base of every libamupmu exception. what() is "<operation>: <errno_text>",
-/// e.g. "AMUPMU_INFO: Invalid argument (EINVAL)".
-class Error : public std::runtime_error {
+/// e.g. "AMUPMU_INFO: Invalid argument (EINVAL)" (the library's own
+/// wording, not std::system_error's); code() is
+/// std::error_code(errnum(), std::generic_category()), so
+/// e.code() == std::errc::invalid_argument works. Copies share the
+/// message and never throw. Immutable: may be read from any thread.
+class Error : public std::system_error {
 public:
 	Error(std::string operation, int err);
-	[[nodiscard]] int errnum() const noexcept { return errnum_; }
-	[[nodiscard]] const std::string& operation() const noexcept { return operation_; }
+	[[nodiscard]] int errnum() const noexcept { return code().value(); }
+	[[nodiscard]] const std::string& operation() const noexcept { return text_->operation; }
+	[[nodiscard]] const char* what() const noexcept override { return text_->what.c_str(); }
 
 protected:
 	/// For subclasses that word their own message.
 	Error(std::string operation, int err, const std::string& what);
 
 private:
-	std::string operation_;
-	int errnum_;
+	struct Text {
+		std::string operation;
+		std::string what;
+	};
+	Error(std::shared_ptr<const Text> text, int err);
+	static std::shared_ptr<const Text> text_of(std::string operation, int err);
+
+	std::shared_ptr<const Text> text_;
 };
 
 /// ENOENT / ENODEV when opening: the device node (the module) is not there.

@@ -18,7 +18,7 @@ namespace amupmu {
 
 /// Writes one JSON document. Calls must nest properly (key() before every
 /// value inside an object, none inside an array); misuse throws
-/// std::logic_error. indent 0 writes everything on one line.
+/// InvalidArgument (EINVAL). indent 0 writes everything on one line.
 class JsonWriter {
 public:
 	explicit JsonWriter(unsigned indent = 2) : indent_{indent} {}
@@ -51,7 +51,7 @@ public:
 		return key(name).value(v);
 	}
 
-	/// The document; throws std::logic_error while it is incomplete.
+	/// The document; throws InvalidArgument while it is incomplete.
 	[[nodiscard]] const std::string& str() const;
 
 private:

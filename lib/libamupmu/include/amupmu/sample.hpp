@@ -94,13 +94,20 @@ struct TimeConversion {
 
 /// Move-only. Owns the mapping when made by Session::sample_reader() or
 /// map(); view() wraps memory the caller owns (tests, other producers).
+///
+/// Thread safety: one reader per ring, used by one thread at a time (it
+/// stores the ring's tail and reassembles wrapped records in its own
+/// buffer); distinct readers may be used concurrently. The const members
+/// only read the header and may run while another thread consumes.
 class [[nodiscard]] SampleReader {
 public:
 	/// mmap()s fd's ring of ring_pages data pages. Throws Error("mmap").
 	[[nodiscard]] static SampleReader map(int fd, std::uint32_t ring_pages);
 	/// A reader of a ring laid out at base (header, then data at
 	/// data_offset) that it does not own. Throws InvalidArgument when the
-	/// header does not describe a ring inside len bytes.
+	/// header does not describe a ring inside len bytes, or when its data
+	/// area is smaller than the largest record (sample_max_size): the
+	/// driver never makes one, and a record could not wrap inside it.
 	[[nodiscard]] static SampleReader view(void* base, std::size_t len);
 
 	SampleReader(const SampleReader&) = delete;
@@ -113,23 +120,52 @@ public:
 	/// data_head (head read with acquire), then publishes the new tail
 	/// (release). Records that wrap around the end of the data area are
 	/// reassembled in a fixed scratch buffer: no allocation. Returns the
-	/// number of records. Throws Error (EBADMSG) on a malformed record,
-	/// leaving the tail before it.
+	/// number of records.
+	///
+	/// A record f was called with is consumed, whatever f does: the tail
+	/// is never stored before it again. So
+	///  - head - tail above data_size (a corrupt header, or a head behind
+	///    the tail): Error (EBADMSG) before any record; the tail and the
+	///    ring are left as they are;
+	///  - a malformed record: Error (EBADMSG) naming its offset, after the
+	///    records before it were delivered; the tail is stored before it,
+	///    where the next consume() stops again: resync() drops it and the
+	///    rest of the ring;
+	///  - f throws: the tail is stored past that record (it was delivered,
+	///    like the ones before it) and the exception propagates; the next
+	///    consume() starts at the record after it.
 	template <typename F>
 	std::size_t consume(F&& f)
 	{
-		std::size_t n = 0;
 		const std::uint64_t head = load_head();
 		std::uint64_t tail = load_tail();
-		while (tail < head) {
-			Sample s;
-			tail += decode(tail, head, s);
-			f(static_cast<const Sample&>(s));
-			++n;
+		if (head - tail > data_size_)
+			overrun(head, tail);
+		std::size_t n = 0;
+		try {
+			while (tail != head) {
+				Sample s;
+				tail += decode(tail, head, s);
+				++n;
+				f(static_cast<const Sample&>(s));
+			}
+		} catch (...) {
+			store_tail(tail);
+			throw;
 		}
 		store_tail(tail);
 		return n;
 	}
+
+	/// Drops what is unread: stores the tail at the head it reads now and
+	/// returns the bytes dropped (at most data_size: a head behind the
+	/// tail or more than data_size ahead of it counts as one data area).
+	/// The way on after consume() threw EBADMSG. The bytes add to
+	/// dropped_bytes(), not to lost() (which counts samples the driver
+	/// could not write).
+	std::uint64_t resync() noexcept;
+	/// Bytes resync() dropped in this reader's life.
+	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return dropped_bytes_; }
 
 	/// Bytes between tail and head.
 	[[nodiscard]] std::uint64_t available() const noexcept;
@@ -154,12 +190,16 @@ private:
 	[[nodiscard]] std::uint64_t load_head() const noexcept;
 	[[nodiscard]] std::uint64_t load_tail() const noexcept;
 	void store_tail(std::uint64_t tail) noexcept;
-	/// Decodes the record at offset tail into s; returns its size.
+	/// Throws Error (EBADMSG): more than data_size unread.
+	[[noreturn]] void overrun(std::uint64_t head, std::uint64_t tail) const;
+	/// Decodes the record at offset tail into s; returns its size. Throws
+	/// Error (EBADMSG) when it is malformed; stores nothing.
 	std::size_t decode(std::uint64_t tail, std::uint64_t head, Sample& s);
 
 	MmapRegion region_;
 	unsigned char* data_ = nullptr;
 	std::uint64_t data_size_ = 0;
+	std::uint64_t dropped_bytes_ = 0;
 	alignas(8) std::array<unsigned char, sample_max_size> scratch_{};
 };
 

@@ -117,6 +117,12 @@ class SampleReader;
 
 /// Move-only owner of a configured session. Closing it (destruction) frees
 /// the counters in the driver.
+///
+/// Thread safety: one object per thread; distinct objects may be used
+/// concurrently. The const members may also be called from several
+/// threads at once (each is one ioctl on the file, which the driver
+/// serializes, and writes only the caller's own output); moving or
+/// destroying the object needs it to itself.
 class [[nodiscard]] Session {
 public:
 	/// Opens path and configures the group. Throws DeviceMissing when the

@@ -162,6 +162,11 @@ inline constexpr std::size_t spe_buf_header_size = 72;
 /// release, which gives the room back to the driver. Records never wrap:
 /// before it wraps the driver pads the end of the data area with PAD
 /// packets, so each span holds whole records (and padding).
+///
+/// Thread safety: one buffer per CPU, consumed by one thread at a time
+/// (it stores the tail); distinct buffers may be consumed concurrently.
+/// The const members only read the header and may run while another
+/// thread consumes.
 class [[nodiscard]] SpeBuffer {
 public:
 	/// mmap()s cpu's buffer of the session open at fd (1 + buf_pages
@@ -185,8 +190,10 @@ public:
 	/// it read and returns the bytes consumed (0: nothing; f not called).
 	/// Throws Error (EBADMSG) without moving the tail when head - tail
 	/// exceeds data_size (a corrupt header, or a writer that overran the
-	/// reader). When f throws, the tail stays where it was and the
-	/// exception propagates: the next consume() hands the same bytes again.
+	/// reader); resync() is the way on. As SampleReader::consume(), a
+	/// span f was called with is consumed whatever f does: when f throws,
+	/// the tail is stored past that span (and the one before it) and the
+	/// exception propagates; the next consume() starts after it.
 	template <typename F>
 	std::uint64_t consume(F&& f)
 	{
@@ -199,12 +206,28 @@ public:
 			overrun(head, tail);
 		const std::uint64_t off = tail & (data_size_ - 1);
 		const std::uint64_t first = len < data_size_ - off ? len : data_size_ - off;
-		f(std::span<const std::byte>{data_ + off, static_cast<std::size_t>(first)});
-		if (first < len)
-			f(std::span<const std::byte>{data_, static_cast<std::size_t>(len - first)});
+		std::uint64_t handed = first;
+		try {
+			f(std::span<const std::byte>{data_ + off, static_cast<std::size_t>(first)});
+			if (first < len) {
+				handed = len;
+				f(std::span<const std::byte>{data_, static_cast<std::size_t>(len - first)});
+			}
+		} catch (...) {
+			store_tail(tail + handed);
+			throw;
+		}
 		store_tail(head);
 		return len;
 	}
+
+	/// Drops what is unread: stores the tail at the head it reads now and
+	/// returns the bytes dropped (at most data_size), which add to
+	/// dropped_bytes() (lost_bytes() is the driver's count). The way on
+	/// after consume() threw EBADMSG.
+	std::uint64_t resync() noexcept;
+	/// Bytes resync() dropped in this buffer object's life.
+	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return dropped_bytes_; }
 
 	/// Bytes between tail and head (the head read with acquire).
 	[[nodiscard]] std::uint64_t available() const noexcept;
@@ -235,6 +258,7 @@ private:
 	MmapRegion region_;
 	const std::byte* data_ = nullptr;
 	std::uint64_t data_size_ = 0;
+	std::uint64_t dropped_bytes_ = 0;
 };
 
 // ---------------------------------------------------------------- session
@@ -250,6 +274,12 @@ private:
 /// Move-only owner of an open /dev/amupmu holding one SPE configuration.
 /// Closing it (destruction) stops profiling and frees the buffers once
 /// their last mapping is gone.
+///
+/// Thread safety: one object per thread; distinct objects may be used
+/// concurrently. The const members may also be called from several
+/// threads at once (each is one ioctl on the file, which the driver
+/// serializes, and writes only the caller's own output); moving or
+/// destroying the object needs it to itself.
 class [[nodiscard]] SpeSession {
 public:
 	/// Opens path and configures SPE (the session starts disabled). Throws

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include <stdexcept>
+#include <amupmu/error.hpp>
 
 using namespace amupmu;
 using test::json_error;
@@ -78,37 +78,37 @@ TEST_CASE("JsonWriter refuses malformed documents", "[host][json]")
 	SECTION("member without key")
 	{
 		w.begin_object();
-		CHECK_THROWS_AS(w.value(1), std::logic_error);
+		CHECK_THROWS_AS(w.value(1), InvalidArgument);
 	}
 	SECTION("key inside an array")
 	{
 		w.begin_array();
-		CHECK_THROWS_AS(w.key("k"), std::logic_error);
+		CHECK_THROWS_AS(w.key("k"), InvalidArgument);
 	}
 	SECTION("two keys in a row")
 	{
 		w.begin_object().key("a");
-		CHECK_THROWS_AS(w.key("b"), std::logic_error);
+		CHECK_THROWS_AS(w.key("b"), InvalidArgument);
 	}
 	SECTION("mismatched close")
 	{
 		w.begin_object();
-		CHECK_THROWS_AS(w.end_array(), std::logic_error);
+		CHECK_THROWS_AS(w.end_array(), InvalidArgument);
 	}
 	SECTION("dangling key")
 	{
 		w.begin_object().key("a");
-		CHECK_THROWS_AS(w.end_object(), std::logic_error);
+		CHECK_THROWS_AS(w.end_object(), InvalidArgument);
 	}
 	SECTION("incomplete document")
 	{
 		w.begin_array();
-		CHECK_THROWS_AS(w.str(), std::logic_error);
+		CHECK_THROWS_AS(w.str(), InvalidArgument);
 	}
 	SECTION("second top-level value")
 	{
 		w.begin_array().end_array();
-		CHECK_THROWS_AS(w.value(1), std::logic_error);
+		CHECK_THROWS_AS(w.value(1), InvalidArgument);
 	}
 }
 

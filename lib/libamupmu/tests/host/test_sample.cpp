@@ -12,6 +12,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include <fcntl.h>
@@ -202,10 +204,10 @@ TEST_CASE("SampleReader: the ring header's clock and time conversion", "[host][s
 
 TEST_CASE("SampleReader reassembles records that wrap around the end", "[host][sample]")
 {
-	FakeRing ring{256};
+	FakeRing ring{512};
 	SampleReader r = SampleReader::view(ring.base(), ring.len());
 	std::uint64_t expect_pc = 0, seen = 0;
-	// 72-byte records in a 256-byte ring: every offset, many wraps
+	// 72-byte records in a 512-byte ring: every 8-byte offset, many wraps
 	for (std::uint64_t i = 1; i <= 200; ++i) {
 		ring.push(0, i, {i, i * 2, i * 3, i * 4});
 		if (i % 3 == 0 || i == 200) {
@@ -248,6 +250,119 @@ TEST_CASE("SampleReader refuses malformed rings and records", "[host][sample]")
 	CHECK(got == 1);
 	// the tail stops before the bad record
 	CHECK(ring.hdr()->data_tail == 48);
+}
+
+TEST_CASE("SampleReader refuses a data area smaller than the largest record", "[host][sample]")
+{
+	// A 296-byte record wrapping in a 64-byte area would be copied from
+	// past its end: such a ring (which the driver never makes) is refused.
+	for (const std::size_t small : {std::size_t{8}, std::size_t{64}, std::size_t{256}}) {
+		FakeRing ring{4096};
+		ring.hdr()->data_size = small;
+		CAPTURE(small);
+		CHECK_THROWS_MATCHES(SampleReader::view(ring.base(), ring.len()), InvalidArgument,
+				     Catch::Matchers::Message("sample ring: data size " + std::to_string(small) +
+							      " smaller than the largest record (296 bytes): "
+							      "Invalid argument (EINVAL)"));
+	}
+	FakeRing ring{512};	// the first power of two that holds sample_max_size
+	CHECK(SampleReader::view(ring.base(), ring.len()).data_size() == 512);
+}
+
+TEST_CASE("SampleReader: more unread than the data area is EBADMSG; nothing moves", "[host][sample]")
+{
+	FakeRing ring{4096};
+	SampleReader r = SampleReader::view(ring.base(), ring.len());
+	// 90 records of 48 bytes (4320) into 4096: the writer ran past the
+	// reader, over the first records
+	for (std::uint64_t i = 0; i < 90; ++i)
+		ring.push(0, i, {i});
+	REQUIRE(ring.hdr()->data_head == std::uint64_t{90} * 48);
+	bool called = false;
+	try {
+		(void)r.consume([&](const Sample&) { called = true; });
+		FAIL("no error");
+	} catch (const Error& e) {
+		CHECK(e.errnum() == EBADMSG);
+		CHECK(std::string{e.what()} ==
+		      "sample ring: head 4320 tail 0: more than its 4096 bytes unread: Bad message (EBADMSG)");
+	}
+	CHECK_FALSE(called);
+	CHECK(ring.hdr()->data_tail == 0);
+	CHECK(ring.hdr()->data_head == 4320);
+	CHECK(r.dropped_bytes() == 0);
+
+	// a head behind the tail is the same
+	ring.hdr()->data_tail = 4328;
+	CHECK_THROWS_AS(r.consume([&](const Sample&) { called = true; }), Error);
+	CHECK_FALSE(called);
+	CHECK(ring.hdr()->data_tail == 4328);
+
+	// exactly full is fine
+	FakeRing full{4096};
+	SampleReader f = SampleReader::view(full.base(), full.len());
+	for (std::uint64_t i = 0; i < 64; ++i)
+		full.push(0, i, {i, i, i});	// 64 bytes each
+	CHECK(f.consume([](const Sample&) {}) == 64);
+	CHECK(full.hdr()->data_tail == 4096);
+}
+
+TEST_CASE("SampleReader: a throwing callback consumes the records it was called with", "[host][sample]")
+{
+	FakeRing ring{4096};
+	SampleReader r = SampleReader::view(ring.base(), ring.len());
+	for (std::uint64_t pc = 1; pc <= 4; ++pc)
+		ring.push(0, pc, {});	// 40 bytes each
+	std::vector<std::uint64_t> pcs;
+	const auto throw_on_2 = [&](const Sample& s) {
+		pcs.push_back(s.pc);
+		if (s.pc == 2)
+			throw std::runtime_error{"callback failed"};
+	};
+	CHECK_THROWS_WITH(r.consume(throw_on_2), "callback failed");
+	CHECK(pcs == std::vector<std::uint64_t>{1, 2});
+	CHECK(ring.hdr()->data_tail == 80);	// past record 2
+	// the next consume() starts after the record f threw on
+	pcs.clear();
+	CHECK(r.consume([&](const Sample& s) { pcs.push_back(s.pc); }) == 2);
+	CHECK(pcs == std::vector<std::uint64_t>{3, 4});
+	CHECK(ring.hdr()->data_tail == 160);
+}
+
+TEST_CASE("SampleReader: after EBADMSG, resync() drops the rest and counts it", "[host][sample]")
+{
+	FakeRing ring{4096};
+	SampleReader r = SampleReader::view(ring.base(), ring.len());
+	ring.push(0, 1, {});		// 0-39
+	ring.push(0, 2, {7}, 44);	// 40-87, size not a multiple of 8
+	ring.push(0, 3, {});		// 88-127
+	std::vector<std::uint64_t> pcs;
+	const auto collect = [&](const Sample& s) { pcs.push_back(s.pc); };
+	CHECK_THROWS_WITH(r.consume(collect),
+			  "sample ring: record at 40: size 44: Bad message (EBADMSG)");
+	CHECK(pcs == std::vector<std::uint64_t>{1});
+	CHECK(ring.hdr()->data_tail == 40);
+	// defined: the same record stops the next consume() again ...
+	CHECK_THROWS_AS(r.consume(collect), Error);
+	CHECK(ring.hdr()->data_tail == 40);
+	CHECK(pcs.size() == 1);
+	// ... until resync() drops it and what follows it
+	CHECK(r.resync() == 88);
+	CHECK(r.dropped_bytes() == 88);
+	CHECK(ring.hdr()->data_tail == 128);
+	CHECK(r.lost() == 0);	// the driver's count is not the reader's
+	ring.push(0, 4, {});
+	CHECK(r.consume(collect) == 1);
+	CHECK(pcs == std::vector<std::uint64_t>{1, 4});
+	CHECK(r.resync() == 0);
+	CHECK(r.dropped_bytes() == 88);
+
+	// a corrupt head: one data area dropped
+	ring.hdr()->data_head += 100000;
+	CHECK_THROWS_AS(r.consume(collect), Error);
+	CHECK(r.resync() == 4096);
+	CHECK(r.dropped_bytes() == 88 + 4096);
+	CHECK(r.available() == 0);
 }
 
 TEST_CASE("SampleReader is move-only and owns nothing in view mode", "[host][sample]")

@@ -363,25 +363,60 @@ TEST_CASE("SpeBuffer: more unread than the buffer holds is EBADMSG, the tail sta
 	CHECK(fb.hdr()->data_tail == 4196);
 }
 
-TEST_CASE("SpeBuffer: a throwing callback leaves the tail; the bytes come again", "[host][spe][buffer]")
+TEST_CASE("SpeBuffer: a throwing callback consumes the spans it was handed", "[host][spe][buffer]")
 {
+	// as SampleReader: what f was called with is never handed again
 	FakeBuffer fb{4096};
 	SpeBuffer b = SpeBuffer::view(fb.base(), fb.len());
 	fb.hdr()->data_head = fb.hdr()->data_tail = 4080;
 	fb.publish(FakeBuffer::record(7));	// 4080-4095
 	fb.publish(FakeBuffer::record(8));	// 0-15 after the wrap
 	unsigned calls = 0;
+	const auto throw_on_first = [&](std::span<const std::byte>) {
+		++calls;
+		throw std::runtime_error{"callback failed"};
+	};
+	CHECK_THROWS_WITH(b.consume(throw_on_first), "callback failed");
+	CHECK(calls == 1);
+	CHECK(fb.hdr()->data_tail == 4096);	// past the first span only
+	Collected got;
+	CHECK(b.consume(std::ref(got)) == 16);
+	CHECK(got.spans == std::vector<std::size_t>{16});
+	CHECK(decoded_records(got.bytes) == 1);
+	CHECK(fb.hdr()->data_tail == 4096 + 16);
+
+	// throwing on the second span: both are consumed
+	fb.publish(FakeBuffer::record(9));
+	fb.hdr()->data_tail = 4080;	// replay the wrap: 4080-4095, 0-31
+	calls = 0;
 	const auto throw_on_second = [&](std::span<const std::byte>) {
 		if (++calls == 2)
 			throw std::runtime_error{"callback failed"};
 	};
 	CHECK_THROWS_WITH(b.consume(throw_on_second), "callback failed");
-	CHECK(fb.hdr()->data_tail == 4080);
+	CHECK(calls == 2);
+	CHECK(fb.hdr()->data_tail == fb.hdr()->data_head);
+	CHECK(b.consume(std::ref(got)) == 0);
+}
+
+TEST_CASE("SpeBuffer: after EBADMSG, resync() drops the unread bytes and counts them", "[host][spe][buffer]")
+{
+	FakeBuffer fb{4096};
+	SpeBuffer b = SpeBuffer::view(fb.base(), fb.len());
+	fb.hdr()->data_tail = 100;
+	fb.hdr()->data_head = 100 + 5000;
+	CHECK_THROWS_AS(b.consume([](std::span<const std::byte>) {}), Error);
+	CHECK_THROWS_AS(b.consume([](std::span<const std::byte>) {}), Error);	// stays refused ...
+	CHECK(b.resync() == 4096);	// ... until resync(): one data area at most
+	CHECK(b.dropped_bytes() == 4096);
+	CHECK(fb.hdr()->data_tail == 5100);
+	CHECK(b.lost_bytes() == 0);	// the driver's count is not the reader's
+	fb.publish(FakeBuffer::record(1));
 	Collected got;
-	CHECK(b.consume(std::ref(got)) == 32);
-	CHECK(got.spans == std::vector<std::size_t>{16, 16});
-	CHECK(decoded_records(got.bytes) == 2);
-	CHECK(fb.hdr()->data_tail == 4096 + 16);
+	CHECK(b.consume(std::ref(got)) == 16);
+	CHECK(decoded_records(got.bytes) == 1);
+	CHECK(b.resync() == 0);
+	CHECK(b.dropped_bytes() == 4096);
 }
 
 TEST_CASE("SpeBuffer: bad headers are refused", "[host][spe][buffer]")

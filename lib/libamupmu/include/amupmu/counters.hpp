@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+//
+// amupmu::Counters: count events by name around a region of code, in the
+// manner of perf-cpp's EventCounter, on top of Session.
+//
+//   +------------------------------------------------------------------+
+//   | COUNTS ARE PER CPU, FOR THE WHOLE SYSTEM -- NEVER PER THREAD.     |
+//   | Each counter counts everything that runs on its CPU while the     |
+//   | group is enabled: every task and thread on those CPUs (the kernel |
+//   | too, unless a modifier such as ":u" excludes it), not only the    |
+//   | thread that called start(), and none of that thread's work while  |
+//   | it runs on a CPU outside the set. This is `perf stat -a`, not     |
+//   | `perf stat -- CMD`. Pin the code you measure (sched_setaffinity,  |
+//   | taskset) to the CPUs counted and keep other work off them.        |
+//   +------------------------------------------------------------------+
+//
+//   amupmu::Counters c;                     // opens /dev/amupmu
+//   c.add("cycles");
+//   c.add({"instructions", "branch-misses"});
+//   c.start();
+//   work();
+//   c.stop();
+//   const amupmu::CounterResult r = c.result();
+//   r["cycles"];                            // summed over the CPUs
+//   r.per_cpu("cycles", 0);                 // CPU 0's count
+//   r.for_each([](std::string_view name, std::uint64_t total) { ... });
+//   r.metrics();                            // IPC, branch miss rate, ...
+//
+//   { auto scope = c.measure(); work(); }  // start() now, stop() at the }
+//   c.measure([&] { work(); });            // the same around a callable
+//
+// Counts are exact 64-bit totals: amupmu never multiplexes (a group that
+// does not fit the free counters fails with Busy at start()), so nothing
+// is scaled. Documentation/userspace-api/amupmu.rst, "Counters".
+#ifndef AMUPMU_COUNTERS_HPP
+#define AMUPMU_COUNTERS_HPP
+
+#include <amupmu/device.hpp>
+#include <amupmu/error.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/info.hpp>
+#include <amupmu/metrics.hpp>
+#include <amupmu/session.hpp>
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace amupmu {
+
+/// What one start()/stop() counted: one total per event and CPU.
+/// A value: copyable, immutable after construction, may be read from any
+/// number of threads at once.
+class CounterResult {
+public:
+	CounterResult() = default;
+	/// A result of events (in group order) from readings whose values[i]
+	/// is event i's count (what Session::read_all() gives; tests build
+	/// them by hand). Throws Error (EBADMSG) when a reading holds fewer
+	/// values than there are events.
+	CounterResult(std::vector<EventSpec> events, std::span<const CpuReading> cpus, std::uint64_t time_enabled);
+
+	/// The event's total, summed over the CPUs. name is the text given to
+	/// Counters::add() ("cycles", "inst_retired:u"), compared without
+	/// regard to case. Throws InvalidArgument (EINVAL) naming an event
+	/// that was not counted.
+	[[nodiscard]] std::uint64_t operator[](std::string_view name) const;
+	/// The event's count on one CPU. Throws InvalidArgument for an event
+	/// not counted or a CPU not in the set.
+	[[nodiscard]] std::uint64_t per_cpu(std::string_view name, unsigned cpu) const;
+	/// The total, or nullopt when the event was not counted.
+	[[nodiscard]] std::optional<std::uint64_t> find(std::string_view name) const noexcept;
+
+	/// f(std::string_view name, std::uint64_t total) for each event, in
+	/// the order they were added.
+	template <typename F>
+	void for_each(F&& f) const
+	{
+		for (std::size_t i = 0; i < events_.size(); ++i)
+			f(std::string_view{events_[i].name}, totals_[i]);
+	}
+
+	/// The metrics the library derives from these totals (derive_metrics():
+	/// IPC, branch miss rate, ... as `amupmu stat` prints them), for the
+	/// events that were counted. No erratum compensation.
+	[[nodiscard]] std::vector<Metric> metrics() const;
+
+	/// The events, in group order.
+	[[nodiscard]] std::span<const EventSpec> events() const noexcept { return events_; }
+	/// The CPUs counted, ascending.
+	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
+	/// ns the group was enabled, from start() to stop() (start() resets
+	/// the times with the counts).
+	[[nodiscard]] std::uint64_t time_enabled() const noexcept { return time_enabled_; }
+	/// ns the group counted, the smallest over the CPUs (less than
+	/// time_enabled() when a CPU was offline for part of the run).
+	[[nodiscard]] std::uint64_t time_running() const noexcept { return time_running_; }
+	/// Nothing counted (a default-constructed result).
+	[[nodiscard]] bool empty() const noexcept { return events_.empty(); }
+
+private:
+	[[nodiscard]] std::size_t index(std::string_view name) const;
+
+	std::vector<EventSpec> events_{};
+	std::vector<unsigned> cpus_{};
+	std::vector<std::uint64_t> totals_{};		///< per event
+	std::vector<std::uint64_t> values_{};		///< [cpu index * events + event]
+	std::uint64_t time_enabled_ = 0;
+	std::uint64_t time_running_ = 0;
+};
+
+/// Events counted by name on a set of CPUs (default: every online CPU with
+/// a PMU). Add events, then start() and stop() as often as needed; each
+/// start() resets the counts. The group is configured in the driver at the
+/// first start(): events can no longer be added after it.
+///
+/// Thread safety: one object per thread; distinct objects may be used
+/// concurrently (each holds its own session). Remember the box above:
+/// the object belongs to a thread, the counts do not.
+class [[nodiscard]] Counters {
+public:
+	/// Opens default_device_path and reads its AMUPMU_INFO. Throws as
+	/// Device::open() and Device::info().
+	Counters();
+	/// Counts through device (which it takes); reads its AMUPMU_INFO.
+	explicit Counters(Device device);
+	/// Counts through device, with info already read from it. Names
+	/// resolve with the MIDR of the first online CPU with a PMU (its
+	/// core's IMPLEMENTATION DEFINED events); the default set is every
+	/// online CPU with a PMU.
+	Counters(Device device, Info info);
+
+	Counters(const Counters&) = delete;
+	Counters& operator=(const Counters&) = delete;
+	Counters(Counters&&) noexcept = default;
+	Counters& operator=(Counters&&) noexcept = default;
+	/// Closing the session frees the counters (counting or not). A
+	/// Scope must not outlive the object, nor see it moved.
+	~Counters() = default;
+
+	/// Counts on these CPUs instead (any order; duplicates ignored).
+	/// Throws InvalidArgument after the first start(), for an empty set,
+	/// or for a CPU info does not list as online with a PMU; the set is
+	/// unchanged then.
+	Counters& set_cpus(std::vector<unsigned> cpus);
+
+	/// Adds an event by name: the catalogue's ("inst_retired",
+	/// "l1d_cache_refill"), perf's aliases ("cycles", "instructions",
+	/// "branch-misses"), raw "r<hex>", each with perf's modifiers
+	/// (":u", ":k", ...). Throws UnknownEvent (with the closest names),
+	/// InvalidArgument for an event added twice, more than
+	/// max_group_events, or an add() after the first start(); nothing is
+	/// added then.
+	Counters& add(std::string_view event);
+	/// add() of each, all or none: when one throws, none is added.
+	Counters& add(std::initializer_list<std::string_view> events);
+
+	/// Resets and enables the group (configuring it in the driver the
+	/// first time: require_events() and require_countable() against
+	/// info, then Session::create() on a duplicate of the device's
+	/// descriptor, so that a failed try keeps the device). Throws InvalidArgument when no
+	/// event was added or the group is counting already, Unsupported for
+	/// an event a CPU cannot count, Busy when too few counters are free,
+	/// and the other errors of Session::create(); the object is left
+	/// stopped (and may be given another try).
+	void start();
+	/// Disables the group and reads every CPU's totals into result().
+	/// Throws InvalidArgument when not counting, and the errors of
+	/// Session::read_all() (the group is disabled then all the same).
+	void stop();
+	/// Counting: between start() and stop().
+	[[nodiscard]] bool running() const noexcept { return running_; }
+
+	/// The totals of the last stop(). Throws InvalidArgument before the
+	/// first stop(), or when the last Scope could not stop (its error).
+	[[nodiscard]] const CounterResult& result() const;
+
+	/// start() now, stop() when it goes out of scope. A destructor must
+	/// not throw: a stop() that fails there makes result() throw instead.
+	class [[nodiscard]] Scope {
+	public:
+		Scope(const Scope&) = delete;
+		Scope& operator=(const Scope&) = delete;
+		Scope(Scope&& other) noexcept : counters_{std::exchange(other.counters_, nullptr)} {}
+		Scope& operator=(Scope&&) = delete;
+		~Scope();
+
+	private:
+		friend class Counters;
+		explicit Scope(Counters& c) : counters_{&c} {}
+		Counters* counters_;
+	};
+	/// start(); the Scope stop()s.
+	[[nodiscard]] Scope measure();
+	/// start(), f(), stop(), and the result. When f throws, the counters
+	/// are stopped (result() holds the partial counts) and the exception
+	/// propagates.
+	template <typename F>
+	const CounterResult& measure(F&& f)
+	{
+		start();
+		try {
+			f();
+		} catch (...) {
+			stop_quietly();
+			throw;
+		}
+		stop();
+		return result();
+	}
+
+	/// The events, in the order added (their parsed form).
+	[[nodiscard]] std::span<const EventSpec> events() const noexcept { return events_; }
+	/// The CPU set, ascending.
+	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
+	/// AMUPMU_INFO the names and CPUs were resolved with.
+	[[nodiscard]] const Info& info() const noexcept { return info_; }
+	/// The session once start() configured it (for what Counters does not
+	/// wrap: sample_reader(), read() of one CPU), else nullptr.
+	[[nodiscard]] const Session* session() const noexcept { return session_ ? &*session_ : nullptr; }
+
+private:
+	void default_cpus();
+	[[nodiscard]] EventSpec parse(std::string_view event, std::span<const EventSpec> also) const;
+	void require_not_configured(const char* what) const;
+	/// stop() for a destructor or an exception path: records its error
+	/// for result() instead of throwing.
+	void stop_quietly() noexcept;
+
+	Device device_;
+	Info info_{};
+	std::uint64_t midr_ = 0;
+	std::vector<unsigned> cpus_{};
+	std::vector<EventSpec> events_{};
+	std::optional<Session> session_{};
+	GroupReading reading_{};
+	CounterResult result_{};
+	bool have_result_ = false;
+	bool running_ = false;
+	std::optional<Error> stop_error_{};
+};
+
+} // namespace amupmu
+
+#endif

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/counters.hpp>
+#include <amupmu/error.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include <unistd.h>
+
+namespace amupmu {
+
+namespace {
+
+bool same_name(std::string_view a, std::string_view b) noexcept
+{
+	return a.size() == b.size() && std::ranges::equal(a, b, [](char x, char y) {
+		       return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
+	       });
+}
+
+bool countable_cpu(const Info& info, unsigned cpu) noexcept
+{
+	return cpu < info.cpus.size() && info.cpus[cpu].online() && info.cpus[cpu].has_pmu();
+}
+
+[[noreturn]] void misuse(const std::string& what)
+{
+	throw InvalidArgument{"Counters: " + what, EINVAL};
+}
+
+} // namespace
+
+// ---------------------------------------------------------------- result
+
+CounterResult::CounterResult(std::vector<EventSpec> events, std::span<const CpuReading> cpus,
+			     std::uint64_t time_enabled)
+	: events_{std::move(events)}, totals_(events_.size(), 0), time_enabled_{time_enabled}
+{
+	const std::size_t n = events_.size();
+	cpus_.reserve(cpus.size());
+	values_.reserve(cpus.size() * n);
+	bool first = true;
+	for (const CpuReading& c : cpus) {
+		if (c.nr_values < n)
+			throw Error{"Counters: CPU " + std::to_string(c.cpu) + " read " + std::to_string(c.nr_values) +
+					    " values for " + std::to_string(n) + " events",
+				    EBADMSG};
+		cpus_.push_back(c.cpu);
+		for (std::size_t i = 0; i < n; ++i) {
+			values_.push_back(c.values[i].value);
+			totals_[i] += c.values[i].value;
+		}
+		time_running_ = first ? c.time_running : std::min(time_running_, c.time_running);
+		first = false;
+	}
+}
+
+std::size_t CounterResult::index(std::string_view name) const
+{
+	for (std::size_t i = 0; i < events_.size(); ++i)
+		if (same_name(events_[i].name, name))
+			return i;
+	throw InvalidArgument{"Counters: event '" + std::string{name} + "' was not counted", EINVAL};
+}
+
+std::uint64_t CounterResult::operator[](std::string_view name) const
+{
+	return totals_[index(name)];
+}
+
+std::uint64_t CounterResult::per_cpu(std::string_view name, unsigned cpu) const
+{
+	const std::size_t i = index(name);
+	const auto it = std::ranges::find(cpus_, cpu);
+	if (it == cpus_.end())
+		throw InvalidArgument{"Counters: CPU " + std::to_string(cpu) + " was not counted", EINVAL};
+	const auto at = static_cast<std::size_t>(it - cpus_.begin());
+	return values_[at * events_.size() + i];
+}
+
+std::optional<std::uint64_t> CounterResult::find(std::string_view name) const noexcept
+{
+	for (std::size_t i = 0; i < events_.size(); ++i)
+		if (same_name(events_[i].name, name))
+			return totals_[i];
+	return std::nullopt;
+}
+
+std::vector<Metric> CounterResult::metrics() const
+{
+	std::vector<EventCount> counts;
+	counts.reserve(events_.size());
+	for (std::size_t i = 0; i < events_.size(); ++i)
+		counts.push_back({.number = events_[i].number, .flags = events_[i].flags,
+				  .value = static_cast<double>(totals_[i])});
+	return derive_metrics(counts);
+}
+
+// ---------------------------------------------------------------- counters
+
+Counters::Counters() : Counters{Device::open()}
+{
+}
+
+// device_ is initialised before info_ (declaration order)
+Counters::Counters(Device device) : device_{std::move(device)}, info_{device_.info()}
+{
+	default_cpus();
+}
+
+Counters::Counters(Device device, Info info) : device_{std::move(device)}, info_{std::move(info)}
+{
+	default_cpus();
+}
+
+void Counters::default_cpus()
+{
+	for (const CpuInfo& c : info_.cpus)
+		if (countable_cpu(info_, c.cpu)) {
+			if (cpus_.empty())
+				midr_ = c.midr;
+			cpus_.push_back(c.cpu);
+		}
+}
+
+void Counters::require_not_configured(const char* what) const
+{
+	if (session_)
+		misuse(std::string{what} + " after start(): the group is configured");
+}
+
+Counters& Counters::set_cpus(std::vector<unsigned> cpus)
+{
+	require_not_configured("set_cpus()");
+	if (cpus.empty())
+		misuse("an empty CPU set");
+	std::sort(cpus.begin(), cpus.end());
+	cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
+	for (const unsigned c : cpus)
+		if (!countable_cpu(info_, c))
+			misuse("CPU " + std::to_string(c) + " is not online with a PMU");
+	cpus_ = std::move(cpus);
+	return *this;
+}
+
+EventSpec Counters::parse(std::string_view event, std::span<const EventSpec> also) const
+{
+	EventSpec spec = parse_event(event, midr_);
+	const auto same = [&](const EventSpec& e) { return same_name(e.name, spec.name); };
+	if (std::ranges::any_of(events_, same) || std::ranges::any_of(also, same))
+		misuse("event '" + spec.name + "' added twice");
+	if (events_.size() + also.size() + 1 > max_group_events)
+		misuse("more than " + std::to_string(max_group_events) + " events");
+	return spec;
+}
+
+Counters& Counters::add(std::string_view event)
+{
+	require_not_configured("add()");
+	EventSpec spec = parse(event, {});
+	events_.push_back(std::move(spec));
+	return *this;
+}
+
+Counters& Counters::add(std::initializer_list<std::string_view> events)
+{
+	require_not_configured("add()");
+	std::vector<EventSpec> specs;
+	specs.reserve(events.size());
+	for (const std::string_view e : events)
+		specs.push_back(parse(e, specs));
+	events_.insert(events_.end(), std::make_move_iterator(specs.begin()), std::make_move_iterator(specs.end()));
+	return *this;
+}
+
+void Counters::start()
+{
+	if (running_)
+		misuse("start() while counting");
+	if (!session_) {
+		if (events_.empty())
+			misuse("start() without an event: add() some");
+		if (cpus_.empty())
+			misuse("no CPU online with a PMU");
+		require_events(events_, info_, cpus_);
+		require_countable(events_, info_, cpus_);
+		// The session takes the descriptor it is given, also when the
+		// configuration fails: give it a duplicate and keep ours for
+		// another try.
+		const int fd = ::dup(device_.fd());
+		if (fd < 0)
+			throw_error("Counters: dup of the device", errno);
+		session_.emplace(Session::create(Device::adopt(fd), GroupConfig{.events = group_events(events_), .cpus = cpus_}));
+		device_.close();
+	}
+	session_->reset();
+	session_->enable();
+	running_ = true;
+}
+
+void Counters::stop()
+{
+	if (!running_)
+		misuse("stop() without start()");
+	running_ = false;
+	session_->disable();
+	session_->read_all(reading_);
+	result_ = CounterResult{events_, reading_.cpus(), reading_.time_enabled()};
+	have_result_ = true;
+	stop_error_.reset();
+}
+
+void Counters::stop_quietly() noexcept
+{
+	try {
+		stop();
+	} catch (const Error& e) {
+		stop_error_.emplace(e);
+		have_result_ = false;
+	} catch (...) {
+		// bad_alloc building the result: result() says there is none
+		have_result_ = false;
+	}
+}
+
+const CounterResult& Counters::result() const
+{
+	if (stop_error_)
+		throw *stop_error_;
+	if (!have_result_)
+		misuse("result() before stop()");
+	return result_;
+}
+
+Counters::Scope Counters::measure()
+{
+	start();
+	return Scope{*this};
+}
+
+Counters::Scope::~Scope()
+{
+	if (counters_ && counters_->running())
+		counters_->stop_quietly();
+}
+
+} // namespace amupmu

@@ -1,0 +1,252 @@
+// SPDX-License-Identifier: GPL-2.0
+//
+// Counters and CounterResult without the driver [host]: names resolved
+// against the synthetic AMUPMU_INFO of fixtures.hpp (the mock X2 board, the
+// QEMU board), the CPU set, the errors of add()/start()/stop()/result() in
+// the wrong order, a start() on a file that is not /dev/amupmu (typed
+// error, nothing counting, the device kept for another try), and the
+// result's sums, per-CPU values, order and metrics from readings laid out
+// as Session::read_all() gives them. The board test of test_board_pmu.cpp
+// counts with the driver.
+#include "fixtures.hpp"
+
+#include <amupmu/counters.hpp>
+#include <amupmu/error.hpp>
+
+#include <catch2/catch.hpp>
+
+#include <cerrno>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace amupmu;
+using Catch::Matchers::Message;
+
+namespace {
+
+/// A device that is a file but not /dev/amupmu: every ioctl fails (ENOTTY).
+Device not_amupmu()
+{
+	const int fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+	REQUIRE(fd >= 0);
+	return Device::adopt(fd);
+}
+
+CpuReading reading(unsigned cpu, std::vector<std::uint64_t> values, std::uint64_t running)
+{
+	CpuReading r;
+	r.cpu = cpu;
+	r.nr_values = static_cast<std::uint32_t>(values.size());
+	for (std::size_t i = 0; i < values.size(); ++i)
+		r.values[i].value = values[i];
+	r.time_running = running;
+	return r;
+}
+
+std::vector<EventSpec> specs(std::initializer_list<std::string_view> names)
+{
+	std::vector<EventSpec> out;
+	for (const std::string_view n : names)
+		out.push_back(parse_event(n, 0));
+	return out;
+}
+
+} // namespace
+
+TEST_CASE("Counters: events by name, the default CPU set", "[host][counters]")
+{
+	STATIC_REQUIRE_FALSE(std::is_copy_constructible_v<Counters>);
+	STATIC_REQUIRE(std::is_nothrow_move_constructible_v<Counters>);
+
+	Counters c{not_amupmu(), test::mock_info()};
+	// every online CPU with a PMU: 0 and 1 (2 is offline)
+	CHECK(std::vector<unsigned>(c.cpus().begin(), c.cpus().end()) == std::vector<unsigned>{0, 1});
+	c.add("cycles").add({"instructions", "branch-misses", "inst_retired:u"});
+	c.add("IMP_STALL_BACKEND_MCQ");	// the X2's own table: names resolve with the board's MIDR
+	REQUIRE(c.events().size() == 5);
+	CHECK(c.events()[0].number == ev::cpu_cycles);
+	CHECK(c.events()[1].number == ev::inst_retired);
+	CHECK(c.events()[2].number == ev::br_mis_pred);
+	CHECK(c.events()[3].flags == (evflag::excl_kernel | evflag::excl_hv));
+	CHECK(c.events()[4].number == ev::imp_stall_backend_mcq);
+	CHECK_FALSE(c.running());
+	CHECK(c.session() == nullptr);
+
+	Counters q{not_amupmu(), test::qemu_info()};
+	CHECK(std::vector<unsigned>(q.cpus().begin(), q.cpus().end()) == std::vector<unsigned>{0});
+	// not on QEMU's core
+	CHECK_THROWS_AS(q.add("imp_stall_backend_mcq"), UnknownEvent);
+}
+
+TEST_CASE("Counters::add refuses bad events and adds nothing then", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	c.add("cycles");
+	CHECK_THROWS_AS(c.add("cycels"), UnknownEvent);
+	CHECK_THROWS_MATCHES(c.add("cycles"), InvalidArgument,
+			     Message("Counters: event 'cycles' added twice: Invalid argument (EINVAL)"));
+	CHECK_THROWS_AS(c.add("CYCLES"), InvalidArgument);	// names compare without case
+	CHECK_THROWS_AS(c.add("cycles:z"), InvalidArgument);
+	// all or none
+	CHECK_THROWS_AS(c.add({"instructions", "no_such_event"}), UnknownEvent);
+	CHECK_THROWS_AS(c.add({"instructions", "instructions"}), InvalidArgument);
+	CHECK(c.events().size() == 1);
+	// the same event at other levels is another event
+	c.add({"cycles:u", "cycles:k"});
+	CHECK(c.events().size() == 3);
+
+	Counters full{not_amupmu(), test::mock_info()};
+	for (unsigned n = 0; n < max_group_events; ++n)
+		full.add("r" + std::to_string(0x100 + n));
+	CHECK_THROWS_MATCHES(full.add("r200"), InvalidArgument,
+			     Message("Counters: more than 32 events: Invalid argument (EINVAL)"));
+	CHECK(full.events().size() == max_group_events);
+}
+
+TEST_CASE("Counters::set_cpus", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	c.set_cpus({1, 0, 1});
+	CHECK(std::vector<unsigned>(c.cpus().begin(), c.cpus().end()) == std::vector<unsigned>{0, 1});
+	c.set_cpus({1});
+	CHECK_THROWS_AS(c.set_cpus({}), InvalidArgument);
+	CHECK_THROWS_MATCHES(c.set_cpus({0, 2}), InvalidArgument,
+			     Message("Counters: CPU 2 is not online with a PMU: Invalid argument (EINVAL)"));
+	CHECK_THROWS_AS(c.set_cpus({99}), InvalidArgument);
+	CHECK(std::vector<unsigned>(c.cpus().begin(), c.cpus().end()) == std::vector<unsigned>{1});
+}
+
+TEST_CASE("Counters: start/stop/result in the wrong order are typed errors", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	CHECK_THROWS_MATCHES(c.start(), InvalidArgument,
+			     Message("Counters: start() without an event: add() some: Invalid argument (EINVAL)"));
+	CHECK_THROWS_MATCHES(c.stop(), InvalidArgument,
+			     Message("Counters: stop() without start(): Invalid argument (EINVAL)"));
+	CHECK_THROWS_MATCHES((void)c.result(), InvalidArgument,
+			     Message("Counters: result() before stop(): Invalid argument (EINVAL)"));
+	CHECK_THROWS_AS((void)c.measure(), InvalidArgument);
+	bool ran = false;
+	CHECK_THROWS_AS(c.measure([&] { ran = true; }), InvalidArgument);
+	CHECK_FALSE(ran);	// the region is not run when counting cannot start
+}
+
+TEST_CASE("Counters::start on a file that is not amupmu: typed error, the device kept", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	c.add({"cycles", "instructions"});
+	for (int attempt = 0; attempt < 2; ++attempt) {
+		CAPTURE(attempt);
+		try {
+			c.start();
+			FAIL("started");
+		} catch (const Error& e) {
+			// the ioctl's ENOTTY (ENOSYS under qemu-user); the second
+			// try too, not EBADF: the failed session took a duplicate,
+			// not the device
+			CHECK((e.errnum() == ENOTTY || e.errnum() == ENOSYS));
+			CHECK_THAT(e.what(), Catch::Contains("AMUPMU_PMU_CONFIG"));
+		}
+		CHECK_FALSE(c.running());
+		CHECK(c.session() == nullptr);
+	}
+	// nothing configured: events can still be added
+	c.add("branch-misses");
+	CHECK(c.events().size() == 3);
+}
+
+TEST_CASE("Counters: events a CPU cannot count are refused before the driver", "[host][counters]")
+{
+	// QEMU's PMCEID lacks BR_MIS_PRED (0x10)
+	Counters c{not_amupmu(), test::qemu_info()};
+	c.add({"cycles", "branch-misses"});
+	CHECK_THROWS_AS(c.start(), Unsupported);
+	CHECK_FALSE(c.running());
+	// ":h" counts nothing on a VHE host (the mock board's kernel is at EL2)
+	Counters v{not_amupmu(), test::mock_info()};
+	v.add("cycles:h");
+	CHECK_THROWS_AS(v.start(), InvalidArgument);
+}
+
+TEST_CASE("Counters: no CPU online with a PMU", "[host][counters]")
+{
+	Info info = test::qemu_info();
+	info.cpus = {test::offline_cpu(0)};
+	Counters c{not_amupmu(), std::move(info)};
+	CHECK(c.cpus().empty());
+	c.add("cycles");
+	CHECK_THROWS_MATCHES(c.start(), InvalidArgument,
+			     Message("Counters: no CPU online with a PMU: Invalid argument (EINVAL)"));
+}
+
+TEST_CASE("CounterResult: sums over the CPUs, per CPU, in order, metrics", "[host][counters]")
+{
+	const std::vector<CpuReading> cpus = {
+		reading(0, {1000, 1500, 7, 20}, 900),
+		reading(2, {3000, 4500, 3, 80}, 800),
+		reading(5, {0, 0, 0, 0}, 1000),
+	};
+	const CounterResult r{specs({"cycles", "instructions", "branch-misses", "br_pred"}), cpus, 1000};
+	CHECK(r["cycles"] == 4000);
+	CHECK(r["instructions"] == 6000);
+	CHECK(r["INSTRUCTIONS"] == 6000);
+	CHECK(r["branch-misses"] == 10);
+	CHECK(r.per_cpu("cycles", 0) == 1000);
+	CHECK(r.per_cpu("cycles", 2) == 3000);
+	CHECK(r.per_cpu("instructions", 5) == 0);
+	CHECK(r.per_cpu("br_pred", 2) == 80);
+	CHECK(r.find("cycles").value_or(0) == 4000);
+	CHECK_FALSE(r.find("l1d_cache"));
+	CHECK_THROWS_MATCHES((void)r["l1d_cache"], InvalidArgument,
+			     Message("Counters: event 'l1d_cache' was not counted: Invalid argument (EINVAL)"));
+	CHECK_THROWS_MATCHES((void)r.per_cpu("cycles", 1), InvalidArgument,
+			     Message("Counters: CPU 1 was not counted: Invalid argument (EINVAL)"));
+	CHECK(std::vector<unsigned>(r.cpus().begin(), r.cpus().end()) == std::vector<unsigned>{0, 2, 5});
+	CHECK(r.time_enabled() == 1000);
+	CHECK(r.time_running() == 800);
+
+	std::vector<std::pair<std::string, std::uint64_t>> seen;
+	r.for_each([&](std::string_view name, std::uint64_t total) { seen.emplace_back(name, total); });
+	CHECK(seen == std::vector<std::pair<std::string, std::uint64_t>>{
+			      {"cycles", 4000}, {"instructions", 6000}, {"branch-misses", 10}, {"br_pred", 100}});
+
+	// the library's metrics of the totals: IPC 6000/4000, prediction 1 - 10/100
+	const std::vector<Metric> m = r.metrics();
+	REQUIRE(m.size() == 2);
+	CHECK(m[0].name == "ipc");
+	CHECK(m[0].value == Approx(1.5));
+	CHECK(m[1].name == "branch_pred_accuracy");
+	CHECK(m[1].value == Approx(90.0));
+
+	// a default result counted nothing
+	const CounterResult none;
+	CHECK(none.empty());
+	CHECK_THROWS_AS((void)none["cycles"], InvalidArgument);
+	CHECK(none.metrics().empty());
+}
+
+TEST_CASE("CounterResult: exact 64-bit totals, no rounding through double", "[host][counters]")
+{
+	const std::uint64_t big = (std::uint64_t{1} << 60) + 1;	// not a double
+	const std::vector<CpuReading> cpus = {reading(0, {big}, 1), reading(1, {big}, 1)};
+	const CounterResult r{specs({"inst_retired"}), cpus, 1};
+	CHECK(r["inst_retired"] == 2 * big);
+}
+
+TEST_CASE("CounterResult: a reading with fewer values than events is EBADMSG", "[host][counters]")
+{
+	const std::vector<CpuReading> cpus = {reading(0, {1, 2}, 1), reading(1, {1}, 1)};
+	try {
+		const CounterResult r{specs({"cycles", "instructions"}), cpus, 1};
+		FAIL("accepted " << r.events().size() << " events");
+	} catch (const Error& e) {
+		CHECK(e.errnum() == EBADMSG);
+		CHECK_THAT(e.what(), Catch::Contains("CPU 1 read 1 values for 2 events"));
+	}
+}
