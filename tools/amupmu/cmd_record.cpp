@@ -145,12 +145,12 @@ int record(Args args)
 	}
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
-	const auto child_pid = static_cast<std::uint32_t>(child.pid());
-	// the maps after each exec (e.g. through taskset: they replace the old
-	// ones) and at the exit stop, with the shared libraries ld.so and
-	// dlopen() mapped after the exec
-	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
-	read_child_maps();
+	// the maps of every process of the command: after each exec (e.g.
+	// through taskset: they replace the old ones), at the start of each
+	// process it forks and at each exit stop, with the shared libraries
+	// ld.so and dlopen() mapped after the exec
+	const auto read_child_maps = [&](pid_t pid, MapsEvent why) { update_maps(rec.maps, pid, why); };
+	read_child_maps(child.pid(), MapsEvent::exec);
 	child.follow_execs();
 	// asleep until the ring reaches its watermark or the child stops or ends
 	child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);

@@ -148,3 +148,27 @@ tool_tests_unloaded() {
 		run_test amupmu_board_tests-unloaded /tests/amupmu_board_tests -r tap --use-colour no "[unloaded]"
 	fi
 }
+
+# ---------------------------------------------------------------- record/report of
+# dynamic programs and their children (issue 14). Backend: QEMU TCG PMUv3,
+# the amupmu devicetree (the module owns the PMU).
+
+# amupmu-workload-dyn (dynamically linked: /lib/ld-linux-aarch64.so.1 and
+# /lib/libc.so.6) spends its time in libc's strcspn and, in the child it
+# forks, in strspn: both named from the libc of the mappings read at the
+# processes' start and exit stops, the child's too
+record_dynamic() {
+	[ -x /tests/amupmu-workload-dyn ] || { echo "# no /tests/amupmu-workload-dyn"; return 1; }
+	amupmu record -e cpu_cycles:u -c 100000 -o /tmp/dyn.rec -- amupmu-workload-dyn 3000 || return 1
+	amupmu report -i /tmp/dyn.rec --top 6 >/tmp/dyn.txt || return 1
+	sed 's/^/# /' /tmp/dyn.txt
+	sed -n '/hottest symbols/,/^$/p' /tmp/dyn.txt >/tmp/dyn-syms.txt
+	grep -q '\[\.\] strcspn  /lib/libc.so.6$' /tmp/dyn-syms.txt &&
+		grep -q '\[\.\] strspn  /lib/libc.so.6$' /tmp/dyn-syms.txt
+}
+
+# with the module loaded and owning the PMU (payload pmu.sh)
+record_tool_tests() {
+	[ "$(owner)" = amupmu ] || return 0
+	tap_check record-dynamic-and-fork record_dynamic
+}
