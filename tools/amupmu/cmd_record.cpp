@@ -15,6 +15,8 @@
 #include <amupmu/session.hpp>
 
 #include <charconv>
+#include <fstream>
+#include <optional>
 #include <csignal>
 #include <sstream>
 #include <iostream>
@@ -31,9 +33,11 @@ constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c
 Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
 CPUS the counter overflows and the driver records the interrupted PC,
 PID, TID, mode (user, kernel or hv, as perf names them) and time. The
-samples and the command's executable mappings (read from /proc/PID/maps
-right after each exec of the command's process, which is traced for
-that) go to FILE for 'amupmu report'.
+samples, the executable mappings and names of the command and of every
+process it forks (traced for that: their /proc/PID/maps read at their
+start, execs and exits, with the shared libraries) and the kernel
+functions hit (when /proc/kallsyms shows them) go to FILE for 'amupmu
+report' and 'amupmu script'.
 Exits with the command's status.
 
 Options:
@@ -60,6 +64,33 @@ Options:
   --top N     lines per table (default 10)
   -h, --help  show this help
 )";
+
+// /proc/pid/comm, without its newline
+std::optional<std::string> comm_of(pid_t pid)
+{
+	std::ifstream in{"/proc/" + std::to_string(pid) + "/comm"};
+	std::string name;
+	if (!std::getline(in, name))
+		return std::nullopt;
+	return name;
+}
+
+// The names of processes sampled but not followed (the tool itself, other
+// processes on the CPUs) while they still run, and of the kernel's
+// functions the samples hit when /proc/kallsyms shows their addresses.
+void add_names(Recording& rec)
+{
+	std::vector<std::uint64_t> kernel_pcs;
+	for (const RecordedSample& s : rec.samples) {
+		if (s.mode == SampleMode::kernel)
+			kernel_pcs.push_back(s.pc);
+		if (s.pid != 0 && !rec.comms.contains(s.pid))
+			if (auto name = comm_of(static_cast<pid_t>(s.pid)))
+				rec.comms[s.pid] = std::move(*name);
+	}
+	if (!kernel_pcs.empty())
+		rec.kernel_symbols = symbols_hit(read_kallsyms(), kernel_pcs);
+}
 
 int record(Args args)
 {
@@ -149,13 +180,18 @@ int record(Args args)
 	// through taskset: they replace the old ones), at the start of each
 	// process it forks and at each exit stop, with the shared libraries
 	// ld.so and dlopen() mapped after the exec
-	const auto read_child_maps = [&](pid_t pid, MapsEvent why) { update_maps(rec.maps, pid, why); };
+	const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
+		update_maps(rec.maps, pid, why);
+		if (auto name = comm_of(pid))
+			rec.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
+	};
 	read_child_maps(child.pid(), MapsEvent::exec);
 	child.follow_execs();
 	// asleep until the ring reaches its watermark or the child stops or ends
 	child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);
 	session.disable();
 	drain();
+	add_names(rec);
 	rec.lost = ring.lost();
 	for (const CpuReading& c : session.read_all().cpus())
 		rec.skid += c.skid;

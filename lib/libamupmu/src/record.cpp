@@ -22,7 +22,8 @@ namespace amupmu {
 
 namespace {
 
-constexpr std::string_view magic = "amupmu-record 2";
+constexpr std::string_view magic = "amupmu-record 3";
+constexpr std::string_view magic_v2 = "amupmu-record 2";
 constexpr std::string_view magic_v1 = "amupmu-record 1";
 
 [[noreturn]] void bad(unsigned line, const std::string& why)
@@ -117,19 +118,40 @@ Clock clock_of(std::string_view name)
 
 RecordedSample to_recorded(const Sample& s) noexcept
 {
-	return {.cpu = s.cpu, .pid = s.pid, .tid = s.tid, .mode = s.mode, .time = s.time, .pc = s.pc};
+	return {.cpu = s.cpu, .pid = s.pid, .tid = s.tid, .mode = s.mode, .time = s.time, .pc = s.pc, .event = s.event};
+}
+
+std::vector<RecordedEvent> Recording::events() const
+{
+	std::vector<RecordedEvent> all{{.event = event, .number = number, .period = period, .modifiers = modifiers}};
+	all.insert(all.end(), more_events.begin(), more_events.end());
+	return all;
+}
+
+std::string Recording::comm(std::uint32_t pid) const
+{
+	if (const auto it = comms.find(pid); it != comms.end())
+		return it->second;
+	return pid == 0 ? "swapper" : ":" + detail::decimal(pid);
 }
 
 void write_recording(std::ostream& out, const Recording& r)
 {
 	// built as a string: out's locale would group the digits
 	using detail::decimal;
-	std::string t{magic};
+	const bool v3 = !r.more_events.empty() || r.frequency || !r.comms.empty() || !r.kernel_symbols.empty() ||
+			std::ranges::any_of(r.samples, [](const RecordedSample& x) { return x.event != 0; });
+	std::string t{v3 ? magic : magic_v2};
 	t += "\ncommand";
 	for (const std::string& a : r.command)
 		t += " " + escape(a);
-	t += "\nevent " + escape(r.event) + " " + hex(r.number, 4) + " " + decimal(r.period) + "\n";
-	t += "modifiers " + escape(r.modifiers) + "\n";
+	t += "\n";
+	for (const RecordedEvent& e : r.events()) {
+		t += "event " + escape(e.event) + " " + hex(e.number, 4) + " " + decimal(e.period) + "\n";
+		t += "modifiers " + escape(e.modifiers) + "\n";
+	}
+	if (r.frequency)
+		t += "frequency " + decimal(r.frequency) + "\n";
 	t += "cpus " + escape(r.cpus) + "\n";
 	t += "timer_freq " + decimal(r.timer_freq) + "\n";
 	if (r.time.valid())
@@ -138,23 +160,31 @@ void write_recording(std::ostream& out, const Recording& r)
 		     "\n";
 	t += "lost " + decimal(r.lost) + "\n";
 	t += "skid " + decimal(r.skid) + "\n";
+	for (const auto& [pid, name] : r.comms)
+		t += "comm " + decimal(pid) + " " + escape(name) + "\n";
+	for (const ElfSymbol& k : r.kernel_symbols)
+		t += "ksym " + hex(k.address, 1) + " " + decimal(k.size) + " " + escape(k.name) + "\n";
 	out << t;
 	for (const Mapping& m : r.maps)
 		out << "map " + decimal(m.pid) + " " + hex(m.start, 1) + " " + hex(m.end, 1) + " " + hex(m.offset, 1) +
 			       " " + escape(m.path) + "\n";
 	for (const RecordedSample& s : r.samples)
 		out << "s " + decimal(s.cpu) + " " + decimal(s.pid) + " " + decimal(s.tid) + " " + mode_text(s.mode) +
-			       " " + decimal(s.time) + " " + hex(s.pc, 1) + "\n";
+			       " " + decimal(s.time) + " " + hex(s.pc, 1) + (v3 ? " " + decimal(s.event) : "") + "\n";
 }
 
 Recording read_recording(std::istream& in)
 {
 	Recording r;
 	std::string line;
-	if (!std::getline(in, line) || (line != magic && line != magic_v1))
+	if (!std::getline(in, line) || (line != magic && line != magic_v2 && line != magic_v1))
 		bad(1, "not an amupmu recording (expected '" + std::string{magic} + "')");
 	const bool v1 = line == magic_v1;
+	const bool v3 = line == magic;
 	unsigned n = 1;
+	unsigned events = 0;	// event lines so far
+	// the modifiers line after an event line is that event's
+	std::string* last_modifiers = &r.modifiers;
 	while (std::getline(in, line)) {
 		++n;
 		const std::vector<std::string_view> w = words(line);
@@ -174,18 +204,47 @@ Recording read_recording(std::istream& in)
 				r.command.push_back(unescape(n, w[i]));
 		} else if (tag == "event") {
 			need(3);
-			r.event = unescape(n, w[1]);
-			num("event code", w[2], r.number, true);
-			num("period", w[3], r.period);
+			if (events > 0 && !v3)
+				bad(n, "a second 'event' line (one event before format 3)");
+			if (events == 256)
+				bad(n, "more than 256 events");
+			RecordedEvent e;
+			e.event = unescape(n, w[1]);
+			num("event code", w[2], e.number, true);
+			num("period", w[3], e.period);
+			if (events++ == 0) {
+				r.event = std::move(e.event);
+				r.number = e.number;
+				r.period = e.period;
+			} else {
+				r.more_events.push_back(std::move(e));
+				last_modifiers = &r.more_events.back().modifiers;
+			}
 		} else if (tag == "modifiers") {
 			need(1);
-			r.modifiers = unescape(n, w[1]);
+			std::string& mods = *last_modifiers;
+			mods = unescape(n, w[1]);
 			try {
-				if (!r.modifiers.empty())
-					r.modifiers = canonical_modifiers(r.modifiers);
+				if (!mods.empty())
+					mods = canonical_modifiers(mods);
 			} catch (const InvalidArgument& e) {
 				bad(n, e.operation());
 			}
+		} else if (tag == "frequency" && v3) {
+			need(1);
+			num("frequency", w[1], r.frequency);
+		} else if (tag == "comm" && v3) {
+			need(2);
+			std::uint32_t pid = 0;
+			num("pid", w[1], pid);
+			r.comms[pid] = unescape(n, w[2]);
+		} else if (tag == "ksym" && v3) {
+			need(3);
+			ElfSymbol k;
+			num("address", w[1], k.address, true);
+			num("size", w[2], k.size);
+			k.name = unescape(n, w[3]);
+			r.kernel_symbols.push_back(std::move(k));
 		} else if (tag == "clock") {
 			need(5);
 			num("time_shift", w[2], r.time.time_shift);
@@ -217,7 +276,7 @@ Recording read_recording(std::istream& in)
 			m.path = unescape(n, w[5]);
 			r.maps.push_back(std::move(m));
 		} else if (tag == "s") {
-			need(6);
+			need(v3 ? 7 : 6);
 			RecordedSample s;
 			num("cpu", w[1], s.cpu);
 			num("pid", w[2], s.pid);
@@ -236,6 +295,12 @@ Recording read_recording(std::istream& in)
 			}
 			num("time", w[5], s.time);
 			num("pc", w[6], s.pc, true);
+			if (v3) {
+				num("event", w[7], s.event);
+				if (s.event >= std::max(events, 1u))
+					bad(n, "sample of event " + std::string{w[7]} + ", of " +
+						       std::to_string(std::max(events, 1u)) + " events");
+			}
 			r.samples.push_back(s);
 		} else {
 			bad(n, "unknown record '" + tag + "'");
