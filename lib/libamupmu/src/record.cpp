@@ -309,47 +309,104 @@ Recording read_recording(std::istream& in)
 	return r;
 }
 
+std::vector<std::string> parse_sort_keys(std::string_view list)
+{
+	std::vector<std::string> keys;
+	for (std::string_view rest = list; !list.empty();) {
+		const std::size_t comma = rest.find(',');
+		std::string key{rest.substr(0, comma)};
+		if (key == "symbol")
+			key = "sym";
+		if (key != "sym" && key != "dso" && key != "comm" && key != "pid")
+			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid)", EINVAL};
+		if (std::ranges::find(keys, key) != keys.end())
+			throw InvalidArgument{"--sort: key '" + key + "' listed twice", EINVAL};
+		keys.push_back(std::move(key));
+		if (comma == std::string_view::npos)
+			break;
+		rest.remove_prefix(comma + 1);
+	}
+	if (keys.empty())
+		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid)", EINVAL};
+	return keys;
+}
+
 std::string format_report(const Recording& r, const ReportOptions& options)
 {
 	Symbolizer sym;
 	for (const Mapping& m : r.maps)
 		sym.add(m);
+	sym.set_kernel_symbols(r.kernel_symbols);
+	// kernel PCs apart only when they can be named
+	const bool kernel_pcs = !r.kernel_symbols.empty();
 
 	struct Hot {
 		std::uint64_t count = 0;
 		Resolved where;
 	};
-	// (mode, pid, pc); kernel and hypervisor samples are not told apart by pid or pc
+	// (mode, pid, pc); hypervisor samples (and kernel ones without kernel
+	// symbols) are not told apart by pc
 	using PcKey = std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>;
 	std::map<PcKey, Hot> by_pc;
-	std::map<std::tuple<char, std::string, std::string>, std::uint64_t> by_symbol;	// (level, symbol, dso)
 	std::map<std::uint8_t, std::uint64_t> by_mode;
 	std::uint64_t first_time = UINT64_MAX, last_time = 0;
 	for (const RecordedSample& s : r.samples) {
-		const bool user = s.mode == SampleMode::user;
-		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), user ? s.pid : 0, user ? s.pc : 0}];
+		const bool by_address = s.mode == SampleMode::user || (s.mode == SampleMode::kernel && kernel_pcs);
+		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), s.pid, by_address ? s.pc : 0}];
 		if (h.count++ == 0)
 			h.where = sym.resolve(s.pid, s.pc, s.mode);
 		++by_mode[static_cast<std::uint8_t>(s.mode)];
 		first_time = std::min(first_time, s.time);
 		last_time = std::max(last_time, s.time);
 	}
+	// perf report's default order: command, then the symbol and its file
+	const std::vector<std::string> keys =
+		options.sort.empty() ? std::vector<std::string>{"comm", "sym", "dso"} : options.sort;
+	std::map<std::vector<std::string>, std::uint64_t> by_key;
 	for (const auto& [key, h] : by_pc) {
 		std::string name = h.where.symbol;
 		if (const std::size_t plus = name.rfind('+'); plus != std::string::npos)
 			name.resize(plus);
 		const char level = perf_level(static_cast<SampleMode>(std::get<0>(key)));
-		by_symbol[{level, name.empty() ? "[unknown]" : name, h.where.dso}] += h.count;
+		std::vector<std::string> columns;
+		for (const std::string& k : keys) {
+			if (k == "sym")
+				columns.push_back("[" + std::string(1, level) + "] " + (name.empty() ? "[unknown]" : name));
+			else if (k == "dso")
+				columns.push_back(h.where.dso);
+			else if (k == "comm")
+				columns.push_back(r.comm(std::get<1>(key)));
+			else
+				columns.push_back(detail::decimal(std::get<1>(key)));
+		}
+		by_key[columns] += h.count;
 	}
 
 	const std::uint64_t total = r.samples.size();
+	const auto shown = [&](std::uint64_t count) {
+		return total && static_cast<double>(count) * 100.0 >= options.percent_limit * static_cast<double>(total);
+	};
 	std::string cmd;
 	for (const std::string& a : r.command)
 		cmd += (cmd.empty() ? "" : " ") + a;
 	std::ostringstream out;
-	out << "# amupmu report: " << detail::decimal(total) << " samples of " << r.event << " (" << hex(r.number, 4)
-	    << ") every " << detail::decimal(r.period) << " events, CPUs " << r.cpus << ", " << detail::decimal(r.lost)
-	    << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
+	std::string events = r.event + " (" + hex(r.number, 4) + ") every " + detail::decimal(r.period) + " events";
+	for (const RecordedEvent& e : r.more_events)
+		events += ", " + e.event + " (" + hex(e.number, 4) + ") every " + detail::decimal(e.period) + " events";
+	out << "# amupmu report: " << detail::decimal(total) << " samples of " << events << ", CPUs " << r.cpus << ", "
+	    << detail::decimal(r.lost) << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
+	if (r.frequency)
+		out << "# -F " << detail::decimal(r.frequency) << ": periods from the events' rates when recording\n";
+	if (!r.more_events.empty()) {
+		std::vector<std::uint64_t> per_event(1 + r.more_events.size());
+		for (const RecordedSample& s : r.samples)
+			++per_event[std::min<std::size_t>(s.event, per_event.size() - 1)];
+		const std::vector<RecordedEvent> all = r.events();
+		std::string list;
+		for (std::size_t e = 0; e < all.size(); ++e)
+			list += (list.empty() ? "" : ", ") + all[e].event + " " + detail::decimal(per_event[e]);
+		out << "# samples per event: " << list << "\n";
+	}
 	if (!r.modifiers.empty()) {
 		std::string excluded;
 		try {
@@ -375,28 +432,37 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 			    << ")\n";
 		}
 	}
+	if (options.percent_limit > 0)
+		out << "# lines below " << detail::fixed(options.percent_limit, 2) << "% left out\n";
 	out << "# command: " << cmd << "\n\n";
 
-	std::vector<std::pair<std::string, std::uint64_t>> syms;
-	syms.reserve(by_symbol.size());
-	for (const auto& [k, c] : by_symbol)
-		syms.push_back({"[" + std::string(1, std::get<0>(k)) + "] " + std::get<1>(k) + "  " + std::get<2>(k), c});
-	std::ranges::stable_sort(syms, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
-	out << "# hottest symbols\n#  overhead  samples  symbol  dso\n";
-	for (std::size_t i = 0; i < syms.size() && i < options.top; ++i)
-		out << "   " << percent(syms[i].second, total) << "  " << detail::decimal(syms[i].second) << "  "
-		    << syms[i].first << "\n";
+	std::vector<std::pair<std::string, std::uint64_t>> rows;
+	rows.reserve(by_key.size());
+	for (const auto& [columns, c] : by_key) {
+		std::string line;
+		for (const std::string& col : columns)
+			line += (line.empty() ? "" : "  ") + col;
+		rows.push_back({line, c});
+	}
+	std::ranges::stable_sort(rows, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
+	std::string header;
+	for (const std::string& k : keys)
+		header += "  " + std::string{k == "sym" ? "symbol" : k == "comm" ? "command" : k};
+	out << "# hottest symbols\n#  overhead  samples" << header << "\n";
+	for (std::size_t i = 0; i < rows.size() && i < options.top && shown(rows[i].second); ++i)
+		out << "   " << percent(rows[i].second, total) << "  " << detail::decimal(rows[i].second) << "  "
+		    << rows[i].first << "\n";
 
 	std::vector<std::pair<PcKey, Hot>> pcs(by_pc.begin(), by_pc.end());
 	std::ranges::stable_sort(pcs, std::greater{}, [](const auto& p) { return p.second.count; });
 	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso\n";
-	for (std::size_t i = 0; i < pcs.size() && i < options.top; ++i) {
+	for (std::size_t i = 0; i < pcs.size() && i < options.top && shown(pcs[i].second.count); ++i) {
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
+		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
 		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
-		    << (mode == SampleMode::user ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  ["
-		    << perf_level(mode) << "] " << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  "
-		    << h.where.dso << "\n";
+		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
+		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso << "\n";
 	}
 	return out.str();
 }

@@ -205,10 +205,36 @@ TEST_CASE("report: hottest symbols and PCs", "[host][record]")
 		CHECK_THAT(rep, Contains("\n# modes: user 30, kernel 10\n"));
 		CHECK_THAT(rep, !Contains("# time"));
 		CHECK_THAT(rep, !Contains("# modifiers"));
-		CHECK_THAT(rep, Contains(" 75.00%  30  [.] amupmu_test_marker_function  "));
-		CHECK_THAT(rep, Contains(" 25.00%  10  [k] [unknown]  [kernel]"));
+		// perf report's default columns: command, symbol, file
+		CHECK_THAT(rep, Contains("#  overhead  samples  command  symbol  dso\n"));
+		CHECK_THAT(rep, Contains(" 75.00%  30  :" + std::to_string(pid) + "  [.] amupmu_test_marker_function  "));
+		CHECK_THAT(rep, Contains(" 25.00%  10  :" + std::to_string(pid) + "  [k] [unknown]  [kernel]"));
 		CHECK_THAT(rep, Contains("  [.] amupmu_test_marker_function+0x4  "));
 		CHECK_THAT(rep, Contains(" 25.00%  10  -  [k] [unknown]  [kernel]"));
+	}
+	SECTION("--sort, --percent-limit, kernel symbols, several events")
+	{
+		r.comms = {{pid, "self"}};
+		r.kernel_symbols = {{0xffff800007ff0000, 0x10000, "before"}, {0xffff800008000000, 0x40, "el0_svc"}};
+		r.more_events = {{.event = "inst_retired", .number = 0x08, .period = 5000}};
+		r.samples.push_back({.cpu = 0, .pid = 9, .tid = 9, .mode = SampleMode::user, .time = 50, .pc = 0x10,
+				     .event = 1});
+		const std::string rep = format_report(r, {.top = 5, .sort = {"pid", "comm", "dso"}, .percent_limit = 10});
+		INFO(rep);
+		CHECK_THAT(rep, Contains("41 samples of cpu_cycles (0x0011) every 1000 events, inst_retired (0x0008) every "
+					 "5000 events, CPUs 0"));
+		CHECK_THAT(rep, Contains("\n# samples per event: cpu_cycles 40, inst_retired 1\n"));
+		CHECK_THAT(rep, Contains("\n# lines below 10.00% left out\n"));
+		CHECK_THAT(rep, Contains("#  overhead  samples  pid  command  dso\n"));
+		CHECK_THAT(rep, Contains(" 24.39%  10  " + std::to_string(pid) + "  self  [kernel]\n"));
+		CHECK_THAT(rep, !Contains(":9"));	// 1 of 41 samples: below the limit
+		// the kernel's PC named from the recording's kallsyms lines
+		CHECK_THAT(rep, Contains("  10  0xffff800008000000  [k] el0_svc+0x0  [kernel]\n"));
+		CHECK(parse_sort_keys("sym,dso,comm,pid") == std::vector<std::string>{"sym", "dso", "comm", "pid"});
+		CHECK(parse_sort_keys("symbol") == std::vector<std::string>{"sym"});
+		CHECK_THROWS_WITH(parse_sort_keys("sym,cpu"), Contains("unknown key 'cpu'"));
+		CHECK_THROWS_WITH(parse_sort_keys("dso,dso"), Contains("'dso' listed twice"));
+		CHECK_THROWS_AS(parse_sort_keys(""), InvalidArgument);
 	}
 	SECTION("times in CLOCK_MONOTONIC_RAW, modifiers named")
 	{
