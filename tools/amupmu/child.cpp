@@ -4,10 +4,13 @@
 #include <amupmu/cpu.hpp>
 #include <amupmu/error.hpp>
 
+#include <algorithm>
 #include <array>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <fstream>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -254,6 +257,7 @@ void Child::wait_exec()
 		reaped(st);
 		throw Error{name_ + " ended before it could be traced", ECHILD};
 	}
+	tracees_.insert_or_assign(pid_, false);
 }
 
 void Child::detach()
@@ -262,16 +266,24 @@ void Child::detach()
 		throw_error("PTRACE_DETACH", errno);
 }
 
+namespace {
+
+// the options of every followed thread; the command's own add EXITKILL
+constexpr long follow_options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_TRACEFORK |
+				PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE;
+
+} // namespace
+
 void Child::follow_execs()
 {
-	const long options = PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL;
+	const long options = follow_options | PTRACE_O_EXITKILL;
 	if (::ptrace(PTRACE_SETOPTIONS, pid_, nullptr, options) != 0)
 		throw_error("PTRACE_SETOPTIONS", errno);
 	if (::ptrace(PTRACE_CONT, pid_, nullptr, nullptr) != 0)
 		throw_error("PTRACE_CONT", errno);
 }
 
-bool Child::update(const std::function<void()>& on_maps)
+bool Child::update(const MapsCallback& on_maps)
 {
 	// the signalfd emptied first: a SIGCHLD after it makes it readable
 	// again for the next poll(), whatever waitpid() below saw
@@ -280,6 +292,8 @@ bool Child::update(const std::function<void()>& on_maps)
 		while (::read(event_fd_, &si, sizeof(si)) == static_cast<ssize_t>(sizeof(si))) {
 		}
 	}
+	if (!tracees_.empty())
+		return update_traced(on_maps);
 	while (!done_) {
 		int st = 0;
 		const pid_t r = ::waitpid(pid_, &st, WNOHANG);
@@ -289,15 +303,8 @@ bool Child::update(const std::function<void()>& on_maps)
 			throw_error("waitpid", errno);
 		if (r == 0)
 			return false;
-		if (WIFSTOPPED(st)) {
-			long sig = 0;
-			const int event = st >> 16;
-			if (event == PTRACE_EVENT_EXEC || event == PTRACE_EVENT_EXIT) {
-				if (on_maps)
-					on_maps();
-			} else if (WSTOPSIG(st) != SIGTRAP) {
-				sig = WSTOPSIG(st);
-			}
+		if (WIFSTOPPED(st)) {	// a traced child before wait_exec(): passed on
+			const long sig = WSTOPSIG(st) == SIGTRAP ? 0 : WSTOPSIG(st);
 			// NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace(2) takes the signal to deliver in its void* data argument
 			if (::ptrace(PTRACE_CONT, pid_, nullptr, reinterpret_cast<void*>(sig)) != 0 && errno != ESRCH)
 				throw_error("PTRACE_CONT", errno);
@@ -308,6 +315,92 @@ bool Child::update(const std::function<void()>& on_maps)
 	return true;
 }
 
+// Every followed thread asked in turn (__WALL: clones too), until one round
+// finds nothing: a new thread is asked in the same round as its parent's
+// fork or clone stop.
+bool Child::update_traced(const MapsCallback& on_maps)
+{
+	for (bool more = true; more && !done_;) {
+		more = false;
+		for (auto it = tracees_.begin(); it != tracees_.end() && !done_;) {
+			const pid_t tid = it->first;
+			int st = 0;
+			const pid_t r = ::waitpid(tid, &st, WNOHANG | __WALL);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0 && errno != ECHILD)
+				throw_error("waitpid", errno);
+			if (r == 0) {
+				++it;
+				continue;
+			}
+			more = true;
+			if (r > 0 && WIFSTOPPED(st)) {
+				stopped(tid, st, on_maps);	// may add threads: it stays valid
+				++it;
+				continue;
+			}
+			// exited, killed, or gone (ECHILD: a thread of a process
+			// another thread of which exec'd)
+			if (tid == pid_)
+				reaped(r > 0 ? st : 0);
+			it = tracees_.erase(it);
+		}
+	}
+	return done_;
+}
+
+void Child::stopped(pid_t tid, int st, const MapsCallback& on_maps)
+{
+	const int event = st >> 16;
+	const int stopsig = WSTOPSIG(st);
+	long sig = 0;
+	unsigned long msg = 0;
+	switch (event) {
+	case PTRACE_EVENT_FORK:
+	case PTRACE_EVENT_VFORK:
+	case PTRACE_EVENT_CLONE:
+		// the new thread, stopped or about to stop with SIGSTOP
+		if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &msg) == 0 && msg > 0)
+			tracees_.try_emplace(static_cast<pid_t>(msg), true);
+		break;
+	case PTRACE_EVENT_EXEC:
+		// tid is the process now; the thread that exec'd (when another
+		// than its leader) is gone
+		if (::ptrace(PTRACE_GETEVENTMSG, tid, nullptr, &msg) == 0 && static_cast<pid_t>(msg) != tid)
+			tracees_.erase(static_cast<pid_t>(msg));
+		if (on_maps)
+			on_maps(tid, MapsEvent::exec);
+		break;
+	case PTRACE_EVENT_EXIT:
+		if (on_maps)
+			on_maps(tgid_of(tid), MapsEvent::exit);
+		break;
+	case 0:
+		if (auto t = tracees_.find(tid); t != tracees_.end() && t->second && stopsig == SIGSTOP) {
+			// a new thread's first stop: its options without EXITKILL
+			// (detached, not killed, when the tool ends first)
+			t->second = false;
+			if (::ptrace(PTRACE_SETOPTIONS, tid, nullptr, follow_options) != 0 && errno != ESRCH)
+				throw_error("PTRACE_SETOPTIONS", errno);
+			if (on_maps && tgid_of(tid) == tid)
+				on_maps(tid, MapsEvent::fork);
+			break;
+		}
+		if (stopsig == SIGTRAP)
+			break;
+		// a signal for the thread, passed on; a group-stop (no siginfo)
+		// is not a signal: the thread goes on
+		if (siginfo_t si{}; ::ptrace(PTRACE_GETSIGINFO, tid, nullptr, &si) == 0)
+			sig = stopsig;
+		break;
+	default: break;
+	}
+	// NOLINTNEXTLINE(performance-no-int-to-ptr): ptrace(2) takes the signal to deliver in its void* data argument
+	if (::ptrace(PTRACE_CONT, tid, nullptr, reinterpret_cast<void*>(sig)) != 0 && errno != ESRCH)
+		throw_error("PTRACE_CONT", errno);
+}
+
 int ms_until(std::chrono::steady_clock::time_point t)
 {
 	const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t - std::chrono::steady_clock::now());
@@ -315,7 +408,7 @@ int ms_until(std::chrono::steady_clock::time_point t)
 }
 
 void Child::wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
-		      const std::function<void()>& on_maps)
+		      const MapsCallback& on_maps)
 {
 	std::array<pollfd, 2> fds{{{.fd = fd, .events = POLLIN, .revents = 0},
 				   {.fd = event_fd_, .events = POLLIN, .revents = 0}}};
@@ -329,7 +422,7 @@ void Child::wait_with(int fd, const std::string& what, const std::function<void(
 	}
 }
 
-bool Child::wait_traced(int timeout_ms, const std::function<void()>& on_maps)
+bool Child::wait_traced(int timeout_ms, const MapsCallback& on_maps)
 {
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
 	while (!update(on_maps)) {
@@ -351,6 +444,35 @@ void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid)
 	std::erase_if(maps, [&](const Mapping& m) { return m.pid == pid; });
 	for (Mapping& m : read_proc_maps(pid))
 		maps.push_back(std::move(m));
+}
+
+void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why)
+{
+	const auto p = static_cast<std::uint32_t>(pid);
+	if (why == MapsEvent::exec) {
+		refresh_maps(maps, p);
+		return;
+	}
+	for (Mapping& m : read_proc_maps(p))
+		if (std::ranges::find(maps, m) == maps.end())
+			maps.push_back(std::move(m));
+}
+
+pid_t tgid_of(pid_t tid)
+{
+	std::ifstream status{"/proc/" + std::to_string(tid) + "/status"};
+	for (std::string line; std::getline(status, line);) {
+		if (!line.starts_with("Tgid:"))
+			continue;
+		std::string_view v{line};
+		v.remove_prefix(5);
+		while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+			v.remove_prefix(1);
+		pid_t tgid = 0;
+		const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), tgid);
+		return ec == std::errc{} && tgid > 0 ? tgid : tid;
+	}
+	return tid;
 }
 
 std::vector<std::string> command_of(Args args, std::size_t first)

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,15 @@ namespace amupmu::cli {
 ///    waking up unless something happened or the caller's timeout expires.
 /// The destructor restores the signal dispositions and mask. One Child at
 /// a time (the signal handlers are per process).
+/// Why Child calls its maps callback for a process of the traced command.
+enum class MapsEvent {
+	exec,	///< it has exec'd: its old mappings are gone
+	fork,	///< a new process (fork, vfork, clone): its parent's mappings, or shared ones
+	exit,	///< it (or one of its threads) is exiting, all its mappings still in place
+};
+/// Called with the process (thread group id) whose mappings to read now.
+using MapsCallback = std::function<void(pid_t pid, MapsEvent why)>;
+
 class Child {
 public:
 	/// Forks; the child waits for start(). trace: the child stops with
@@ -55,36 +65,44 @@ public:
 	/// /proc/pid/maps, then calls follow_execs() (or detach()).
 	void wait_exec();
 	void detach();
-	/// trace mode: stops at every later exec (PTRACE_O_TRACEEXEC) and at the
-	/// exit, while the process still has its mappings (PTRACE_O_TRACEEXIT:
+	/// trace mode: follows the command's processes and threads (the ones it
+	/// forks and clones, theirs, and so on: PTRACE_O_TRACEFORK, VFORK,
+	/// CLONE), stopping each at its exec (PTRACE_O_TRACEEXEC), at its start
+	/// and at its exit while it still has its mappings (PTRACE_O_TRACEEXIT:
 	/// the shared libraries ld.so and dlopen() mapped after the exec), and
-	/// lets the child go on.
+	/// lets the child go on. Only the command itself is killed should the
+	/// tool die (PTRACE_O_EXITKILL); the processes it started are detached
+	/// then, as they are when the tool exits after the command's end.
 	void follow_execs();
 	/// Readable when the child may have changed state (its exit; in trace
 	/// mode also its stops): for a poll() of the caller's that waits for
 	/// other files too. Then call update().
 	[[nodiscard]] int event_fd() const noexcept { return event_fd_; }
 	/// Handles what happened without blocking: in trace mode calls
-	/// on_maps() at each exec stop and at the exit stop (read
-	/// /proc/pid/maps then) and passes other signals on to the child. True
-	/// once the child has exited.
-	bool update(const std::function<void()>& on_maps = {});
+	/// on_maps() at each exec stop, at the start of each new process and at
+	/// each exit stop of the followed processes (read /proc/pid/maps then)
+	/// and passes other signals on to them. True once the command (the
+	/// first process) has exited: the wait ends then, as perf record's does,
+	/// whatever processes it started are still running.
+	bool update(const MapsCallback& on_maps = {});
 	/// update() until the exit, waiting in poll(); with timeout_ms >= 0
 	/// returns false when the child did not exit in time. The status is
 	/// then in status().
-	bool wait_traced(int timeout_ms, const std::function<void()>& on_maps);
+	bool wait_traced(int timeout_ms, const MapsCallback& on_maps);
 	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
 	/// update() until the exit, asleep in one poll() on the event fd and
 	/// fd (a ring or SPE session: what names it in errors), calling
 	/// on_readable() whenever fd is readable.
 	void wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
-		       const std::function<void()>& on_maps);
+		       const MapsCallback& on_maps);
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }
 	[[nodiscard]] bool exited() const noexcept { return done_; }
 
 private:
 	void reaped(int st);
+	bool update_traced(const MapsCallback& on_maps);
+	void stopped(pid_t tid, int st, const MapsCallback& on_maps);
 	void restore_signals() noexcept;
 
 	pid_t pid_ = -1;
@@ -96,6 +114,9 @@ private:
 	bool done_ = false;
 	int status_ = 0;
 	std::string name_;
+	// trace mode: the followed threads; true until a new one's first stop
+	// (the SIGSTOP every auto-attached tracee starts with)
+	std::map<pid_t, bool> tracees_;
 	struct SavedSignals;
 	std::unique_ptr<SavedSignals> saved_;
 };
@@ -107,6 +128,13 @@ int ms_until(std::chrono::steady_clock::time_point t);
 /// Replaces pid's mappings in maps with those /proc/pid/maps lists now
 /// (after an exec of the process, its maps replace the old ones).
 void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid);
+/// The maps callback of a recording: refresh_maps() after an exec, else
+/// the mappings /proc/pid/maps lists now added to those pid had (a library
+/// dlclose()d before the exit keeps naming the samples taken in it).
+void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why);
+/// The thread group (process) of thread tid, from /proc/tid/status; tid
+/// itself when unreadable.
+[[nodiscard]] pid_t tgid_of(pid_t tid);
 
 /// The arguments after "--" (or from the first non-option): the command.
 /// Throws UsageError when empty.

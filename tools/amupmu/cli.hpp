@@ -91,6 +91,7 @@ extern const Command amu_command;
 extern const Command stat_command;
 extern const Command record_command;
 extern const Command report_command;
+extern const Command script_command;
 extern const Command calibrate_command;
 extern const Command spe_command;
 

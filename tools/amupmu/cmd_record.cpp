@@ -9,107 +9,277 @@
 #include <amupmu/cpu.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/elf.hpp>
+#include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 
+#include <algorithm>
+#include <array>
+#include <cerrno>
 #include <charconv>
+#include <chrono>
+#include <functional>
+#include <span>
+#include <fstream>
+#include <optional>
+#include <set>
 #include <csignal>
 #include <sstream>
 #include <iostream>
 
+#include <poll.h>
+#include <sched.h>
+#include <sys/signalfd.h>
 #include <unistd.h>
 
 namespace amupmu::cli {
 
 namespace {
 
-constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENT] [-c PERIOD] [-C CPUS] [-o FILE] [--pages N]
-                     [--device PATH] [--] COMMAND [ARGS...]
+constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENTS] [-c PERIOD | -F HZ] [-C CPUS | -a] [-o FILE]
+                     [--pages N] [--device PATH] [--] COMMAND [ARGS...]
+       amupmu record -a [-e EVENTS] [-c PERIOD | -F HZ] [-o FILE]
 
-Run COMMAND and sample: every PERIOD occurrences of EVENT on a CPU of
-CPUS the counter overflows and the driver records the interrupted PC,
-PID, TID, mode (user, kernel or hv, as perf names them) and time. The
-samples and the command's executable mappings (read from /proc/PID/maps
-right after each exec of the command's process, which is traced for
-that) go to FILE for 'amupmu report'.
-Exits with the command's status.
+Run COMMAND and sample: every PERIOD occurrences of an event of EVENTS
+on a CPU of CPUS the counter overflows and the driver records the
+interrupted PC, PID, TID, mode (user, kernel or hv, as perf names them),
+time and which event it was. The sampling is of whole CPUs, as perf
+record -a's: every process that runs there is sampled. The samples, the
+executable mappings and names of the command and of every process it
+forks (traced for that: their /proc/PID/maps read at their start, execs
+and exits, with the shared libraries) and the kernel functions hit (when
+/proc/kallsyms shows them) go to FILE for 'amupmu report' and 'amupmu
+script'. Exits with the command's status.
 
 Options:
-  -e EVENT        sampled event (default cpu_cycles); names and perf's
-                  modifiers (:u :k :h :G :H) as in stat
+  -e EVENTS       sampled events, comma-separated (default cpu_cycles);
+                  names and perf's modifiers (:u :k :h :G :H) as in stat
   -c PERIOD       events per sample (default 100000)
+  -F HZ           about HZ samples per second of a busy CPU: each event's
+                  period from its rate over 100 ms of amupmu busy on the
+                  first CPU, fixed for the recording (perf -F re-adjusts
+                  it at every tick; the driver's period is fixed)
   -C CPUS         CPU list (default: all online)
+  -a              all online CPUs; without COMMAND until Ctrl-C (SIGINT,
+                  SIGTERM or SIGHUP)
   -o FILE         output (default amupmu.rec)
   --pages N       data pages of the ring, a power of two (default 16)
   --device PATH   device node (default /dev/amupmu)
   -h, --help      show this help
 )";
 
-constexpr std::string_view report_usage = R"(Usage: amupmu report [-i FILE] [--top N]
+constexpr std::string_view report_usage = R"(Usage: amupmu report [-i FILE] [--top N] [--sort KEYS] [--percent-limit P]
 
-Summarise a recording of 'amupmu record': samples per mode and the time
-span (CLOCK_MONOTONIC_RAW), then samples per symbol and per PC, hottest
-first, with perf's marks [.] user, [k] kernel, [H] hypervisor, symbolised
-from the ELF symbol tables of the recorded mappings (kernel samples are
-"[kernel]").
+Summarise a recording of 'amupmu record': samples per mode (and per event
+of several) and the time span (CLOCK_MONOTONIC_RAW), then samples per
+command and symbol and per PC, hottest first, with perf's marks [.] user,
+[k] kernel, [H] hypervisor, symbolised from the ELF symbol tables of the
+recorded mappings and, for the kernel, from the kallsyms lines of the
+recording ("[kernel]" without).
 
 Options:
-  -i FILE     recording (default amupmu.rec)
-  --top N     lines per table (default 10)
-  -h, --help  show this help
+  -i FILE              recording (default amupmu.rec)
+  --top N              lines per table (default 10)
+  --sort KEYS          the symbol table's columns, comma-separated, from
+                       sym, dso, comm, pid (default comm,sym,dso, as perf
+                       report's)
+  --percent-limit P    leave out lines below P % of the samples
+  -h, --help           show this help
 )";
+
+// /proc/pid/comm, without its newline
+std::optional<std::string> comm_of(pid_t pid)
+{
+	std::ifstream in{"/proc/" + std::to_string(pid) + "/comm"};
+	std::string name;
+	if (!std::getline(in, name))
+		return std::nullopt;
+	return name;
+}
+
+// The names of processes sampled but not followed (the tool itself, other
+// processes on the CPUs) while they still run, and of the kernel's
+// functions the samples hit when /proc/kallsyms shows their addresses.
+void add_names(Recording& rec)
+{
+	std::vector<std::uint64_t> kernel_pcs;
+	for (const RecordedSample& s : rec.samples) {
+		if (s.mode == SampleMode::kernel)
+			kernel_pcs.push_back(s.pc);
+		if (s.pid != 0 && !rec.comms.contains(s.pid))
+			if (auto name = comm_of(static_cast<pid_t>(s.pid)))
+				rec.comms[s.pid] = std::move(*name);
+	}
+	if (!kernel_pcs.empty())
+		rec.kernel_symbols = symbols_hit(read_kallsyms(), kernel_pcs);
+}
+
+// -a without a command: SIGINT, SIGTERM and SIGHUP end the recording;
+// blocked from the start and read from a signalfd, so that nothing is
+// interrupted and the recording is written (a SIGINT ignored since the
+// start, as in a background job, stays so)
+class StopSignals {
+public:
+	StopSignals()
+	{
+		::sigemptyset(&sigs_);
+		for (const int sig : {SIGINT, SIGTERM, SIGHUP})
+			::sigaddset(&sigs_, sig);
+		::sigprocmask(SIG_BLOCK, &sigs_, &old_);
+	}
+	StopSignals(const StopSignals&) = delete;
+	StopSignals& operator=(const StopSignals&) = delete;
+	~StopSignals() { ::sigprocmask(SIG_SETMASK, &old_, nullptr); }
+
+	// drains the ring (and names the processes) until one of them comes
+	void wait(int ring_fd, const std::function<void()>& drain) const
+	{
+		const int sfd = ::signalfd(-1, &sigs_, SFD_CLOEXEC);
+		if (sfd < 0)
+			throw_error("signalfd", errno);
+		std::array<pollfd, 2> fds{{{.fd = ring_fd, .events = POLLIN, .revents = 0},
+					   {.fd = sfd, .events = POLLIN, .revents = 0}}};
+		for (;;) {
+			// woken a few times a second too: the processes sampled
+			// are named while they run (nothing is followed here)
+			const int n = ::poll(fds.data(), fds.size(), 250);
+			if (n < 0 && errno != EINTR)
+				break;
+			if (fds[0].revents & (POLLERR | POLLNVAL)) {
+				::close(sfd);
+				throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
+			}
+			if (n == 0 || (fds[0].revents & POLLIN))
+				drain();
+			if (fds[1].revents & POLLIN) {
+				signalfd_siginfo si{};
+				(void)!::read(sfd, &si, sizeof(si));	// taken: not raised at the unblock
+				break;
+			}
+		}
+		::close(sfd);
+	}
+
+private:
+	sigset_t sigs_{};
+	sigset_t old_{};
+};
+
+// -F HZ: the period of each event from its rate over 100 ms of the tool
+// busy on the set's first CPU (a counting session of the same events):
+// events per second / HZ, at least the driver's smallest period
+std::vector<std::uint64_t> periods_for(const std::string& device, std::span<const EventSpec> specs, unsigned cpu,
+				       std::uint64_t hz)
+{
+	cpu_set_t old, one;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (::sched_getaffinity(0, sizeof(old), &old) != 0)
+		throw_error("sched_getaffinity", errno);
+	if (::sched_setaffinity(0, sizeof(one), &one) != 0)
+		throw_error("sched_setaffinity", errno);
+	GroupConfig cfg{.events = group_events(specs), .cpus = {cpu}};
+	Session counting = Session::create(Device::open(device), cfg);
+	counting.reset();
+	counting.enable();
+	const auto t0 = std::chrono::steady_clock::now();
+	volatile std::uint64_t spin = 0;
+	while (std::chrono::steady_clock::now() - t0 < std::chrono::milliseconds(100))
+		spin = spin + 1;
+	counting.disable();
+	const GroupReading reading = counting.read_all();
+	::sched_setaffinity(0, sizeof(old), &old);
+	const CpuReading& r = reading.cpus().front();
+	const double seconds = static_cast<double>(std::max<std::uint64_t>(r.time_running, 1)) / 1e9;
+	std::uint64_t min = 10000;	// the driver's default sample_period_min
+	std::ifstream param{"/sys/module/amupmu/parameters/sample_period_min"};
+	param >> min;
+	std::vector<std::uint64_t> out;
+	for (std::size_t e = 0; e < specs.size(); ++e) {
+		const double rate = static_cast<double>(r.counters()[e].value) / seconds;
+		const auto period = static_cast<std::uint64_t>(rate / static_cast<double>(hz));
+		std::cerr << "amupmu record: -F " << hz << ": " << specs[e].name << " at "
+			  << static_cast<std::uint64_t>(rate) << "/s on CPU " << cpu << " (100 ms busy): period "
+			  << std::max(period, min) << (period < min ? " (the driver's smallest)" : "") << "\n";
+		out.push_back(std::max(period, min));
+	}
+	return out;
+}
 
 int record(Args args)
 {
 	std::string event = "cpu_cycles", cpus, output = "amupmu.rec";
 	std::string device{default_device_path};
-	std::uint64_t period = 100000;
+	std::uint64_t period = 100000, hz = 0;
 	std::uint32_t pages = 16;
+	bool all = false, have_period = false;
 	std::size_t i = 0;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
 		if (end_of_options(args, i))
 			break;
-		if (auto v = option_value(args, i, "-e"))
+		if (auto v = option_value(args, i, "-e")) {
 			event = std::string{*v};
-		else if (auto v = option_value(args, i, "-c"))
+		} else if (auto v = option_value(args, i, "-c")) {
 			period = number_arg<std::uint64_t>("-c", *v);
-		else if (auto v = option_value(args, i, "-C"))
+			have_period = true;
+		} else if (auto v = option_value(args, i, "-F")) {
+			hz = number_arg<std::uint64_t>("-F", *v);
+			if (hz == 0)
+				throw UsageError{"-F needs a frequency above 0"};
+		} else if (a == "-a" || a == "--all-cpus") {
+			all = true;
+		} else if (auto v = option_value(args, i, "-C")) {
 			cpus = std::string{*v};
-		else if (auto v = option_value(args, i, "-o"))
+		} else if (auto v = option_value(args, i, "-o")) {
 			output = std::string{*v};
-		else if (auto v = option_value(args, i, "--pages"))
+		} else if (auto v = option_value(args, i, "--pages")) {
 			pages = number_arg<std::uint32_t>("--pages", *v);
-		else if (auto v = option_value(args, i, "--device"))
+		} else if (auto v = option_value(args, i, "--device")) {
 			device = std::string{*v};
-		else
+		} else {
 			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+		}
 	}
 	if (period == 0)
 		throw UsageError{"-c needs a period above 0"};
+	if (hz && have_period)
+		throw UsageError{"-c and -F exclude each other"};
 	if (pages == 0 || (pages & (pages - 1)) != 0)
 		throw UsageError{"--pages needs a power of two"};
-	const std::vector<std::string> command = command_of(args, i);
+	if (all && !cpus.empty())
+		throw UsageError{"-a and -C exclude each other"};
+	// -a without a command: until Ctrl-C (the sampling is of whole CPUs anyway)
+	const std::vector<std::string> command =
+		all && i >= args.size() ? std::vector<std::string>{} : command_of(args, i);
+
+	std::optional<StopSignals> stop;
+	if (command.empty())
+		stop.emplace();
 
 	Device dev = Device::open(device);
 	const Info info = dev.info();
 	const std::vector<unsigned> set = cpu_set(info, cpus);
 	const std::uint64_t midr = info.cpus[set.front()].midr;
-	const EventSpec spec = parse_event(event, midr);
-	const EventSpec one[] = {spec};
-	require_events(one, info, set);
-	require_countable(one, info, set);
+	const std::vector<EventSpec> specs = parse_event_list(event, midr);
+	if (specs.empty())
+		throw UsageError{"-e needs an event"};
+	require_events(specs, info, set);
+	require_countable(specs, info, set);
+	std::vector<std::uint64_t> periods(specs.size(), period);
+	if (hz)
+		periods = periods_for(device, specs, set.front(), hz);
 
-	GroupConfig cfg{.events = {{.number = spec.number, .flags = spec.flags, .sample_period = period}},
-			.cpus = set,
-			.ring_pages = pages};
+	GroupConfig cfg{.cpus = set, .ring_pages = pages};
+	for (std::size_t e = 0; e < specs.size(); ++e)
+		cfg.events.push_back({.number = specs[e].number, .flags = specs[e].flags, .sample_period = periods[e]});
 	Session session = [&] {
 		try {
 			return Session::create(std::move(dev), cfg);
 		} catch (const InvalidArgument&) {
-			std::cerr << "amupmu record: the driver refused sample_period " << period << " with "
+			std::cerr << "amupmu record: the driver refused sample_period " << periods.front() << " with "
 				  << pages << " ring pages (a driver without overflow sampling refuses any)\n";
 			throw;
 		}
@@ -118,44 +288,74 @@ int record(Args args)
 
 	Recording rec;
 	rec.command = command;
-	rec.event = spec.name;
-	rec.number = spec.number;
-	rec.period = period;
-	rec.modifiers = spec.modifiers;
+	rec.event = specs.front().name;
+	rec.number = specs.front().number;
+	rec.period = periods.front();
+	rec.modifiers = specs.front().modifiers;
+	for (std::size_t e = 1; e < specs.size(); ++e)
+		rec.more_events.push_back({.event = specs[e].name,
+					   .number = specs[e].number,
+					   .period = periods[e],
+					   .modifiers = specs[e].modifiers});
+	rec.frequency = hz;
 	rec.cpus = format_cpu_list(set);
 	rec.timer_freq = ring.timer_freq();
 	rec.time = ring.time_conversion();
+	std::size_t named = 0;	// samples whose process names were looked for
 	const auto drain = [&] {
 		ring.consume([&](const Sample& s) {
 			if (s.type == sample_pmu_overflow)
 				rec.samples.push_back(to_recorded(s));
 		});
+		// the names of the processes of these samples while they
+		// (likely) still run, the latest one (after an exec) kept
+		std::set<std::uint32_t> pids;
+		for (; named < rec.samples.size(); ++named)
+			if (rec.samples[named].pid != 0)
+				pids.insert(rec.samples[named].pid);
+		for (const std::uint32_t pid : pids)
+			if (auto name = comm_of(static_cast<pid_t>(pid)))
+				rec.comms[pid] = std::move(*name);
 	};
-
-	Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
-	session.reset();
-	session.enable();
-	try {
-		child.start();
-		child.wait_exec();
-	} catch (const Error& e) {
-		session.disable();
-		std::cerr << "amupmu record: " << e.what() << "\n";
-		return 127;
-	}
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
-	const auto child_pid = static_cast<std::uint32_t>(child.pid());
-	// the maps after each exec (e.g. through taskset: they replace the old
-	// ones) and at the exit stop, with the shared libraries ld.so and
-	// dlopen() mapped after the exec
-	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
-	read_child_maps();
-	child.follow_execs();
-	// asleep until the ring reaches its watermark or the child stops or ends
-	child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);
+
+	int status = exit_ok;
+	if (command.empty()) {
+		session.reset();
+		session.enable();
+		std::cerr << "amupmu record: sampling CPUs " << rec.cpus << " until Ctrl-C\n";
+		stop->wait(session.fd(), drain);
+	} else {
+		Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
+		session.reset();
+		session.enable();
+		try {
+			child.start();
+			child.wait_exec();
+		} catch (const Error& e) {
+			session.disable();
+			std::cerr << "amupmu record: " << e.what() << "\n";
+			return 127;
+		}
+		// the maps of every process of the command: after each exec (e.g.
+		// through taskset: they replace the old ones), at the start of each
+		// process it forks and at each exit stop, with the shared libraries
+		// ld.so and dlopen() mapped after the exec
+		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
+			update_maps(rec.maps, pid, why);
+			if (auto name = comm_of(pid))
+				rec.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
+		};
+		read_child_maps(child.pid(), MapsEvent::exec);
+		child.follow_execs();
+		// asleep until the ring reaches its watermark or the child stops or ends
+		child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);
+		status = child.status();
+	}
 	session.disable();
 	drain();
+	add_names(rec);
 	rec.lost = ring.lost();
 	for (const CpuReading& c : session.read_all().cpus())
 		rec.skid += c.skid;
@@ -167,11 +367,14 @@ int record(Args args)
 	for (const RecordedSample& s : rec.samples)
 		if (static_cast<unsigned>(s.mode) < 3)
 			++by_mode[static_cast<unsigned>(s.mode)];
-	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << rec.event << " every " << period
-		  << " (user " << by_mode[0] << ", kernel " << by_mode[1] << ", hv " << by_mode[2] << "; " << rec.lost
-		  << " lost, " << rec.skid << " dropped as kernel skid), " << rec.maps.size() << " mappings -> "
-		  << output << "\n";
-	return child.status();
+	std::string names;
+	for (const EventSpec& e : specs)
+		names += (names.empty() ? "" : ",") + e.name;
+	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << names << " every " << periods.front()
+		  << (specs.size() > 1 ? " (first event)" : "") << " (user " << by_mode[0] << ", kernel " << by_mode[1]
+		  << ", hv " << by_mode[2] << "; " << rec.lost << " lost, " << rec.skid
+		  << " dropped as kernel skid), " << rec.maps.size() << " mappings -> " << output << "\n";
+	return status;
 }
 
 int report(Args args)
@@ -183,7 +386,17 @@ int report(Args args)
 			input = std::string{*v};
 		else if (auto v = option_value(args, i, "--top"))
 			opts.top = number_arg<std::size_t>("--top", *v);
-		else
+		else if (auto v = option_value(args, i, "--sort"))
+			try {
+				opts.sort = parse_sort_keys(*v);
+			} catch (const InvalidArgument& e) {
+				throw UsageError{e.operation()};
+			}
+		else if (auto v = option_value(args, i, "--percent-limit")) {
+			opts.percent_limit = number_arg<double>("--percent-limit", *v);
+			if (!(opts.percent_limit >= 0 && opts.percent_limit <= 100))
+				throw UsageError{"--percent-limit needs a percentage from 0 to 100"};
+		} else
 			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
 	}
 	std::istringstream in{read_file(input)};

@@ -295,8 +295,8 @@ int record(Args args)
 	const auto child_pid = static_cast<std::uint32_t>(child.pid());
 	rec.pid = child_pid;
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
-	const auto read_child_maps = [&] { refresh_maps(rec.maps, child_pid); };
-	read_child_maps();
+	const auto read_child_maps = [&](pid_t pid, MapsEvent why) { update_maps(rec.maps, pid, why); };
+	read_child_maps(child.pid(), MapsEvent::exec);
 	child.follow_execs();
 	// asleep until the buffers reach their watermark or the child stops or ends
 	child.wait_with(session.fd(), "the SPE session", drain, read_child_maps);

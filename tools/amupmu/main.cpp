@@ -22,7 +22,8 @@ using namespace amupmu::cli;
 
 // Subcommands, in "amupmu --help" order.
 const Command* const commands[] = {
-	&info_command, &stat_command, &amu_command, &record_command, &report_command, &calibrate_command,
+	&info_command, &stat_command, &amu_command, &record_command, &report_command, &script_command,
+	&calibrate_command,
 	&spe_command,
 };
 

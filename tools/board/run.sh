@@ -157,6 +157,14 @@ for b in tools/amupmu/amupmu tools/workloads/amupmu-workload tools/bench/pmu_rea
 	[ -x "$AARCH64/$b" ] && aarch64-linux-gnu-strip --strip-debug -o "$I/tests/$(basename "$b")" "$AARCH64/$b"
 done
 [ -x "$I/tests/amupmu" ] && mv "$I/tests/amupmu" "$I/bin/amupmu"
+# a dynamically linked workload (record/report of a dynamic program) and
+# what it needs, the cross toolchain's own loader and libc: everything else
+# on the board is static
+if [ -x "$AARCH64/tools/workloads/dynamic/amupmu-workload-dyn" ]; then
+	mkdir -p "$I/lib"
+	for l in ld-linux-aarch64.so.1 libc.so.6; do cp -L "/usr/aarch64-linux-gnu/lib/$l" "$I/lib/"; done
+	cp "$AARCH64/tools/workloads/dynamic/amupmu-workload-dyn" "$I/tests/"
+fi
 # BOARD_EXTRA="FILE..." (development): more aarch64 binaries into /tests
 for b in ${BOARD_EXTRA:-}; do cp "$b" "$I/tests/"; done
 chmod +x "$I/init"

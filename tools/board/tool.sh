@@ -261,3 +261,74 @@ tool_tests_unloaded() {
 		run_test amupmu_board_tests-unloaded /tests/amupmu_board_tests -r tap --use-colour no "[unloaded]"
 	fi
 }
+
+# ---------------------------------------------------------------- record/report of
+# dynamic programs and their children (issue 14). Backend: QEMU TCG PMUv3,
+# the amupmu devicetree (the module owns the PMU).
+
+# amupmu-workload-dyn (dynamically linked: /lib/ld-linux-aarch64.so.1 and
+# /lib/libc.so.6) spends its time in libc's strcspn and, in the child it
+# forks, in strspn: both named from the libc of the mappings read at the
+# processes' start and exit stops, the child's too
+record_dynamic() {
+	[ -x /tests/amupmu-workload-dyn ] || { echo "# no /tests/amupmu-workload-dyn"; return 1; }
+	amupmu record -e cpu_cycles:u -c 100000 -o /tmp/dyn.rec -- amupmu-workload-dyn 3000 || return 1
+	amupmu report -i /tmp/dyn.rec --top 6 >/tmp/dyn.txt || return 1
+	sed 's/^/# /' /tmp/dyn.txt
+	sed -n '/hottest symbols/,/^$/p' /tmp/dyn.txt >/tmp/dyn-syms.txt
+	grep -q '\[\.\] strcspn  /lib/libc.so.6$' /tmp/dyn-syms.txt &&
+		grep -q '\[\.\] strspn  /lib/libc.so.6$' /tmp/dyn-syms.txt
+}
+
+# amupmu script of that recording: perf script's lines, libc named
+script_dynamic() {
+	amupmu script -i /tmp/dyn.rec >/tmp/dyn.script || return 1
+	head -6 /tmp/dyn.script | sed 's/^/# /'
+	grep -q '^amupmu-workload *[0-9]*/[0-9]* *\[00[01]\] *[0-9]*\.[0-9]\{6\}: *100000 cpu_cycles:u: $' /tmp/dyn.script &&
+		grep -q '^	 *[0-9a-f]* strspn+0x[0-9a-f]* (/lib/libc.so.6)$' /tmp/dyn.script
+}
+
+# the kernel's functions named from /proc/kallsyms (root sees its
+# addresses here); two events in one recording, each sample's own
+record_kernel_two_events() {
+	amupmu record -e cpu_cycles:u,cpu_cycles:k -c 100000 -o /tmp/k.rec -- \
+		dd if=/dev/zero of=/dev/null bs=64k count=20000 2>/dev/null || return 1
+	amupmu report -i /tmp/k.rec --sort comm,sym --percent-limit 2 >/tmp/k.txt || return 1
+	sed 's/^/# /' /tmp/k.txt
+	grep -q '^ksym 0x' /tmp/k.rec &&
+		grep -q '^# samples per event: cpu_cycles:u [1-9][0-9]*, cpu_cycles:k [1-9][0-9]*$' /tmp/k.txt &&
+		grep -q '^ *[0-9.]*%  [0-9]*  dd  \[k\] [a-z_]' /tmp/k.txt
+}
+
+# -F: the period from the event's rate, written with the frequency
+record_frequency() {
+	amupmu record -F 500 -e cpu_cycles:u -o /tmp/f.rec -- amupmu-workload loop 20000000 2>/tmp/f.err || return 1
+	sed 's/^/# /' /tmp/f.err
+	grep -q '^frequency 500$' /tmp/f.rec && grep -q 'amupmu record: -F 500: cpu_cycles:u at [0-9]*/s on CPU 0' /tmp/f.err
+}
+
+# -a: no command, until SIGTERM; what ran meanwhile is in the recording
+record_all_cpus() {
+	amupmu record -a -e cpu_cycles:u -o /tmp/a.rec 2>/tmp/a.err &
+	rec=$!
+	i=0
+	while ! grep -q 'until Ctrl-C' /tmp/a.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	# a second or so: named by the tool's drains while it runs
+	amupmu-workload loop 400000000
+	kill -TERM $rec
+	wait $rec || return 1
+	sed 's/^/# /' /tmp/a.err
+	amupmu report -i /tmp/a.rec --sort comm --top 3 >/tmp/a.txt || return 1
+	sed 's/^/# /' /tmp/a.txt
+	grep -q '^command$' /tmp/a.rec && grep -q '  amupmu-workload$' /tmp/a.txt
+}
+
+# with the module loaded and owning the PMU (payload pmu.sh)
+record_tool_tests() {
+	[ "$(owner)" = amupmu ] || return 0
+	tap_check record-dynamic-and-fork record_dynamic
+	tap_check script-dynamic script_dynamic
+	tap_check record-kernel-symbols-two-events record_kernel_two_events
+	tap_check record-frequency record_frequency
+	tap_check record-all-cpus record_all_cpus
+}

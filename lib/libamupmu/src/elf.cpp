@@ -202,11 +202,83 @@ std::vector<Mapping> read_proc_maps(std::uint32_t pid)
 	return parse_proc_maps(ss.str(), pid);
 }
 
+std::vector<ElfSymbol> parse_kallsyms(std::string_view text)
+{
+	// "ffff800008010000 T _text" [\t[module]]
+	std::vector<ElfSymbol> out;
+	bool any_address = false;
+	while (!text.empty()) {
+		const std::size_t nl = text.find('\n');
+		const std::string_view line = text.substr(0, nl);
+		text.remove_prefix(nl == std::string_view::npos ? text.size() : nl + 1);
+		const std::size_t sp1 = line.find(' ');
+		if (sp1 == std::string_view::npos || sp1 + 3 > line.size() || line[sp1 + 2] != ' ')
+			continue;
+		const char type = line[sp1 + 1];
+		std::uint64_t address = 0;
+		if (!parse_hex(line.substr(0, sp1), address))
+			continue;
+		any_address = any_address || address != 0;
+		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
+			continue;
+		std::string_view name = line.substr(sp1 + 3);
+		name = name.substr(0, name.find('\t'));
+		if (!name.empty())
+			out.push_back({address, 0, std::string{name}});
+	}
+	if (!any_address)
+		return {};
+	std::ranges::stable_sort(out, {}, &ElfSymbol::address);
+	for (std::size_t i = 0; i + 1 < out.size(); ++i)
+		out[i].size = out[i + 1].address - out[i].address;
+	// of symbols at one address the last one stays sized: lookups find it
+	return out;
+}
+
+std::vector<ElfSymbol> read_kallsyms()
+{
+	std::ifstream in{"/proc/kallsyms"};
+	std::stringstream ss;
+	ss << in.rdbuf();
+	return parse_kallsyms(ss.str());
+}
+
+std::vector<ElfSymbol> symbols_hit(const std::vector<ElfSymbol>& sorted, const std::vector<std::uint64_t>& pcs)
+{
+	std::vector<ElfSymbol> out;
+	for (const std::uint64_t pc : pcs) {
+		auto it = std::ranges::upper_bound(sorted, pc, {}, &ElfSymbol::address);
+		if (it == sorted.begin())
+			continue;
+		--it;
+		if (it->size && pc >= it->address + it->size)
+			continue;
+		if (std::ranges::find(out, it->address, &ElfSymbol::address) == out.end())
+			out.push_back(*it);
+	}
+	std::ranges::sort(out, {}, &ElfSymbol::address);
+	return out;
+}
+
+void Symbolizer::set_kernel_symbols(std::vector<ElfSymbol> symbols)
+{
+	kernel_ = std::move(symbols);
+	std::ranges::stable_sort(kernel_, {}, &ElfSymbol::address);
+}
+
 Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode)
 {
 	switch (mode) {
 	case SampleMode::user: break;
-	case SampleMode::kernel: return {"", "[kernel]"};
+	case SampleMode::kernel: {
+		auto it = std::ranges::upper_bound(kernel_, pc, {}, &ElfSymbol::address);
+		if (it == kernel_.begin())
+			return {"", "[kernel]"};
+		--it;
+		if (it->size && pc >= it->address + it->size)
+			return {"", "[kernel]"};
+		return {it->name + "+" + hex_offset(pc - it->address), "[kernel]"};
+	}
 	case SampleMode::hv: return {"", "[hypervisor]"};
 	default: return {"", "[unknown]"};
 	}

@@ -22,7 +22,8 @@ namespace amupmu {
 
 namespace {
 
-constexpr std::string_view magic = "amupmu-record 2";
+constexpr std::string_view magic = "amupmu-record 3";
+constexpr std::string_view magic_v2 = "amupmu-record 2";
 constexpr std::string_view magic_v1 = "amupmu-record 1";
 
 [[noreturn]] void bad(unsigned line, const std::string& why)
@@ -117,19 +118,40 @@ Clock clock_of(std::string_view name)
 
 RecordedSample to_recorded(const Sample& s) noexcept
 {
-	return {.cpu = s.cpu, .pid = s.pid, .tid = s.tid, .mode = s.mode, .time = s.time, .pc = s.pc};
+	return {.cpu = s.cpu, .pid = s.pid, .tid = s.tid, .mode = s.mode, .time = s.time, .pc = s.pc, .event = s.event};
+}
+
+std::vector<RecordedEvent> Recording::events() const
+{
+	std::vector<RecordedEvent> all{{.event = event, .number = number, .period = period, .modifiers = modifiers}};
+	all.insert(all.end(), more_events.begin(), more_events.end());
+	return all;
+}
+
+std::string Recording::comm(std::uint32_t pid) const
+{
+	if (const auto it = comms.find(pid); it != comms.end())
+		return it->second;
+	return pid == 0 ? "swapper" : ":" + detail::decimal(pid);
 }
 
 void write_recording(std::ostream& out, const Recording& r)
 {
 	// built as a string: out's locale would group the digits
 	using detail::decimal;
-	std::string t{magic};
+	const bool v3 = !r.more_events.empty() || r.frequency || !r.comms.empty() || !r.kernel_symbols.empty() ||
+			std::ranges::any_of(r.samples, [](const RecordedSample& x) { return x.event != 0; });
+	std::string t{v3 ? magic : magic_v2};
 	t += "\ncommand";
 	for (const std::string& a : r.command)
 		t += " " + escape(a);
-	t += "\nevent " + escape(r.event) + " " + hex(r.number, 4) + " " + decimal(r.period) + "\n";
-	t += "modifiers " + escape(r.modifiers) + "\n";
+	t += "\n";
+	for (const RecordedEvent& e : r.events()) {
+		t += "event " + escape(e.event) + " " + hex(e.number, 4) + " " + decimal(e.period) + "\n";
+		t += "modifiers " + escape(e.modifiers) + "\n";
+	}
+	if (r.frequency)
+		t += "frequency " + decimal(r.frequency) + "\n";
 	t += "cpus " + escape(r.cpus) + "\n";
 	t += "timer_freq " + decimal(r.timer_freq) + "\n";
 	if (r.time.valid())
@@ -138,23 +160,31 @@ void write_recording(std::ostream& out, const Recording& r)
 		     "\n";
 	t += "lost " + decimal(r.lost) + "\n";
 	t += "skid " + decimal(r.skid) + "\n";
+	for (const auto& [pid, name] : r.comms)
+		t += "comm " + decimal(pid) + " " + escape(name) + "\n";
+	for (const ElfSymbol& k : r.kernel_symbols)
+		t += "ksym " + hex(k.address, 1) + " " + decimal(k.size) + " " + escape(k.name) + "\n";
 	out << t;
 	for (const Mapping& m : r.maps)
 		out << "map " + decimal(m.pid) + " " + hex(m.start, 1) + " " + hex(m.end, 1) + " " + hex(m.offset, 1) +
 			       " " + escape(m.path) + "\n";
 	for (const RecordedSample& s : r.samples)
 		out << "s " + decimal(s.cpu) + " " + decimal(s.pid) + " " + decimal(s.tid) + " " + mode_text(s.mode) +
-			       " " + decimal(s.time) + " " + hex(s.pc, 1) + "\n";
+			       " " + decimal(s.time) + " " + hex(s.pc, 1) + (v3 ? " " + decimal(s.event) : "") + "\n";
 }
 
 Recording read_recording(std::istream& in)
 {
 	Recording r;
 	std::string line;
-	if (!std::getline(in, line) || (line != magic && line != magic_v1))
+	if (!std::getline(in, line) || (line != magic && line != magic_v2 && line != magic_v1))
 		bad(1, "not an amupmu recording (expected '" + std::string{magic} + "')");
 	const bool v1 = line == magic_v1;
+	const bool v3 = line == magic;
 	unsigned n = 1;
+	unsigned events = 0;	// event lines so far
+	// the modifiers line after an event line is that event's
+	std::string* last_modifiers = &r.modifiers;
 	while (std::getline(in, line)) {
 		++n;
 		const std::vector<std::string_view> w = words(line);
@@ -174,18 +204,47 @@ Recording read_recording(std::istream& in)
 				r.command.push_back(unescape(n, w[i]));
 		} else if (tag == "event") {
 			need(3);
-			r.event = unescape(n, w[1]);
-			num("event code", w[2], r.number, true);
-			num("period", w[3], r.period);
+			if (events > 0 && !v3)
+				bad(n, "a second 'event' line (one event before format 3)");
+			if (events == 256)
+				bad(n, "more than 256 events");
+			RecordedEvent e;
+			e.event = unescape(n, w[1]);
+			num("event code", w[2], e.number, true);
+			num("period", w[3], e.period);
+			if (events++ == 0) {
+				r.event = std::move(e.event);
+				r.number = e.number;
+				r.period = e.period;
+			} else {
+				r.more_events.push_back(std::move(e));
+				last_modifiers = &r.more_events.back().modifiers;
+			}
 		} else if (tag == "modifiers") {
 			need(1);
-			r.modifiers = unescape(n, w[1]);
+			std::string& mods = *last_modifiers;
+			mods = unescape(n, w[1]);
 			try {
-				if (!r.modifiers.empty())
-					r.modifiers = canonical_modifiers(r.modifiers);
+				if (!mods.empty())
+					mods = canonical_modifiers(mods);
 			} catch (const InvalidArgument& e) {
 				bad(n, e.operation());
 			}
+		} else if (tag == "frequency" && v3) {
+			need(1);
+			num("frequency", w[1], r.frequency);
+		} else if (tag == "comm" && v3) {
+			need(2);
+			std::uint32_t pid = 0;
+			num("pid", w[1], pid);
+			r.comms[pid] = unescape(n, w[2]);
+		} else if (tag == "ksym" && v3) {
+			need(3);
+			ElfSymbol k;
+			num("address", w[1], k.address, true);
+			num("size", w[2], k.size);
+			k.name = unescape(n, w[3]);
+			r.kernel_symbols.push_back(std::move(k));
 		} else if (tag == "clock") {
 			need(5);
 			num("time_shift", w[2], r.time.time_shift);
@@ -217,7 +276,7 @@ Recording read_recording(std::istream& in)
 			m.path = unescape(n, w[5]);
 			r.maps.push_back(std::move(m));
 		} else if (tag == "s") {
-			need(6);
+			need(v3 ? 7 : 6);
 			RecordedSample s;
 			num("cpu", w[1], s.cpu);
 			num("pid", w[2], s.pid);
@@ -236,6 +295,12 @@ Recording read_recording(std::istream& in)
 			}
 			num("time", w[5], s.time);
 			num("pc", w[6], s.pc, true);
+			if (v3) {
+				num("event", w[7], s.event);
+				if (s.event >= std::max(events, 1u))
+					bad(n, "sample of event " + std::string{w[7]} + ", of " +
+						       std::to_string(std::max(events, 1u)) + " events");
+			}
 			r.samples.push_back(s);
 		} else {
 			bad(n, "unknown record '" + tag + "'");
@@ -244,47 +309,104 @@ Recording read_recording(std::istream& in)
 	return r;
 }
 
+std::vector<std::string> parse_sort_keys(std::string_view list)
+{
+	std::vector<std::string> keys;
+	for (std::string_view rest = list; !list.empty();) {
+		const std::size_t comma = rest.find(',');
+		std::string key{rest.substr(0, comma)};
+		if (key == "symbol")
+			key = "sym";
+		if (key != "sym" && key != "dso" && key != "comm" && key != "pid")
+			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid)", EINVAL};
+		if (std::ranges::find(keys, key) != keys.end())
+			throw InvalidArgument{"--sort: key '" + key + "' listed twice", EINVAL};
+		keys.push_back(std::move(key));
+		if (comma == std::string_view::npos)
+			break;
+		rest.remove_prefix(comma + 1);
+	}
+	if (keys.empty())
+		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid)", EINVAL};
+	return keys;
+}
+
 std::string format_report(const Recording& r, const ReportOptions& options)
 {
 	Symbolizer sym;
 	for (const Mapping& m : r.maps)
 		sym.add(m);
+	sym.set_kernel_symbols(r.kernel_symbols);
+	// kernel PCs apart only when they can be named
+	const bool kernel_pcs = !r.kernel_symbols.empty();
 
 	struct Hot {
 		std::uint64_t count = 0;
 		Resolved where;
 	};
-	// (mode, pid, pc); kernel and hypervisor samples are not told apart by pid or pc
+	// (mode, pid, pc); hypervisor samples (and kernel ones without kernel
+	// symbols) are not told apart by pc
 	using PcKey = std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>;
 	std::map<PcKey, Hot> by_pc;
-	std::map<std::tuple<char, std::string, std::string>, std::uint64_t> by_symbol;	// (level, symbol, dso)
 	std::map<std::uint8_t, std::uint64_t> by_mode;
 	std::uint64_t first_time = UINT64_MAX, last_time = 0;
 	for (const RecordedSample& s : r.samples) {
-		const bool user = s.mode == SampleMode::user;
-		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), user ? s.pid : 0, user ? s.pc : 0}];
+		const bool by_address = s.mode == SampleMode::user || (s.mode == SampleMode::kernel && kernel_pcs);
+		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), s.pid, by_address ? s.pc : 0}];
 		if (h.count++ == 0)
 			h.where = sym.resolve(s.pid, s.pc, s.mode);
 		++by_mode[static_cast<std::uint8_t>(s.mode)];
 		first_time = std::min(first_time, s.time);
 		last_time = std::max(last_time, s.time);
 	}
+	// perf report's default order: command, then the symbol and its file
+	const std::vector<std::string> keys =
+		options.sort.empty() ? std::vector<std::string>{"comm", "sym", "dso"} : options.sort;
+	std::map<std::vector<std::string>, std::uint64_t> by_key;
 	for (const auto& [key, h] : by_pc) {
 		std::string name = h.where.symbol;
 		if (const std::size_t plus = name.rfind('+'); plus != std::string::npos)
 			name.resize(plus);
 		const char level = perf_level(static_cast<SampleMode>(std::get<0>(key)));
-		by_symbol[{level, name.empty() ? "[unknown]" : name, h.where.dso}] += h.count;
+		std::vector<std::string> columns;
+		for (const std::string& k : keys) {
+			if (k == "sym")
+				columns.push_back("[" + std::string(1, level) + "] " + (name.empty() ? "[unknown]" : name));
+			else if (k == "dso")
+				columns.push_back(h.where.dso);
+			else if (k == "comm")
+				columns.push_back(r.comm(std::get<1>(key)));
+			else
+				columns.push_back(detail::decimal(std::get<1>(key)));
+		}
+		by_key[columns] += h.count;
 	}
 
 	const std::uint64_t total = r.samples.size();
+	const auto shown = [&](std::uint64_t count) {
+		return total && static_cast<double>(count) * 100.0 >= options.percent_limit * static_cast<double>(total);
+	};
 	std::string cmd;
 	for (const std::string& a : r.command)
 		cmd += (cmd.empty() ? "" : " ") + a;
 	std::ostringstream out;
-	out << "# amupmu report: " << detail::decimal(total) << " samples of " << r.event << " (" << hex(r.number, 4)
-	    << ") every " << detail::decimal(r.period) << " events, CPUs " << r.cpus << ", " << detail::decimal(r.lost)
-	    << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
+	std::string events = r.event + " (" + hex(r.number, 4) + ") every " + detail::decimal(r.period) + " events";
+	for (const RecordedEvent& e : r.more_events)
+		events += ", " + e.event + " (" + hex(e.number, 4) + ") every " + detail::decimal(e.period) + " events";
+	out << "# amupmu report: " << detail::decimal(total) << " samples of " << events << ", CPUs " << r.cpus << ", "
+	    << detail::decimal(r.lost) << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
+	if (r.frequency)
+		out << "# -F " << detail::decimal(r.frequency) << ": periods from the events' rates when recording\n";
+	if (!r.more_events.empty()) {
+		std::vector<std::uint64_t> per_event(1 + r.more_events.size());
+		for (const RecordedSample& s : r.samples)
+			++per_event[std::min<std::size_t>(s.event, per_event.size() - 1)];
+		const std::vector<RecordedEvent> all = r.events();
+		std::string list;
+		for (std::size_t e = 0; e < all.size(); ++e)
+			list += (list.empty() ? "" : ", ") + all[e].event + " " + detail::decimal(per_event[e]);
+		out << "# samples per event: " << list << "\n";
+	}
 	if (!r.modifiers.empty()) {
 		std::string excluded;
 		try {
@@ -310,28 +432,37 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 			    << ")\n";
 		}
 	}
+	if (options.percent_limit > 0)
+		out << "# lines below " << detail::fixed(options.percent_limit, 2) << "% left out\n";
 	out << "# command: " << cmd << "\n\n";
 
-	std::vector<std::pair<std::string, std::uint64_t>> syms;
-	syms.reserve(by_symbol.size());
-	for (const auto& [k, c] : by_symbol)
-		syms.push_back({"[" + std::string(1, std::get<0>(k)) + "] " + std::get<1>(k) + "  " + std::get<2>(k), c});
-	std::ranges::stable_sort(syms, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
-	out << "# hottest symbols\n#  overhead  samples  symbol  dso\n";
-	for (std::size_t i = 0; i < syms.size() && i < options.top; ++i)
-		out << "   " << percent(syms[i].second, total) << "  " << detail::decimal(syms[i].second) << "  "
-		    << syms[i].first << "\n";
+	std::vector<std::pair<std::string, std::uint64_t>> rows;
+	rows.reserve(by_key.size());
+	for (const auto& [columns, c] : by_key) {
+		std::string line;
+		for (const std::string& col : columns)
+			line += (line.empty() ? "" : "  ") + col;
+		rows.push_back({line, c});
+	}
+	std::ranges::stable_sort(rows, std::greater{}, &std::pair<std::string, std::uint64_t>::second);
+	std::string header;
+	for (const std::string& k : keys)
+		header += "  " + std::string{k == "sym" ? "symbol" : k == "comm" ? "command" : k};
+	out << "# hottest symbols\n#  overhead  samples" << header << "\n";
+	for (std::size_t i = 0; i < rows.size() && i < options.top && shown(rows[i].second); ++i)
+		out << "   " << percent(rows[i].second, total) << "  " << detail::decimal(rows[i].second) << "  "
+		    << rows[i].first << "\n";
 
 	std::vector<std::pair<PcKey, Hot>> pcs(by_pc.begin(), by_pc.end());
 	std::ranges::stable_sort(pcs, std::greater{}, [](const auto& p) { return p.second.count; });
 	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso\n";
-	for (std::size_t i = 0; i < pcs.size() && i < options.top; ++i) {
+	for (std::size_t i = 0; i < pcs.size() && i < options.top && shown(pcs[i].second.count); ++i) {
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
+		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
 		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
-		    << (mode == SampleMode::user ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  ["
-		    << perf_level(mode) << "] " << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  "
-		    << h.where.dso << "\n";
+		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
+		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso << "\n";
 	}
 	return out.str();
 }

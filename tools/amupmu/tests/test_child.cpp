@@ -14,7 +14,9 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include <poll.h>
 #include <unistd.h>
@@ -198,7 +200,9 @@ TEST_CASE("Child: a traced command stops at its exec and its exit, where its map
 	c.follow_execs();
 	int maps_read = 0;
 	std::string libc;
-	REQUIRE(c.wait_traced(20000, [&] {
+	REQUIRE(c.wait_traced(20000, [&](pid_t pid, amupmu::cli::MapsEvent why) {
+		CHECK(pid == c.pid());
+		CHECK(why == amupmu::cli::MapsEvent::exit);
 		++maps_read;
 		std::ifstream maps{"/proc/" + std::to_string(c.pid()) + "/maps"};
 		for (std::string line; std::getline(maps, line);)
@@ -211,4 +215,59 @@ TEST_CASE("Child: a traced command stops at its exec and its exit, where its map
 	// right after the exec
 	INFO("libc mapping at the exit stop: " << libc);
 	CHECK_FALSE(libc.empty());
+}
+
+TEST_CASE("Child: a traced command's forks are followed, their mappings read at start, exec and exit", "[child][host]")
+{
+	using amupmu::cli::MapsEvent;
+	// sh forks a child that execs sh (dynamic: libc mapped at its exit),
+	// which forks one more that execs /bin/true (dash runs its builtin true without a fork); the first sh waits for both
+	Child c{{"sh", "-c", "sh -c '/bin/true; exit 3'; exit $(($? + 2))"}, true};
+	try {
+		c.start();
+	} catch (const amupmu::Error& e) {
+		if (e.errnum() != ENOSYS && e.errnum() != EPERM)	// qemu-user: no ptrace(2)
+			throw;
+		WARN("SKIP: ptrace(PTRACE_TRACEME): " << e.what());
+		return;
+	}
+	c.wait_exec();
+	c.follow_execs();
+	struct Call {
+		pid_t pid;
+		MapsEvent why;
+		bool libc;
+	};
+	std::vector<Call> calls;
+	REQUIRE(c.wait_traced(20000, [&](pid_t pid, MapsEvent why) {
+		bool libc = false;
+		std::ifstream maps{"/proc/" + std::to_string(pid) + "/maps"};
+		for (std::string line; std::getline(maps, line);)
+			libc = libc || line.find("libc") != std::string::npos;
+		calls.push_back({pid, why, libc});
+	}));
+	CHECK(c.status() == 5);
+	std::string seen;
+	for (const Call& k : calls)
+		seen += std::to_string(k.pid) + ":" + std::to_string(static_cast<int>(k.why)) + (k.libc ? "+libc " : " ");
+	INFO("calls (pid:0 exec, 1 fork, 2 exit): " << seen);
+	// per process other than the command: start, exec, exit in that order
+	std::map<pid_t, std::vector<MapsEvent>> by_pid;
+	for (const Call& k : calls)
+		by_pid[k.pid].push_back(k.why);
+	REQUIRE(by_pid.size() == 3);
+	CHECK(by_pid[c.pid()] == std::vector<MapsEvent>{MapsEvent::exit});
+	for (const auto& [pid, whys] : by_pid)
+		if (pid != c.pid())
+			CHECK(whys == std::vector<MapsEvent>{MapsEvent::fork, MapsEvent::exec, MapsEvent::exit});
+	// every exit stop saw libc (sh and true are dynamically linked)
+	for (const Call& k : calls)
+		if (k.why == MapsEvent::exit)
+			CHECK(k.libc);
+}
+
+TEST_CASE("tgid_of: a thread's process", "[child][host]")
+{
+	CHECK(amupmu::cli::tgid_of(::getpid()) == ::getpid());
+	CHECK(amupmu::cli::tgid_of(0x7ffffff0) == 0x7ffffff0);	// no such thread: itself
 }

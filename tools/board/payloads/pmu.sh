@@ -19,5 +19,7 @@ fi
 # the amupmu tool: stat (the fixed loop within 0.1 % under -icount), errors,
 # record/report, calibrate
 [ "$bits" = 64 ] && tool_tests
+# record/report of a dynamic program and its forked child (tool.sh)
+[ "$bits" = 64 ] && record_tool_tests
 tap_check "rmmod-$bits" rmmod amupmu
 [ "$bits" = 64 ] && tool_tests_unloaded

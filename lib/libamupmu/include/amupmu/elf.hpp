@@ -21,6 +21,8 @@ struct ElfSymbol {
 	std::uint64_t address = 0;	///< st_value (link-time virtual address)
 	std::uint64_t size = 0;
 	std::string name{};
+
+	friend bool operator==(const ElfSymbol&, const ElfSymbol&) = default;
 };
 
 /// The function symbols of one ELF64 little-endian file.
@@ -70,6 +72,17 @@ struct Resolved {
 	std::string dso{};	///< mapping path, "[kernel]", "[hypervisor]" or "[unknown]"
 };
 
+/// The kernel's function symbols of a /proc/kallsyms text (types t, T, w,
+/// W), ascending, each sized up to the next one's address (kallsyms has no
+/// sizes; the last one gets 0). Empty when every address is 0: kallsyms
+/// without the privilege to see them (kptr_restrict).
+[[nodiscard]] std::vector<ElfSymbol> parse_kallsyms(std::string_view text);
+/// parse_kallsyms() of /proc/kallsyms (empty when unreadable).
+[[nodiscard]] std::vector<ElfSymbol> read_kallsyms();
+/// The symbols of sorted (parse_kallsyms()) that contain one of pcs.
+[[nodiscard]] std::vector<ElfSymbol> symbols_hit(const std::vector<ElfSymbol>& sorted,
+						 const std::vector<std::uint64_t>& pcs);
+
 /// Names PCs of sampled processes from their mappings; ELF files are
 /// loaded once per path.
 ///
@@ -78,12 +91,16 @@ struct Resolved {
 class Symbolizer {
 public:
 	void add(const Mapping& m) { maps_.push_back(m); }
+	/// The kernel's symbols (kallsyms'), for kernel PCs.
+	void set_kernel_symbols(std::vector<ElfSymbol> symbols);
 	/// User-space PCs by the mappings of pid; kernel samples are
-	/// "[kernel]", hypervisor ones "[hypervisor]" (no symbols for either).
+	/// "[kernel]" (named by the kernel symbols when given), hypervisor ones
+	/// "[hypervisor]" (no symbols).
 	[[nodiscard]] Resolved resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode);
 
 private:
 	std::vector<Mapping> maps_{};
+	std::vector<ElfSymbol> kernel_{};	// ascending
 	std::map<std::string, std::shared_ptr<const ElfSymbols>> cache_;
 };
 

@@ -205,10 +205,36 @@ TEST_CASE("report: hottest symbols and PCs", "[host][record]")
 		CHECK_THAT(rep, Contains("\n# modes: user 30, kernel 10\n"));
 		CHECK_THAT(rep, !Contains("# time"));
 		CHECK_THAT(rep, !Contains("# modifiers"));
-		CHECK_THAT(rep, Contains(" 75.00%  30  [.] amupmu_test_marker_function  "));
-		CHECK_THAT(rep, Contains(" 25.00%  10  [k] [unknown]  [kernel]"));
+		// perf report's default columns: command, symbol, file
+		CHECK_THAT(rep, Contains("#  overhead  samples  command  symbol  dso\n"));
+		CHECK_THAT(rep, Contains(" 75.00%  30  :" + std::to_string(pid) + "  [.] amupmu_test_marker_function  "));
+		CHECK_THAT(rep, Contains(" 25.00%  10  :" + std::to_string(pid) + "  [k] [unknown]  [kernel]"));
 		CHECK_THAT(rep, Contains("  [.] amupmu_test_marker_function+0x4  "));
 		CHECK_THAT(rep, Contains(" 25.00%  10  -  [k] [unknown]  [kernel]"));
+	}
+	SECTION("--sort, --percent-limit, kernel symbols, several events")
+	{
+		r.comms = {{pid, "self"}};
+		r.kernel_symbols = {{0xffff800007ff0000, 0x10000, "before"}, {0xffff800008000000, 0x40, "el0_svc"}};
+		r.more_events = {{.event = "inst_retired", .number = 0x08, .period = 5000}};
+		r.samples.push_back({.cpu = 0, .pid = 9, .tid = 9, .mode = SampleMode::user, .time = 50, .pc = 0x10,
+				     .event = 1});
+		const std::string rep = format_report(r, {.top = 5, .sort = {"pid", "comm", "dso"}, .percent_limit = 10});
+		INFO(rep);
+		CHECK_THAT(rep, Contains("41 samples of cpu_cycles (0x0011) every 1000 events, inst_retired (0x0008) every "
+					 "5000 events, CPUs 0"));
+		CHECK_THAT(rep, Contains("\n# samples per event: cpu_cycles 40, inst_retired 1\n"));
+		CHECK_THAT(rep, Contains("\n# lines below 10.00% left out\n"));
+		CHECK_THAT(rep, Contains("#  overhead  samples  pid  command  dso\n"));
+		CHECK_THAT(rep, Contains(" 24.39%  10  " + std::to_string(pid) + "  self  [kernel]\n"));
+		CHECK_THAT(rep, !Contains(":9"));	// 1 of 41 samples: below the limit
+		// the kernel's PC named from the recording's kallsyms lines
+		CHECK_THAT(rep, Contains("  10  0xffff800008000000  [k] el0_svc+0x0  [kernel]\n"));
+		CHECK(parse_sort_keys("sym,dso,comm,pid") == std::vector<std::string>{"sym", "dso", "comm", "pid"});
+		CHECK(parse_sort_keys("symbol") == std::vector<std::string>{"sym"});
+		CHECK_THROWS_WITH(parse_sort_keys("sym,cpu"), Contains("unknown key 'cpu'"));
+		CHECK_THROWS_WITH(parse_sort_keys("dso,dso"), Contains("'dso' listed twice"));
+		CHECK_THROWS_AS(parse_sort_keys(""), InvalidArgument);
 	}
 	SECTION("times in CLOCK_MONOTONIC_RAW, modifiers named")
 	{
@@ -275,4 +301,77 @@ TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
 	CHECK(demangle_symbol("_ZNR1A1fEv") == "A::f");
 	CHECK(demangle_symbol("main") == "main");
 	CHECK(demangle_symbol("_Zbogus") == "_Zbogus");
+}
+
+TEST_CASE("recording format 3: several events, comms, kernel symbols, the frequency", "[host][record]")
+{
+	Recording r;
+	r.command = {"sh", "-c", "work"};
+	r.event = "cpu_cycles:u";
+	r.number = 0x11;
+	r.period = 100000;
+	r.modifiers = "u";
+	r.more_events = {{.event = "inst_retired", .number = 0x08, .period = 200000, .modifiers = ""},
+			 {.event = "br_mis_pred:k", .number = 0x10, .period = 10000, .modifiers = "k"}};
+	r.frequency = 4000;
+	r.comms = {{42, "work"}, {43, "V8 Worker"}};
+	r.kernel_symbols = {{0xffff800008001000, 4096, "default_idle_call"}};
+	r.samples = {{.cpu = 0, .pid = 42, .tid = 42, .mode = SampleMode::user, .time = 5, .pc = 0x400100, .event = 2},
+		     {.cpu = 1, .pid = 43, .tid = 44, .mode = SampleMode::kernel, .time = 6, .pc = 0xffff800008001010}};
+	std::stringstream ss;
+	write_recording(ss, r);
+	const std::string text = ss.str();
+	INFO(text);
+	CHECK_THAT(text, Contains("amupmu-record 3\n"));
+	CHECK_THAT(text, Contains("\nevent cpu_cycles:u 0x0011 100000\nmodifiers u\nevent inst_retired 0x0008 200000\n"
+				  "modifiers %\nevent br_mis_pred:k 0x0010 10000\nmodifiers k\n"));
+	CHECK_THAT(text, Contains("\ncomm 43 V8%20Worker\n"));
+	CHECK_THAT(text, Contains("\nksym 0xffff800008001000 4096 default_idle_call\n"));
+	CHECK_THAT(text, Contains("\nfrequency 4000\n"));
+	CHECK_THAT(text, Contains("\ns 0 42 42 user 5 0x400100 2\n"));
+	CHECK(read_recording(ss) == r);
+	CHECK(r.events().size() == 3);
+	CHECK(r.events()[2].modifiers == "k");
+	CHECK(r.comm(43) == "V8 Worker");
+	CHECK(r.comm(0) == "swapper");
+	CHECK(r.comm(7) == ":7");
+
+	// a version 3 line in a version 2 file, a second event there, a sample
+	// of an event the file lacks
+	std::stringstream v2_comm{"amupmu-record 2\ncomm 1 init\n"};
+	CHECK_THROWS_WITH(read_recording(v2_comm), Contains("line 2: unknown record 'comm'"));
+	std::stringstream v2_events{"amupmu-record 2\nevent a 0x0011 1\nevent b 0x0008 1\n"};
+	CHECK_THROWS_WITH(read_recording(v2_events), Contains("line 3: a second 'event' line"));
+	std::stringstream v3_index{"amupmu-record 3\nevent a 0x0011 1\ns 0 1 1 user 5 0x10 1\n"};
+	CHECK_THROWS_WITH(read_recording(v3_index), Contains("line 3: sample of event 1, of 1 events"));
+	std::stringstream v3_short{"amupmu-record 3\nevent a 0x0011 1\ns 0 1 1 user 5 0x10\n"};
+	CHECK_THROWS_WITH(read_recording(v3_short), Contains("line 3: malformed 's' line (7 fields"));
+}
+
+TEST_CASE("kallsyms: the kernel's functions, sized up to the next; none without their addresses", "[host][record][elf]")
+{
+	const char* text = "ffff800008000000 T _text\n"
+			   "ffff800008010000 t el0_svc\tzzz\n"
+			   "ffff800008010100 D some_data\n"
+			   "ffff800008010200 T do_idle\n"
+			   "ffff800009000000 t mod_fn\t[amupmu]\n"
+			   "garbage\n";
+	const std::vector<ElfSymbol> k = parse_kallsyms(text);
+	REQUIRE(k.size() == 4);
+	CHECK(k[0] == ElfSymbol{0xffff800008000000, 0x10000, "_text"});
+	CHECK(k[1] == ElfSymbol{0xffff800008010000, 0x200, "el0_svc"});	// data is not a function
+	CHECK(k[3] == ElfSymbol{0xffff800009000000, 0, "mod_fn"});
+	CHECK(parse_kallsyms("0000000000000000 T _text\n0000000000000000 t el0_svc\n").empty());	// kptr_restrict
+
+	const auto hit = symbols_hit(k, {0xffff800008010010, 0xffff800008010020, 0xffff800009000004, 0x1000});
+	REQUIRE(hit.size() == 2);
+	CHECK(hit[0].name == "el0_svc");
+	CHECK(hit[1].name == "mod_fn");
+
+	Symbolizer sym;
+	sym.set_kernel_symbols(hit);
+	CHECK(sym.resolve(0, 0xffff800008010010, SampleMode::kernel).symbol == "el0_svc+0x10");
+	CHECK(sym.resolve(0, 0xffff800008010010, SampleMode::kernel).dso == "[kernel]");
+	CHECK(sym.resolve(0, 0xffff800008010300, SampleMode::kernel).symbol.empty());	// past el0_svc's end
+	CHECK(sym.resolve(0, 0x1000, SampleMode::kernel).symbol.empty());
 }
