@@ -140,9 +140,12 @@ stat_repeat() {
 	sed 's/^/# /' /tmp/r.csv
 	# the noise column after the event: the mean of 3 runs of the same loop
 	grep -q '^[0-9.]*,,inst_retired:u,[0-9.]*%,[0-9]*,[0-9.]*,,$' /tmp/r.csv || return 1
-	# under -icount the same 200000 loop instructions each run, and about
-	# the same start-up: the deviation of the mean stays well below 1 %
-	if icount; then awk -F, '$3 == "inst_retired:u" { exit !($4 + 0 < 1) }' /tmp/r.csv || return 1; fi
+	# under -icount the same 200000 loop instructions each run; CPU 0 is
+	# counted whole, so whatever else runs at EL0 there in a run (the
+	# tool itself, a shell) adds to it: 0.00 % and 2.19 % seen. The
+	# deviation's arithmetic is tested exactly on the host (RunStats);
+	# here it stays within a few per cent
+	if icount; then awk -F, '$3 == "inst_retired:u" { exit !($4 + 0 < 5) }' /tmp/r.csv || return 1; fi
 }
 
 stat_interval_count() {
