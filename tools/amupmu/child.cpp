@@ -11,6 +11,7 @@
 #include <chrono>
 #include <csignal>
 #include <fstream>
+#include <iostream>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -244,6 +245,19 @@ void Child::start()
 	if (n == sizeof(e)) {
 		wait();
 		throw Error{"exec " + name_, e};
+	}
+}
+
+bool Child::start_traced(std::string_view who, const std::function<void()>& on_fail)
+{
+	try {
+		start();
+		wait_exec();
+		return true;
+	} catch (const Error& e) {
+		on_fail();
+		std::cerr << "amupmu " << who << ": " << e.what() << "\n";
+		return false;
 	}
 }
 

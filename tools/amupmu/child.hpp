@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <sys/types.h>
@@ -64,6 +65,11 @@ public:
 	/// trace mode: waits for the post-exec stop; the caller reads
 	/// /proc/pid/maps, then calls follow_execs() (or detach()).
 	void wait_exec();
+	/// trace mode: start() and wait_exec(); when either fails, calls
+	/// on_fail() (e.g. disables the session already enabled), prints
+	/// "amupmu WHO: ERROR" and returns false: the caller exits 127, as a
+	/// shell does for a command it cannot run (record, spe record).
+	bool start_traced(std::string_view who, const std::function<void()>& on_fail);
 	void detach();
 	/// trace mode: follows the command's processes and threads (the ones it
 	/// forks and clones, theirs, and so on: PTRACE_O_TRACEFORK, VFORK,

@@ -330,14 +330,8 @@ int record(Args args)
 		Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
 		session.reset();
 		session.enable();
-		try {
-			child.start();
-			child.wait_exec();
-		} catch (const Error& e) {
-			session.disable();
-			std::cerr << "amupmu record: " << e.what() << "\n";
+		if (!child.start_traced("record", [&] { session.disable(); }))
 			return 127;
-		}
 		// the maps of every process of the command: after each exec (e.g.
 		// through taskset: they replace the old ones), at the start of each
 		// process it forks and at each exit stop, with the shared libraries

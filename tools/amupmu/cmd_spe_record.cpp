@@ -284,14 +284,8 @@ int record(Args args)
 
 	Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
 	session.enable();
-	try {
-		child.start();
-		child.wait_exec();
-	} catch (const Error& e) {
-		session.disable();
-		std::cerr << "amupmu spe record: " << e.what() << "\n";
+	if (!child.start_traced("spe record", [&] { session.disable(); }))
 		return 127;
-	}
 	const auto child_pid = static_cast<std::uint32_t>(child.pid());
 	rec.pid = child_pid;
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
