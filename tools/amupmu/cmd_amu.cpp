@@ -11,6 +11,7 @@
 #include <amupmu/amu.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/report/amu_format.hpp>
 
 #include <chrono>
 #include <csignal>

@@ -6,6 +6,7 @@
 #include <amupmu/device.hpp>
 #include <amupmu/format.hpp>
 #include <amupmu/platform.hpp>
+#include <amupmu/report/info_format.hpp>
 
 #include <iostream>
 

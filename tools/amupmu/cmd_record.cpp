@@ -11,7 +11,7 @@
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/record.hpp>
+#include <amupmu/report/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 

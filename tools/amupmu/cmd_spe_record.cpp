@@ -14,7 +14,7 @@
 #include <amupmu/format.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_knobs.hpp>
-#include <amupmu/spe_recording.hpp>
+#include <amupmu/report/spe_recording.hpp>
 #include <amupmu/spe_session.hpp>
 
 #include <algorithm>

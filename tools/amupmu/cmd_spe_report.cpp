@@ -6,8 +6,8 @@
 #include "spe_cmds.hpp"
 
 #include <amupmu/error.hpp>
-#include <amupmu/spe_recording.hpp>
-#include <amupmu/spe_report.hpp>
+#include <amupmu/report/spe_recording.hpp>
+#include <amupmu/report/spe_report.hpp>
 
 #include <cerrno>
 #include <sstream>

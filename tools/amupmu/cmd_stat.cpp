@@ -13,7 +13,7 @@
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/session.hpp>
-#include <amupmu/stat.hpp>
+#include <amupmu/report/stat.hpp>
 
 #include <algorithm>
 #include <charconv>

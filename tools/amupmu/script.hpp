@@ -6,7 +6,7 @@
 #ifndef AMUPMU_TOOL_SCRIPT_HPP
 #define AMUPMU_TOOL_SCRIPT_HPP
 
-#include <amupmu/record.hpp>
+#include <amupmu/report/record.hpp>
 
 #include <string>
 

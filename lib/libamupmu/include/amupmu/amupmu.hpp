@@ -17,20 +17,15 @@
 #include <amupmu/format.hpp>
 #include <amupmu/ident.hpp>
 #include <amupmu/info.hpp>
-#include <amupmu/json.hpp>
 #include <amupmu/metrics.hpp>
 #include <amupmu/mmap_region.hpp>
 #include <amupmu/platform.hpp>
-#include <amupmu/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_device.hpp>
 #include <amupmu/spe_knobs.hpp>
-#include <amupmu/spe_recording.hpp>
-#include <amupmu/spe_report.hpp>
 #include <amupmu/spe_session.hpp>
-#include <amupmu/stat.hpp>
 #include <amupmu/version.hpp>
 
 #endif

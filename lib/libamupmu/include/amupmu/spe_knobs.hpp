@@ -11,7 +11,7 @@
 #define AMUPMU_SPE_KNOBS_HPP
 
 #include <amupmu/error.hpp>
-#include <amupmu/spe_recording.hpp>
+#include <amupmu/spe_session.hpp>
 
 #include <filesystem>
 #include <span>

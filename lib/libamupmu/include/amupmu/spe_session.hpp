@@ -16,7 +16,6 @@
 
 #include <amupmu/device.hpp>
 #include <amupmu/mmap_region.hpp>
-#include <amupmu/spe_recording.hpp>
 
 #include <cerrno>
 #include <cstddef>
@@ -27,6 +26,23 @@
 #include <vector>
 
 namespace amupmu {
+
+/// The filter and enables the session was configured with (the
+/// driver's struct amupmu_spe_config fields, after the defaults were
+/// resolved when AMUPMU_SPE_CFG_DEFAULTS was asked).
+struct SpeRecordedConfig {
+	std::uint32_t flags = 0;	///< AMUPMU_SPE_CFG_*
+	std::uint32_t enables = 0;	///< AMUPMU_SPE_EN_*
+	std::uint32_t pct = 0;
+	std::uint64_t pmsfcr = 0;
+	std::uint64_t pmsevfr = 0;
+	std::uint64_t pmsnevfr = 0;
+	std::uint32_t min_latency = 0;
+	std::uint32_t interval = 0;
+	std::uint32_t buf_pages = 0;
+
+	friend bool operator==(const SpeRecordedConfig&, const SpeRecordedConfig&) = default;
+};
 
 // ---------------------------------------------------------------- configuration
 

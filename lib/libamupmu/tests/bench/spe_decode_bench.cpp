@@ -12,7 +12,7 @@
 #include "spe_encoder.hpp"
 
 #include <amupmu/spe.hpp>
-#include <amupmu/spe_report.hpp>
+#include <amupmu/report/spe_report.hpp>
 
 #include <algorithm>
 #include <chrono>

@@ -10,6 +10,7 @@
 #include "json_check.hpp"
 
 #include <amupmu/amupmu.hpp>
+#include <amupmu/report/info_format.hpp>
 #include <linux/amupmu.h>
 
 #include <catch2/catch.hpp>

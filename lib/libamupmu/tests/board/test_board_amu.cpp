@@ -20,6 +20,7 @@
 // cross_check_frame() finds the frame consistent with itself on even CPUs
 // and AMIIDR against AMPIDR3.REVAND in mismatch on odd ones.
 #include <amupmu/amupmu.hpp>
+#include <amupmu/report/amu_format.hpp>
 
 #include "board_util.hpp"
 #include "json_check.hpp"

@@ -10,6 +10,7 @@
 
 #include <amupmu/amu.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/report/amu_format.hpp>
 
 #include <linux/amupmu.h>
 

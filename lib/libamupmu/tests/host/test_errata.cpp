@@ -7,7 +7,7 @@
 #include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/stat.hpp>
+#include <amupmu/report/stat.hpp>
 
 #include <catch2/catch.hpp>
 

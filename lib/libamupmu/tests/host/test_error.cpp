@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/json.hpp>
+#include <amupmu/report/json.hpp>
 #include <amupmu/spe_device.hpp>
 #include <amupmu/spe_knobs.hpp>
 #include <amupmu/spe_session.hpp>

@@ -6,6 +6,7 @@
 
 #include <amupmu/format.hpp>
 #include <amupmu/info.hpp>
+#include <amupmu/report/info_format.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "json_check.hpp"
 
-#include <amupmu/json.hpp>
+#include <amupmu/report/json.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -12,8 +12,9 @@
 #include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/record.hpp>
-#include <amupmu/stat.hpp>
+#include <amupmu/report/amu_format.hpp>
+#include <amupmu/report/record.hpp>
+#include <amupmu/report/stat.hpp>
 
 #include <catch2/catch.hpp>
 

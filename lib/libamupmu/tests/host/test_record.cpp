@@ -5,7 +5,7 @@
 // /proc/self/maps for the aarch64 run).
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/record.hpp>
+#include <amupmu/report/record.hpp>
 
 #include <catch2/catch.hpp>
 

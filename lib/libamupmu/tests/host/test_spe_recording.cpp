@@ -3,7 +3,7 @@
 // newlines and NULs, escaped words, and every malformed form refused with
 // the line named.
 #include <amupmu/error.hpp>
-#include <amupmu/spe_recording.hpp>
+#include <amupmu/report/spe_recording.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -10,7 +10,7 @@
 #include "spe_encoder.hpp"
 
 #include <amupmu/elf.hpp>
-#include <amupmu/spe_report.hpp>
+#include <amupmu/report/spe_report.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,7 @@
 
 #include <amupmu/events.hpp>
 #include <amupmu/metrics.hpp>
-#include <amupmu/stat.hpp>
+#include <amupmu/report/stat.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -17,12 +17,12 @@
 //  - how many records had each event bit.
 // Rendered as text (perf-like), JSON, or an SVG of the latency histograms.
 // Numbers are written without the C or C++ locale (std::to_chars).
-#ifndef AMUPMU_SPE_REPORT_HPP
-#define AMUPMU_SPE_REPORT_HPP
+#ifndef AMUPMU_REPORT_SPE_REPORT_HPP
+#define AMUPMU_REPORT_SPE_REPORT_HPP
 
 #include <amupmu/elf.hpp>
 #include <amupmu/sample.hpp>
-#include <amupmu/spe_recording.hpp>
+#include <amupmu/report/spe_recording.hpp>
 
 #include <array>
 #include <cstddef>

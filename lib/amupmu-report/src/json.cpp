@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/error.hpp>
-#include <amupmu/json.hpp>
+#include <amupmu/report/json.hpp>
 
 #include "textfile.hpp"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/error.hpp>
-#include <amupmu/spe_recording.hpp>
+#include <amupmu/report/spe_recording.hpp>
 
 #include "textfile.hpp"
 

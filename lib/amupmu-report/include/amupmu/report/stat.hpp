@@ -6,8 +6,8 @@
 // separated values and its --json lines, so that what reads perf's output
 // reads amupmu's. What perf has no column for (the CPUs, the command,
 // errata, notes, the AMU's backend) is in comment lines, "# ...".
-#ifndef AMUPMU_STAT_HPP
-#define AMUPMU_STAT_HPP
+#ifndef AMUPMU_REPORT_STAT_HPP
+#define AMUPMU_REPORT_STAT_HPP
 
 #include <amupmu/amu.hpp>
 #include <amupmu/errata.hpp>

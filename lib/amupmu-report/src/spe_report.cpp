@@ -4,9 +4,9 @@
 // renderings (text, JSON, SVG). See amupmu/spe_report.hpp.
 #include <amupmu/cpu.hpp>
 #include <amupmu/format.hpp>
-#include <amupmu/json.hpp>
+#include <amupmu/report/json.hpp>
 #include <amupmu/spe.hpp>
-#include <amupmu/spe_report.hpp>
+#include <amupmu/report/spe_report.hpp>
 
 #include "textfile.hpp"
 

@@ -3,8 +3,8 @@
 // A recording (`amupmu record`): the sampled event, the mappings of the
 // recorded processes and the samples; a line-based text file, and the
 // report of the hottest PCs and symbols.
-#ifndef AMUPMU_RECORD_HPP
-#define AMUPMU_RECORD_HPP
+#ifndef AMUPMU_REPORT_RECORD_HPP
+#define AMUPMU_REPORT_RECORD_HPP
 
 #include <amupmu/elf.hpp>
 #include <amupmu/sample.hpp>

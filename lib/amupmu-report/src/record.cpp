@@ -2,7 +2,7 @@
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
-#include <amupmu/record.hpp>
+#include <amupmu/report/record.hpp>
 
 #include "numtext.hpp"
 #include "textfile.hpp"

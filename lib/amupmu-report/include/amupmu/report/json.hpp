@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // A small streaming JSON writer (no third-party JSON library is needed).
-#ifndef AMUPMU_JSON_HPP
-#define AMUPMU_JSON_HPP
+#ifndef AMUPMU_REPORT_JSON_HPP
+#define AMUPMU_REPORT_JSON_HPP
 
 #include <concepts>
 #include <cstdint>

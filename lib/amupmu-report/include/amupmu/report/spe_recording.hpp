@@ -10,10 +10,11 @@
 // "data CPU BYTES" followed by exactly BYTES raw bytes and a newline; the
 // file ends with a line "end". A CPU may have several data chunks (one per
 // drain of its buffer), in the order they were read.
-#ifndef AMUPMU_SPE_RECORDING_HPP
-#define AMUPMU_SPE_RECORDING_HPP
+#ifndef AMUPMU_REPORT_SPE_RECORDING_HPP
+#define AMUPMU_REPORT_SPE_RECORDING_HPP
 
 #include <amupmu/elf.hpp>
+#include <amupmu/spe_session.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,23 +23,6 @@
 #include <vector>
 
 namespace amupmu {
-
-/// The filter and enables the session was configured with (the
-/// driver's struct amupmu_spe_config fields, after the defaults were
-/// resolved when AMUPMU_SPE_CFG_DEFAULTS was asked).
-struct SpeRecordedConfig {
-	std::uint32_t flags = 0;	///< AMUPMU_SPE_CFG_*
-	std::uint32_t enables = 0;	///< AMUPMU_SPE_EN_*
-	std::uint32_t pct = 0;
-	std::uint64_t pmsfcr = 0;
-	std::uint64_t pmsevfr = 0;
-	std::uint64_t pmsnevfr = 0;
-	std::uint32_t min_latency = 0;
-	std::uint32_t interval = 0;
-	std::uint32_t buf_pages = 0;
-
-	friend bool operator==(const SpeRecordedConfig&, const SpeRecordedConfig&) = default;
-};
 
 /// One CPU's counters at the end of the recording (AMUPMU_SPE_READ).
 struct SpeRecordedCpu {

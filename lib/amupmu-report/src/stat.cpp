@@ -2,8 +2,9 @@
 #include <amupmu/cpu.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
-#include <amupmu/json.hpp>
-#include <amupmu/stat.hpp>
+#include <amupmu/report/amu_format.hpp>
+#include <amupmu/report/json.hpp>
+#include <amupmu/report/stat.hpp>
 
 #include "numtext.hpp"
 
