@@ -615,7 +615,8 @@ static int start_session(int fd, const struct amupmu_info *info, __u32 *kind)
 		c.size = sizeof(c);
 		c.cpus_uptr = (__u64)(uintptr_t)cpus;
 		c.cpus_len = sizeof(cpus);
-		c.buf_pages = 1;
+		c.enables = AMUPMU_SPE_EN_USER;
+		c.buf_pages = 2;	/* a power of two from 2 */
 		c.interval = 4096;
 		*kind = AMUPMU_NL_SESSION_SPE;
 		return amupmu_ioctl(fd, AMUPMU_SPE_CONFIG, &c);
