@@ -92,6 +92,8 @@ tap "libamupmu.so ABI: exports, abidiff against lib/libamupmu/abi/" ./tools/abi-
 step "host build under ASan+UBSan" make -s host-asan
 tap "host tests under ASan+UBSan (x86-64)" make -s host-asan-test
 tap "syzkaller description in sync with the UAPI" ./selftests/syzkaller/check.py
+tap "netlink spec (Documentation/netlink/specs/amupmu.yaml) and UAPI header agree" \
+	./selftests/amupmu/netlink_spec_check.py
 tap "ioctl type free in ioctl-number.rst (linux-source), no AMUPMU_CMD_LAST" \
 	./selftests/amupmu/ioctl_number_check.sh
 

@@ -11,7 +11,7 @@ cd "$TOP" || exit 1
 CP=${CHECKPATCH:-$TOP/build/cache/linux-source/scripts/checkpatch.pl}
 [ -f "$CP" ] || { echo "not ok 1 - checkpatch.pl missing ($CP): run make deps"; exit 1; }
 JUST=kernel/amu_pmu_drv/checkpatch-justified.txt
-files=(kernel/amu_pmu_drv/*.[ch] include/uapi/linux/amupmu.h)
+files=(kernel/amu_pmu_drv/*.[ch] include/uapi/linux/amupmu*.h)
 echo "1..${#files[@]}"
 i=0 bad=0
 tmp=$(mktemp -d)

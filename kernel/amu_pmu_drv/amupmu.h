@@ -9,10 +9,12 @@
 #include <linux/atomic.h>
 #include <linux/cpuhotplug.h>
 #include <linux/kref.h>
+#include <linux/list.h>
 #include <linux/miscdevice.h>
 #include <linux/mutex.h>
 #include <linux/types.h>
 #include <linux/amupmu.h>
+#include <linux/amupmu_netlink.h>
 
 /**
  * enum amupmu_reg - the registers discovery reads, one backend call each
@@ -240,5 +242,44 @@ int amupmu_sysfs_init(void);
 void amupmu_sysfs_exit(void);
 void amupmu_sysfs_cpu_discovered(unsigned int cpu);
 const char *amupmu_owner_name(u32 owner);
+
+/* amupmu_netlink.c: the generic netlink family (events and dumps) */
+#define AMUPMU_NL_KNOB_LEN	24	/* longest debugfs knob name + 1 */
+
+/**
+ * struct amupmu_nl_sess - a session as the netlink family reports it
+ * @node: in the family's registry (amupmu_netlink.c's lock)
+ * @id: its number, given by amupmu_nl_session_start()
+ * @owner: thread group of the configuring process (a reference)
+ * @kind: enum amupmu_nl_session_kind
+ * @cpus: its CPU set; unchanged while registered
+ * @nr_events: PMU events (0 for SPE)
+ * @evtyper: their PMEVTYPER values; unchanged while registered
+ * @period: their sample periods; idem
+ * @pmsfcr: SPE: PMSFCR_EL1
+ * @pmsirr: SPE: PMSIRR_EL1
+ */
+struct amupmu_nl_sess {
+	struct list_head node;
+	u64 id;
+	struct pid *owner;
+	u32 kind;
+	const struct cpumask *cpus;
+	u32 nr_events;
+	const u32 *evtyper;
+	const u64 *period;
+	u64 pmsfcr;
+	u64 pmsirr;
+};
+
+int amupmu_nl_init(void);
+void amupmu_nl_exit(void);
+void amupmu_nl_session_start(struct amupmu_nl_sess *ns);
+void amupmu_nl_session_end(struct amupmu_nl_sess *ns);
+void amupmu_nl_cpu_event(unsigned int cpu, bool online);
+void amupmu_nl_owner_event(u32 unit, u32 owner);
+void amupmu_nl_knob_event(const char *name, u64 old, u64 new);
+void amupmu_nl_ring_lost(u64 id, unsigned int cpu, u64 lost);
+void amupmu_nl_spe_buffer(u64 id, unsigned int cpu, u32 what, u64 pmbsr);
 
 #endif /* AMUPMU_H */

@@ -245,7 +245,7 @@ static ssize_t amupmu_spe_knob_write(struct file *file, const char __user *ubuf,
 	const struct amupmu_spe_knob *k = file_inode(file)->i_private;
 	unsigned int shift = k->in_place ? 0 : __ffs64(k->mask);
 	char buf[32];
-	u64 val;
+	u64 val, old;
 	int ret;
 
 	/* one number, base 0, one trailing newline allowed; nothing cut off */
@@ -259,8 +259,11 @@ static ssize_t amupmu_spe_knob_write(struct file *file, const char __user *ubuf,
 		return -EINVAL;
 	if (val > (k->mask >> shift))
 		return -EINVAL;
-	ret = amupmu_spe_defaults_set(k->reg, k->mask, val << shift);
-	return ret ?: len;
+	ret = amupmu_spe_defaults_set(k->reg, k->mask, val << shift, &old);
+	if (ret)
+		return ret;
+	amupmu_nl_knob_event(k->name, (old & k->mask) >> shift, val);
+	return len;
 }
 
 static const struct file_operations amupmu_spe_knob_fops = {

@@ -139,6 +139,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 	amupmu_frames_cpu_online(cpu);
 
 	amupmu_pmu_cpu_start();
+	amupmu_nl_cpu_event(cpu, true);
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
@@ -155,6 +156,7 @@ static int amupmu_cpu_offline(unsigned int cpu)
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;
 	mutex_unlock(&amupmu_dev.lock);
+	amupmu_nl_cpu_event(cpu, false);
 	return 0;
 }
 

@@ -401,12 +401,14 @@ static int amupmu_probe(struct platform_device *pdev)
 		return ret;
 
 	dev_info(&pdev->dev, "owns the PMU (per-CPU interrupt %d)\n", irq);
+	amupmu_nl_owner_event(AMUPMU_NL_UNIT_PMU, AMUPMU_PMU_OWNER_AMUPMU);
 	return 0;
 }
 
 static void amupmu_remove_device(struct platform_device *pdev)
 {
 	amupmu_pmu_release();
+	amupmu_nl_owner_event(AMUPMU_NL_UNIT_PMU, amupmu_pmu_owner(amupmu_features()));
 }
 
 AMUPMU_DEFINE_PLATFORM_REMOVE(amupmu_remove, amupmu_remove_device)
@@ -517,11 +519,18 @@ static int __init amupmu_init(void)
 		goto out_platform;
 	amupmu_debugfs_init();
 
+	ret = amupmu_nl_init();
+	if (ret)
+		goto out_misc;
+
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
 		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
+out_misc:
+	amupmu_debugfs_exit();
+	amupmu_misc_deregister();
 out_platform:
 	platform_driver_unregister(&amupmu_platform_driver);
 out_frames:
@@ -545,6 +554,7 @@ out_cpus_free:
 
 static void __exit amupmu_exit(void)
 {
+	amupmu_nl_exit();
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
 #ifdef CONFIG_AMUPMU_MOCK

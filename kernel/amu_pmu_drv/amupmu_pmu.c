@@ -254,6 +254,8 @@ struct amupmu_sess_cpu {
  * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
  *	check: later ones do not check again (amupmu_amu.c; set once, never
  *	cleared, read and written with READ_ONCE/WRITE_ONCE)
+ * @nl: the group as the netlink family reports it (registered while
+ *	@configured)
  */
 struct amupmu_session {
 	struct mutex lock; /* see @lock above */
@@ -279,6 +281,7 @@ struct amupmu_session {
 	struct list_head node;
 	struct amupmu_spe_sess *spe;
 	bool amu_perfmon;
+	struct amupmu_nl_sess nl;
 };
 
 /* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
@@ -492,6 +495,7 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 			irq_work_queue(&s->wake);
 	} else {
 		sc->lost++;
+		amupmu_nl_ring_lost(s->nl.id, cpu, sc->lost);
 	}
 }
 
@@ -1063,6 +1067,7 @@ static void amupmu_sess_release_group(struct amupmu_session *s)
 {
 	if (!s->configured)
 		return;
+	amupmu_nl_session_end(&s->nl);
 	if (!amupmu_sess_stale(s)) {
 		mutex_lock(&amupmu_pmu_alloc_lock);
 		amupmu_sess_each_cpu(s, amupmu_op_release);
@@ -1424,6 +1429,14 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	s->enabled = false;
 	s->enabled_ns = 0;
 	WRITE_ONCE(s->gen, amupmu_pmu_gen);
+	s->nl = (struct amupmu_nl_sess) {
+		.kind = AMUPMU_NL_SESSION_PMU,
+		.cpus = s->cpus,
+		.nr_events = s->nr_events,
+		.evtyper = s->evtyper,
+		.period = s->period,
+	};
+	amupmu_nl_session_start(&s->nl);
 	amupmu_sess_each_cpu(s, amupmu_op_program);
 	cfg->counters_free = min_free;
 	first = cpumask_first(s->cpus);

@@ -265,13 +265,14 @@ void amupmu_spe_defaults_get(struct amupmu_spe_filter *f)
  * @reg: which register (enum amupmu_spe_reg)
  * @mask: the field's bits in it
  * @val: its new bits, in place (within @mask)
+ * @old: gets the register's value before
  *
  * The result is checked against every CPU with SPE, the other fields as
  * they are; a refused change changes nothing.
  *
  * Return: 0, -EINVAL, -EOPNOTSUPP, -ENODEV (no CPU has SPE).
  */
-int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val)
+int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val, u64 *old)
 {
 	struct amupmu_spe_filter f;
 	u64 *r;
@@ -282,6 +283,7 @@ int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val)
 	mutex_lock(&amupmu_spe_lock);
 	f = amupmu_spe_defaults;
 	r = amupmu_spe_filter_reg(&f, reg);
+	*old = *r;
 	*r = (*r & ~mask) | val;
 	ret = amupmu_spe_filter_check(&f, NULL);
 	if (!ret)
@@ -454,6 +456,7 @@ struct amupmu_spe_pcs {
  * @locked: pages charged
  * @wait: poll() waits here
  * @wake: wakes @wait from the buffer interrupt
+ * @nl: the configuration as the netlink family reports it
  */
 struct amupmu_spe_sess {
 	cpumask_var_t cpus;
@@ -467,6 +470,7 @@ struct amupmu_spe_sess {
 	unsigned long locked;
 	wait_queue_head_t wait;
 	struct irq_work wake;
+	struct amupmu_nl_sess nl;
 };
 
 /**
@@ -740,8 +744,10 @@ void amupmu_spe_irq_handle(void)
 	r->write(AMUPMU_SPE_SR_PMBLIMITR, 0);
 	isb();
 	pcs->events++;
-	if (pmbsr & PMBSR_EL1_COLL)
+	if (pmbsr & PMBSR_EL1_COLL) {
 		pcs->collisions++;
+		amupmu_nl_spe_buffer(pcs->sess->nl.id, pcs->cpu, AMUPMU_NL_SPE_COLLISION, pmbsr);
+	}
 	if (pmbsr & PMBSR_EL1_DL)
 		pcs->truncations++;
 	fault = (pmbsr & PMBSR_EL1_EA) ||
@@ -750,6 +756,8 @@ void amupmu_spe_irq_handle(void)
 	amupmu_spe_publish(pcs, ptr);
 	r->write(AMUPMU_SPE_SR_PMBSR, 0);
 	isb();
+	amupmu_nl_spe_buffer(pcs->sess->nl.id, pcs->cpu,
+			     fault ? AMUPMU_NL_SPE_FAULT : AMUPMU_NL_SPE_FULL, pmbsr);
 	if (fault) {
 		pcs->faults++;
 		pcs->last_pmbsr = pmbsr;
@@ -1115,6 +1123,13 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 		pp->active = &sess->pcs[cpu];
 		raw_spin_unlock_irqrestore(&pp->lock, flags);
 	}
+	sess->nl = (struct amupmu_nl_sess) {
+		.kind = AMUPMU_NL_SESSION_SPE,
+		.cpus = sess->cpus,
+		.pmsfcr = sess->f.pmsfcr,
+		.pmsirr = sess->f.pmsirr,
+	};
+	amupmu_nl_session_start(&sess->nl);
 	*slot = sess;
 	mutex_unlock(&amupmu_spe_sess_lock);
 	free_cpumask_var(cpus);
@@ -1149,6 +1164,7 @@ static void amupmu_spe_release_locked(struct amupmu_spe_sess **slot)
 	}
 	cpus_read_unlock();
 	*slot = NULL;
+	amupmu_nl_session_end(&sess->nl);
 	amupmu_spe_sess_free(sess);
 }
 

@@ -106,7 +106,7 @@ void amupmu_spe_discover(struct amupmu_cpu_info *ci);
 u64 amupmu_spe_pmbidr(unsigned int cpu);
 int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus);
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);
-int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val);
+int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val, u64 *old);
 
 /* sessions: the file's SPE configuration, a slot in its amupmu_session */
 struct amupmu_spe_sess;

@@ -174,6 +174,7 @@ static int amupmu_spe_dev_probe(struct platform_device *pdev)
 
 	dev_info(dev, "owns SPE: buffer interrupt %d for CPUs %*pbl\n", irq,
 		 cpumask_pr_args(&cpus));
+	amupmu_nl_owner_event(AMUPMU_NL_UNIT_SPE, AMUPMU_SPE_OWNER_AMUPMU);
 	return 0;
 
 out_irq:
@@ -198,6 +199,7 @@ static void amupmu_spe_dev_remove_device(struct platform_device *pdev)
 	cpumask_clear(&amupmu_spe_dev.cpus);
 	mutex_unlock(&amupmu_spe_dev_lock);
 	dev_info(&pdev->dev, "SPE released\n");
+	amupmu_nl_owner_event(AMUPMU_NL_UNIT_SPE, amupmu_spe_owner());
 }
 
 AMUPMU_DEFINE_PLATFORM_REMOVE(amupmu_spe_dev_remove, amupmu_spe_dev_remove_device)

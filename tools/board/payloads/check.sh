@@ -15,9 +15,12 @@ board_backend
 # register touched on production builds (QEMU hides the AMU: an access
 # would be an undefined instruction in the kernel); the SPE filter knobs
 # (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
-# directory on production builds (QEMU hides SPE)
+# directory on production builds (QEMU hides SPE); the generic netlink
+# family (issue 15: dumps, validation, hotplug events, privilege, unload
+# with a subscriber attached)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
-	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test; do
+	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test \
+	amupmu_netlink_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else

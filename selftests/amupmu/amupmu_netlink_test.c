@@ -1,0 +1,967 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The generic netlink family "amupmu" (include/uapi/linux/amupmu_netlink.h)
+ * through raw AF_NETLINK sockets: the family resolved by name, the status,
+ * CPU and session requests against AMUPMU_INFO, strict validation with
+ * extended ACKs, subscriptions and their privilege, hotplug events in
+ * order without sequence gaps, a listener that never reads (ENOBUFS, the
+ * kernel counts it), and the module unloaded under a subscriber.
+ */
+#define _GNU_SOURCE
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <linux/genetlink.h>
+#include <linux/netlink.h>
+#include <linux/amupmu_netlink.h>
+
+#include "amupmu_test.h"
+#include "amupmu_priv.h"
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
+#ifndef NETLINK_EXT_ACK
+#define NETLINK_EXT_ACK	11
+#endif
+
+#define NL_BUF		65536
+#define HOTPLUG_CYCLES	100
+
+struct nl {
+	int fd;
+	__u16 family;
+	__u32 seq;
+	__u32 version;
+};
+
+/* a parsed message: the attributes by type (the last of each), EVENT count */
+struct nl_msg {
+	__u8 cmd;
+	__u16 flags;
+	const struct nlattr *a[AMUPMU_NL_A_MAX + 1];
+	unsigned int nr_event;
+	const struct nlattr *event[64];
+};
+
+/* an error reply: errno and the extended ACK */
+struct nl_err {
+	int error;
+	char msg[256];
+	__u32 offs;	/* NLMSGERR_ATTR_OFFS, 0 if absent */
+	__u32 miss;	/* NLMSGERR_ATTR_MISS_TYPE, 0 if absent */
+};
+
+static __u64 attr_u64(const struct nlattr *a)
+{
+	__u64 v;
+
+	memcpy(&v, (const char *)a + NLA_HDRLEN, sizeof(v));
+	return v;
+}
+
+static __u32 attr_u32(const struct nlattr *a)
+{
+	__u32 v;
+
+	memcpy(&v, (const char *)a + NLA_HDRLEN, sizeof(v));
+	return v;
+}
+
+static int nl_open(struct nl *nl)
+{
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	int one = 1;
+
+	memset(nl, 0, sizeof(*nl));
+	nl->fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_GENERIC);
+	if (nl->fd < 0)
+		return -errno;
+	if (bind(nl->fd, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(nl->fd, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one))) {
+		close(nl->fd);
+		return -errno;
+	}
+	return 0;
+}
+
+/* append an attribute at @p (room checked by the caller); returns its end */
+static char *put_attr(char *p, __u16 type, const void *data, __u16 len)
+{
+	struct nlattr *a = (struct nlattr *)p;
+
+	a->nla_type = type;
+	a->nla_len = NLA_HDRLEN + len;
+	memcpy(p + NLA_HDRLEN, data, len);
+	memset(p + NLA_HDRLEN + len, 0, NLA_ALIGN(len) - len);
+	return p + NLA_HDRLEN + NLA_ALIGN(len);
+}
+
+/* send a request of @cmd with @attrs (@alen bytes of ready attributes) */
+static int nl_send(struct nl *nl, __u16 type, __u8 cmd, __u8 version, __u16 flags,
+		   const void *attrs, size_t alen)
+{
+	char buf[1024];
+	struct nlmsghdr *h = (struct nlmsghdr *)buf;
+	struct genlmsghdr *g = NLMSG_DATA(h);
+
+	if (NLMSG_LENGTH(GENL_HDRLEN) + alen > sizeof(buf))
+		return -E2BIG;
+	memset(buf, 0, NLMSG_LENGTH(GENL_HDRLEN));
+	h->nlmsg_len = NLMSG_LENGTH(GENL_HDRLEN) + alen;
+	h->nlmsg_type = type;
+	h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK | flags;
+	h->nlmsg_seq = ++nl->seq;
+	g->cmd = cmd;
+	g->version = version;
+	memcpy(buf + NLMSG_LENGTH(GENL_HDRLEN), attrs, alen);
+	if (send(nl->fd, buf, h->nlmsg_len, 0) != (ssize_t)h->nlmsg_len)
+		return -errno;
+	return 0;
+}
+
+static void parse_attrs(struct nl_msg *m, const struct nlmsghdr *h)
+{
+	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN;
+	const char *end = (const char *)h + h->nlmsg_len;
+	const struct genlmsghdr *g = NLMSG_DATA(h);
+
+	memset(m, 0, sizeof(*m));
+	m->cmd = g->cmd;
+	m->flags = h->nlmsg_flags;
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+		__u16 t = a->nla_type & NLA_TYPE_MASK;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if (t == AMUPMU_NL_A_EVENT && m->nr_event < 64)
+			m->event[m->nr_event++] = a;
+		else if (t <= AMUPMU_NL_A_MAX)
+			m->a[t] = a;
+		p += NLA_ALIGN(a->nla_len);
+	}
+}
+
+static void parse_err(struct nl_err *e, const struct nlmsghdr *h)
+{
+	const struct nlmsgerr *err = NLMSG_DATA(h);
+	const char *p, *end = (const char *)h + h->nlmsg_len;
+
+	memset(e, 0, sizeof(*e));
+	e->error = -err->error;
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	p = (const char *)err + sizeof(*err);
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		p += err->msg.nlmsg_len - sizeof(struct nlmsghdr);
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if (a->nla_type == NLMSGERR_ATTR_MSG)
+			snprintf(e->msg, sizeof(e->msg), "%.*s",
+				 (int)(a->nla_len - NLA_HDRLEN), p + NLA_HDRLEN);
+		else if (a->nla_type == NLMSGERR_ATTR_OFFS)
+			e->offs = attr_u32(a);
+#ifdef NLMSGERR_ATTR_MISS_TYPE
+		else if (a->nla_type == NLMSGERR_ATTR_MISS_TYPE)
+			e->miss = attr_u32(a);
+#endif
+		p += NLA_ALIGN(a->nla_len);
+	}
+}
+
+/*
+ * Receive the replies to the last request: each data message to @cb (may
+ * be NULL), until the ACK or NLMSG_DONE. Returns 0, the request's -errno
+ * (@err gets the extended ACK), or -errno of recv.
+ */
+static int nl_recv(struct nl *nl, struct nl_err *err,
+		   void (*cb)(const struct nlmsghdr *h, void *arg), void *arg)
+{
+	static char buf[NL_BUF];
+	struct nl_err dummy;
+
+	if (!err)
+		err = &dummy;
+	memset(err, 0, sizeof(*err));
+	for (;;) {
+		ssize_t n = recv(nl->fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		if (n < 0)
+			return -errno;
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != nl->seq)
+				continue;	/* an event, or an old reply */
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				parse_err(err, h);
+				return -err->error;
+			}
+			if (h->nlmsg_type == NLMSG_DONE)
+				return 0;
+			if (cb)
+				cb(h, arg);
+		}
+	}
+}
+
+static void family_cb(const struct nlmsghdr *h, void *arg)
+{
+	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN;
+	const char *end = (const char *)h + h->nlmsg_len;
+	struct nl *nl = arg;
+
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+
+		if (a->nla_len < NLA_HDRLEN)
+			break;
+		if (a->nla_type == CTRL_ATTR_FAMILY_ID)
+			memcpy(&nl->family, p + NLA_HDRLEN, sizeof(nl->family));
+		if (a->nla_type == CTRL_ATTR_VERSION)
+			nl->version = attr_u32(a);
+		p += NLA_ALIGN(a->nla_len);
+	}
+}
+
+/* Resolve the family by name: 0, -ENOENT when it is not registered. */
+static int nl_resolve(struct nl *nl)
+{
+	char attrs[64];
+	char *end = put_attr(attrs, CTRL_ATTR_FAMILY_NAME, AMUPMU_NL_FAMILY_NAME,
+			     sizeof(AMUPMU_NL_FAMILY_NAME));
+	int ret = nl_send(nl, GENL_ID_CTRL, CTRL_CMD_GETFAMILY, 1, 0, attrs, end - attrs);
+
+	if (ret)
+		return ret;
+	nl->family = 0;
+	ret = nl_recv(nl, NULL, family_cb, nl);
+	if (!ret && !nl->family)
+		ret = -ENOENT;
+	return ret;
+}
+
+/* one request to the family; replies to @cb */
+static int nl_request(struct nl *nl, __u8 cmd, __u16 flags, const void *attrs, size_t alen,
+		      struct nl_err *err, void (*cb)(const struct nlmsghdr *h, void *arg),
+		      void *arg)
+{
+	int ret = nl_send(nl, nl->family, cmd, AMUPMU_NL_FAMILY_VERSION, flags, attrs, alen);
+
+	return ret ?: nl_recv(nl, err, cb, arg);
+}
+
+static int nl_subscribe(struct nl *nl, __u32 groups, struct nl_err *err)
+{
+	char attrs[16];
+	char *end = put_attr(attrs, AMUPMU_NL_A_GROUPS, &groups, sizeof(groups));
+
+	return nl_request(nl, AMUPMU_NL_CMD_SUBSCRIBE, 0, attrs, end - attrs, err, NULL, NULL);
+}
+
+/* the reply copied: the ACK that follows reuses nl_recv's buffer */
+static char nl_status_copy[1024];
+
+static void status_cb(const struct nlmsghdr *h, void *arg)
+{
+	if (h->nlmsg_len > sizeof(nl_status_copy))
+		return;
+	memcpy(nl_status_copy, h, h->nlmsg_len);
+	parse_attrs(arg, (const struct nlmsghdr *)nl_status_copy);
+}
+
+/* STATUS_GET into @m (valid until the next nl_status()) */
+static int nl_status(struct nl *nl, struct nl_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	return nl_request(nl, AMUPMU_NL_CMD_STATUS_GET, 0, NULL, 0, NULL, status_cb, m);
+}
+
+static int nl_status_u64(struct nl *nl, int attr, __u64 *val)
+{
+	struct nl_msg m;
+	int ret = nl_status(nl, &m);
+
+	if (ret)
+		return ret;
+	if (!m.a[attr])
+		return -ENODATA;
+	*val = m.a[attr]->nla_len >= NLA_HDRLEN + 8 ? attr_u64(m.a[attr]) : attr_u32(m.a[attr]);
+	return 0;
+}
+
+/*
+ * Wait up to @ms for one event on @nl into @m (a private copy in @buf).
+ * Returns 0, -ETIMEDOUT, or recv's -errno (ENOBUFS after an overrun).
+ */
+static int nl_event(struct nl *nl, struct nl_msg *m, char *buf, size_t size, int ms)
+{
+	struct pollfd pfd = { .fd = nl->fd, .events = POLLIN };
+	ssize_t n;
+
+	if (poll(&pfd, 1, ms) <= 0)
+		return -ETIMEDOUT;
+	n = recv(nl->fd, buf, size, 0);
+	if (n < 0)
+		return -errno;
+	if (!NLMSG_OK((struct nlmsghdr *)buf, (size_t)n))
+		return -EBADMSG;
+	parse_attrs(m, (struct nlmsghdr *)buf);
+	return 0;
+}
+
+/* ---------------------------------------------------------------- fixture */
+
+FIXTURE(nl) {
+	struct nl nl;
+	int fd;
+	struct amupmu_info info;
+	struct amupmu_cpu_info *cpus;
+};
+
+FIXTURE_SETUP(nl)
+{
+	char board[256];
+	int ret;
+
+	self->cpus = NULL;
+	AMUPMU_OPEN_DEVICE(self->fd);
+	self->cpus = calloc(AMUPMU_TEST_MAX_CPUS, sizeof(*self->cpus));
+	ASSERT_NE(NULL, self->cpus);
+	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, self->cpus, AMUPMU_TEST_MAX_CPUS));
+	ASSERT_EQ(0, nl_open(&self->nl));
+	ret = nl_resolve(&self->nl);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("resolving the generic netlink family \"%s\": %s",
+		       AMUPMU_NL_FAMILY_NAME, strerror(-ret));
+	}
+	amupmu_board_line(board, sizeof(board));
+	TH_LOG("backend: QEMU/CPU PMUv3, pmu_owner %u, features 0x%llx; board \"%s\"; family id %u",
+	       self->info.pmu_owner, (unsigned long long)self->info.features, board,
+	       self->nl.family);
+}
+
+FIXTURE_TEARDOWN(nl)
+{
+	if (self->fd >= 0) {
+		close(self->nl.fd);
+		close(self->fd);
+	}
+	free(self->cpus);
+}
+
+TEST_F(nl, family_version)
+{
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	EXPECT_EQ((__u32)AMUPMU_NL_FAMILY_VERSION, self->nl.version);
+}
+
+TEST_F(nl, status_matches_info)
+{
+	struct nl_msg m;
+	static const int want[] = {
+		AMUPMU_NL_A_FEATURES, AMUPMU_NL_A_NR_CPUS, AMUPMU_NL_A_PMU_OWNER,
+		AMUPMU_NL_A_SPE_OWNER, AMUPMU_NL_A_GENERATION, AMUPMU_NL_A_EVENTS_DROPPED,
+		AMUPMU_NL_A_EVENTS_UNDELIVERED, AMUPMU_NL_A_SUBSCRIBERS,
+	};
+	unsigned int i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, nl_status(&self->nl, &m));
+	EXPECT_EQ(AMUPMU_NL_CMD_STATUS_GET, m.cmd);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		EXPECT_NE(NULL, m.a[want[i]]) {
+			TH_LOG("attribute %d missing", want[i]);
+		}
+	}
+	ASSERT_NE(NULL, m.a[AMUPMU_NL_A_FEATURES]);
+	EXPECT_EQ(self->info.features, attr_u64(m.a[AMUPMU_NL_A_FEATURES]));
+	EXPECT_EQ(self->info.nr_cpus, attr_u32(m.a[AMUPMU_NL_A_NR_CPUS]));
+	EXPECT_EQ(self->info.pmu_owner, attr_u32(m.a[AMUPMU_NL_A_PMU_OWNER]));
+	EXPECT_EQ(self->info.spe_owner, attr_u32(m.a[AMUPMU_NL_A_SPE_OWNER]));
+	EXPECT_NE(0U, attr_u32(m.a[AMUPMU_NL_A_GENERATION]));
+}
+
+struct cpu_dump {
+	struct __test_metadata *md;
+	const struct amupmu_cpu_info *cpus;
+	unsigned int seen;
+	unsigned int intr;
+	int last;
+};
+
+/* one CPU message against the INFO entry */
+static void check_cpu(struct __test_metadata *_metadata, const struct nl_msg *m,
+		      const struct amupmu_cpu_info *ci)
+{
+	ASSERT_EQ(AMUPMU_NL_CMD_CPU_GET, m->cmd);
+	ASSERT_NE(NULL, m->a[AMUPMU_NL_A_CPU_FLAGS]);
+	ASSERT_NE(NULL, m->a[AMUPMU_NL_A_MIDR]);
+	ASSERT_NE(NULL, m->a[AMUPMU_NL_A_PMU_SESSIONS]);
+	ASSERT_NE(NULL, m->a[AMUPMU_NL_A_SPE_SESSIONS]);
+	EXPECT_EQ(ci->flags, attr_u32(m->a[AMUPMU_NL_A_CPU_FLAGS]));
+	EXPECT_EQ(ci->midr, attr_u64(m->a[AMUPMU_NL_A_MIDR]));
+	EXPECT_EQ(ci->revidr, attr_u64(m->a[AMUPMU_NL_A_REVIDR]));
+	EXPECT_EQ(ci->pmu_version, attr_u32(m->a[AMUPMU_NL_A_PMU_VERSION]));
+	EXPECT_EQ(ci->pmu_num_counters, attr_u32(m->a[AMUPMU_NL_A_PMU_COUNTERS]));
+	EXPECT_EQ(ci->pmu_counters_free, attr_u32(m->a[AMUPMU_NL_A_PMU_COUNTERS_FREE]));
+	EXPECT_EQ(ci->amu_version, attr_u32(m->a[AMUPMU_NL_A_AMU_VERSION]));
+	EXPECT_EQ(ci->spe_version, attr_u32(m->a[AMUPMU_NL_A_SPE_VERSION]));
+	EXPECT_EQ(ci->pmsidr, attr_u64(m->a[AMUPMU_NL_A_PMSIDR]));
+	EXPECT_EQ(ci->amcfgr, attr_u64(m->a[AMUPMU_NL_A_AMCFGR]));
+	EXPECT_EQ(0U, attr_u32(m->a[AMUPMU_NL_A_PMU_SESSIONS]));
+	EXPECT_EQ(0U, attr_u32(m->a[AMUPMU_NL_A_SPE_SESSIONS]));
+}
+
+static void cpu_dump_cb(const struct nlmsghdr *h, void *arg)
+{
+	struct cpu_dump *d = arg;
+	struct __test_metadata *_metadata = d->md;
+	struct nl_msg m;
+	__u32 cpu;
+
+	parse_attrs(&m, h);
+	if (m.flags & NLM_F_DUMP_INTR)
+		d->intr++;
+	ASSERT_NE(NULL, m.a[AMUPMU_NL_A_CPU]);
+	cpu = attr_u32(m.a[AMUPMU_NL_A_CPU]);
+	ASSERT_LT(cpu, (__u32)AMUPMU_TEST_MAX_CPUS);
+	EXPECT_LT(d->last, (int)cpu);	/* ascending, each once */
+	d->last = cpu;
+	d->seen++;
+	check_cpu(_metadata, &m, &d->cpus[cpu]);
+}
+
+TEST_F(nl, cpu_dump_matches_info)
+{
+	struct cpu_dump d = { .md = _metadata, .cpus = self->cpus, .last = -1 };
+	struct amupmu_cpumask possible;
+	unsigned int cpu, nr = 0;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	for (cpu = 0; cpu < AMUPMU_TEST_MAX_CPUS; cpu++)
+		nr += possible.cpu[cpu];
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, NLM_F_DUMP, NULL, 0, NULL,
+				cpu_dump_cb, &d));
+	EXPECT_EQ(nr, d.seen);
+	EXPECT_EQ(0U, d.intr);
+}
+
+struct one {
+	struct nl_msg m;
+	char copy[4096];
+	unsigned int n;
+};
+
+static void one_cb(const struct nlmsghdr *h, void *arg)
+{
+	struct one *o = arg;
+
+	if (h->nlmsg_len <= sizeof(o->copy)) {
+		memcpy(o->copy, h, h->nlmsg_len);
+		parse_attrs(&o->m, (struct nlmsghdr *)o->copy);
+	}
+	o->n++;
+}
+
+TEST_F(nl, cpu_get_each)
+{
+	struct amupmu_cpumask possible;
+	struct nl_err err;
+	unsigned int cpu;
+	char attrs[16];
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ASSERT_EQ(0, amupmu_possible_cpus(&possible));
+	for (cpu = 0; cpu < self->info.nr_cpus && cpu < AMUPMU_TEST_MAX_CPUS; cpu++) {
+		struct one o = { 0 };
+		char *end = put_attr(attrs, AMUPMU_NL_A_CPU, &cpu, sizeof(cpu));
+		int ret = nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, 0, attrs, end - attrs,
+				     &err, one_cb, &o);
+
+		if (!possible.cpu[cpu]) {
+			EXPECT_EQ(-ENODEV, ret);
+			continue;
+		}
+		ASSERT_EQ(0, ret);
+		ASSERT_EQ(1U, o.n);
+		check_cpu(_metadata, &o.m, &self->cpus[cpu]);
+		EXPECT_EQ(cpu, attr_u32(o.m.a[AMUPMU_NL_A_CPU]));
+	}
+	/* the first impossible CPU number: ENODEV, the extack names CPU */
+	cpu = self->info.nr_cpus;
+	{
+		char *end = put_attr(attrs, AMUPMU_NL_A_CPU, &cpu, sizeof(cpu));
+
+		EXPECT_EQ(-ENODEV, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, 0, attrs,
+					      end - attrs, &err, NULL, NULL));
+		EXPECT_NE(0U, err.offs);
+		EXPECT_NE(0, err.msg[0]);
+	}
+	/* no CPU attribute: EINVAL, the extack says which is missing */
+	EXPECT_EQ(-EINVAL, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, 0, NULL, 0, &err,
+				      NULL, NULL));
+#ifdef NLMSGERR_ATTR_MISS_TYPE
+	EXPECT_EQ(AMUPMU_NL_A_CPU, err.miss);
+#endif
+}
+
+/* Strict validation: every refusal is EINVAL with an extack naming the attribute. */
+TEST_F(nl, validation)
+{
+	struct {
+		const char *what;
+		__u8 cmd;
+		__u16 type;
+		__u16 len;
+	} rows[] = {
+		{ "unknown attribute type", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_MAX + 1, 4 },
+		{ "attribute beyond the op's policy", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_MIDR, 8 },
+		{ "attribute with no policy entry", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_PAD, 4 },
+		{ "CPU as 2 bytes", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_CPU, 2 },
+		{ "CPU as 8 bytes", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_CPU, 8 },
+		{ "CPU empty", AMUPMU_NL_CMD_CPU_GET, AMUPMU_NL_A_CPU, 0 },
+		{ "any attribute to STATUS_GET", AMUPMU_NL_CMD_STATUS_GET, AMUPMU_NL_A_CPU, 4 },
+		{ "GROUPS as 8 bytes", AMUPMU_NL_CMD_SUBSCRIBE, AMUPMU_NL_A_GROUPS, 8 },
+		{ "GROUPS with an unknown group", AMUPMU_NL_CMD_SUBSCRIBE, AMUPMU_NL_A_GROUPS, 4 },
+	};
+	__u64 payload = 0;
+	struct nl_err err;
+	unsigned int i;
+	char attrs[32];
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		char *end;
+		int ret;
+
+		payload = rows[i].cmd == AMUPMU_NL_CMD_SUBSCRIBE ?
+			  (__u64)AMUPMU_NL_GROUPS_ALL + 1 : 0;
+		end = put_attr(attrs, rows[i].type, &payload, rows[i].len);
+		ret = nl_request(&self->nl, rows[i].cmd, 0, attrs, end - attrs, &err, NULL, NULL);
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("%s: %s", rows[i].what, ret ? strerror(-ret) : "accepted");
+		}
+		/* the offset points at the attribute: after nlmsghdr and genlmsghdr */
+		EXPECT_EQ(NLMSG_LENGTH(GENL_HDRLEN), err.offs) {
+			TH_LOG("%s: extack offset %u, message \"%s\"", rows[i].what, err.offs,
+			       err.msg);
+		}
+	}
+	/* an unknown command */
+	EXPECT_EQ(-EOPNOTSUPP, nl_request(&self->nl, AMUPMU_NL_CMD_MAX + 1, 0, NULL, 0, &err,
+					  NULL, NULL));
+	/* an event's command number is not a request */
+	EXPECT_EQ(-EOPNOTSUPP, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_ONLINE, 0, NULL, 0, &err,
+					  NULL, NULL));
+	/* nothing was subscribed by the refused requests */
+	{
+		__u64 subs = 1;
+
+		EXPECT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_SUBSCRIBERS, &subs));
+		EXPECT_EQ(0U, subs);
+	}
+}
+
+/* ---------------------------------------------------------------- sessions */
+
+struct sess_dump {
+	struct __test_metadata *md;
+	unsigned int n;
+	unsigned int intr;
+	struct nl_msg m;
+	char copy[4096];
+};
+
+static void sess_cb(const struct nlmsghdr *h, void *arg)
+{
+	struct sess_dump *d = arg;
+
+	if (h->nlmsg_flags & NLM_F_DUMP_INTR)
+		d->intr++;
+	if (!d->n && h->nlmsg_len <= sizeof(d->copy)) {
+		memcpy(d->copy, h, h->nlmsg_len);
+		parse_attrs(&d->m, (struct nlmsghdr *)d->copy);
+	}
+	d->n++;
+}
+
+/* PMU events CPU 0 implements (QEMU: INST_RETIRED only under -icount) */
+static const __u32 nl_events[] = { 0x11, PMUV3_EV_SW_INCR };
+
+/* Configure a session (a PMU group where amupmu owns the PMU, else SPE on CPU 0). */
+static int start_session(int fd, const struct amupmu_info *info, __u32 *kind)
+{
+	static __u64 cpus[1] = { 1 };
+
+	if (info->pmu_owner == AMUPMU_PMU_OWNER_AMUPMU) {
+		struct amupmu_pmu_event ev[2];
+		struct amupmu_pmu_config cfg;
+
+		amupmu_pmu_event_set(&ev[0], nl_events[0], 0);
+		amupmu_pmu_event_set(&ev[1], nl_events[1], 0);
+		amupmu_pmu_config_init(&cfg, ev, 2, cpus, sizeof(cpus));
+		*kind = AMUPMU_NL_SESSION_PMU;
+		return amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
+	}
+	if (info->spe_owner == AMUPMU_SPE_OWNER_AMUPMU) {
+		struct amupmu_spe_config c;
+
+		memset(&c, 0, sizeof(c));
+		c.size = sizeof(c);
+		c.cpus_uptr = (__u64)(uintptr_t)cpus;
+		c.cpus_len = sizeof(cpus);
+		c.enables = AMUPMU_SPE_EN_USER;
+		c.buf_pages = 2;	/* a power of two from 2 */
+		c.interval = 4096;
+		*kind = AMUPMU_NL_SESSION_SPE;
+		return amupmu_ioctl(fd, AMUPMU_SPE_CONFIG, &c);
+	}
+	return -EOPNOTSUPP;
+}
+
+TEST_F(nl, session_dump_and_events)
+{
+	char buf[4096];
+	struct sess_dump d = { .md = _metadata };
+	struct nl_msg ev;
+	struct nl ln;
+	__u32 kind = 0;
+	__u64 seq, id;
+	int fd, ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU &&
+	    (!amupmu_event_implemented(&self->cpus[0], nl_events[0]) ||
+	     !amupmu_event_implemented(&self->cpus[0], nl_events[1])))
+		SKIP(return, "CPU 0 lacks CPU_CYCLES or SW_INCR");
+	/* nothing open yet: an empty dump */
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_SESSION_GET, NLM_F_DUMP, NULL, 0, NULL,
+				sess_cb, &d));
+	EXPECT_EQ(0U, d.n);
+
+	ASSERT_EQ(0, nl_open(&ln));
+	ASSERT_EQ(0, nl_resolve(&ln));
+	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_SESSION, NULL));
+
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ret = start_session(fd, &self->info, &kind);
+	if (ret == -EOPNOTSUPP && self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU &&
+	    self->info.spe_owner != AMUPMU_SPE_OWNER_AMUPMU) {
+		close(fd);
+		close(ln.fd);
+		SKIP(return, "neither the PMU nor SPE is amupmu's on this board: no session");
+	}
+	ASSERT_EQ(0, ret) {
+		TH_LOG("configuring a %s session: %s",
+		       kind == AMUPMU_NL_SESSION_PMU ? "PMU" : "SPE", strerror(-ret));
+	}
+
+	/* SESSION_START with our pid */
+	ASSERT_EQ(0, nl_event(&ln, &ev, buf, sizeof(buf), 2000));
+	ASSERT_EQ(AMUPMU_NL_CMD_SESSION_START, ev.cmd);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_SEQ]);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_SESSION_ID]);
+	seq = attr_u64(ev.a[AMUPMU_NL_A_SEQ]);
+	id = attr_u64(ev.a[AMUPMU_NL_A_SESSION_ID]);
+	EXPECT_EQ(kind, attr_u32(ev.a[AMUPMU_NL_A_SESSION_KIND]));
+	EXPECT_EQ((__u32)getpid(), attr_u32(ev.a[AMUPMU_NL_A_PID]));
+
+	/* the dump has it: id, kind, pid, CPU 0, the events */
+	memset(&d, 0, sizeof(d));
+	d.md = _metadata;
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_SESSION_GET, NLM_F_DUMP, NULL, 0, NULL,
+				sess_cb, &d));
+	ASSERT_EQ(1U, d.n);
+	EXPECT_EQ(0U, d.intr);
+	ASSERT_NE(NULL, d.m.a[AMUPMU_NL_A_SESSION_ID]);
+	EXPECT_EQ(id, attr_u64(d.m.a[AMUPMU_NL_A_SESSION_ID]));
+	EXPECT_EQ(kind, attr_u32(d.m.a[AMUPMU_NL_A_SESSION_KIND]));
+	EXPECT_EQ((__u32)getpid(), attr_u32(d.m.a[AMUPMU_NL_A_PID]));
+	ASSERT_NE(NULL, d.m.a[AMUPMU_NL_A_CPUS]);
+	EXPECT_EQ(1ULL, attr_u64(d.m.a[AMUPMU_NL_A_CPUS]));
+	if (kind == AMUPMU_NL_SESSION_PMU) {
+		ASSERT_EQ(2U, d.m.nr_event);
+		/* EVENT nest: TYPE (u32) first, evtCount in [15:0] */
+		EXPECT_EQ(nl_events[0], attr_u32((const struct nlattr *)((const char *)d.m.event[0] +
+								  NLA_HDRLEN)) & 0xffff);
+		EXPECT_EQ(nl_events[1], attr_u32((const struct nlattr *)((const char *)d.m.event[1] +
+								  NLA_HDRLEN)) & 0xffff);
+	} else {
+		EXPECT_NE(NULL, d.m.a[AMUPMU_NL_A_PMSIRR]);
+	}
+	/* the CPU dump counts it on CPU 0 */
+	{
+		struct one o = { 0 };
+		__u32 cpu = 0;
+		char attrs[16], *end = put_attr(attrs, AMUPMU_NL_A_CPU, &cpu, sizeof(cpu));
+
+		ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, 0, attrs, end - attrs,
+					NULL, one_cb, &o));
+		EXPECT_EQ(1U, attr_u32(o.m.a[kind == AMUPMU_NL_SESSION_PMU ?
+					    AMUPMU_NL_A_PMU_SESSIONS : AMUPMU_NL_A_SPE_SESSIONS]));
+	}
+
+	close(fd);
+	ASSERT_EQ(0, nl_event(&ln, &ev, buf, sizeof(buf), 2000));
+	EXPECT_EQ(AMUPMU_NL_CMD_SESSION_END, ev.cmd);
+	EXPECT_EQ(seq + 1, attr_u64(ev.a[AMUPMU_NL_A_SEQ]));
+	EXPECT_EQ(id, attr_u64(ev.a[AMUPMU_NL_A_SESSION_ID]));
+	EXPECT_EQ((__u32)getpid(), attr_u32(ev.a[AMUPMU_NL_A_PID]));
+
+	memset(&d, 0, sizeof(d));
+	d.md = _metadata;
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_SESSION_GET, NLM_F_DUMP, NULL, 0, NULL,
+				sess_cb, &d));
+	EXPECT_EQ(0U, d.n);
+	close(ln.fd);
+}
+
+/* ---------------------------------------------------------------- hotplug */
+
+static bool cpu1_hotpluggable(void)
+{
+	return amupmu_path_exists(AMUPMU_CPU_SYSFS "/cpu1/online") && amupmu_cpu_online(1) == 1;
+}
+
+/*
+ * Subscribed to the CPU group: CPU 1 off and on HOTPLUG_CYCLES times gives
+ * exactly 2 * HOTPLUG_CYCLES events, alternating, for CPU 1, in sequence.
+ */
+TEST_F(nl, hotplug_events_in_order)
+{
+	unsigned int i, got = 0;
+	struct nl ln;
+	char buf[4096];
+	struct nl_msg ev;
+	__u64 first = 0, dropped0, dropped1;
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!cpu1_hotpluggable())
+		SKIP(return, "CPU 1 cannot be taken offline here");
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_EVENTS_DROPPED, &dropped0));
+	ASSERT_EQ(0, nl_open(&ln));
+	ASSERT_EQ(0, nl_resolve(&ln));
+	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_CPU, NULL));
+
+	for (i = 0; i < 2 * HOTPLUG_CYCLES; i++) {
+		bool online = i & 1;
+		__u64 seq;
+
+		ret = amupmu_set_online(1, online);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("cpu1 %s: %s", online ? "online" : "offline", strerror(-ret));
+		}
+		/* drain as we go: 200 events need not fit in the receive buffer */
+		ret = nl_event(&ln, &ev, buf, sizeof(buf), 5000);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("event %u: %s", i, strerror(-ret));
+			amupmu_set_online(1, true);
+		}
+		got++;
+		EXPECT_EQ(online ? AMUPMU_NL_CMD_CPU_ONLINE : AMUPMU_NL_CMD_CPU_OFFLINE, ev.cmd);
+		ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_CPU]);
+		ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_SEQ]);
+		EXPECT_EQ(1U, attr_u32(ev.a[AMUPMU_NL_A_CPU]));
+		EXPECT_EQ(online, !!(attr_u32(ev.a[AMUPMU_NL_A_CPU_FLAGS]) & AMUPMU_CPU_ONLINE));
+		seq = attr_u64(ev.a[AMUPMU_NL_A_SEQ]);
+		if (!i)
+			first = seq;
+		EXPECT_EQ(first + i, seq) {
+			TH_LOG("event %u: sequence %llu after %llu", i, (unsigned long long)seq,
+			       (unsigned long long)(first + i - 1));
+		}
+		if (online) {
+			ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_MIDR]);
+			EXPECT_EQ(self->cpus[1].midr, attr_u64(ev.a[AMUPMU_NL_A_MIDR]));
+			EXPECT_EQ(self->cpus[1].pmu_version,
+				  attr_u32(ev.a[AMUPMU_NL_A_PMU_VERSION]));
+		}
+	}
+	EXPECT_EQ(1, amupmu_cpu_online(1));
+	/* nothing more */
+	EXPECT_EQ(-ETIMEDOUT, nl_event(&ln, &ev, buf, sizeof(buf), 200));
+	EXPECT_EQ(2U * HOTPLUG_CYCLES, got);
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_EVENTS_DROPPED, &dropped1));
+	EXPECT_EQ(dropped0, dropped1);
+	close(ln.fd);
+}
+
+/* Each hotplug moves the generation that marks interrupted dumps. */
+TEST_F(nl, generation_moves_with_hotplug)
+{
+	__u64 gen0 = 0, gen1 = 0;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!cpu1_hotpluggable())
+		SKIP(return, "CPU 1 cannot be taken offline here");
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_GENERATION, &gen0));
+	ASSERT_EQ(0, amupmu_set_online(1, false));
+	ASSERT_EQ(0, amupmu_set_online(1, true));
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_GENERATION, &gen1));
+	EXPECT_EQ(gen0 + 2, gen1);
+}
+
+/*
+ * A subscriber that never reads: its buffer fills, the kernel counts what
+ * it could not deliver, the socket reads ENOBUFS, then a sequence gap.
+ */
+TEST_F(nl, listener_overrun)
+{
+	__u64 undel0, undel1, seq, prev = 0;
+	int rcvbuf = 1, ret, i, n = 0;
+	struct nl ln;
+	char buf[4096];
+	struct nl_msg ev;
+	bool enobufs = false, gap = false;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!cpu1_hotpluggable())
+		SKIP(return, "CPU 1 cannot be taken offline here");
+	ASSERT_EQ(0, nl_open(&ln));
+	ASSERT_EQ(0, nl_resolve(&ln));
+	/* the smallest buffer the kernel allows (SOCK_MIN_RCVBUF) */
+	ASSERT_EQ(0, setsockopt(ln.fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf)));
+	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_CPU, NULL));
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_EVENTS_UNDELIVERED, &undel0));
+	for (i = 0; i < 10; i++) {
+		ASSERT_EQ(0, amupmu_set_online(1, false));
+		ASSERT_EQ(0, amupmu_set_online(1, true));
+	}
+	usleep(200000);	/* the work item sends */
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_EVENTS_UNDELIVERED, &undel1));
+	EXPECT_LT(undel0, undel1);
+	for (;;) {
+		ret = nl_event(&ln, &ev, buf, sizeof(buf), 200);
+		if (ret == -ENOBUFS) {
+			enobufs = true;
+			continue;
+		}
+		if (ret)
+			break;
+		seq = attr_u64(ev.a[AMUPMU_NL_A_SEQ]);
+		if (n++ && seq != prev + 1)
+			gap = true;
+		prev = seq;
+	}
+	EXPECT_EQ(-ETIMEDOUT, ret);
+	EXPECT_TRUE(enobufs);
+	EXPECT_LT(0, n);
+	EXPECT_LT(n, 20);
+	/* what it got is not all of the 20: its sequence shows the gap */
+	EXPECT_TRUE(gap || n < 20);
+	TH_LOG("undelivered %llu -> %llu, %d events read, gap %d",
+	       (unsigned long long)undel0, (unsigned long long)undel1, n, gap);
+	close(ln.fd);
+}
+
+/* ---------------------------------------------------------------- privilege */
+
+struct priv_row {
+	const char *who;
+	uid_t uid;
+	__u64 caps;
+	__u32 groups;
+	int want;
+};
+
+static int priv_subscribe(void *arg)
+{
+	const struct priv_row *r = arg;
+	struct nl nl;
+	struct nl_msg m;
+	int ret = nl_open(&nl);
+
+	if (ret)
+		return ret;
+	ret = nl_resolve(&nl);
+	/* identification is open to everyone */
+	if (!ret)
+		ret = nl_status(&nl, &m);
+	if (!ret)
+		ret = nl_request(&nl, AMUPMU_NL_CMD_CPU_GET, NLM_F_DUMP, NULL, 0, NULL, NULL, NULL);
+	if (!ret)
+		ret = nl_request(&nl, AMUPMU_NL_CMD_SESSION_GET, NLM_F_DUMP, NULL, 0, NULL, NULL,
+				 NULL);
+	if (ret)
+		return ret == -EACCES ? -EIO : ret;	/* EACCES only from SUBSCRIBE */
+	ret = nl_subscribe(&nl, r->groups, NULL);
+	close(nl.fd);
+	return ret;
+}
+
+TEST_F(nl, privilege)
+{
+	const __u64 perfmon = 1ULL << CAP_PERFMON;
+	const struct priv_row rows[] = {
+		{ "nobody", AMUPMU_NOBODY, 0, 1U << AMUPMU_NL_GROUP_CPU, 0 },
+		{ "nobody", AMUPMU_NOBODY, 0, 1U << AMUPMU_NL_GROUP_SESSION, -EACCES },
+		{ "nobody", AMUPMU_NOBODY, 0, 1U << AMUPMU_NL_GROUP_BUFFER, -EACCES },
+		{ "nobody", AMUPMU_NOBODY, 0, AMUPMU_NL_GROUPS_ALL, -EACCES },
+		{ "nobody+CAP_PERFMON", AMUPMU_NOBODY, perfmon, AMUPMU_NL_GROUPS_ALL, 0 },
+		{ "root without caps", 0, 0, 1U << AMUPMU_NL_GROUP_SESSION, -EACCES },
+		{ "root+CAP_PERFMON", 0, perfmon, 1U << AMUPMU_NL_GROUP_BUFFER, 0 },
+	};
+	unsigned int i;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (geteuid())
+		SKIP(return, "not root: cannot drop to the rows' credentials");
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int ret = amupmu_run_as(rows[i].uid, AMUPMU_NOBODY, rows[i].caps, priv_subscribe,
+					(void *)&rows[i]);
+
+		EXPECT_EQ(rows[i].want, ret) {
+			TH_LOG("%s, groups 0x%x: %s, want %s", rows[i].who, rows[i].groups,
+			       amupmu_errstr(ret), amupmu_errstr(rows[i].want));
+		}
+	}
+}
+
+/* ---------------------------------------------------------------- unload */
+
+/*
+ * The module unloads with a subscriber attached, and loads again: the old
+ * socket just stops hearing, the family comes back with no subscriber.
+ * Needs AMUPMU_KO (the board payload sets it); the device is closed first.
+ */
+TEST_F(nl, unload_with_subscriber)
+{
+	const char *ko = getenv("AMUPMU_KO");
+	char cmd[512];
+	struct nl ln, again;
+	__u64 subs = 0;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!ko || !*ko)
+		SKIP(return, "AMUPMU_KO not set: not reloading the module");
+	ASSERT_EQ(0, nl_open(&ln));
+	ASSERT_EQ(0, nl_resolve(&ln));
+	ASSERT_EQ(0, nl_subscribe(&ln, AMUPMU_NL_GROUPS_ALL, NULL));
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_SUBSCRIBERS, &subs));
+	EXPECT_EQ(1U, subs);
+
+	close(self->fd);
+	self->fd = open("/dev/null", O_RDONLY);	/* the teardown closes something */
+	ASSERT_EQ(0, system("rmmod amupmu"));
+	ASSERT_EQ(0, nl_open(&again));
+	EXPECT_EQ(-ENOENT, nl_resolve(&again));
+	snprintf(cmd, sizeof(cmd), "insmod %s", ko);
+	ASSERT_EQ(0, system(cmd));
+	ASSERT_EQ(0, nl_resolve(&again));
+	ASSERT_EQ(0, nl_status_u64(&again, AMUPMU_NL_A_SUBSCRIBERS, &subs));
+	EXPECT_EQ(0U, subs);
+	/* the old socket still works as a socket: a request to the new family */
+	ln.family = again.family;
+	EXPECT_EQ(0, nl_status_u64(&ln, AMUPMU_NL_A_SUBSCRIBERS, &subs));
+	close(again.fd);
+	close(ln.fd);
+}
+
+TEST_HARNESS_MAIN
