@@ -12,6 +12,7 @@
 
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/record.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -346,5 +347,41 @@ TEST_CASE("libdw: lines of a file built with -gz (host)", "[host][elf][libdw]")
 	const Answer a = resolve(sym, so);
 	check_names(a, so);
 	check_lines(a);
+}
+
+TEST_CASE("libdw: report --sort sym,srcline and the PCs' srclines (host)", "[host][elf][libdw][record]")
+{
+	WARN("host test: libdw (DWARF) symbolizer, format_report()");
+	Place place;
+	const fs::path so = place.put("libfixture.so", "libfixture.so");
+	const std::string_view image = fixture("libfixture.so");
+	Recording r;
+	r.command = {"fixture"};
+	r.event = "inst_retired:u";
+	r.number = 0x08;
+	r.period = 1000;
+	r.cpus = "0";
+	r.comms[fixture_pid] = "fixture";
+	r.maps.push_back({fixture_pid, fixture_base, fixture_base + 0x100000, 0, so.string()});
+	const std::uint64_t hot = fixture_base + function_offset(image, "amupmu_dw_hot");
+	const std::uint64_t util = fixture_base + function_offset(image, "amupmu_dw_util");
+	for (int i = 0; i < 3; ++i)
+		r.samples.push_back({0, fixture_pid, fixture_pid, SampleMode::user, 100, hot, 0});
+	r.samples.push_back({0, fixture_pid, fixture_pid, SampleMode::user, 200, util, 0});
+	const std::string hot_line = "fixture_main.c:" + std::to_string(marked_line("fixture_main.c", "amupmu_dw_hot"));
+	const std::string util_line = "fixture_util.c:" + std::to_string(marked_line("fixture_util.c", "amupmu_dw_util"));
+
+	ReportOptions o;
+	o.sort = parse_sort_keys("sym,srcline");
+	CHECK(o.sort == std::vector<std::string>{"sym", "srcline"});
+	const std::string text = format_report(r, o);
+	INFO(text);
+	CHECK_THAT(text, Catch::Matchers::Contains("#  overhead  samples  symbol  srcline\n"));
+	CHECK_THAT(text, Catch::Matchers::Contains("  75.00%  3  [.] amupmu_dw_hot  " + hot_line + "\n"));
+	CHECK_THAT(text, Catch::Matchers::Contains("  25.00%  1  [.] amupmu_dw_util  " + util_line + "\n"));
+	CHECK_THAT(text, Catch::Matchers::Contains("#  overhead  samples  pc  symbol  dso  srcline\n"));
+	CHECK_THAT(text, Catch::Matchers::Contains("[.] amupmu_dw_hot+0x0  " + so.string() + "  " + hot_line + "\n"));
+	// the default columns are perf's, without the line
+	CHECK_THAT(format_report(r), Catch::Matchers::Contains("#  overhead  samples  command  symbol  dso\n"));
 }
 #endif
