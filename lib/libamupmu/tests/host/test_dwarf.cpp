@@ -148,7 +148,7 @@ struct Place {
 
 	fs::path put(const std::string& name, const fs::path& as)
 	{
-		const fs::path p = dir.path() / as;
+		fs::path p = dir.path() / as;
 		test::put(p, fixture(name));
 		return p;
 	}
