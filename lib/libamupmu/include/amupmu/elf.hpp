@@ -110,7 +110,8 @@ struct SymbolizerOptions {
 /// loaded once per path.
 ///
 /// Thread safety: one object per thread (resolve() fills its cache);
-/// distinct objects may be used concurrently.
+/// distinct objects may be used concurrently. Move-only; a moved-from
+/// Symbolizer may only be destroyed or assigned to.
 class Symbolizer {
 public:
 	Symbolizer();
