@@ -25,7 +25,7 @@ HOST_PKGS=(
 	catch2 libnl-3-dev libnl-genl-3-dev
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
 	linux-source-6.1 clang-tidy cppcheck rsync
-	locales abigail-tools
+	locales abigail-tools libdw-dev
 )
 
 # ---------------------------------------------------------------- host

@@ -76,15 +76,16 @@ Summarise a recording of 'amupmu record': samples per mode (and per event
 of several) and the time span (CLOCK_MONOTONIC_RAW), then samples per
 command and symbol and per PC, hottest first, with perf's marks [.] user,
 [k] kernel, [H] hypervisor, symbolised from the ELF symbol tables of the
-recorded mappings and, for the kernel, from the kallsyms lines of the
-recording ("[kernel]" without).
+recorded mappings (and their DWARF where amupmu has libdw: source lines,
+debug files under /usr/lib/debug) and, for the kernel, from the kallsyms
+lines of the recording ("[kernel]" without).
 
 Options:
   -i FILE              recording (default amupmu.rec)
   --top N              lines per table (default 10)
   --sort KEYS          the symbol table's columns, comma-separated, from
-                       sym, dso, comm, pid (default comm,sym,dso, as perf
-                       report's)
+                       sym, dso, comm, pid, srcline (default comm,sym,dso,
+                       as perf report's)
   --percent-limit P    leave out lines below P % of the samples
   -h, --help           show this help
 )";

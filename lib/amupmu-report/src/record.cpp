@@ -317,8 +317,8 @@ std::vector<std::string> parse_sort_keys(std::string_view list)
 		std::string key{rest.substr(0, comma)};
 		if (key == "symbol")
 			key = "sym";
-		if (key != "sym" && key != "dso" && key != "comm" && key != "pid")
-			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid)", EINVAL};
+		if (key != "sym" && key != "dso" && key != "comm" && key != "pid" && key != "srcline")
+			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid, srcline)", EINVAL};
 		if (std::ranges::find(keys, key) != keys.end())
 			throw InvalidArgument{"--sort: key '" + key + "' listed twice", EINVAL};
 		keys.push_back(std::move(key));
@@ -327,7 +327,7 @@ std::vector<std::string> parse_sort_keys(std::string_view list)
 		rest.remove_prefix(comma + 1);
 	}
 	if (keys.empty())
-		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid)", EINVAL};
+		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid, srcline)", EINVAL};
 	return keys;
 }
 
@@ -376,6 +376,8 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 				columns.push_back(h.where.dso);
 			else if (k == "comm")
 				columns.push_back(r.comm(std::get<1>(key)));
+			else if (k == "srcline")
+				columns.push_back(srcline(h.where).empty() ? "[unknown]" : srcline(h.where));
 			else
 				columns.push_back(detail::decimal(std::get<1>(key)));
 		}
@@ -455,14 +457,16 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 
 	std::vector<std::pair<PcKey, Hot>> pcs(by_pc.begin(), by_pc.end());
 	std::ranges::stable_sort(pcs, std::greater{}, [](const auto& p) { return p.second.count; });
-	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso\n";
+	const bool lines = std::ranges::any_of(pcs, [](const auto& p) { return p.second.where.line != 0; });
+	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso" << (lines ? "  srcline" : "") << "\n";
 	for (std::size_t i = 0; i < pcs.size() && i < options.top && shown(pcs[i].second.count); ++i) {
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
 		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
 		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
 		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
-		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso << "\n";
+		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso
+		    << (h.where.line ? "  " + srcline(h.where) : "") << "\n";
 	}
 	return out.str();
 }

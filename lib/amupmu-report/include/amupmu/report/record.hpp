@@ -88,21 +88,21 @@ void write_recording(std::ostream& out, const Recording& r);
 
 struct ReportOptions {
 	std::size_t top = 10;
-	/// The symbol table's keys, in order, of "sym", "dso", "comm", "pid"
-	/// (perf report's --sort); empty: sym, dso.
+	/// The symbol table's keys, in order, of "sym", "dso", "comm", "pid",
+	/// "srcline" (perf report's --sort); empty: comm, sym, dso.
 	std::vector<std::string> sort{};
 	/// Lines below this share of the samples (percent) left out.
 	double percent_limit = 0;
 };
 
-/// Checks a --sort list ("sym,dso,comm,pid" words, each once); throws
+/// Checks a --sort list ("sym,dso,comm,pid,srcline" words, each once); throws
 /// InvalidArgument naming the bad key.
 [[nodiscard]] std::vector<std::string> parse_sort_keys(std::string_view list);
 
 /// The report: samples per mode, the time span (CLOCK_MONOTONIC_RAW, when
 /// the recording has the conversion), samples per symbol and per PC with
 /// perf's level marks ([.] user, [k] kernel, [H] hypervisor), hottest
-/// first.
+/// first; the PCs with their srcline() when any has one (Symbolizer).
 [[nodiscard]] std::string format_report(const Recording& r, const ReportOptions& options = {});
 
 } // namespace amupmu
