@@ -8,11 +8,13 @@
 // lines. The fixture's addresses, build-id and section flags are read here
 // with <elf.h>, not with the code under test.
 #include "dwarf_fixture.hpp"
+#include "spe_encoder.hpp"
 #include "tempdir.hpp"
 
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/report/record.hpp>
+#include <amupmu/report/spe_report.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -384,5 +386,35 @@ TEST_CASE("libdw: report --sort sym,srcline and the PCs' srclines (host)", "[hos
 	CHECK_THAT(text, Catch::Matchers::Contains("[.] amupmu_dw_hot+0x0  " + so.string() + "  " + hot_line + "\n"));
 	// the default columns are perf's, without the line
 	CHECK_THAT(format_report(r), Catch::Matchers::Contains("#  overhead  samples  command  symbol  dso\n"));
+}
+TEST_CASE("libdw: spe report's hottest PCs with their srclines (host)", "[host][elf][libdw][spe]")
+{
+	WARN("host test: libdw (DWARF) symbolizer, build_spe_report() of encoded records");
+	Place place;
+	const fs::path so = place.put("libfixture.so", "libfixture.so");
+	const std::string_view image = fixture("libfixture.so");
+	const std::uint64_t hot = fixture_base + function_offset(image, "amupmu_dw_hot");
+	SpeRecording r;
+	r.command = {"fixture"};
+	r.cpus = "0";
+	r.backend = "mock";
+	r.timer_freq = 1000000;
+	r.pid = fixture_pid;
+	r.cpu_stats.push_back({.cpu = 0});
+	r.maps.push_back({fixture_pid, fixture_base, fixture_base + 0x100000, 0, so.string()});
+	spe_enc::Buf b;
+	for (unsigned i = 0; i < 4; ++i)	// user loads at the hot function's first PC
+		b.op(1, 0x00).address(0, hot).counter(0, 10).context(0, fixture_pid).end();
+	r.chunks.push_back({.cpu = 0, .data = b.bytes});
+	const std::string hot_line = "fixture_main.c:" + std::to_string(marked_line("fixture_main.c", "amupmu_dw_hot"));
+
+	const SpeReport rep = build_spe_report(r);
+	REQUIRE(rep.pcs.size() == 1);
+	CHECK(srcline(rep.pcs[0].where) == hot_line);
+	const std::string text = format_spe_report_text(rep);
+	INFO(text);
+	CHECK_THAT(text, Catch::Matchers::Contains("amupmu_dw_hot+0x0  " + so.string() + "  " + hot_line + "\n"));
+	const std::string json = format_spe_report_json(rep);
+	CHECK_THAT(json, Catch::Matchers::Contains("\"line\": " + hot_line.substr(hot_line.find(':') + 1)));
 }
 #endif
