@@ -387,8 +387,12 @@ void Child::stopped(pid_t tid, int st, const MapsCallback& on_maps)
 			on_maps(tid, MapsEvent::exec);
 		break;
 	case PTRACE_EVENT_EXIT:
-		if (on_maps)
-			on_maps(tgid_of(tid), MapsEvent::exit);
+		if (on_maps) {
+			const pid_t tgid = tgid_of(tid);
+			if (tgid != tid)
+				on_maps(tid, MapsEvent::thread_exit);
+			on_maps(tgid, MapsEvent::exit);
+		}
 		break;
 	case 0:
 		if (auto t = tracees_.find(tid); t != tracees_.end() && t->second && stopsig == SIGSTOP) {
@@ -463,6 +467,8 @@ void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid)
 void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why)
 {
 	const auto p = static_cast<std::uint32_t>(pid);
+	if (why == MapsEvent::thread_exit)
+		return;	// a thread: its process's mappings are read at its exit stop
 	if (why == MapsEvent::exec) {
 		refresh_maps(maps, p);
 		return;

@@ -41,8 +41,13 @@ enum class MapsEvent {
 	exec,	///< it has exec'd: its old mappings are gone
 	fork,	///< a new process (fork, vfork, clone): its parent's mappings, or shared ones
 	exit,	///< it (or one of its threads) is exiting, all its mappings still in place
+	/// a thread other than the main one is exiting: pid is the thread's
+	/// id (its name, /proc/TID/comm, is still there); no mapping changed.
+	/// Called before the exit of its process.
+	thread_exit,
 };
-/// Called with the process (thread group id) whose mappings to read now.
+/// Called with the process (thread group id) whose mappings to read now,
+/// or with a thread for thread_exit.
 using MapsCallback = std::function<void(pid_t pid, MapsEvent why)>;
 
 class Child {

@@ -90,10 +90,12 @@ Options:
   -h, --help           show this help
 )";
 
-// /proc/pid/comm, without its newline
-std::optional<std::string> comm_of(pid_t pid)
+// the thread's name (/proc/PID/task/TID/comm, without its newline): perf's
+// comm is the thread's, which prctl(PR_SET_NAME) may have changed; the
+// process's main thread has tid == pid
+std::optional<std::string> comm_of(pid_t pid, pid_t tid)
 {
-	std::ifstream in{"/proc/" + std::to_string(pid) + "/comm"};
+	std::ifstream in{"/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm"};
 	std::string name;
 	if (!std::getline(in, name))
 		return std::nullopt;
@@ -109,9 +111,9 @@ void add_names(Recording& rec)
 	for (const RecordedSample& s : rec.samples) {
 		if (s.mode == SampleMode::kernel)
 			kernel_pcs.push_back(s.pc);
-		if (s.pid != 0 && !rec.comms.contains(s.pid))
-			if (auto name = comm_of(static_cast<pid_t>(s.pid)))
-				rec.comms[s.pid] = std::move(*name);
+		if (s.pid != 0 && !rec.comms.contains(s.tid))
+			if (auto name = comm_of(static_cast<pid_t>(s.pid), static_cast<pid_t>(s.tid)))
+				rec.comms[s.tid] = std::move(*name);
 	}
 	if (!kernel_pcs.empty())
 		rec.kernel_symbols = symbols_hit(read_kallsyms(), kernel_pcs);
@@ -310,13 +312,13 @@ int record(Args args)
 		});
 		// the names of the processes of these samples while they
 		// (likely) still run, the latest one (after an exec) kept
-		std::set<std::uint32_t> pids;
+		std::set<std::pair<std::uint32_t, std::uint32_t>> threads;	// (pid, tid)
 		for (; named < rec.samples.size(); ++named)
 			if (rec.samples[named].pid != 0)
-				pids.insert(rec.samples[named].pid);
-		for (const std::uint32_t pid : pids)
-			if (auto name = comm_of(static_cast<pid_t>(pid)))
-				rec.comms[pid] = std::move(*name);
+				threads.emplace(rec.samples[named].pid, rec.samples[named].tid);
+		for (const auto& [pid, tid] : threads)
+			if (auto name = comm_of(static_cast<pid_t>(pid), static_cast<pid_t>(tid)))
+				rec.comms[tid] = std::move(*name);
 	};
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
@@ -339,7 +341,9 @@ int record(Args args)
 		// ld.so and dlopen() mapped after the exec
 		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
 			update_maps(rec.maps, pid, why);
-			if (auto name = comm_of(pid))
+			// a thread's name (prctl PR_SET_NAME) before it is gone;
+			// /proc/TID/task/TID is the thread's
+			if (auto name = comm_of(pid, pid))
 				rec.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
 		};
 		read_child_maps(child.pid(), MapsEvent::exec);

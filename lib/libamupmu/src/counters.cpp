@@ -223,7 +223,8 @@ Counters& Counters::add(std::initializer_list<std::string_view> events)
 Counters& Counters::add(EventSpec event)
 {
 	require_not_configured("add()");
-	check_new(event, {});
+	if (events_.size() + 1 > max_group_events)
+		misuse("more than " + std::to_string(max_group_events) + " events");
 	events_.push_back(std::move(event));
 	return *this;
 }

@@ -172,8 +172,12 @@ public:
 	/// add() of each, all or none: when one throws, none is added.
 	Counters& add(std::initializer_list<std::string_view> events);
 	/// Adds an event parsed already (parse_event(), parse_event_list():
-	/// perf's groups and modifiers resolved), under its name. The checks
-	/// of add(std::string_view).
+	/// perf's groups and modifiers resolved), under its name. Unlike
+	/// add(std::string_view) it may repeat an event, as perf stat -e a,a
+	/// does: each copy has a counter of its own (the way to occupy
+	/// counters); name lookups of the result find the first copy, the
+	/// positional ones (total(i), value(i, cpu)) each. Throws
+	/// InvalidArgument beyond max_group_events or after the first start().
 	Counters& add(EventSpec event);
 
 	/// Configures the group in the driver now, as the first start() does,

@@ -54,16 +54,19 @@ struct Recording {
 	std::uint64_t skid = 0;		///< samples the driver dropped as kernel skid
 	std::vector<RecordedEvent> more_events{};	///< events 1, 2, ... of a group
 	std::uint64_t frequency = 0;	///< the -F HZ the period was chosen for (0: -c)
-	std::map<std::uint32_t, std::string> comms{};	///< process names by pid
+	/// Thread names (perf's comm) by thread id; a process's main thread
+	/// has its pid as id, so older recordings' names by pid read the same.
+	std::map<std::uint32_t, std::string> comms{};
 	std::vector<ElfSymbol> kernel_symbols{};	///< the kernel's, from kallsyms: those samples hit
 	std::vector<Mapping> maps{};
 	std::vector<RecordedSample> samples{};
 
 	/// Every sampled event, the first one first.
 	[[nodiscard]] std::vector<RecordedEvent> events() const;
-	/// The name of a process: its comm, "swapper" for pid 0, else ":PID"
-	/// (perf's words for a thread it has no comm of).
-	[[nodiscard]] std::string comm(std::uint32_t pid) const;
+	/// The name of a thread: its comm, else its process's (the main
+	/// thread's), "swapper" for pid 0, else ":TID" (perf's words for a
+	/// thread it has no comm of).
+	[[nodiscard]] std::string comm(std::uint32_t pid, std::uint32_t tid) const;
 
 	friend bool operator==(const Recording&, const Recording&) = default;
 };
@@ -72,9 +75,10 @@ struct Recording {
 
 /// File format version 3 (first line "amupmu-record 3"): one "event" line
 /// per event, each followed by its "modifiers"; "clock" (the time
-/// conversion), "skid", "frequency" (when not 0), "comm PID NAME", "ksym
-/// ADDRESS SIZE NAME", and samples with the mode as a word ("user",
-/// "kernel", "hv") and the event's index last. A recording of one event and
+/// conversion), "skid", "frequency" (when not 0), "comm TID NAME" (a
+/// thread's name; TID = PID for a process's main thread), "ksym ADDRESS
+/// SIZE NAME", and samples with the mode as a word ("user", "kernel",
+/// "hv") and the event's index last. A recording of one event and
 /// none of the version 3 lines is written as version 2, which older tools
 /// read.
 void write_recording(std::ostream& out, const Recording& r);
