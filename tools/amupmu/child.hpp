@@ -103,8 +103,10 @@ public:
 	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
 	/// update() until the exit, asleep in one poll() on the event fd and
 	/// fd (a ring or SPE session: what names it in errors), calling
-	/// on_readable() whenever fd is readable.
-	void wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
+	/// on_readable() whenever fd is readable. on_readable() returns the ms
+	/// to leave fd out of poll() (0: none; DrainPacer), after which it is
+	/// called again whether fd is readable or not.
+	void wait_with(int fd, const std::string& what, const std::function<int()>& on_readable,
 		       const MapsCallback& on_maps);
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }

@@ -4,6 +4,7 @@
 // amupmu report: the hottest PCs and symbols of a recording.
 #include "child.hpp"
 #include "cli.hpp"
+#include "drain_pacer.hpp"
 #include "file.hpp"
 
 #include <amupmu/cpu.hpp>
@@ -136,26 +137,33 @@ public:
 	StopSignals& operator=(const StopSignals&) = delete;
 	~StopSignals() { ::sigprocmask(SIG_SETMASK, &old_, nullptr); }
 
-	// drains the ring (and names the processes) until one of them comes
-	void wait(int ring_fd, const std::function<void()>& drain) const
+	// drains the ring (and names the processes) until one of them comes;
+	// drain() returns the ms to leave the ring out of poll() (DrainPacer)
+	void wait(int ring_fd, const std::function<int()>& drain) const
 	{
 		const int sfd = ::signalfd(-1, &sigs_, SFD_CLOEXEC);
 		if (sfd < 0)
 			throw_error("signalfd", errno);
 		std::array<pollfd, 2> fds{{{.fd = ring_fd, .events = POLLIN, .revents = 0},
 					   {.fd = sfd, .events = POLLIN, .revents = 0}}};
+		std::optional<std::chrono::steady_clock::time_point> hold;
 		for (;;) {
 			// woken a few times a second too: the processes sampled
 			// are named while they run (nothing is followed here)
-			const int n = ::poll(fds.data(), fds.size(), 250);
+			fds[0].fd = hold ? -1 : ring_fd;
+			const int n = ::poll(fds.data(), fds.size(), hold ? ms_until(*hold) : 250);
 			if (n < 0 && errno != EINTR)
 				break;
 			if (fds[0].revents & (POLLERR | POLLNVAL)) {
 				::close(sfd);
 				throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
 			}
-			if (n == 0 || (fds[0].revents & POLLIN))
-				drain();
+			if (n == 0 || (fds[0].revents & POLLIN)) {
+				const int ms = drain();
+				hold.reset();
+				if (ms > 0)
+					hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+			}
 			if (fds[1].revents & POLLIN) {
 				signalfd_siginfo si{};
 				(void)!::read(sfd, &si, sizeof(si));	// taken: not raised at the unblock
@@ -305,7 +313,13 @@ int record(Args args)
 	rec.timer_freq = ring.timer_freq();
 	rec.time = ring.time_conversion();
 	std::size_t named = 0;	// samples whose process names were looked for
+	DrainPacer pacer{ring.data_size()};
+	// the processes whose mappings were read (the tool's below; the
+	// command's at its stops): the others' at the first drain that sees
+	// them, while they (likely) still run
+	std::set<std::uint32_t> mapped{static_cast<std::uint32_t>(::getpid())};
 	const auto drain = [&] {
+		const std::uint64_t bytes = ring.available();
 		ring.consume([&](const Sample& s) {
 			if (s.type == sample_pmu_overflow)
 				rec.samples.push_back(to_recorded(s));
@@ -316,9 +330,13 @@ int record(Args args)
 		for (; named < rec.samples.size(); ++named)
 			if (rec.samples[named].pid != 0)
 				threads.emplace(rec.samples[named].pid, rec.samples[named].tid);
-		for (const auto& [pid, tid] : threads)
+		for (const auto& [pid, tid] : threads) {
 			if (auto name = comm_of(static_cast<pid_t>(pid), static_cast<pid_t>(tid)))
 				rec.comms[tid] = std::move(*name);
+			if (mapped.insert(pid).second)
+				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::fork);
+		}
+		return pacer.drained(bytes, std::chrono::steady_clock::now());
 	};
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
@@ -340,6 +358,7 @@ int record(Args args)
 		// process it forks and at each exit stop, with the shared libraries
 		// ld.so and dlopen() mapped after the exec
 		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
+			mapped.insert(static_cast<std::uint32_t>(pid));
 			update_maps(rec.maps, pid, why);
 			// a thread's name (prctl PR_SET_NAME) before it is gone;
 			// /proc/TID/task/TID is the thread's
