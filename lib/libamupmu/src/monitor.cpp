@@ -102,14 +102,43 @@ std::string to_string(SpeBufferEventKind k)
 	return "event" + std::to_string(static_cast<std::uint32_t>(k));
 }
 
+namespace {
+
+// std::visit may throw (a valueless variant): get_if does not
+template <std::size_t I = 0>
+MonitorGroup group_of(const MonitorEvent& ev) noexcept
+{
+	if constexpr (I < std::variant_size_v<MonitorEvent>) {
+		if (std::get_if<I>(&ev))
+			return std::variant_alternative_t<I, MonitorEvent>::group;
+		return group_of<I + 1>(ev);
+	} else {
+		return MonitorGroup::cpu;
+	}
+}
+
+template <std::size_t I = 0>
+std::uint64_t seq_of(const MonitorEvent& ev) noexcept
+{
+	if constexpr (I < std::variant_size_v<MonitorEvent>) {
+		if (const auto* e = std::get_if<I>(&ev))
+			return e->seq;
+		return seq_of<I + 1>(ev);
+	} else {
+		return 0;
+	}
+}
+
+} // namespace
+
 MonitorGroup event_group(const MonitorEvent& ev) noexcept
 {
-	return std::visit([](const auto& e) { return std::decay_t<decltype(e)>::group; }, ev);
+	return group_of(ev);
 }
 
 std::uint64_t event_seq(const MonitorEvent& ev) noexcept
 {
-	return std::visit([](const auto& e) { return e.seq; }, ev);
+	return seq_of(ev);
 }
 
 MonitorRecord to_record(MonitorEvent ev)
