@@ -3,10 +3,11 @@
 #
 # install-test.sh: `make install` (PREFIX=/usr, DESTDIR a temporary
 # directory, KDIR Debian's 6.1 arm64 headers from make deps, cross) and
-# then: what landed where; a consumer built and run three ways (CMake
-# find_package(amupmu) with the shared and with the static library, and
-# pkg-config, shared and --static), which also checks library_version() of the libamupmu.so it
-# runs with; the installed amupmu command; the installed module's vermagic.
+# then: what landed where; a consumer built and run four ways (CMake
+# find_package(amupmu) with the shared and with the static library,
+# pkg-config shared and --static), which also checks library_version() of
+# the libamupmu.so it runs with and links libnl through Monitor; the
+# installed amupmu command; the installed module's vermagic.
 # Host only.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
