@@ -428,6 +428,15 @@ info_netlink_fallback() {
 		[ "$(grep "$key" /tmp/info-dev.txt)" = "$(grep "$key" /tmp/info-nl.txt)" ] ||
 			{ echo "# '$key' lines differ"; return 1; }
 	done
+	# --json: the note on stderr, the document on stdout as always
+	mv /dev/amupmu /dev/amupmu.away
+	amupmu info --json >/tmp/info-nl.json 2>/tmp/info-nl.err
+	rc=$?
+	mv /dev/amupmu.away /dev/amupmu
+	sed 's/^/# /' /tmp/info-nl.err
+	[ $rc = 0 ] && [ "$(head -c1 /tmp/info-nl.json)" = "{" ] && grep -q '"midr"' /tmp/info-nl.json &&
+		grep -q '^# /dev/amupmu: No such file or directory (ENOENT): from the netlink family' /tmp/info-nl.err ||
+		return 1
 	mode=$(stat -c %a /dev/amupmu)
 	chmod 000 /dev/amupmu
 	/selftests/amupmu_runas 65534 amupmu info >/tmp/info-nl2.txt 2>&1

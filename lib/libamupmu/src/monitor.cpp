@@ -167,6 +167,13 @@ void SeqTracker::reset() noexcept
 		s = Slot{};
 }
 
+void SeqTracker::reset(MonitorGroup g) noexcept
+{
+	const auto i = static_cast<std::size_t>(g);
+	if (i < monitor_group_count)
+		slots_[i] = Slot{};
+}
+
 // ---------------------------------------------------------------- Info
 
 Info info_from_monitor(const MonitorStatus& status, std::span<const MonitorCpu> cpus)
@@ -944,6 +951,10 @@ std::uint16_t Monitor::family_id() const noexcept
 void Monitor::subscribe(MonitorGroups groups)
 {
 	Impl& im = *impl_;
+	// before the request: its first events may come before its ACK
+	for (const MonitorGroup g : {MonitorGroup::cpu, MonitorGroup::session, MonitorGroup::buffer})
+		if ((groups & group_bit(g)) && !(im.groups & group_bit(g)))
+			im.tracker.reset(g);
 	Msg m = im.request(AMUPMU_NL_CMD_SUBSCRIBE, NLM_F_ACK);
 	if (nla_put_u32(m.get(), AMUPMU_NL_A_GROUPS, groups) < 0)
 		throw Error{"nla_put_u32 GROUPS", EMSGSIZE};
@@ -970,8 +981,6 @@ void Monitor::subscribe(MonitorGroups groups)
 	}
 	if (im.ack_err)
 		throw_kernel(AMUPMU_NL_CMD_SUBSCRIBE, im.ack_err, im.ack_extack);
-	if (groups != im.groups)
-		im.tracker.reset();
 	im.groups = groups;
 }
 

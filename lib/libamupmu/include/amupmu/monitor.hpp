@@ -199,8 +199,11 @@ class SeqTracker {
 public:
 	/// The gap before the event numbered seq of group g, if any.
 	[[nodiscard]] std::optional<Gap> track(MonitorGroup g, std::uint64_t seq) noexcept;
-	/// Forgets every group (after a new subscription).
+	/// Forgets every group.
 	void reset() noexcept;
+	/// Forgets one group (subscribed anew: what it missed while it was not
+	/// subscribed is no gap).
+	void reset(MonitorGroup g) noexcept;
 
 private:
 	struct Slot {
@@ -286,7 +289,8 @@ struct MonitorSession {
 
 // ---------------------------------------------------------------- Monitor
 
-/// A generic netlink socket of the family "amupmu" (move-only RAII). Not
+/// A generic netlink socket of the family "amupmu" (move-only RAII; a
+/// moved-from Monitor may only be destroyed or assigned to). Not
 /// thread-safe: one thread at a time.
 ///
 /// Errors are Error subclasses as throw_error() chooses them by errno
@@ -313,8 +317,9 @@ public:
 	[[nodiscard]] std::uint16_t family_id() const noexcept;
 
 	/// Replaces the subscription (0 ends it). Events that arrive meanwhile
-	/// are kept for next_event(). PermissionDenied (EACCES) for session or
-	/// buffer without CAP_PERFMON; Busy when too many sockets subscribe.
+	/// are kept for next_event(). A group added starts its sequence
+	/// tracking afresh. PermissionDenied (EACCES) for session or buffer
+	/// without CAP_PERFMON; Busy when too many sockets subscribe.
 	void subscribe(MonitorGroups groups);
 	[[nodiscard]] MonitorGroups subscription() const noexcept;
 

@@ -461,6 +461,12 @@ TEST_CASE("monitor: sequence gaps per group", "[host][monitor]")
 	// the module loaded again: its numbers start afresh, no gap
 	CHECK_FALSE(t.track(MonitorGroup::cpu, 0));
 	CHECK_FALSE(t.track(MonitorGroup::cpu, 1));
+	// one group forgotten (subscribed anew): its next number is no gap,
+	// the others' are still tracked
+	CHECK_FALSE(t.track(MonitorGroup::session, 4));
+	t.reset(MonitorGroup::cpu);
+	CHECK_FALSE(t.track(MonitorGroup::cpu, 90));
+	CHECK(t.track(MonitorGroup::session, 6) == Gap{MonitorGroup::session, 5, 6});
 	t.reset();
 	CHECK_FALSE(t.track(MonitorGroup::buffer, 100));
 	CHECK_FALSE(t.track(MonitorGroup::cpu, 100));
