@@ -26,7 +26,7 @@ HOST_PKGS=(
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
 	libnl-utils libnl-cli-3-200:arm64
 	linux-source-6.1 clang-tidy cppcheck rsync
-	locales abigail-tools
+	locales abigail-tools libdw-dev
 )
 
 # ---------------------------------------------------------------- host

@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cerrno>
 #include <chrono>
+#include <optional>
 #include <csignal>
 #include <fstream>
 #include <iostream>
@@ -387,8 +388,12 @@ void Child::stopped(pid_t tid, int st, const MapsCallback& on_maps)
 			on_maps(tid, MapsEvent::exec);
 		break;
 	case PTRACE_EVENT_EXIT:
-		if (on_maps)
-			on_maps(tgid_of(tid), MapsEvent::exit);
+		if (on_maps) {
+			const pid_t tgid = tgid_of(tid);
+			if (tgid != tid)
+				on_maps(tid, MapsEvent::thread_exit);
+			on_maps(tgid, MapsEvent::exit);
+		}
 		break;
 	case 0:
 		if (auto t = tracees_.find(tid); t != tracees_.end() && t->second && stopsig == SIGSTOP) {
@@ -421,18 +426,25 @@ int ms_until(std::chrono::steady_clock::time_point t)
 	return ns.count() <= 0 ? 0 : static_cast<int>((ns.count() + 999999) / 1000000);
 }
 
-void Child::wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
+void Child::wait_with(int fd, const std::string& what, const std::function<int()>& on_readable,
 		      const MapsCallback& on_maps)
 {
 	std::array<pollfd, 2> fds{{{.fd = fd, .events = POLLIN, .revents = 0},
 				   {.fd = event_fd_, .events = POLLIN, .revents = 0}}};
+	// fd left out of poll() (a negative fd is ignored) until then
+	std::optional<std::chrono::steady_clock::time_point> hold;
 	while (!update(on_maps)) {
-		if (::poll(fds.data(), fds.size(), -1) < 0 && errno != EINTR)
+		fds[0].fd = hold ? -1 : fd;
+		if (::poll(fds.data(), fds.size(), hold ? ms_until(*hold) : -1) < 0 && errno != EINTR)
 			throw_error("poll", errno);
 		if (fds[0].revents & (POLLERR | POLLNVAL))
 			throw Error{"poll of " + what, (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
-		if (fds[0].revents & POLLIN)
-			on_readable();
+		if (hold ? std::chrono::steady_clock::now() >= *hold : (fds[0].revents & POLLIN) != 0) {
+			const int ms = on_readable();
+			hold.reset();
+			if (ms > 0)
+				hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+		}
 	}
 }
 
@@ -463,6 +475,8 @@ void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid)
 void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why)
 {
 	const auto p = static_cast<std::uint32_t>(pid);
+	if (why == MapsEvent::thread_exit)
+		return;	// a thread: its process's mappings are read at its exit stop
 	if (why == MapsEvent::exec) {
 		refresh_maps(maps, p);
 		return;

@@ -41,8 +41,13 @@ enum class MapsEvent {
 	exec,	///< it has exec'd: its old mappings are gone
 	fork,	///< a new process (fork, vfork, clone): its parent's mappings, or shared ones
 	exit,	///< it (or one of its threads) is exiting, all its mappings still in place
+	/// a thread other than the main one is exiting: pid is the thread's
+	/// id (its name, /proc/TID/comm, is still there); no mapping changed.
+	/// Called before the exit of its process.
+	thread_exit,
 };
-/// Called with the process (thread group id) whose mappings to read now.
+/// Called with the process (thread group id) whose mappings to read now,
+/// or with a thread for thread_exit.
 using MapsCallback = std::function<void(pid_t pid, MapsEvent why)>;
 
 class Child {
@@ -98,8 +103,10 @@ public:
 	bool wait(int timeout_ms = -1) { return wait_traced(timeout_ms, {}); }
 	/// update() until the exit, asleep in one poll() on the event fd and
 	/// fd (a ring or SPE session: what names it in errors), calling
-	/// on_readable() whenever fd is readable.
-	void wait_with(int fd, const std::string& what, const std::function<void()>& on_readable,
+	/// on_readable() whenever fd is readable. on_readable() returns the ms
+	/// to leave fd out of poll() (0: none; DrainPacer), after which it is
+	/// called again whether fd is readable or not.
+	void wait_with(int fd, const std::string& what, const std::function<int()>& on_readable,
 		       const MapsCallback& on_maps);
 	/// Shell-style status: exit code, or 128 + signal.
 	[[nodiscard]] int status() const noexcept { return status_; }

@@ -4,6 +4,7 @@
 // amupmu report: the hottest PCs and symbols of a recording.
 #include "child.hpp"
 #include "cli.hpp"
+#include "drain_pacer.hpp"
 #include "file.hpp"
 
 #include <amupmu/cpu.hpp>
@@ -76,23 +77,26 @@ Summarise a recording of 'amupmu record': samples per mode (and per event
 of several) and the time span (CLOCK_MONOTONIC_RAW), then samples per
 command and symbol and per PC, hottest first, with perf's marks [.] user,
 [k] kernel, [H] hypervisor, symbolised from the ELF symbol tables of the
-recorded mappings and, for the kernel, from the kallsyms lines of the
-recording ("[kernel]" without).
+recorded mappings (and their DWARF where amupmu has libdw: source lines,
+debug files under /usr/lib/debug) and, for the kernel, from the kallsyms
+lines of the recording ("[kernel]" without).
 
 Options:
   -i FILE              recording (default amupmu.rec)
   --top N              lines per table (default 10)
   --sort KEYS          the symbol table's columns, comma-separated, from
-                       sym, dso, comm, pid (default comm,sym,dso, as perf
-                       report's)
+                       sym, dso, comm, pid, srcline (default comm,sym,dso,
+                       as perf report's)
   --percent-limit P    leave out lines below P % of the samples
   -h, --help           show this help
 )";
 
-// /proc/pid/comm, without its newline
-std::optional<std::string> comm_of(pid_t pid)
+// the thread's name (/proc/PID/task/TID/comm, without its newline): perf's
+// comm is the thread's, which prctl(PR_SET_NAME) may have changed; the
+// process's main thread has tid == pid
+std::optional<std::string> comm_of(pid_t pid, pid_t tid)
 {
-	std::ifstream in{"/proc/" + std::to_string(pid) + "/comm"};
+	std::ifstream in{"/proc/" + std::to_string(pid) + "/task/" + std::to_string(tid) + "/comm"};
 	std::string name;
 	if (!std::getline(in, name))
 		return std::nullopt;
@@ -108,9 +112,9 @@ void add_names(Recording& rec)
 	for (const RecordedSample& s : rec.samples) {
 		if (s.mode == SampleMode::kernel)
 			kernel_pcs.push_back(s.pc);
-		if (s.pid != 0 && !rec.comms.contains(s.pid))
-			if (auto name = comm_of(static_cast<pid_t>(s.pid)))
-				rec.comms[s.pid] = std::move(*name);
+		if (s.pid != 0 && !rec.comms.contains(s.tid))
+			if (auto name = comm_of(static_cast<pid_t>(s.pid), static_cast<pid_t>(s.tid)))
+				rec.comms[s.tid] = std::move(*name);
 	}
 	if (!kernel_pcs.empty())
 		rec.kernel_symbols = symbols_hit(read_kallsyms(), kernel_pcs);
@@ -133,26 +137,33 @@ public:
 	StopSignals& operator=(const StopSignals&) = delete;
 	~StopSignals() { ::sigprocmask(SIG_SETMASK, &old_, nullptr); }
 
-	// drains the ring (and names the processes) until one of them comes
-	void wait(int ring_fd, const std::function<void()>& drain) const
+	// drains the ring (and names the processes) until one of them comes;
+	// drain() returns the ms to leave the ring out of poll() (DrainPacer)
+	void wait(int ring_fd, const std::function<int()>& drain) const
 	{
 		const int sfd = ::signalfd(-1, &sigs_, SFD_CLOEXEC);
 		if (sfd < 0)
 			throw_error("signalfd", errno);
 		std::array<pollfd, 2> fds{{{.fd = ring_fd, .events = POLLIN, .revents = 0},
 					   {.fd = sfd, .events = POLLIN, .revents = 0}}};
+		std::optional<std::chrono::steady_clock::time_point> hold;
 		for (;;) {
 			// woken a few times a second too: the processes sampled
 			// are named while they run (nothing is followed here)
-			const int n = ::poll(fds.data(), fds.size(), 250);
+			fds[0].fd = hold ? -1 : ring_fd;
+			const int n = ::poll(fds.data(), fds.size(), hold ? ms_until(*hold) : 250);
 			if (n < 0 && errno != EINTR)
 				break;
 			if (fds[0].revents & (POLLERR | POLLNVAL)) {
 				::close(sfd);
 				throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
 			}
-			if (n == 0 || (fds[0].revents & POLLIN))
-				drain();
+			if (n == 0 || (fds[0].revents & POLLIN)) {
+				const int ms = drain();
+				hold.reset();
+				if (ms > 0)
+					hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+			}
 			if (fds[1].revents & POLLIN) {
 				signalfd_siginfo si{};
 				(void)!::read(sfd, &si, sizeof(si));	// taken: not raised at the unblock
@@ -302,20 +313,30 @@ int record(Args args)
 	rec.timer_freq = ring.timer_freq();
 	rec.time = ring.time_conversion();
 	std::size_t named = 0;	// samples whose process names were looked for
+	DrainPacer pacer{ring.data_size()};
+	// the processes whose mappings were read (the tool's below; the
+	// command's at its stops): the others' at the first drain that sees
+	// them, while they (likely) still run
+	std::set<std::uint32_t> mapped{static_cast<std::uint32_t>(::getpid())};
 	const auto drain = [&] {
+		const std::uint64_t bytes = ring.available();
 		ring.consume([&](const Sample& s) {
 			if (s.type == sample_pmu_overflow)
 				rec.samples.push_back(to_recorded(s));
 		});
 		// the names of the processes of these samples while they
 		// (likely) still run, the latest one (after an exec) kept
-		std::set<std::uint32_t> pids;
+		std::set<std::pair<std::uint32_t, std::uint32_t>> threads;	// (pid, tid)
 		for (; named < rec.samples.size(); ++named)
 			if (rec.samples[named].pid != 0)
-				pids.insert(rec.samples[named].pid);
-		for (const std::uint32_t pid : pids)
-			if (auto name = comm_of(static_cast<pid_t>(pid)))
-				rec.comms[pid] = std::move(*name);
+				threads.emplace(rec.samples[named].pid, rec.samples[named].tid);
+		for (const auto& [pid, tid] : threads) {
+			if (auto name = comm_of(static_cast<pid_t>(pid), static_cast<pid_t>(tid)))
+				rec.comms[tid] = std::move(*name);
+			if (mapped.insert(pid).second)
+				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::fork);
+		}
+		return pacer.drained(bytes, std::chrono::steady_clock::now());
 	};
 	// the tool's own samples (it runs on the same CPUs) get names too
 	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
@@ -337,8 +358,11 @@ int record(Args args)
 		// process it forks and at each exit stop, with the shared libraries
 		// ld.so and dlopen() mapped after the exec
 		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
+			mapped.insert(static_cast<std::uint32_t>(pid));
 			update_maps(rec.maps, pid, why);
-			if (auto name = comm_of(pid))
+			// a thread's name (prctl PR_SET_NAME) before it is gone;
+			// /proc/TID/task/TID is the thread's
+			if (auto name = comm_of(pid, pid))
 				rec.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
 		};
 		read_child_maps(child.pid(), MapsEvent::exec);

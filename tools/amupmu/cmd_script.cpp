@@ -85,7 +85,7 @@ std::string format_script(const Recording& r)
 	for (const RecordedSample* s : order) {
 		const std::uint64_t ns = ns_of(r, s->time);
 		const RecordedEvent& e = events[std::min<std::size_t>(s->event, events.size() - 1)];
-		out += r.comm(s->pid);
+		out += r.comm(s->pid, s->tid);
 		add(out, " %7u/%-7u [%03u] %5" PRIu64 ".%06" PRIu64 ": %10" PRIu64 " ", s->pid, s->tid, s->cpu,
 		    ns / 1000000000, ns % 1000000000 / 1000, e.period);
 		out += e.event + ": \n";

@@ -293,7 +293,14 @@ int record(Args args)
 	read_child_maps(child.pid(), MapsEvent::exec);
 	child.follow_execs();
 	// asleep until the buffers reach their watermark or the child stops or ends
-	child.wait_with(session.fd(), "the SPE session", drain, read_child_maps);
+	// (the driver wakes at the watermark already: no pacing)
+	child.wait_with(
+		session.fd(), "the SPE session",
+		[&] {
+			drain();
+			return 0;
+		},
+		read_child_maps);
 	session.disable();
 	drain();
 

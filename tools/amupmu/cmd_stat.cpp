@@ -7,12 +7,12 @@
 #include "file.hpp"
 #include "signal_wait.hpp"
 
+#include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/session.hpp>
 #include <amupmu/report/stat.hpp>
 
 #include <algorithm>
@@ -275,65 +275,37 @@ Plan plan(const Options& o, const Info& info)
 	return p;
 }
 
-class Reader {
+// A report of what the counters hold: the rows from Counters' totals,
+// and with delta, the counts since the previous call (-I).
+class Reporter {
 public:
-	Reader(const Session& s, const Plan& p, bool per_cpu) : session_{s}, plan_{p}, per_cpu_{per_cpu} {}
+	Reporter(const Plan& p, bool per_cpu) : plan_{p}, per_cpu_{per_cpu} {}
 
-	/// Totals, summed over the CPUs or per CPU (-A), event by event; with
-	/// delta, since the previous call.
-	StatReport report(bool delta)
+	StatReport report(const CounterResult& counts, bool delta)
 	{
 		StatReport r;
 		r.system_wide = plan_.system_wide;
 		r.cpus = format_cpu_list(plan_.cpus);
 		r.cpu_description = describe_midr(plan_.midr);
 		r.notes = plan_.notes;
-		// every CPU in one AMUPMU_PMU_READ_ALL
-		session_.read_all(reading_);
-		const std::span<const CpuReading> cpus = reading_.cpus();
-		for (std::size_t i = 0; i < plan_.events.size(); ++i) {
-			const StatRow row{.name = plan_.events[i].name,
-					  .number = plan_.events[i].number,
-					  .flags = plan_.events[i].flags,
-					  .modifiers = plan_.events[i].modifiers,
-					  .time_enabled = 0,
-					  .time_running = UINT64_MAX,
-					  .added = plan_.added[i]};
-			if (!per_cpu_)
-				r.rows.push_back(row);
-			for (const CpuReading& c : cpus) {
-				if (per_cpu_) {
-					r.rows.push_back(row);
-					r.rows.back().cpu = static_cast<int>(c.cpu);
-				}
-				StatRow& to = r.rows.back();
-				if (i < c.nr_values)
-					to.value += static_cast<double>(c.values[i].value);
-				to.time_enabled = std::max(to.time_enabled, c.time_enabled);
-				to.time_running = std::min(to.time_running, c.time_running);
-			}
-		}
-		for (const CpuReading& c : cpus)
-			if (c.state & read_state::offline)
-				r.notes.push_back("CPU " + std::to_string(c.cpu) + " was offline: its totals stopped then");
+		add_counter_rows(r, counts, per_cpu_, plan_.added);
 		last_.resize(r.rows.size(), 0.0);
 		for (std::size_t i = 0; i < r.rows.size(); ++i) {
 			const double total = r.rows[i].value;
 			if (delta)
 				r.rows[i].value -= last_[i];
 			last_[i] = total;
-			if (r.rows[i].time_running == UINT64_MAX)
-				r.rows[i].time_running = 0;
 		}
 		return r;
 	}
 
+	/// The next run (-r) starts from zero.
+	void restart() { last_.clear(); }
+
 private:
-	const Session& session_;
 	const Plan& plan_;
 	bool per_cpu_;
 	std::vector<double> last_{};
-	GroupReading reading_;
 };
 
 std::string render(const Options& o, const StatReport& r)
@@ -364,8 +336,14 @@ int run(Args args)
 	if (o.amu)
 		amu.emplace(open_amu(Device::open(o.device), p.cpus));
 
-	GroupConfig cfg{.events = group_events(p.events), .cpus = p.cpus};
-	const Session session = Session::create(std::move(dev), cfg);
+	// the group through the library's Counters (its totals are the
+	// rows), configured now: what the driver refuses is said before the
+	// command runs
+	Counters counters{std::move(dev), info};
+	counters.set_cpus(p.cpus);
+	for (const EventSpec& e : p.events)
+		counters.add(e);
+	counters.configure();
 
 	std::optional<OutputFile> file;
 	if (o.output)
@@ -374,7 +352,7 @@ int run(Args args)
 
 	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
 				 .calibration = cal ? &*cal : nullptr};
-	Reader reader{session, p, o.per_cpu};
+	Reporter reporter{p, o.per_cpu};
 	const auto finish = [&](StatReport& r) {
 		apply_errata(r, p.midr, comp);
 		derive_report_metrics(r, o.metrics);
@@ -396,8 +374,8 @@ int run(Args args)
 			read_amu(*amu, amu_first);
 			amu_last = amu_first;
 		}
-		session.reset();
-		session.enable();
+		counters.start();
+		reporter.restart();
 		const auto t0 = std::chrono::steady_clock::now();
 		const auto since = [&] {
 			return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -406,7 +384,7 @@ int run(Args args)
 			try {
 				child->start();
 			} catch (const Error& e) {
-				session.disable();
+				counters.stop();
 				std::cerr << "amupmu stat: " << e.what() << "\n";
 				return std::nullopt;
 			}
@@ -425,7 +403,7 @@ int run(Args args)
 			const int timeout = more ? ms_until(next += std::chrono::milliseconds(o.interval_ms)) : -1;
 			if (child ? child->wait(timeout) : stop->wait(timeout) != 0)
 				break;
-			StatReport r = reader.report(true);
+			StatReport r = reporter.report(counters.read(), true);
 			r.interval_header = n++ % 25 == 0;	// perf's column header comment
 			r.interval_end = since();
 			r.seconds = o.interval_ms / 1000.0;
@@ -438,13 +416,13 @@ int run(Args args)
 			}
 			out << render(o, r) << std::flush;
 		}
-		session.disable();
+		counters.stop();
 		seconds = since();
 		if (amu)
 			read_amu(*amu, amu_now);
 		if (child)
 			status = child->status();
-		return reader.report(false);
+		return reporter.report(counters.result(), false);
 	};
 
 	// -r: every run's totals, row by row, and wall time

@@ -281,7 +281,13 @@ record_dynamic() {
 	sed 's/^/# /' /tmp/dyn.txt
 	sed -n '/hottest symbols/,/^$/p' /tmp/dyn.txt >/tmp/dyn-syms.txt
 	grep -q '\[\.\] strcspn  /lib/libc.so.6$' /tmp/dyn-syms.txt &&
-		grep -q '\[\.\] strspn  /lib/libc.so.6$' /tmp/dyn-syms.txt
+		grep -q '\[\.\] strspn  /lib/libc.so.6$' /tmp/dyn-syms.txt || return 1
+	# the thread that named itself dyn-thread has its own command rows
+	# (perf's comm is the thread's), its process's main thread its own
+	amupmu report -i /tmp/dyn.rec --sort comm,sym --top 8 >/tmp/dyn-comm.txt || return 1
+	sed -n '/hottest symbols/,/^$/p' /tmp/dyn-comm.txt | sed 's/^/# /'
+	grep -q '  dyn-thread  \[\.\] strcspn$' /tmp/dyn-comm.txt &&
+		grep -q '  amupmu-workload  \[\.\] strcspn$' /tmp/dyn-comm.txt
 }
 
 # amupmu script of that recording: perf script's lines, libc named

@@ -128,11 +128,14 @@ std::vector<RecordedEvent> Recording::events() const
 	return all;
 }
 
-std::string Recording::comm(std::uint32_t pid) const
+std::string Recording::comm(std::uint32_t pid, std::uint32_t tid) const
 {
-	if (const auto it = comms.find(pid); it != comms.end())
-		return it->second;
-	return pid == 0 ? "swapper" : ":" + detail::decimal(pid);
+	if (pid == 0)
+		return "swapper";
+	for (const std::uint32_t id : {tid, pid})
+		if (const auto it = comms.find(id); it != comms.end())
+			return it->second;
+	return ":" + detail::decimal(tid);
 }
 
 void write_recording(std::ostream& out, const Recording& r)
@@ -317,8 +320,8 @@ std::vector<std::string> parse_sort_keys(std::string_view list)
 		std::string key{rest.substr(0, comma)};
 		if (key == "symbol")
 			key = "sym";
-		if (key != "sym" && key != "dso" && key != "comm" && key != "pid")
-			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid)", EINVAL};
+		if (key != "sym" && key != "dso" && key != "comm" && key != "pid" && key != "srcline")
+			throw InvalidArgument{"--sort: unknown key '" + key + "' (sym, dso, comm, pid, srcline)", EINVAL};
 		if (std::ranges::find(keys, key) != keys.end())
 			throw InvalidArgument{"--sort: key '" + key + "' listed twice", EINVAL};
 		keys.push_back(std::move(key));
@@ -327,7 +330,7 @@ std::vector<std::string> parse_sort_keys(std::string_view list)
 		rest.remove_prefix(comma + 1);
 	}
 	if (keys.empty())
-		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid)", EINVAL};
+		throw InvalidArgument{"--sort needs a key (sym, dso, comm, pid, srcline)", EINVAL};
 	return keys;
 }
 
@@ -344,15 +347,15 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		std::uint64_t count = 0;
 		Resolved where;
 	};
-	// (mode, pid, pc); hypervisor samples (and kernel ones without kernel
-	// symbols) are not told apart by pc
-	using PcKey = std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>;
+	// (mode, pid, tid, pc); hypervisor samples (and kernel ones without
+	// kernel symbols) are not told apart by pc
+	using PcKey = std::tuple<std::uint8_t, std::uint32_t, std::uint32_t, std::uint64_t>;
 	std::map<PcKey, Hot> by_pc;
 	std::map<std::uint8_t, std::uint64_t> by_mode;
 	std::uint64_t first_time = UINT64_MAX, last_time = 0;
 	for (const RecordedSample& s : r.samples) {
 		const bool by_address = s.mode == SampleMode::user || (s.mode == SampleMode::kernel && kernel_pcs);
-		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), s.pid, by_address ? s.pc : 0}];
+		auto& h = by_pc[{static_cast<std::uint8_t>(s.mode), s.pid, s.tid, by_address ? s.pc : 0}];
 		if (h.count++ == 0)
 			h.where = sym.resolve(s.pid, s.pc, s.mode);
 		++by_mode[static_cast<std::uint8_t>(s.mode)];
@@ -375,7 +378,9 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 			else if (k == "dso")
 				columns.push_back(h.where.dso);
 			else if (k == "comm")
-				columns.push_back(r.comm(std::get<1>(key)));
+				columns.push_back(r.comm(std::get<1>(key), std::get<2>(key)));
+			else if (k == "srcline")
+				columns.push_back(srcline(h.where).empty() ? "[unknown]" : srcline(h.where));
 			else
 				columns.push_back(detail::decimal(std::get<1>(key)));
 		}
@@ -453,16 +458,27 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		out << "   " << percent(rows[i].second, total) << "  " << detail::decimal(rows[i].second) << "  "
 		    << rows[i].first << "\n";
 
-	std::vector<std::pair<PcKey, Hot>> pcs(by_pc.begin(), by_pc.end());
+	// the PCs of every thread of a process together
+	std::map<std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>, Hot> by_process_pc;
+	for (const auto& [key, h] : by_pc) {
+		Hot& to = by_process_pc[{std::get<0>(key), std::get<1>(key), std::get<3>(key)}];
+		if (to.count == 0)
+			to.where = h.where;
+		to.count += h.count;
+	}
+	std::vector<std::pair<std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>, Hot>> pcs(by_process_pc.begin(),
+												 by_process_pc.end());
 	std::ranges::stable_sort(pcs, std::greater{}, [](const auto& p) { return p.second.count; });
-	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso\n";
+	const bool lines = std::ranges::any_of(pcs, [](const auto& p) { return p.second.where.line != 0; });
+	out << "\n# hottest PCs\n#  overhead  samples  pc  symbol  dso" << (lines ? "  srcline" : "") << "\n";
 	for (std::size_t i = 0; i < pcs.size() && i < options.top && shown(pcs[i].second.count); ++i) {
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
 		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
 		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
 		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
-		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso << "\n";
+		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso
+		    << (h.where.line ? "  " + srcline(h.where) : "") << "\n";
 	}
 	return out.str();
 }

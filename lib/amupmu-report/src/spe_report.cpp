@@ -889,12 +889,13 @@ private:
 	void pcs()
 	{
 		line("\n# hottest PCs (" + num(r_.pcs.size()) + " of " + num(r_.distinct_pcs) + ")");
-		line("#  overhead     records  mean-lat  p90-lat  pc  el  symbol  dso");
+		line("#  overhead     records  mean-lat  p90-lat  pc  el  symbol  dso  [srcline]");
 		for (const SpeHotPc& p : r_.pcs)
 			line("  " + lpad(percent(p.records, r_.totals.records), 8) + lpad(num(p.records), 12) +
 			     lpad(mean_text(p.total), 10) + lpad(p90_text(p.total), 9) + "  " + hex(p.pc, 1) + "  el" +
 			     num(p.el) + "  [" + std::string(1, perf_level(p.mode)) + "] " +
-			     (p.where.symbol.empty() ? std::string{"[unknown]"} : p.where.symbol) + "  " + p.where.dso);
+			     (p.where.symbol.empty() ? std::string{"[unknown]"} : p.where.symbol) + "  " + p.where.dso +
+			     (p.where.line != 0 ? "  " + srcline(p.where) : std::string{}));
 	}
 
 	void addresses(std::string_view title, const std::vector<SpeHotAddress>& v, std::size_t distinct)
@@ -1092,8 +1093,10 @@ void json_report(JsonWriter& w, const SpeReport& r)
 			.member("mode", to_string(h.mode))
 			.member("pid", h.pid)
 			.member("symbol", h.where.symbol)
-			.member("dso", h.where.dso)
-			.member("records", h.records)
+			.member("dso", h.where.dso);
+		if (h.where.line != 0)
+			w.member("file", h.where.file).member("line", h.where.line);
+		w.member("records", h.records)
 			.key("total_latency");
 		json_latency(w, h.total, false);
 		w.end_object();

@@ -149,6 +149,35 @@ void apply_erratum(StatReport& report, StatRow& row, const ErratumMatch& match, 
 
 } // namespace
 
+void add_counter_rows(StatReport& report, const CounterResult& result, bool per_cpu, const std::vector<bool>& added)
+{
+	const std::span<const EventSpec> events = result.events();
+	const std::span<const unsigned> cpus = result.cpus();
+	for (std::size_t i = 0; i < events.size(); ++i) {
+		const StatRow row{.name = events[i].name,
+				  .number = events[i].number,
+				  .flags = events[i].flags,
+				  .modifiers = events[i].modifiers,
+				  .value = static_cast<double>(result.total(i)),
+				  .time_enabled = result.time_enabled(),
+				  .time_running = result.time_running(),
+				  .added = i < added.size() && added[i]};
+		if (!per_cpu) {
+			report.rows.push_back(row);
+			continue;
+		}
+		for (std::size_t c = 0; c < cpus.size(); ++c) {
+			StatRow& r = report.rows.emplace_back(row);
+			r.cpu = static_cast<int>(cpus[c]);
+			r.value = static_cast<double>(result.value(i, c));
+			r.time_running = result.time_running(c);
+		}
+	}
+	for (std::size_t c = 0; c < cpus.size(); ++c)
+		if (result.offline(c))
+			report.notes.push_back("CPU " + std::to_string(cpus[c]) + " was offline: its totals stopped then");
+}
+
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options)
 {
 	for (const ErratumMatch& match : errata_for(midr, ErratumUnit::pmu)) {

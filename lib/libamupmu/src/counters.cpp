@@ -49,6 +49,8 @@ CounterResult::CounterResult(std::vector<EventSpec> events, std::span<const CpuR
 					    " values for " + std::to_string(n) + " events",
 				    EBADMSG};
 		cpus_.push_back(c.cpu);
+		cpu_running_.push_back(c.time_running);
+		cpu_offline_.push_back((c.state & read_state::offline) != 0);
 		for (std::size_t i = 0; i < n; ++i) {
 			values_.push_back(c.values[i].value);
 			totals_[i] += c.values[i].value;
@@ -79,6 +81,43 @@ std::uint64_t CounterResult::per_cpu(std::string_view name, unsigned cpu) const
 		throw InvalidArgument{"Counters: CPU " + std::to_string(cpu) + " was not counted", EINVAL};
 	const auto at = static_cast<std::size_t>(it - cpus_.begin());
 	return values_[at * events_.size() + i];
+}
+
+namespace {
+
+void check_index(const char* what, std::size_t i, std::size_t n)
+{
+	if (i >= n)
+		throw InvalidArgument{std::string{"Counters: "} + what + " index " + std::to_string(i) + " of " +
+					      std::to_string(n),
+				      EINVAL};
+}
+
+} // namespace
+
+std::uint64_t CounterResult::total(std::size_t event) const
+{
+	check_index("event", event, events_.size());
+	return totals_[event];
+}
+
+std::uint64_t CounterResult::value(std::size_t event, std::size_t cpu_index) const
+{
+	check_index("event", event, events_.size());
+	check_index("CPU", cpu_index, cpus_.size());
+	return values_[cpu_index * events_.size() + event];
+}
+
+std::uint64_t CounterResult::time_running(std::size_t cpu_index) const
+{
+	check_index("CPU", cpu_index, cpus_.size());
+	return cpu_running_[cpu_index];
+}
+
+bool CounterResult::offline(std::size_t cpu_index) const
+{
+	check_index("CPU", cpu_index, cpus_.size());
+	return cpu_offline_[cpu_index];
 }
 
 std::optional<std::uint64_t> CounterResult::find(std::string_view name) const noexcept
@@ -149,12 +188,17 @@ Counters& Counters::set_cpus(std::vector<unsigned> cpus)
 EventSpec Counters::parse(std::string_view event, std::span<const EventSpec> also) const
 {
 	EventSpec spec = parse_event(event, midr_);
+	check_new(spec, also);
+	return spec;
+}
+
+void Counters::check_new(const EventSpec& spec, std::span<const EventSpec> also) const
+{
 	const auto same = [&](const EventSpec& e) { return same_name(e.name, spec.name); };
 	if (std::ranges::any_of(events_, same) || std::ranges::any_of(also, same))
 		misuse("event '" + spec.name + "' added twice");
 	if (events_.size() + also.size() + 1 > max_group_events)
 		misuse("more than " + std::to_string(max_group_events) + " events");
-	return spec;
 }
 
 Counters& Counters::add(std::string_view event)
@@ -176,10 +220,17 @@ Counters& Counters::add(std::initializer_list<std::string_view> events)
 	return *this;
 }
 
-void Counters::start()
+Counters& Counters::add(EventSpec event)
 {
-	if (running_)
-		misuse("start() while counting");
+	require_not_configured("add()");
+	if (events_.size() + 1 > max_group_events)
+		misuse("more than " + std::to_string(max_group_events) + " events");
+	events_.push_back(std::move(event));
+	return *this;
+}
+
+void Counters::configure()
+{
 	if (!session_) {
 		if (events_.empty())
 			misuse("start() without an event: add() some");
@@ -196,6 +247,13 @@ void Counters::start()
 		session_.emplace(Session::create(Device::adopt(fd), GroupConfig{.events = group_events(events_), .cpus = cpus_}));
 		device_.close();
 	}
+}
+
+void Counters::start()
+{
+	if (running_)
+		misuse("start() while counting");
+	configure();
 	session_->reset();
 	session_->enable();
 	running_ = true;
@@ -211,6 +269,14 @@ void Counters::stop()
 	result_ = CounterResult{events_, reading_.cpus(), reading_.time_enabled()};
 	have_result_ = true;
 	stop_error_.reset();
+}
+
+CounterResult Counters::read()
+{
+	if (!running_)
+		misuse("read() while not counting");
+	session_->read_all(reading_);
+	return CounterResult{events_, reading_.cpus(), reading_.time_enabled()};
 }
 
 void Counters::stop_quietly() noexcept

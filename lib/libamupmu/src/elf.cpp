@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/elf.hpp>
 
+#include "dwarf.hpp"
+
+#include <amupmu/error.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <cstdio>
@@ -134,10 +138,10 @@ std::optional<ElfSymbols> ElfSymbols::parse(std::string_view image)
 	return out;
 }
 
-const ElfSymbol* ElfSymbols::lookup(std::uint64_t vaddr) const
+const ElfSymbol* detail::find_symbol(const std::vector<ElfSymbol>& ascending, std::uint64_t vaddr)
 {
-	auto it = std::ranges::upper_bound(symbols_, vaddr, {}, &ElfSymbol::address);
-	if (it == symbols_.begin())
+	auto it = std::ranges::upper_bound(ascending, vaddr, {}, &ElfSymbol::address);
+	if (it == ascending.begin())
 		return nullptr;
 	--it;
 	// among symbols at the same address prefer one with a size
@@ -145,12 +149,22 @@ const ElfSymbol* ElfSymbols::lookup(std::uint64_t vaddr) const
 	for (auto j = it; j->address == it->address; --j) {
 		if (j->size > best->size)
 			best = &*j;
-		if (j == symbols_.begin())
+		if (j == ascending.begin())
 			break;
 	}
 	if (best->size ? vaddr < best->address + best->size : true)
 		return best;
 	return nullptr;
+}
+
+std::string detail::symbol_offset(const ElfSymbol& s, std::uint64_t vaddr)
+{
+	return demangle_symbol(s.name) + "+" + hex_offset(vaddr - s.address);
+}
+
+const ElfSymbol* ElfSymbols::lookup(std::uint64_t vaddr) const
+{
+	return detail::find_symbol(symbols_, vaddr);
 }
 
 std::optional<std::uint64_t> ElfSymbols::vaddr_of_offset(std::uint64_t offset) const
@@ -260,10 +274,104 @@ std::vector<ElfSymbol> symbols_hit(const std::vector<ElfSymbol>& sorted, const s
 	return out;
 }
 
+std::string srcline(const Resolved& where)
+{
+	if (where.line == 0 || where.file.empty())
+		return {};
+	const std::size_t slash = where.file.rfind('/');
+	return where.file.substr(slash == std::string::npos ? 0 : slash + 1) + ":" + std::to_string(where.line);
+}
+
+struct [[gnu::visibility("hidden")]] Symbolizer::Impl {
+	SymbolizerOptions options{};
+	std::vector<Mapping> maps{};
+	std::vector<ElfSymbol> kernel{};	// ascending
+	// per path, loaded on the first PC in it: the ELF reader's symbols
+	// or, with DWARF, libdwfl's file (nullptr: libdwfl cannot read it,
+	// the ELF reader is asked)
+	std::map<std::string, std::shared_ptr<const ElfSymbols>> elf{};
+#if AMUPMU_HAVE_LIBDW
+	std::map<std::string, std::unique_ptr<detail::DwarfFile>> dwarf{};
+#endif
+
+	[[nodiscard]] Resolved elf_resolve(const Mapping& m, std::uint64_t offset);
+	[[nodiscard]] std::optional<Resolved> dwarf_resolve(const Mapping& m, std::uint64_t offset);
+};
+
+Resolved Symbolizer::Impl::elf_resolve(const Mapping& m, std::uint64_t offset)
+{
+	auto& cached = elf[m.path];
+	if (!cached) {
+		auto loaded = ElfSymbols::load(m.path);
+		cached = std::make_shared<const ElfSymbols>(loaded ? std::move(*loaded) : ElfSymbols{});
+	}
+	if (const auto vaddr = cached->vaddr_of_offset(offset))
+		if (const ElfSymbol* s = cached->lookup(*vaddr))
+			return {detail::symbol_offset(*s, *vaddr), m.path};
+	return {"", m.path};
+}
+
+std::optional<Resolved> Symbolizer::Impl::dwarf_resolve([[maybe_unused]] const Mapping& m,
+							[[maybe_unused]] std::uint64_t offset)
+{
+#if AMUPMU_HAVE_LIBDW
+	auto [it, added] = dwarf.try_emplace(m.path);
+	if (added)
+		it->second = detail::DwarfFile::open(m.path, options.debug_dir);
+	const detail::DwarfFile* file = it->second.get();
+	if (!file)
+		return std::nullopt;
+	Resolved out{"", m.path};
+	if (const auto vaddr = file->vaddr_of_offset(offset)) {
+		if (const ElfSymbol* s = file->symbol(*vaddr))
+			out.symbol = detail::symbol_offset(*s, *vaddr);
+		if (auto line = file->line(*vaddr)) {
+			out.file = std::move(line->file);
+			out.line = line->line;
+		}
+	}
+	return out;
+#else
+	return std::nullopt;
+#endif
+}
+
+Symbolizer::Symbolizer() : impl_{std::make_unique<Impl>()}
+{
+}
+
+Symbolizer::Symbolizer(SymbolizerOptions options) : Symbolizer{}
+{
+	const std::string& dir = options.debug_dir;
+	if (!dir.empty() && (dir.front() != '/' || dir.find(':') != std::string::npos))
+		throw InvalidArgument{"symbolizer debug directory '" + dir + "': not an absolute path without ':'",
+				      EINVAL};
+	impl_->options = std::move(options);
+}
+
+Symbolizer::~Symbolizer() = default;
+Symbolizer::Symbolizer(Symbolizer&&) noexcept = default;
+Symbolizer& Symbolizer::operator=(Symbolizer&&) noexcept = default;
+
+bool Symbolizer::dwarf_available() noexcept
+{
+	return AMUPMU_HAVE_LIBDW != 0;
+}
+
+bool Symbolizer::uses_dwarf() const noexcept
+{
+	return dwarf_available() && impl_ && impl_->options.dwarf;
+}
+
+void Symbolizer::add(const Mapping& m)
+{
+	impl_->maps.push_back(m);
+}
+
 void Symbolizer::set_kernel_symbols(std::vector<ElfSymbol> symbols)
 {
-	kernel_ = std::move(symbols);
-	std::ranges::stable_sort(kernel_, {}, &ElfSymbol::address);
+	impl_->kernel = std::move(symbols);
+	std::ranges::stable_sort(impl_->kernel, {}, &ElfSymbol::address);
 }
 
 Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode)
@@ -271,8 +379,9 @@ Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mod
 	switch (mode) {
 	case SampleMode::user: break;
 	case SampleMode::kernel: {
-		auto it = std::ranges::upper_bound(kernel_, pc, {}, &ElfSymbol::address);
-		if (it == kernel_.begin())
+		const auto& kernel = impl_->kernel;
+		auto it = std::ranges::upper_bound(kernel, pc, {}, &ElfSymbol::address);
+		if (it == kernel.begin())
 			return {"", "[kernel]"};
 		--it;
 		if (it->size && pc >= it->address + it->size)
@@ -282,19 +391,14 @@ Resolved Symbolizer::resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mod
 	case SampleMode::hv: return {"", "[hypervisor]"};
 	default: return {"", "[unknown]"};
 	}
-	for (const Mapping& m : maps_) {
+	for (const Mapping& m : impl_->maps) {
 		if (m.pid != pid || pc < m.start || pc >= m.end)
 			continue;
-		auto& cached = cache_[m.path];
-		if (!cached) {
-			auto loaded = ElfSymbols::load(m.path);
-			cached = std::make_shared<const ElfSymbols>(loaded ? std::move(*loaded) : ElfSymbols{});
-		}
-		const auto vaddr = cached->vaddr_of_offset(pc - m.start + m.offset);
-		if (vaddr)
-			if (const ElfSymbol* s = cached->lookup(*vaddr))
-				return {demangle_symbol(s->name) + "+" + hex_offset(*vaddr - s->address), m.path};
-		return {"", m.path};
+		const std::uint64_t offset = pc - m.start + m.offset;
+		if (uses_dwarf())
+			if (auto r = impl_->dwarf_resolve(m, offset))
+				return std::move(*r);
+		return impl_->elf_resolve(m, offset);
 	}
 	return {"", "[unknown]"};
 }

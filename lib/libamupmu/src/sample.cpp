@@ -100,46 +100,12 @@ SampleReader::SampleReader(MmapRegion region) : region_{std::move(region)}
 					      " bytes)",
 				      EINVAL};
 	data_ = region_.data() + off;
-	data_size_ = size;
-}
-
-std::uint64_t SampleReader::load_head() const noexcept
-{
-	// pairs with the kernel's release store after writing the record
-	return std::atomic_ref<__u64>{header_of(region_.data())->data_head}.load(std::memory_order_acquire);
-}
-
-std::uint64_t SampleReader::load_tail() const noexcept
-{
-	return std::atomic_ref<__u64>{header_of(region_.data())->data_tail}.load(std::memory_order_relaxed);
-}
-
-void SampleReader::store_tail(std::uint64_t tail) noexcept
-{
-	// the records before tail are read: the kernel may overwrite them
-	std::atomic_ref<__u64>{header_of(region_.data())->data_tail}.store(tail, std::memory_order_release);
+	ring_ = detail::RingCursor{&h->data_head, &h->data_tail, size};
 }
 
 void SampleReader::overrun(std::uint64_t head, std::uint64_t tail) const
 {
-	throw Error{"sample ring: head " + std::to_string(head) + " tail " + std::to_string(tail) +
-			    ": more than its " + std::to_string(data_size_) + " bytes unread",
-		    EBADMSG};
-}
-
-std::uint64_t SampleReader::resync() noexcept
-{
-	const std::uint64_t head = load_head();
-	const std::uint64_t unread = head - load_tail();
-	const std::uint64_t dropped = unread > data_size_ ? data_size_ : unread;
-	store_tail(head);
-	dropped_bytes_ += dropped;
-	return dropped;
-}
-
-std::uint64_t SampleReader::available() const noexcept
-{
-	return load_head() - load_tail();
+	ring_.throw_overrun("sample ring", head, tail);
 }
 
 std::uint64_t SampleReader::samples() const noexcept
@@ -181,7 +147,7 @@ TimeConversion SampleReader::time_conversion() const noexcept
 
 std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample& s)
 {
-	const std::uint64_t mask = data_size_ - 1;
+	const std::uint64_t mask = ring_.size() - 1;
 	const std::size_t off = static_cast<std::size_t>(tail & mask);
 	// consume() stores the tail before this record
 	const auto bad = [&](const std::string& why) {
@@ -196,9 +162,9 @@ std::size_t SampleReader::decode(std::uint64_t tail, std::uint64_t head, Sample&
 		bad("size " + std::to_string(size));
 
 	const unsigned char* rec = data_ + off;
-	if (off + size > data_size_) {
+	if (off + size > ring_.size()) {
 		// wraps: reassemble in the scratch buffer
-		const std::size_t first = data_size_ - off;
+		const std::size_t first = ring_.size() - off;
 		std::memcpy(scratch_.data(), data_ + off, first);
 		std::memcpy(scratch_.data() + first, data_, size - first);
 		rec = scratch_.data();

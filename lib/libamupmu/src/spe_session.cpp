@@ -326,46 +326,12 @@ SpeBuffer::SpeBuffer(MmapRegion region) : region_{std::move(region)}
 					      "-byte mapping",
 				      EINVAL};
 	data_ = reinterpret_cast<const std::byte*>(region_.data() + off);
-	data_size_ = size;
-}
-
-std::uint64_t SpeBuffer::load_head() const noexcept
-{
-	// pairs with the driver's release store after the records are written
-	return std::atomic_ref<__u64>{spe_header(region_.data())->data_head}.load(std::memory_order_acquire);
-}
-
-std::uint64_t SpeBuffer::load_tail() const noexcept
-{
-	return std::atomic_ref<__u64>{spe_header(region_.data())->data_tail}.load(std::memory_order_relaxed);
-}
-
-void SpeBuffer::store_tail(std::uint64_t tail) noexcept
-{
-	// the bytes before tail are read: the driver may write over them
-	std::atomic_ref<__u64>{spe_header(region_.data())->data_tail}.store(tail, std::memory_order_release);
+	ring_ = detail::RingCursor{&h->data_head, &h->data_tail, size};
 }
 
 void SpeBuffer::overrun(std::uint64_t head, std::uint64_t tail) const
 {
-	throw Error{"SPE buffer of CPU " + std::to_string(cpu()) + ": head " + std::to_string(head) + " tail " +
-			    std::to_string(tail) + ": more than its " + std::to_string(data_size_) + " bytes unread",
-		    EBADMSG};
-}
-
-std::uint64_t SpeBuffer::resync() noexcept
-{
-	const std::uint64_t head = load_head();
-	const std::uint64_t unread = head - load_tail();
-	const std::uint64_t dropped = unread > data_size_ ? data_size_ : unread;
-	store_tail(head);
-	dropped_bytes_ += dropped;
-	return dropped;
-}
-
-std::uint64_t SpeBuffer::available() const noexcept
-{
-	return load_head() - load_tail();
+	ring_.throw_overrun("SPE buffer of CPU " + std::to_string(cpu()), head, tail);
 }
 
 std::uint64_t SpeBuffer::lost_bytes() const noexcept

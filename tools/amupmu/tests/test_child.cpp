@@ -271,3 +271,33 @@ TEST_CASE("tgid_of: a thread's process", "[child][host]")
 	CHECK(amupmu::cli::tgid_of(::getpid()) == ::getpid());
 	CHECK(amupmu::cli::tgid_of(0x7ffffff0) == 0x7ffffff0);	// no such thread: itself
 }
+
+#ifdef AMUPMU_TEST_DYN_WORKLOAD
+TEST_CASE("Child: a traced command's thread is named at its exit stop (thread_exit), before its process's exit",
+	  "[child][host]")
+{
+	using amupmu::cli::MapsEvent;
+	// amupmu-workload-dyn: a thread that names itself dyn-thread, and a
+	// forked child
+	Child c{{AMUPMU_TEST_DYN_WORKLOAD, "20"}, true};
+	c.start();	// the host build only: ptrace(2) is there
+	c.wait_exec();
+	c.follow_execs();
+	std::vector<std::string> thread_names;
+	bool process_exit_after = false;
+	REQUIRE(c.wait_traced(20000, [&](pid_t pid, MapsEvent why) {
+		if (why == MapsEvent::thread_exit) {
+			CHECK(pid != c.pid());
+			std::ifstream comm{"/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/comm"};
+			std::string name;
+			std::getline(comm, name);
+			thread_names.push_back(name);
+		} else if (why == MapsEvent::exit && pid == c.pid() && !thread_names.empty()) {
+			process_exit_after = true;
+		}
+	}));
+	CHECK(c.status() == 0);
+	CHECK(thread_names == std::vector<std::string>{"dyn-thread"});
+	CHECK(process_exit_after);
+}
+#endif

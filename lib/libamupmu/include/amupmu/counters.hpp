@@ -31,7 +31,7 @@
 //
 // Counts are exact 64-bit totals: amupmu never multiplexes (a group that
 // does not fit the free counters fails with Busy at start()), so nothing
-// is scaled. Documentation/userspace-api/amupmu.rst, "Counters".
+// is scaled. Documentation/userspace-api/amupmu-tool.rst, "Counters".
 #ifndef AMUPMU_COUNTERS_HPP
 #define AMUPMU_COUNTERS_HPP
 
@@ -75,6 +75,11 @@ public:
 	[[nodiscard]] std::uint64_t per_cpu(std::string_view name, unsigned cpu) const;
 	/// The total, or nullopt when the event was not counted.
 	[[nodiscard]] std::optional<std::uint64_t> find(std::string_view name) const noexcept;
+	/// By position, without a name lookup: event i's total (i in group
+	/// order), and its count on cpus()[cpu_index]. Throws InvalidArgument
+	/// for an index out of range.
+	[[nodiscard]] std::uint64_t total(std::size_t event) const;
+	[[nodiscard]] std::uint64_t value(std::size_t event, std::size_t cpu_index) const;
 
 	/// f(std::string_view name, std::uint64_t total) for each event, in
 	/// the order they were added.
@@ -100,6 +105,11 @@ public:
 	/// ns the group counted, the smallest over the CPUs (less than
 	/// time_enabled() when a CPU was offline for part of the run).
 	[[nodiscard]] std::uint64_t time_running() const noexcept { return time_running_; }
+	/// ns the group counted on cpus()[cpu_index]; whether that CPU was
+	/// offline when it was read (its counts stopped when it went down and
+	/// are kept). Throw InvalidArgument for an index out of range.
+	[[nodiscard]] std::uint64_t time_running(std::size_t cpu_index) const;
+	[[nodiscard]] bool offline(std::size_t cpu_index) const;
 	/// Nothing counted (a default-constructed result).
 	[[nodiscard]] bool empty() const noexcept { return events_.empty(); }
 
@@ -110,6 +120,8 @@ private:
 	std::vector<unsigned> cpus_{};
 	std::vector<std::uint64_t> totals_{};		///< per event
 	std::vector<std::uint64_t> values_{};		///< [cpu index * events + event]
+	std::vector<std::uint64_t> cpu_running_{};	///< per CPU index
+	std::vector<bool> cpu_offline_{};		///< per CPU index
 	std::uint64_t time_enabled_ = 0;
 	std::uint64_t time_running_ = 0;
 };
@@ -159,6 +171,20 @@ public:
 	Counters& add(std::string_view event);
 	/// add() of each, all or none: when one throws, none is added.
 	Counters& add(std::initializer_list<std::string_view> events);
+	/// Adds an event parsed already (parse_event(), parse_event_list():
+	/// perf's groups and modifiers resolved), under its name. Unlike
+	/// add(std::string_view) it may repeat an event, as perf stat -e a,a
+	/// does: each copy has a counter of its own (the way to occupy
+	/// counters); name lookups of the result find the first copy, the
+	/// positional ones (total(i), value(i, cpu)) each. Throws
+	/// InvalidArgument beyond max_group_events or after the first start().
+	Counters& add(EventSpec event);
+
+	/// Configures the group in the driver now, as the first start() does,
+	/// so that what it refuses (Unsupported, Busy, ...) is known before the
+	/// measured work begins; nothing counts until start(). Does nothing
+	/// when configured already. Throws as start().
+	void configure();
 
 	/// Resets and enables the group (configuring it in the driver the
 	/// first time: require_events() and require_countable() against
@@ -173,6 +199,10 @@ public:
 	/// Throws InvalidArgument when not counting, and the errors of
 	/// Session::read_all() (the group is disabled then all the same).
 	void stop();
+	/// The counts since start() while the group keeps counting (a -I
+	/// interval's reading); every CPU in one read. Throws InvalidArgument
+	/// when not counting, and the errors of Session::read_all().
+	[[nodiscard]] CounterResult read();
 	/// Counting: between start() and stop().
 	[[nodiscard]] bool running() const noexcept { return running_; }
 
@@ -227,6 +257,7 @@ public:
 private:
 	void default_cpus();
 	[[nodiscard]] EventSpec parse(std::string_view event, std::span<const EventSpec> also) const;
+	void check_new(const EventSpec& spec, std::span<const EventSpec> also) const;
 	void require_not_configured(const char* what) const;
 	/// stop() for a destructor or an exception path: records its error
 	/// for result() instead of throwing.

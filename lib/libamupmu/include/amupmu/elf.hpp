@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // Symbols of ELF64 files (the symbol table, else the dynamic one) and the
-// executable mappings of a process (/proc/PID/maps), to name sampled PCs.
+// executable mappings of a process (/proc/PID/maps), to name sampled PCs;
+// where the library is built with elfutils' libdw, their DWARF too (source
+// lines, separate debug files, compressed debug sections).
 #ifndef AMUPMU_ELF_HPP
 #define AMUPMU_ELF_HPP
 
@@ -70,7 +72,16 @@ struct Mapping {
 struct Resolved {
 	std::string symbol{};	///< "main+0x1c", or "" when unknown
 	std::string dso{};	///< mapping path, "[kernel]", "[hypervisor]" or "[unknown]"
+	/// The source file of the PC as the DWARF line table names it (an
+	/// absolute path when the compilation directory is known), or "" when
+	/// unknown: no DWARF for it, or a Symbolizer without DWARF.
+	std::string file{};
+	std::uint32_t line = 0;	///< its line, 0 when unknown
 };
+
+/// perf's srcline of a PC: "<file's last path component>:<line>"
+/// ("loop.c:42"), or "" when the line is unknown.
+[[nodiscard]] std::string srcline(const Resolved& where);
 
 /// The kernel's function symbols of a /proc/kallsyms text (types t, T, w,
 /// W), ascending, each sized up to the next one's address (kallsyms has no
@@ -83,25 +94,53 @@ struct Resolved {
 [[nodiscard]] std::vector<ElfSymbol> symbols_hit(const std::vector<ElfSymbol>& sorted,
 						 const std::vector<std::uint64_t>& pcs);
 
+struct SymbolizerOptions {
+	/// Read DWARF through libdw when the library has it (dwarf_available()):
+	/// source lines, symbol tables and lines from separate debug files.
+	/// false: the ELF symbol tables of the mapped files only, no lines.
+	bool dwarf = true;
+	/// The global debug directory: separate debug files are looked for
+	/// by build-id (DIR/.build-id/xx/rest.debug) and by .gnu_debuglink
+	/// name (next to the file, in its .debug/ and in DIR/<its directory>/).
+	/// Absolute, without ':'; "" for none (then only next to the file).
+	std::string debug_dir = "/usr/lib/debug";
+};
+
 /// Names PCs of sampled processes from their mappings; ELF files are
 /// loaded once per path.
 ///
 /// Thread safety: one object per thread (resolve() fills its cache);
-/// distinct objects may be used concurrently.
+/// distinct objects may be used concurrently. Move-only; a moved-from
+/// Symbolizer may only be destroyed or assigned to.
 class Symbolizer {
 public:
-	void add(const Mapping& m) { maps_.push_back(m); }
+	Symbolizer();
+	/// Throws InvalidArgument (EINVAL) for a debug_dir that is not
+	/// absolute or holds a ':'.
+	explicit Symbolizer(SymbolizerOptions options);
+	~Symbolizer();
+	Symbolizer(Symbolizer&&) noexcept;
+	Symbolizer& operator=(Symbolizer&&) noexcept;
+	Symbolizer(const Symbolizer&) = delete;
+	Symbolizer& operator=(const Symbolizer&) = delete;
+
+	/// Whether this build of the library reads DWARF (has libdw).
+	[[nodiscard]] static bool dwarf_available() noexcept;
+	/// Whether this object reads DWARF: options.dwarf and dwarf_available().
+	[[nodiscard]] bool uses_dwarf() const noexcept;
+
+	void add(const Mapping& m);
 	/// The kernel's symbols (kallsyms'), for kernel PCs.
 	void set_kernel_symbols(std::vector<ElfSymbol> symbols);
-	/// User-space PCs by the mappings of pid; kernel samples are
+	/// User-space PCs by the mappings of pid (with their source line
+	/// when uses_dwarf() and the file has DWARF); kernel samples are
 	/// "[kernel]" (named by the kernel symbols when given), hypervisor ones
 	/// "[hypervisor]" (no symbols).
 	[[nodiscard]] Resolved resolve(std::uint32_t pid, std::uint64_t pc, SampleMode mode);
 
 private:
-	std::vector<Mapping> maps_{};
-	std::vector<ElfSymbol> kernel_{};	// ascending
-	std::map<std::string, std::shared_ptr<const ElfSymbols>> cache_;
+	struct Impl;
+	std::unique_ptr<Impl> impl_;
 };
 
 } // namespace amupmu

@@ -7,6 +7,7 @@
 
 #include <amupmu/info.hpp>
 #include <amupmu/mmap_region.hpp>
+#include <amupmu/ring_cursor.hpp>
 
 #include <array>
 #include <cstddef>
@@ -137,9 +138,9 @@ public:
 	template <typename F>
 	std::size_t consume(F&& f)
 	{
-		const std::uint64_t head = load_head();
-		std::uint64_t tail = load_tail();
-		if (head - tail > data_size_)
+		const std::uint64_t head = ring_.head();
+		std::uint64_t tail = ring_.tail();
+		if (ring_.overrun(head, tail))
 			overrun(head, tail);
 		std::size_t n = 0;
 		try {
@@ -150,10 +151,10 @@ public:
 				f(static_cast<const Sample&>(s));
 			}
 		} catch (...) {
-			store_tail(tail);
+			ring_.release(tail);
 			throw;
 		}
-		store_tail(tail);
+		ring_.release(tail);
 		return n;
 	}
 
@@ -163,12 +164,12 @@ public:
 	/// The way on after consume() threw EBADMSG. The bytes add to
 	/// dropped_bytes(), not to lost() (which counts samples the driver
 	/// could not write).
-	std::uint64_t resync() noexcept;
+	std::uint64_t resync() noexcept { return ring_.resync(); }
 	/// Bytes resync() dropped in this reader's life.
-	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return dropped_bytes_; }
+	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return ring_.dropped_bytes(); }
 
 	/// Bytes between tail and head.
-	[[nodiscard]] std::uint64_t available() const noexcept;
+	[[nodiscard]] std::uint64_t available() const noexcept { return ring_.available(); }
 	/// Records ever written, samples dropped (ring full): header counters.
 	[[nodiscard]] std::uint64_t samples() const noexcept;
 	[[nodiscard]] std::uint64_t lost() const noexcept;
@@ -179,7 +180,7 @@ public:
 	/// The header's conversion of Sample::time to CLOCK_MONOTONIC_RAW ns
 	/// (not valid() when the driver's header lacks it).
 	[[nodiscard]] TimeConversion time_conversion() const noexcept;
-	[[nodiscard]] std::uint64_t data_size() const noexcept { return data_size_; }
+	[[nodiscard]] std::uint64_t data_size() const noexcept { return ring_.size(); }
 
 	/// poll() on fd for a record, up to timeout_ms (-1: forever). True when
 	/// a record is there; false on timeout. Throws Error on poll failure.
@@ -187,9 +188,6 @@ public:
 
 private:
 	explicit SampleReader(MmapRegion region);
-	[[nodiscard]] std::uint64_t load_head() const noexcept;
-	[[nodiscard]] std::uint64_t load_tail() const noexcept;
-	void store_tail(std::uint64_t tail) noexcept;
 	/// Throws Error (EBADMSG): more than data_size unread.
 	[[noreturn]] void overrun(std::uint64_t head, std::uint64_t tail) const;
 	/// Decodes the record at offset tail into s; returns its size. Throws
@@ -198,8 +196,7 @@ private:
 
 	MmapRegion region_;
 	unsigned char* data_ = nullptr;
-	std::uint64_t data_size_ = 0;
-	std::uint64_t dropped_bytes_ = 0;
+	detail::RingCursor ring_{};
 	alignas(8) std::array<unsigned char, sample_max_size> scratch_{};
 };
 

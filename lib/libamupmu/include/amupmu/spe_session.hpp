@@ -16,6 +16,7 @@
 
 #include <amupmu/device.hpp>
 #include <amupmu/mmap_region.hpp>
+#include <amupmu/ring_cursor.hpp>
 
 #include <cerrno>
 #include <cstddef>
@@ -213,15 +214,16 @@ public:
 	template <typename F>
 	std::uint64_t consume(F&& f)
 	{
-		const std::uint64_t head = load_head();
-		const std::uint64_t tail = load_tail();
+		const std::uint64_t head = ring_.head();
+		const std::uint64_t tail = ring_.tail();
 		const std::uint64_t len = head - tail;
 		if (len == 0)
 			return 0;
-		if (len > data_size_)
+		if (ring_.overrun(head, tail))
 			overrun(head, tail);
-		const std::uint64_t off = tail & (data_size_ - 1);
-		const std::uint64_t first = len < data_size_ - off ? len : data_size_ - off;
+		const std::uint64_t size = ring_.size();
+		const std::uint64_t off = tail & (size - 1);
+		const std::uint64_t first = len < size - off ? len : size - off;
 		std::uint64_t handed = first;
 		try {
 			f(std::span<const std::byte>{data_ + off, static_cast<std::size_t>(first)});
@@ -230,10 +232,10 @@ public:
 				f(std::span<const std::byte>{data_, static_cast<std::size_t>(len - first)});
 			}
 		} catch (...) {
-			store_tail(tail + handed);
+			ring_.release(tail + handed);
 			throw;
 		}
-		store_tail(head);
+		ring_.release(head);
 		return len;
 	}
 
@@ -241,12 +243,12 @@ public:
 	/// returns the bytes dropped (at most data_size), which add to
 	/// dropped_bytes() (lost_bytes() is the driver's count). The way on
 	/// after consume() threw EBADMSG.
-	std::uint64_t resync() noexcept;
+	std::uint64_t resync() noexcept { return ring_.resync(); }
 	/// Bytes resync() dropped in this buffer object's life.
-	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return dropped_bytes_; }
+	[[nodiscard]] std::uint64_t dropped_bytes() const noexcept { return ring_.dropped_bytes(); }
 
 	/// Bytes between tail and head (the head read with acquire).
-	[[nodiscard]] std::uint64_t available() const noexcept;
+	[[nodiscard]] std::uint64_t available() const noexcept { return ring_.available(); }
 	/// The header's counters: bytes written into the discard area, records
 	/// published, spe_state bits, CNTFRQ_EL0 (Hz of TIMESTAMP packets).
 	[[nodiscard]] std::uint64_t lost_bytes() const noexcept;
@@ -254,10 +256,10 @@ public:
 	[[nodiscard]] std::uint32_t flags() const noexcept;
 	[[nodiscard]] std::uint64_t timer_freq() const noexcept;
 	[[nodiscard]] unsigned cpu() const noexcept;
-	[[nodiscard]] std::uint64_t data_size() const noexcept { return data_size_; }
+	[[nodiscard]] std::uint64_t data_size() const noexcept { return ring_.size(); }
 	/// data_head and data_tail as they are now.
-	[[nodiscard]] std::uint64_t head() const noexcept { return load_head(); }
-	[[nodiscard]] std::uint64_t tail() const noexcept { return load_tail(); }
+	[[nodiscard]] std::uint64_t head() const noexcept { return ring_.head(); }
+	[[nodiscard]] std::uint64_t tail() const noexcept { return ring_.tail(); }
 
 	/// poll() on a session's fd for POLLIN (a buffer holds its watermark),
 	/// up to timeout_ms (-1: forever). True when readable, false on
@@ -266,15 +268,12 @@ public:
 
 private:
 	explicit SpeBuffer(MmapRegion region);
-	[[nodiscard]] std::uint64_t load_head() const noexcept;
-	[[nodiscard]] std::uint64_t load_tail() const noexcept;
-	void store_tail(std::uint64_t tail) noexcept;
+	/// Throws Error (EBADMSG): more than data_size unread.
 	[[noreturn]] void overrun(std::uint64_t head, std::uint64_t tail) const;
 
 	MmapRegion region_;
 	const std::byte* data_ = nullptr;
-	std::uint64_t data_size_ = 0;
-	std::uint64_t dropped_bytes_ = 0;
+	detail::RingCursor ring_{};
 };
 
 // ---------------------------------------------------------------- session

@@ -250,3 +250,64 @@ TEST_CASE("CounterResult: a reading with fewer values than events is EBADMSG", "
 		CHECK_THAT(e.what(), Catch::Contains("CPU 1 read 1 values for 2 events"));
 	}
 }
+
+TEST_CASE("CounterResult: by position, each CPU's running time and offline state", "[host][counters]")
+{
+	std::vector<CpuReading> cpus = {reading(1, {10, 20}, 700), reading(3, {30, 40}, 300)};
+	cpus[1].state = read_state::offline;
+	const CounterResult r{specs({"cycles", "instructions"}), cpus, 1000};
+	CHECK(r.total(0) == 40);
+	CHECK(r.total(1) == 60);
+	CHECK(r.value(0, 0) == 10);
+	CHECK(r.value(1, 1) == 40);
+	CHECK(r.time_running(0) == 700);
+	CHECK(r.time_running(1) == 300);
+	CHECK(r.time_running() == 300);
+	CHECK_FALSE(r.offline(0));
+	CHECK(r.offline(1));
+	CHECK_THROWS_MATCHES((void)r.total(2), InvalidArgument,
+			     Message("Counters: event index 2 of 2: Invalid argument (EINVAL)"));
+	CHECK_THROWS_MATCHES((void)r.value(0, 2), InvalidArgument,
+			     Message("Counters: CPU index 2 of 2: Invalid argument (EINVAL)"));
+	CHECK_THROWS_AS((void)r.time_running(2), InvalidArgument);
+	CHECK_THROWS_AS((void)r.offline(5), InvalidArgument);
+}
+
+TEST_CASE("Counters::add(EventSpec): parsed events keep name and modifiers, may repeat", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	const std::vector<EventSpec> list = parse_event_list("{cycles,instructions}:u", c.info().cpus[0].midr);
+	for (const EventSpec& e : list)
+		c.add(e);
+	REQUIRE(c.events().size() == 2);
+	CHECK(c.events()[0].name == list[0].name);
+	CHECK(c.events()[1].modifiers == "u");
+	// a repeat is perf's -e a,a: a counter each; by name, the first
+	c.add(list[0]);
+	CHECK(c.events().size() == 3);
+	CHECK_THROWS_AS(c.add(std::string_view{list[0].name}), InvalidArgument);	// by name: a mistake
+	while (c.events().size() < max_group_events)
+		c.add(list[1]);
+	CHECK_THROWS_MATCHES(c.add(list[1]), InvalidArgument,
+			     Message("Counters: more than " + std::to_string(max_group_events) +
+				     " events: Invalid argument (EINVAL)"));
+	CHECK(c.events().size() == max_group_events);
+}
+
+TEST_CASE("Counters::configure and read(): typed errors, nothing counting", "[host][counters]")
+{
+	Counters c{not_amupmu(), test::mock_info()};
+	CHECK_THROWS_MATCHES((void)c.read(), InvalidArgument,
+			     Message("Counters: read() while not counting: Invalid argument (EINVAL)"));
+	CHECK_THROWS_AS(c.configure(), InvalidArgument);	// no event
+	c.add("cycles");
+	// the driver's refusal comes from configure(), before any start()
+	try {
+		c.configure();
+		FAIL("configured");
+	} catch (const Error& e) {
+		CHECK((e.errnum() == ENOTTY || e.errnum() == ENOSYS));
+	}
+	CHECK(c.session() == nullptr);
+	CHECK_FALSE(c.running());
+}

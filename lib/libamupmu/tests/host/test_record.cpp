@@ -5,6 +5,7 @@
 // /proc/self/maps for the aarch64 run).
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/format.hpp>
 #include <amupmu/report/record.hpp>
 
 #include <catch2/catch.hpp>
@@ -283,6 +284,32 @@ const void* const functor_call = [] {
 }();
 } // namespace
 
+TEST_CASE("report: a thread's own name in the command column, its PCs with its process's", "[host][record]")
+{
+	const auto pid = static_cast<std::uint32_t>(::getpid());
+	Recording r;
+	r.command = {"self"};
+	r.event = "cpu_cycles";
+	r.number = 0x11;
+	r.period = 1000;
+	r.cpus = "0";
+	r.maps = read_proc_maps(pid);
+	r.comms = {{pid, "self"}, {pid + 1, "worker"}};	// the second thread renamed itself
+	const auto hot = reinterpret_cast<std::uint64_t>(&amupmu_test_marker_function);
+	for (int i = 0; i < 6; ++i)
+		r.samples.push_back({0, pid, pid, SampleMode::user, static_cast<std::uint64_t>(i), hot + 4});
+	for (int i = 0; i < 2; ++i)
+		r.samples.push_back({0, pid, pid + 1, SampleMode::user, static_cast<std::uint64_t>(i), hot + 4});
+	for (int i = 0; i < 2; ++i)	// a third thread without a name of its own
+		r.samples.push_back({0, pid, pid + 2, SampleMode::user, static_cast<std::uint64_t>(i), hot + 4});
+	const std::string rep = format_report(r, {.top = 5, .sort = {"comm", "sym"}});
+	INFO(rep);
+	CHECK_THAT(rep, Contains(" 80.00%  8  self  [.] amupmu_test_marker_function\n"));
+	CHECK_THAT(rep, Contains(" 20.00%  2  worker  [.] amupmu_test_marker_function\n"));
+	// one PC line for the process, every thread's samples in it
+	CHECK_THAT(rep, Contains("100.00%  10  " + hex(hot + 4, 1) + "  [.] amupmu_test_marker_function+0x4  "));
+}
+
 TEST_CASE("C++ symbols are demangled", "[host][record][elf]")
 {
 	Symbolizer sym;
@@ -332,9 +359,14 @@ TEST_CASE("recording format 3: several events, comms, kernel symbols, the freque
 	CHECK(read_recording(ss) == r);
 	CHECK(r.events().size() == 3);
 	CHECK(r.events()[2].modifiers == "k");
-	CHECK(r.comm(43) == "V8 Worker");
-	CHECK(r.comm(0) == "swapper");
-	CHECK(r.comm(7) == ":7");
+	CHECK(r.comm(43, 43) == "V8 Worker");
+	CHECK(r.comm(43, 44) == "V8 Worker");	// a thread without a name of its own: its process's
+	CHECK(r.comm(0, 0) == "swapper");
+	CHECK(r.comm(7, 8) == ":8");		// perf's ":TID"
+	Recording named = r;
+	named.comms[44] = "Compositor";		// the thread's own name first
+	CHECK(named.comm(43, 44) == "Compositor");
+	CHECK(named.comm(43, 43) == "V8 Worker");
 
 	// a version 3 line in a version 2 file, a second event there, a sample
 	// of an event the file lacks

@@ -410,3 +410,50 @@ TEST_CASE("derived metrics: one per count of the numerator, with its own exclusi
 	CHECK(find_metric_def("ipc")->numerator == 0x08);
 	CHECK(find_metric_def("nope") == nullptr);
 }
+
+TEST_CASE("stat rows from a Counters result: summed, per CPU (-A), added, offline", "[host][stat]")
+{
+	// what Counters::read()/result() give: CPU 0 and CPU 1, which went
+	// offline before the read
+	std::vector<CpuReading> cpus(2);
+	cpus[0].cpu = 0;
+	cpus[0].nr_values = 2;
+	cpus[0].values[0].value = 100;
+	cpus[0].values[1].value = (std::uint64_t{1} << 53) + 1;	// not a double; sums exactly
+	cpus[0].time_running = 900;
+	cpus[1].cpu = 1;
+	cpus[1].nr_values = 2;
+	cpus[1].values[0].value = 50;
+	cpus[1].values[1].value = 1;
+	cpus[1].time_running = 400;
+	cpus[1].state = read_state::offline;
+	const CounterResult counts{{parse_event("cycles:u", 0), parse_event("exc_taken:u", 0)}, cpus, 1000};
+
+	StatReport sum;
+	add_counter_rows(sum, counts, false, {false, true});
+	REQUIRE(sum.rows.size() == 2);
+	CHECK(sum.rows[0].name == "cycles:u");
+	CHECK(sum.rows[0].modifiers == "u");
+	CHECK(sum.rows[0].value == 150);
+	CHECK(sum.rows[0].cpu == -1);
+	CHECK(sum.rows[0].time_enabled == 1000);
+	CHECK(sum.rows[0].time_running == 400);
+	CHECK_FALSE(sum.rows[0].added);
+	CHECK(sum.rows[1].added);
+	CHECK(sum.rows[1].value == static_cast<double>(counts.total(1)));
+	REQUIRE(sum.notes.size() == 1);
+	CHECK(sum.notes[0] == "CPU 1 was offline: its totals stopped then");
+
+	StatReport per;
+	add_counter_rows(per, counts, true);
+	REQUIRE(per.rows.size() == 4);	// event by event, each CPU
+	CHECK(per.rows[0].cpu == 0);
+	CHECK(per.rows[0].value == 100);
+	CHECK(per.rows[0].time_running == 900);
+	CHECK(per.rows[1].cpu == 1);
+	CHECK(per.rows[1].value == 50);
+	CHECK(per.rows[1].time_running == 400);
+	CHECK(per.rows[2].name == "exc_taken:u");
+	CHECK(per.rows[3].value == 1);
+	CHECK_FALSE(per.rows[3].added);	// no added list: none added
+}

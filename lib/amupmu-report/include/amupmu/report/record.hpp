@@ -54,16 +54,19 @@ struct Recording {
 	std::uint64_t skid = 0;		///< samples the driver dropped as kernel skid
 	std::vector<RecordedEvent> more_events{};	///< events 1, 2, ... of a group
 	std::uint64_t frequency = 0;	///< the -F HZ the period was chosen for (0: -c)
-	std::map<std::uint32_t, std::string> comms{};	///< process names by pid
+	/// Thread names (perf's comm) by thread id; a process's main thread
+	/// has its pid as id, so older recordings' names by pid read the same.
+	std::map<std::uint32_t, std::string> comms{};
 	std::vector<ElfSymbol> kernel_symbols{};	///< the kernel's, from kallsyms: those samples hit
 	std::vector<Mapping> maps{};
 	std::vector<RecordedSample> samples{};
 
 	/// Every sampled event, the first one first.
 	[[nodiscard]] std::vector<RecordedEvent> events() const;
-	/// The name of a process: its comm, "swapper" for pid 0, else ":PID"
-	/// (perf's words for a thread it has no comm of).
-	[[nodiscard]] std::string comm(std::uint32_t pid) const;
+	/// The name of a thread: its comm, else its process's (the main
+	/// thread's), "swapper" for pid 0, else ":TID" (perf's words for a
+	/// thread it has no comm of).
+	[[nodiscard]] std::string comm(std::uint32_t pid, std::uint32_t tid) const;
 
 	friend bool operator==(const Recording&, const Recording&) = default;
 };
@@ -72,9 +75,10 @@ struct Recording {
 
 /// File format version 3 (first line "amupmu-record 3"): one "event" line
 /// per event, each followed by its "modifiers"; "clock" (the time
-/// conversion), "skid", "frequency" (when not 0), "comm PID NAME", "ksym
-/// ADDRESS SIZE NAME", and samples with the mode as a word ("user",
-/// "kernel", "hv") and the event's index last. A recording of one event and
+/// conversion), "skid", "frequency" (when not 0), "comm TID NAME" (a
+/// thread's name; TID = PID for a process's main thread), "ksym ADDRESS
+/// SIZE NAME", and samples with the mode as a word ("user", "kernel",
+/// "hv") and the event's index last. A recording of one event and
 /// none of the version 3 lines is written as version 2, which older tools
 /// read.
 void write_recording(std::ostream& out, const Recording& r);
@@ -88,21 +92,21 @@ void write_recording(std::ostream& out, const Recording& r);
 
 struct ReportOptions {
 	std::size_t top = 10;
-	/// The symbol table's keys, in order, of "sym", "dso", "comm", "pid"
-	/// (perf report's --sort); empty: sym, dso.
+	/// The symbol table's keys, in order, of "sym", "dso", "comm", "pid",
+	/// "srcline" (perf report's --sort); empty: comm, sym, dso.
 	std::vector<std::string> sort{};
 	/// Lines below this share of the samples (percent) left out.
 	double percent_limit = 0;
 };
 
-/// Checks a --sort list ("sym,dso,comm,pid" words, each once); throws
+/// Checks a --sort list ("sym,dso,comm,pid,srcline" words, each once); throws
 /// InvalidArgument naming the bad key.
 [[nodiscard]] std::vector<std::string> parse_sort_keys(std::string_view list);
 
 /// The report: samples per mode, the time span (CLOCK_MONOTONIC_RAW, when
 /// the recording has the conversion), samples per symbol and per PC with
 /// perf's level marks ([.] user, [k] kernel, [H] hypervisor), hottest
-/// first.
+/// first; the PCs with their srcline() when any has one (Symbolizer).
 [[nodiscard]] std::string format_report(const Recording& r, const ReportOptions& options = {});
 
 } // namespace amupmu

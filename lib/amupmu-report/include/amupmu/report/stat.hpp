@@ -10,6 +10,7 @@
 #define AMUPMU_REPORT_STAT_HPP
 
 #include <amupmu/amu.hpp>
+#include <amupmu/counters.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/metrics.hpp>
@@ -78,6 +79,15 @@ struct CompensationOptions {
 	std::optional<double> exc_undef_ec0{};
 	const Calibration* calibration = nullptr;
 };
+
+/// Appends the rows of a Counters reading: one per event with
+/// CounterResult's exact totals, or with per_cpu (-A) one per event and
+/// CPU, event by event; time enabled is the group's, time running the
+/// smallest over the CPUs (a summed row) or the CPU's. added[i] marks
+/// event i as added for an erratum model (missing: false). Each CPU that
+/// was offline when read gets a note.
+void add_counter_rows(StatReport& report, const CounterResult& result, bool per_cpu,
+		      const std::vector<bool>& added = {});
 
 /// Fills compensated/erratum/note of the rows the errata of midr touch and
 /// the report's notes. Disabled: rows stay raw, and a note says which
