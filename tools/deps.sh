@@ -24,6 +24,7 @@ HOST_PKGS=(
 	device-tree-compiler dt-schema sparse mmdebstrap
 	catch2 libnl-3-dev libnl-genl-3-dev
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
+	libnl-utils libnl-cli-3-200:arm64
 	linux-source-6.1 clang-tidy cppcheck rsync
 	locales abigail-tools libdw-dev
 )
@@ -192,8 +193,29 @@ extract_ksrc() {
 	touch "$out/.complete"
 }
 
+# ---------------------------------------------------------------- genl-ctrl-list
+# libnl-utils:arm64 conflicts with the host's libnl-utils (the same
+# /usr/bin paths), so the arm64 package is unpacked into the cache, not
+# installed: the board runs its genl-ctrl-list (tools/board/run.sh) with
+# the arm64 libnl libraries of HOST_PKGS.
+fetch_libnl_utils_arm64() {
+	local out=$CACHE/libnl-utils-arm64 tmp
+	if [ -x "$out/usr/bin/genl-ctrl-list" ]; then
+		log "libnl-utils:arm64: cached"
+		return
+	fi
+	tmp=$(mktemp -d)
+	(cd "$tmp" && apt-get download -q libnl-utils:arm64 >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "cannot download libnl-utils:arm64"; }
+	rm -rf "$out"
+	dpkg-deb -x "$tmp"/libnl-utils_*_arm64.deb "$out"
+	rm -rf "$tmp"
+	log "libnl-utils:arm64: unpacked into $out"
+}
+
 mkdir -p "$CACHE"
 install_host
+fetch_libnl_utils_arm64
 fetch_kernel 6.1 bookworm
 fetch_kernel 6.12 trixie
 make_chroot

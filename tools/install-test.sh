@@ -3,10 +3,11 @@
 #
 # install-test.sh: `make install` (PREFIX=/usr, DESTDIR a temporary
 # directory, KDIR Debian's 6.1 arm64 headers from make deps, cross) and
-# then: what landed where; a consumer built and run three ways (CMake
-# find_package(amupmu) with the shared and with the static library, and
-# pkg-config), which also checks library_version() of the libamupmu.so it
-# runs with; the installed amupmu command; the installed module's vermagic.
+# then: what landed where; a consumer built and run four ways (CMake
+# find_package(amupmu) with the shared and with the static library,
+# pkg-config shared and --static), which also checks library_version() of
+# the libamupmu.so it runs with and links libnl through Monitor; the
+# installed amupmu command; the installed module's vermagic.
 # Host only.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -41,6 +42,14 @@ int main()
 	const auto m = amupmu::derive_metrics(c);
 	// the library it runs with is the one its headers describe
 	const amupmu::LibraryVersion lib = amupmu::library_version();
+	// the netlink family through libnl (which the static library's users
+	// link too): on the host, without the module, not registered
+	try {
+		const amupmu::Monitor m;
+		std::printf("netlink family amupmu version %u\n", m.family_version());
+	} catch (const amupmu::Error& e) {
+		std::printf("%s\n", e.what());
+	}
 	std::printf("%s (library %.*s, libamupmu.so.%u) 0x%x ipc %.1f errata %zu\n",
 		    amupmu::version_string.data(), static_cast<int>(lib.version.size()), lib.version.data(),
 		    lib.soversion, e.number, m.empty() ? 0.0 : m[0].value, amupmu::errata_for(0x412FD481).size());
@@ -69,4 +78,12 @@ pc=$(dirname "$(find "$T/usr" -name amupmu.pc | head -1)")
 # shellcheck disable=SC2046
 c++ -std=c++20 -o "$T/pc" "$T/src/main.cpp" $(PKG_CONFIG_PATH=$pc pkg-config --cflags --libs amupmu)
 LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir amupmu) "$T/pc"
-echo "install-test: find_package(amupmu) shared + static, pkg-config: ok"
+# the static library with what pkg-config --static adds (Requires.private:
+# libnl-genl-3.0, libnl-3.0)
+libs=$(PKG_CONFIG_PATH=$pc pkg-config --static --libs amupmu)
+echo "$libs" | grep -q -- '-lnl-genl-3' || { echo "install-test: pkg-config --static --libs amupmu: no libnl ($libs)" >&2; exit 1; }
+# shellcheck disable=SC2046,SC2086
+c++ -std=c++20 -o "$T/pcs" "$T/src/main.cpp" $(PKG_CONFIG_PATH=$pc pkg-config --cflags amupmu) ${libs/-lamupmu/-l:libamupmu.a}
+"$T/pcs"
+if ldd "$T/pcs" | grep -q libamupmu; then echo "pkg-config --static consumer links libamupmu.so" >&2; exit 1; fi
+echo "install-test: find_package(amupmu) shared + static, pkg-config shared + static: ok"

@@ -94,6 +94,7 @@ extern const Command report_command;
 extern const Command script_command;
 extern const Command calibrate_command;
 extern const Command spe_command;
+extern const Command monitor_command;
 
 } // namespace amupmu::cli
 

@@ -4,11 +4,16 @@
 #include "cli.hpp"
 
 #include <amupmu/device.hpp>
+#include <amupmu/error.hpp>
 #include <amupmu/format.hpp>
+#include <amupmu/monitor.hpp>
 #include <amupmu/platform.hpp>
 #include <amupmu/report/info_format.hpp>
 
+#include <cerrno>
 #include <iostream>
+#include <optional>
+#include <string>
 
 namespace amupmu::cli {
 
@@ -23,12 +28,31 @@ the PMU, the register backend, the exception level the kernel runs at
 its identification (MIDR_EL1), PMUv3 version and counters (free ones when
 amupmu owns the PMU), implemented common events, SPE and AMU.
 
+When the device node cannot be opened (missing: ENOENT, or not readable:
+EACCES), the features, owners and per-CPU summary come from the driver's
+generic netlink family instead (its status and CPU dumps), and the output
+says so; the ABI version, the ioctls, the kernel's exception level, the
+sample clock and the raw registers are then unknown.
+
 Options:
   --json          print a JSON document instead of text
   -v, --verbose   also print raw registers and the implemented events
   --device PATH   device node (default /dev/amupmu)
   -h, --help      show this help
 )";
+
+// Info from the netlink dumps; nullopt when the family cannot be reached
+// (the module is not loaded, or netlink is not there: qemu-user).
+std::optional<Info> info_from_netlink()
+{
+	try {
+		Monitor m;
+		const MonitorStatus status = m.status();
+		return info_from_monitor(status, m.cpus());
+	} catch (const Error&) {
+		return std::nullopt;
+	}
+}
 
 int run(Args args)
 {
@@ -48,9 +72,31 @@ int run(Args args)
 			throw UsageError{"unknown argument '" + std::string{arg} + "'"};
 	}
 
-	const Info info = Device::open(path).info();
+	std::string note;
+	const Info info = [&] {
+		try {
+			return Device::open(path).info();
+		} catch (const Error& e) {
+			if (e.errnum() != ENOENT && e.errnum() != EACCES && e.errnum() != EPERM)
+				throw;
+			// the netlink family, when the module is there; otherwise
+			// the device's own error, as without the fallback
+			std::optional<Info> nl = info_from_netlink();
+			if (!nl)
+				throw;
+			note = std::string{"# "} + e.what() +
+			       ": from the netlink family \"amupmu\" instead (status and CPU dumps; ABI version, "
+			       "ioctls, kernel EL, clock and raw registers unknown)\n";
+			return *nl;
+		}
+	}();
 	options.gic = read_gic_version();
-	std::cout << (json ? format_info_json(info, options) : format_info_text(info, options));
+	if (json) {
+		std::cerr << note;	// the document stays the same JSON
+		std::cout << format_info_json(info, options);
+	} else {
+		std::cout << note << format_info_text(info, options);
+	}
 	return exit_ok;
 }
 

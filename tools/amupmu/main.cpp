@@ -25,6 +25,7 @@ const Command* const commands[] = {
 	&info_command, &stat_command, &amu_command, &record_command, &report_command, &script_command,
 	&calibrate_command,
 	&spe_command,
+	&monitor_command,
 };
 
 const Command* find_command(std::string_view name)

@@ -69,6 +69,27 @@ int SignalWait::wait(int timeout_ms) const
 	return caught_signal;
 }
 
+int SignalWait::wait_fd(int fd, int timeout_ms) const
+{
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
+	while (!caught_signal) {
+		timespec ts{};
+		if (timeout_ms >= 0) {
+			const int left = ms_until(deadline);
+			if (left == 0)
+				return 0;
+			ts = {.tv_sec = left / 1000, .tv_nsec = static_cast<long>(left % 1000) * 1000000};
+		}
+		pollfd p{fd, POLLIN, 0};
+		const int r = ::ppoll(&p, 1, timeout_ms >= 0 ? &ts : nullptr, &sleep_mask_);
+		if (r < 0 && errno != EINTR)
+			throw_error("ppoll", errno);
+		if (r > 0)
+			return caught_signal;
+	}
+	return caught_signal;
+}
+
 int SignalWait::caught() noexcept
 {
 	return caught_signal;

@@ -26,6 +26,9 @@ public:
 	/// The signal that came (it may have come before the call), or 0
 	/// after timeout_ms (-1: none).
 	[[nodiscard]] int wait(int timeout_ms) const;
+	/// As wait(), and also ends when fd is readable (POLLIN, or an error
+	/// or hangup the caller's read then reports): the signal, or 0.
+	[[nodiscard]] int wait_fd(int fd, int timeout_ms) const;
 	/// The signal that came, 0 while none did.
 	[[nodiscard]] static int caught() noexcept;
 

@@ -165,6 +165,18 @@ if [ -x "$AARCH64/tools/workloads/dynamic/amupmu-workload-dyn" ]; then
 	for l in ld-linux-aarch64.so.1 libc.so.6; do cp -L "/usr/aarch64-linux-gnu/lib/$l" "$I/lib/"; done
 	cp "$AARCH64/tools/workloads/dynamic/amupmu-workload-dyn" "$I/tests/"
 fi
+# libnl-utils' genl-ctrl-list (arm64, dynamically linked; make deps unpacks
+# it into the cache) with the libnl libraries it needs, from the host's
+# arm64 multiarch directory: a generic netlink client that is not ours
+GENL_CTRL_LIST=$CACHE/libnl-utils-arm64/usr/bin/genl-ctrl-list
+if [ -x "$GENL_CTRL_LIST" ]; then
+	mkdir -p "$I/lib"
+	for l in ld-linux-aarch64.so.1 libc.so.6; do cp -L "/usr/aarch64-linux-gnu/lib/$l" "$I/lib/"; done
+	for l in libnl-3 libnl-genl-3 libnl-route-3 libnl-nf-3 libnl-cli-3; do
+		cp -L "/usr/lib/aarch64-linux-gnu/$l.so.200" "$I/lib/"
+	done
+	cp "$GENL_CTRL_LIST" "$I/bin/"
+fi
 # BOARD_EXTRA="FILE..." (development): more aarch64 binaries into /tests
 for b in ${BOARD_EXTRA:-}; do cp "$b" "$I/tests/"; done
 chmod +x "$I/init"

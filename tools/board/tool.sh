@@ -233,6 +233,7 @@ tool_tests() {
 	echo "# amupmu tool tests, pmu owner $(owner), board $AMUPMU_BOARD"
 	tap_check stat-bad-event stat_bad_event
 	tap_check calibrate-not-x2 calibrate_not_x2
+	monitor_tool_tests
 	case $(owner) in
 	amupmu)
 		if icount; then tap_check stat-fixed-loop-0.1% stat_fixed_loop; fi
@@ -357,4 +358,128 @@ record_tool_tests() {
 	tap_check record-kernel-symbols-two-events record_kernel_two_events
 	tap_check record-frequency record_frequency
 	tap_check record-all-cpus record_all_cpus
+}
+
+# ---------------------------------------------------------------- the netlink
+# family through the library (issue 15): amupmu monitor, amupmu info's
+# fallback, a generic client that is not ours. Backend: whatever the board
+# runs (the events and dumps are the driver's, not the PMU's).
+
+# json_num KEY LINE: the number of "KEY":N in a JSON Lines line
+json_num() { printf '%s\n' "$2" | sed -n "s/.*\"$1\":\([0-9]*\).*/\1/p"; }
+
+# CPU 1 offline and online under amupmu monitor --json --count 2: two
+# lines, CPU 1 offline then online, consecutive sequence numbers; the
+# command ends by itself with status 0
+monitor_hotplug() {
+	[ -e /sys/devices/system/cpu/cpu1/online ] || { echo "# no CPU 1 that can go offline"; return 1; }
+	amupmu monitor --json --count 2 >/tmp/mon.jsonl 2>/tmp/mon.err &
+	pid=$!
+	i=0
+	while ! grep -q 'Ctrl-C ends' /tmp/mon.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	echo 0 >/sys/devices/system/cpu/cpu1/online && echo 1 >/sys/devices/system/cpu/cpu1/online
+	i=0
+	while kill -0 $pid 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	kill $pid 2>/dev/null
+	wait $pid
+	rc=$?
+	sed 's/^/# /' /tmp/mon.jsonl /tmp/mon.err
+	l1=$(sed -n 1p /tmp/mon.jsonl)
+	l2=$(sed -n 2p /tmp/mon.jsonl)
+	s1=$(json_num seq "$l1")
+	s2=$(json_num seq "$l2")
+	echo "# status $rc, seqs $s1 $s2"
+	[ $rc = 0 ] && [ "$(wc -l </tmp/mon.jsonl)" = 2 ] && [ -n "$s1" ] && [ "$s2" = $((s1 + 1)) ] &&
+		printf '%s\n' "$l1" | grep -q '^{"event":"cpu-offline","group":"cpu","seq":[0-9]*,"time_ns":[0-9]*,"cpu":1,"flags":[0-9]*}$' &&
+		printf '%s\n' "$l2" | grep -q '^{"event":"cpu-online","group":"cpu","seq":[0-9]*,"time_ns":[0-9]*,"cpu":1,"flags":[0-9]*,"midr":"0x[0-9a-f]\{8\}",' &&
+		grep -q '^amupmu monitor: 2 events, 0 gaps (0 events lost), 0 overruns$' /tmp/mon.err
+}
+
+# text lines until SIGINT, then status 0; SIGTERM likewise
+monitor_until_signal() {
+	for sig in INT TERM; do
+		amupmu monitor >/tmp/mon.txt 2>/tmp/mon.err &
+		pid=$!
+		i=0
+		while ! grep -q 'Ctrl-C ends' /tmp/mon.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+		echo 0 >/sys/devices/system/cpu/cpu1/online && echo 1 >/sys/devices/system/cpu/cpu1/online
+		sleep 0.5
+		kill -$sig $pid
+		wait $pid
+		rc=$?
+		sed 's/^/# /' /tmp/mon.txt /tmp/mon.err
+		[ $rc = 0 ] && grep -q '^[0-9]*\.[0-9]\{9\} cpu#[0-9]* cpu-offline cpu=1 flags=0x[0-9a-f]*$' /tmp/mon.txt &&
+			grep -q '^[0-9]*\.[0-9]\{9\} cpu#[0-9]* cpu-online cpu=1 flags=0x[0-9a-f]* midr=0x' /tmp/mon.txt &&
+			grep -q ', ended by a signal$' /tmp/mon.err || return 1
+	done
+}
+
+# the session and buffer groups need CAP_PERFMON: nobody is refused with
+# the kernel's own words, before any event
+monitor_privilege() {
+	/selftests/amupmu_runas 65534 amupmu monitor --groups cpu,session >/dev/null 2>/tmp/mon.err
+	rc=$?
+	sed 's/^/# /' /tmp/mon.err
+	[ $rc = 1 ] && grep -q 'AMUPMU_NL_CMD_SUBSCRIBE (the session and buffer groups need CAP_PERFMON): Permission denied (EACCES)' /tmp/mon.err
+}
+
+# amupmu info without the device node: the netlink family's dumps, said
+# so, with the same CPUs, MIDRs and PMU lines as through the device
+# (ENOENT as root, EACCES as nobody with the node unreadable)
+info_netlink_fallback() {
+	amupmu info >/tmp/info-dev.txt || return 1
+	mv /dev/amupmu /dev/amupmu.away
+	amupmu info >/tmp/info-nl.txt 2>&1
+	rc=$?
+	mv /dev/amupmu.away /dev/amupmu
+	sed 's/^/# /' /tmp/info-nl.txt
+	[ $rc = 0 ] && grep -q '^# /dev/amupmu: No such file or directory (ENOENT): from the netlink family "amupmu" instead' /tmp/info-nl.txt ||
+		return 1
+	for key in '^cpu[0-9]*:' 'midr_el1:' '  pmu:' '  cpu:'; do
+		[ "$(grep "$key" /tmp/info-dev.txt)" = "$(grep "$key" /tmp/info-nl.txt)" ] ||
+			{ echo "# '$key' lines differ"; return 1; }
+	done
+	# --json: the note on stderr, the document on stdout as always
+	mv /dev/amupmu /dev/amupmu.away
+	amupmu info --json >/tmp/info-nl.json 2>/tmp/info-nl.err
+	rc=$?
+	mv /dev/amupmu.away /dev/amupmu
+	sed 's/^/# /' /tmp/info-nl.err
+	[ $rc = 0 ] && [ "$(head -c1 /tmp/info-nl.json)" = "{" ] && grep -q '"midr"' /tmp/info-nl.json &&
+		grep -q '^# /dev/amupmu: No such file or directory (ENOENT): from the netlink family' /tmp/info-nl.err ||
+		return 1
+	mode=$(stat -c %a /dev/amupmu)
+	chmod 000 /dev/amupmu
+	/selftests/amupmu_runas 65534 amupmu info >/tmp/info-nl2.txt 2>&1
+	rc=$?
+	chmod "$mode" /dev/amupmu
+	sed 's/^/# /' /tmp/info-nl2.txt
+	[ $rc = 0 ] && grep -q '^# /dev/amupmu: Permission denied (EACCES): from the netlink family' /tmp/info-nl2.txt
+}
+
+# a generic netlink client that is not ours (libnl-utils' genl-ctrl-list,
+# dynamically linked, with its libraries in the initramfs' /lib) resolves
+# the family: its version, and the four requests with the do/dump each has
+# (amupmu_netlink.h). Not multicast: no groups.
+genl_ctrl_interop() {
+	command -v genl-ctrl-list >/dev/null || { echo "# genl-ctrl-list not on this board (make deps)"; return 1; }
+	genl-ctrl-list --details >/tmp/genl.txt 2>&1 || { sed 's/^/# /' /tmp/genl.txt; return 1; }
+	awk '/^0x/ { p = / amupmu version / } p' /tmp/genl.txt >/tmp/genl-amupmu.txt
+	sed 's/^/# /' /tmp/genl-amupmu.txt
+	grep -q '^0x[0-9a-f]* amupmu version 1$' /tmp/genl-amupmu.txt &&
+		grep -q '^      op unknown (0x01) <has_doit,has_policy>$' /tmp/genl-amupmu.txt &&
+		grep -q '^      op unknown (0x02) <has_doit,has_dump,has_policy>$' /tmp/genl-amupmu.txt &&
+		grep -q '^      op unknown (0x03) <has_dump,has_policy>$' /tmp/genl-amupmu.txt &&
+		grep -q '^      op unknown (0x04) <has_doit,has_policy>$' /tmp/genl-amupmu.txt &&
+		! grep -q '^      grp ' /tmp/genl-amupmu.txt
+}
+
+# with the module loaded
+monitor_tool_tests() {
+	echo "# amupmu monitor and info over netlink, board $AMUPMU_BOARD"
+	tap_check monitor-hotplug-json-count monitor_hotplug
+	tap_check monitor-until-signal monitor_until_signal
+	tap_check monitor-session-group-needs-perfmon monitor_privilege
+	tap_check info-netlink-fallback info_netlink_fallback
+	tap_check genl-ctrl-list-resolves-family genl_ctrl_interop
 }

@@ -69,3 +69,33 @@ TEST_CASE("SignalWait: SIGINT or SIGTERM ends the wait, a timeout does not", "[h
 	// only the signals asked for
 	CHECK(disposition(SIGINT) == int_before);
 }
+
+// wait_fd(): what `amupmu monitor` sleeps in, the netlink socket and the
+// signals at once
+TEST_CASE("SignalWait: wait_fd ends on a readable fd or a signal", "[host][tool][signal]")
+{
+	int p[2];
+	REQUIRE(::pipe(p) == 0);
+	{
+		const SignalWait w;
+		CHECK(w.wait_fd(p[0], 20) == 0);	// timeout: nothing to read
+		std::thread t{[&] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+			CHECK(::write(p[1], "x", 1) == 1);
+		}};
+		const auto t0 = std::chrono::steady_clock::now();
+		CHECK(w.wait_fd(p[0], 10000) == 0);	// readable
+		t.join();
+		CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(5));
+		char c = 0;
+		CHECK(::read(p[0], &c, 1) == 1);
+		std::thread k{[] {
+			std::this_thread::sleep_for(std::chrono::milliseconds(50));
+			::kill(::getpid(), SIGTERM);
+		}};
+		CHECK(w.wait_fd(p[0], -1) == SIGTERM);
+		k.join();
+	}
+	::close(p[0]);
+	::close(p[1]);
+}

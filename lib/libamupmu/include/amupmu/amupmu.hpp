@@ -19,6 +19,7 @@
 #include <amupmu/info.hpp>
 #include <amupmu/metrics.hpp>
 #include <amupmu/mmap_region.hpp>
+#include <amupmu/monitor.hpp>
 #include <amupmu/platform.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
