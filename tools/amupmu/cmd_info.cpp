@@ -84,6 +84,7 @@ int run(Args args)
 			std::optional<Info> nl = info_from_netlink();
 			if (!nl)
 				throw;
+			options.from_netlink = true;
 			note = std::string{"# "} + e.what() +
 			       ": from the netlink family \"amupmu\" instead (status and CPU dumps; ABI version, "
 			       "ioctls, kernel EL, clock and raw registers unknown)\n";

@@ -435,6 +435,8 @@ info_netlink_fallback() {
 	sed 's/^/# /' /tmp/info-nl.txt
 	[ $rc = 0 ] && grep -q '^# /dev/amupmu: No such file or directory (ENOENT): from the netlink family "amupmu" instead' /tmp/info-nl.txt ||
 		return 1
+	# what the dumps do not carry is said to be unknown, not shown as 0
+	grep -q '^amupmu driver ABI unknown ' /tmp/info-nl.txt || return 1
 	for key in '^cpu[0-9]*:' 'midr_el1:' '  pmu:' '  cpu:'; do
 		[ "$(grep "$key" /tmp/info-dev.txt)" = "$(grep "$key" /tmp/info-nl.txt)" ] ||
 			{ echo "# '$key' lines differ"; return 1; }
@@ -446,6 +448,7 @@ info_netlink_fallback() {
 	mv /dev/amupmu.away /dev/amupmu
 	sed 's/^/# /' /tmp/info-nl.err
 	[ $rc = 0 ] && [ "$(head -c1 /tmp/info-nl.json)" = "{" ] && grep -q '"midr"' /tmp/info-nl.json &&
+		grep -q '"source": "netlink"' /tmp/info-nl.json &&
 		grep -q '^# /dev/amupmu: No such file or directory (ENOENT): from the netlink family' /tmp/info-nl.err ||
 		return 1
 	mode=$(stat -c %a /dev/amupmu)

@@ -249,7 +249,8 @@ void text_cpu(TextReport& r, const Info& info, const CpuInfo& c, const FormatOpt
 			r.row("pmceid0_el0", hex(c.pmceid0), in);
 			r.row("pmceid1_el0", hex(c.pmceid1), in);
 		}
-		r.row("events", events_summary(c, events), in);
+		r.row("events", opt.from_netlink ? std::string{"unknown (not in the netlink dump)"} : events_summary(c, events),
+		      in);
 		if (opt.verbose)
 			for (const std::uint16_t e : events)
 				r.more(event_label(e));
@@ -547,16 +548,19 @@ std::string format_info_text(const Info& info, const FormatOptions& options)
 {
 	TextReport r;
 	const std::string features = feature_string(info.features);
-	r.line("amupmu driver ABI " + abi_string(info.abi_major, info.abi_minor) + " (libamupmu " +
-	       std::string{version_string} + ", ABI " + abi_string(abi_major, abi_minor) + ")");
+	const bool nl = options.from_netlink;
+	const std::string unknown = "unknown (not in the netlink dump)";
+	r.line("amupmu driver ABI " + (nl ? std::string{"unknown"} : abi_string(info.abi_major, info.abi_minor)) +
+	       " (libamupmu " + std::string{version_string} + ", ABI " + abi_string(abi_major, abi_minor) + ")");
 	r.row("features", features.empty() ? "(none)" : features);
-	r.row("ioctls", join(ioctl_names(info.supported_ioctls), " "));
+	r.row("ioctls", nl ? unknown : join(ioctl_names(info.supported_ioctls), " "));
 	r.row("pmu owner", std::string{to_string(info.pmu_owner)} + " (" + std::string{describe(info.pmu_owner)} + ")");
 	r.row("spe owner", std::string{to_string(info.spe_owner)} + " (" + std::string{describe(info.spe_owner)} + ")");
-	r.row("kernel", kernel_el_name(info.kernel_el));
+	r.row("kernel", nl ? unknown : kernel_el_name(info.kernel_el));
 	if (options.gic)
 		r.row("gic", to_string(*options.gic));
-	r.row("sample clock", std::string{to_string(info.clock)} + " (" + std::string{describe(info.clock)} + ")");
+	r.row("sample clock",
+	      nl ? unknown : std::string{to_string(info.clock)} + " (" + std::string{describe(info.clock)} + ")");
 	r.row("backend", std::string{backend_name(info)} + " (" + backend_description(info) + ")");
 	r.row("cpus", count_and_list(cpus_where(info, &CpuInfo::possible), "possible") + ", " +
 			      count_and_list(cpus_where(info, &CpuInfo::online), "online") + ", " +
@@ -570,6 +574,7 @@ std::string format_info_json(const Info& info, const FormatOptions& options)
 {
 	JsonWriter w;
 	w.begin_object();
+	w.member("source", options.from_netlink ? "netlink" : "device");
 	w.key("driver").begin_object()
 		.member("abi_major", info.abi_major)
 		.member("abi_minor", info.abi_minor)

@@ -266,3 +266,20 @@ TEST_CASE("info shows the AMU configuration, the ID frames and their cross-check
 	CHECK_THAT(json, Contains("\"off\": true"));
 	CHECK_THAT(json, Contains("\"pmu_frame\": null"));
 }
+
+TEST_CASE("info text and JSON of an Info from the netlink dumps: what they lack is unknown", "[host][format]")
+{
+	FormatOptions o;
+	const Info q = test::qemu_info();
+	const std::string device = format_info_text(q, o);
+	CHECK_THAT(device, Catch::Matchers::Contains("common events implemented"));
+	CHECK_THAT(device, !Catch::Matchers::Contains("not in the netlink dump"));
+	o.from_netlink = true;
+	const std::string nl = format_info_text(q, o);
+	INFO(nl);
+	CHECK_THAT(nl, Catch::Matchers::StartsWith("amupmu driver ABI unknown (libamupmu "));
+	CHECK_THAT(nl, Catch::Matchers::Contains("ioctls") && Catch::Matchers::Contains("unknown (not in the netlink dump)"));
+	CHECK_THAT(nl, !Catch::Matchers::Contains("common events implemented"));
+	CHECK_THAT(format_info_json(q, o), Catch::Matchers::Contains("\"source\": \"netlink\""));
+	CHECK_THAT(format_info_json(q, {}), Catch::Matchers::Contains("\"source\": \"device\""));
+}

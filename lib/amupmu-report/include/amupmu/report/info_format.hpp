@@ -17,6 +17,11 @@ struct FormatOptions {
 	/// The interrupt controller (read_gic_version()), shown when set: the
 	/// driver does not report it.
 	std::optional<GicVersion> gic{};
+	/// The Info came from the netlink dumps (amupmu info without the
+	/// device): what they do not carry (the ABI version, the ioctls, the
+	/// kernel's EL, the clock, the PMU's event bitmaps) is shown as
+	/// unknown in the text, and JSON says "source": "netlink".
+	bool from_netlink = false;
 };
 
 /// Human-readable report, one block per CPU, ending in a newline.
