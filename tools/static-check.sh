@@ -69,6 +69,7 @@ if cppcheck --quiet --enable=warning,performance,portability --std=c++20 --langu
 	--inline-suppr --suppressions-list="$OUT/cppcheck-suppressions" \
 	--error-exitcode=1 -I lib/libamupmu/include -I include/uapi -I kernel/amu_pmu_drv \
 	-I lib/amupmu-report/include -I "$BUILD/lib/libamupmu/include" \
+	--library=tools/static/libnl.cfg \
 	--template='{file}:{line}: {severity} [{id}] {message}' \
 	lib/libamupmu/src lib/amupmu-report/src lib/libamupmu/tests tools/amupmu >"$OUT/cppcheck.log" 2>&1; then
 	echo "ok $n - cppcheck lib/ tools/ ($(grep -c . "$OUT/cppcheck.log") findings)"
