@@ -54,19 +54,7 @@ SignalWait::~SignalWait()
 
 int SignalWait::wait(int timeout_ms) const
 {
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
-	while (!caught_signal) {
-		timespec ts{};
-		if (timeout_ms >= 0) {
-			const int left = ms_until(deadline);
-			if (left == 0)
-				return 0;
-			ts = {.tv_sec = left / 1000, .tv_nsec = static_cast<long>(left % 1000) * 1000000};
-		}
-		if (::ppoll(nullptr, 0, timeout_ms >= 0 ? &ts : nullptr, &sleep_mask_) < 0 && errno != EINTR)
-			throw_error("ppoll", errno);
-	}
-	return caught_signal;
+	return wait_fd(-1, timeout_ms);	// ppoll() ignores a negative fd
 }
 
 int SignalWait::wait_fd(int fd, int timeout_ms) const
