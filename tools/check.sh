@@ -72,6 +72,14 @@ board() {
 	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped ($(($(date +%s) - t0)) s)"
 	[ "$failed" = 0 ] || echo "#   booted: ${identity:-unknown}"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
+	# the last lines each failed section printed (a board check's "#"
+	# diagnostics), for the same reason as below
+	[ "$failed" = 0 ] || sed -n "s/^not ok - $name: \([^:]*\): .*/\1/p" "$log" | sort -u | head -5 |
+		while read -r sec; do
+			awk -v s="$sec" '$0 == "AMUPMU-BEGIN " s { on = 1; next }
+				on && /^AMUPMU-END / { on = 0 } on && !/^DMESG: /' \
+				"build/board/$name/console.log" 2>/dev/null | tail -12 | cut -c1-300 | sed 's/^/#     /'
+		done
 	# the failed kselftests' own lines ("# file.c:LINE:test:..."), so that
 	# the cause is in CI's output, not only in a log CI does not keep
 	[ "$failed" = 0 ] || grep -oE 'not ok [0-9]+ [A-Za-z0-9_]+\.[A-Za-z0-9_]+' "$log" |

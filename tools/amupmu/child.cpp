@@ -486,6 +486,21 @@ void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why)
 			maps.push_back(std::move(m));
 }
 
+void MapsCoverage::see(std::uint32_t pid, std::optional<std::uint64_t> user_pc)
+{
+	bool& uncovered = pids_[pid];
+	if (!user_pc || uncovered)
+		return;
+	const auto in = [&](const Mapping& m) { return m.pid == pid && m.start <= *user_pc && *user_pc < m.end; };
+	if (last_ != nullptr && in(*last_))
+		return;
+	const auto m = std::ranges::find_if(maps_, in);
+	if (m == maps_.end())
+		uncovered = true;
+	else
+		last_ = &*m;
+}
+
 pid_t tgid_of(pid_t tid)
 {
 	std::ifstream status{"/proc/" + std::to_string(tid) + "/status"};

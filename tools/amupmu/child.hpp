@@ -11,9 +11,11 @@
 #include <amupmu/info.hpp>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -145,6 +147,23 @@ void refresh_maps(std::vector<Mapping>& maps, std::uint32_t pid);
 /// the mappings /proc/pid/maps lists now added to those pid had (a library
 /// dlclose()d before the exit keeps naming the samples taken in it).
 void update_maps(std::vector<Mapping>& maps, pid_t pid, MapsEvent why);
+/// The processes a drain's samples came from, and for each whether one of
+/// its user PCs falls outside the mappings known for it (record -a reads
+/// them again then: the drain that first saw it came between its fork and
+/// its exec, or it dlopen()ed a library since). Holds maps by reference.
+class MapsCoverage {
+public:
+	explicit MapsCoverage(const std::vector<Mapping>& maps) : maps_{maps} {}
+	/// a sample of pid, user_pc its PC when taken at EL0
+	void see(std::uint32_t pid, std::optional<std::uint64_t> user_pc);
+	/// pid -> true when a user PC of it was outside its mappings
+	[[nodiscard]] const std::map<std::uint32_t, bool>& pids() const { return pids_; }
+
+private:
+	const std::vector<Mapping>& maps_;
+	std::map<std::uint32_t, bool> pids_;
+	const Mapping* last_ = nullptr;	///< where the last PC was (most are in the same one)
+};
 /// The thread group (process) of thread tid, from /proc/tid/status; tid
 /// itself when unreadable.
 [[nodiscard]] pid_t tgid_of(pid_t tid);

@@ -21,7 +21,9 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <filesystem>
 #include <functional>
+#include <map>
 #include <span>
 #include <fstream>
 #include <optional>
@@ -101,6 +103,14 @@ std::optional<std::string> comm_of(pid_t pid, pid_t tid)
 	if (!std::getline(in, name))
 		return std::nullopt;
 	return name;
+}
+
+// the executable a process runs (/proc/PID/exe's target; empty when gone
+// or unreadable): an exec changes it
+std::string exe_of(pid_t pid)
+{
+	std::error_code ec;
+	return std::filesystem::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
 }
 
 // The names of processes sampled but not followed (the tool itself, other
@@ -314,10 +324,20 @@ int record(Args args)
 	rec.time = ring.time_conversion();
 	std::size_t named = 0;	// samples whose process names were looked for
 	DrainPacer pacer{ring.data_size()};
-	// the processes whose mappings were read (the tool's below; the
-	// command's at its stops): the others' at the first drain that sees
-	// them, while they (likely) still run
-	std::set<std::uint32_t> mapped{static_cast<std::uint32_t>(::getpid())};
+	// the processes whose mappings were read, when, and from which
+	// executable (the tool's below; the command's at its stops): the
+	// others' at the first drain that sees them, while they (likely) still
+	// run; again when their executable changed (the drain that first saw
+	// them came between a fork and its exec: the old mappings can cover the
+	// new PCs, a static busybox and a static program both at 0x400000), and
+	// when one of their user PCs falls outside them (a library dlopen()ed
+	// since), at most once a second each
+	using Clock = std::chrono::steady_clock;
+	struct Mapped {
+		Clock::time_point when;
+		std::string exe;
+	};
+	std::map<std::uint32_t, Mapped> mapped{{static_cast<std::uint32_t>(::getpid()), {Clock::now(), exe_of(::getpid())}}};
 	const auto drain = [&] {
 		const std::uint64_t bytes = ring.available();
 		ring.consume([&](const Sample& s) {
@@ -327,14 +347,29 @@ int record(Args args)
 		// the names of the processes of these samples while they
 		// (likely) still run, the latest one (after an exec) kept
 		std::set<std::pair<std::uint32_t, std::uint32_t>> threads;	// (pid, tid)
-		for (; named < rec.samples.size(); ++named)
-			if (rec.samples[named].pid != 0)
-				threads.emplace(rec.samples[named].pid, rec.samples[named].tid);
-		for (const auto& [pid, tid] : threads) {
+		MapsCoverage coverage{rec.maps};
+		for (; named < rec.samples.size(); ++named) {
+			const RecordedSample& s = rec.samples[named];
+			if (s.pid == 0)
+				continue;
+			threads.emplace(s.pid, s.tid);
+			coverage.see(s.pid, s.mode == SampleMode::user ? std::optional{s.pc} : std::nullopt);
+		}
+		for (const auto& [pid, tid] : threads)
 			if (auto name = comm_of(static_cast<pid_t>(pid), static_cast<pid_t>(tid)))
 				rec.comms[tid] = std::move(*name);
-			if (mapped.insert(pid).second)
+		const Clock::time_point now = Clock::now();
+		for (const auto& [pid, uncovered] : coverage.pids()) {
+			std::string exe = exe_of(static_cast<pid_t>(pid));
+			if (exe.empty())
+				continue;	// gone: what was read stays
+			const auto [it, first] = mapped.try_emplace(pid, Mapped{now, exe});
+			if (first) {
 				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::fork);
+			} else if (exe != it->second.exe || (uncovered && now - it->second.when >= std::chrono::seconds{1})) {
+				it->second = {now, std::move(exe)};
+				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::exec);
+			}
 		}
 		return pacer.drained(bytes, std::chrono::steady_clock::now());
 	};
@@ -358,7 +393,7 @@ int record(Args args)
 		// process it forks and at each exit stop, with the shared libraries
 		// ld.so and dlopen() mapped after the exec
 		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
-			mapped.insert(static_cast<std::uint32_t>(pid));
+			mapped.insert_or_assign(static_cast<std::uint32_t>(pid), Mapped{Clock::now(), exe_of(pid)});
 			update_maps(rec.maps, pid, why);
 			// a thread's name (prctl PR_SET_NAME) before it is gone;
 			// /proc/TID/task/TID is the thread's

@@ -272,6 +272,26 @@ TEST_CASE("tgid_of: a thread's process", "[child][host]")
 	CHECK(amupmu::cli::tgid_of(0x7ffffff0) == 0x7ffffff0);	// no such thread: itself
 }
 
+TEST_CASE("MapsCoverage: the processes of a drain, and which had a user PC outside their mappings", "[child][host]")
+{
+	WARN("host test: MapsCoverage (the tool's logic over a mappings list, no process)");
+	using amupmu::Mapping;
+	const std::vector<Mapping> maps{{.pid = 10, .start = 0x1000, .end = 0x2000, .offset = 0, .path = "/bin/a"},
+					{.pid = 10, .start = 0x8000, .end = 0x9000, .offset = 0, .path = "/lib/b"},
+					{.pid = 20, .start = 0x400000, .end = 0x401000, .offset = 0, .path = "/bin/c"}};
+	amupmu::cli::MapsCoverage cov{maps};
+	cov.see(10, 0x1000);
+	cov.see(10, 0x8fff);
+	cov.see(10, std::nullopt);		// a kernel sample: no PC to place
+	cov.see(20, 0x1000);			// pid 10's range, not pid 20's: the fork-before-exec case
+	cov.see(30, std::nullopt);		// known only from kernel samples
+	cov.see(20, 0x400000);
+	cov.see(10, 0x1fff);
+	CHECK(cov.pids() == std::map<std::uint32_t, bool>{{10, false}, {20, true}, {30, false}});
+	cov.see(10, 0x2000);			// one past the end
+	CHECK(cov.pids().at(10));
+}
+
 #ifdef AMUPMU_TEST_DYN_WORKLOAD
 TEST_CASE("Child: a traced command's thread is named at its exit stop (thread_exit), before its process's exit",
 	  "[child][host]")

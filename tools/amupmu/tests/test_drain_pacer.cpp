@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <cstdint>
 
 using amupmu::cli::DrainPacer;
 using namespace std::chrono_literals;
@@ -15,7 +16,7 @@ TEST_CASE("DrainPacer: half the ring at the observed rate, capped, none while un
 {
 	WARN("host test: DrainPacer (the tool's logic, no ring)");
 	const auto t0 = std::chrono::steady_clock::time_point{} + 1h;
-	DrainPacer p{64 * 1024};
+	DrainPacer p{std::uint64_t{64} * 1024};
 	CHECK(p.drained(100, t0) == 0);			// the first drain: no rate yet
 	// 3,200 bytes in 10 ms: 320 bytes/ms; half the ring (32 KiB) in 102 ms
 	CHECK(p.drained(3200, t0 + 10ms) == 100);	// capped
