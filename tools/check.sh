@@ -49,15 +49,39 @@ tap() {
 	[ "$f" = 0 ] || grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
-# board PAYLOAD K MACHINE DT VARIANT [flags]: one boot; its results count
-# one by one; the line names the board and says how long it took
-board() {
-	local p=$1 k=$2 m=$3 dt=$4 v=$5 log name sum t0 what
+# board_log PAYLOAD K MACHINE DT VARIANT [flags]: where that boot's output goes
+board_log() {
+	local p=$1 k=$2 m=$3 dt=$4 v=$5
 	shift 5
-	what="board $p $k/$m/$dt/$v${*:+ $*}"
-	log=$LOGS/board-$p-$k-$m-$dt-$v$(printf '%s' "$@" | tr -c 'A-Za-z0-9' '_').log
+	echo "$LOGS/board-$p-$k-$m-$dt-$v$(printf '%s' "$@" | tr -c 'A-Za-z0-9' '_').log"
+}
+
+# board_run PAYLOAD K MACHINE DT VARIANT [flags]: one boot, its output in
+# board_log's file and how long it took in that file's .time
+board_run() {
+	local p=$1 k=$2 m=$3 dt=$4 v=$5 log t0
+	shift 5
+	log=$(board_log "$p" "$k" "$m" "$dt" "$v" "$@")
 	t0=$(date +%s)
 	./tools/board/run.sh -q -k "$k" -m "$m" -d "$dt" -v "$v" "$@" "$p" >"$log" 2>&1
+	echo $(($(date +%s) - t0)) >"$log.time"
+}
+
+# board PAYLOAD K MACHINE DT VARIANT [flags]: one boot (board_run) and its
+# results (board_report)
+board() {
+	board_run "$@"
+	board_report "$@"
+}
+
+# board_report PAYLOAD K MACHINE DT VARIANT [flags]: a boot's results count
+# one by one; the line names the board and says how long it took
+board_report() {
+	local p=$1 k=$2 m=$3 dt=$4 v=$5 log name sum what secs
+	shift 5
+	what="board $p $k/$m/$dt/$v${*:+ $*}"
+	log=$(board_log "$p" "$k" "$m" "$dt" "$v" "$@")
+	secs=$(cat "$log.time" 2>/dev/null)
 	name=$(sed -n 's/^board \(.*\): [0-9]* passed, .*/\1/p' "$log" | tail -1)
 	sum=build/board/$name/summary
 	if [ -z "$name" ] || [ ! -f "$sum" ] || ! grep -q '^passed=' "$sum"; then
@@ -69,7 +93,7 @@ board() {
 	# shellcheck disable=SC1090
 	. "$sum"
 	PASSED=$((PASSED + passed)); FAILED=$((FAILED + failed)); SKIPPED=$((SKIPPED + skipped))
-	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped ($(($(date +%s) - t0)) s)"
+	note "$([ "$failed" = 0 ] && echo ok || echo 'not ok') - $what: $passed passed, $failed failed, $skipped skipped (${secs:-?} s)"
 	[ "$failed" = 0 ] || echo "#   booted: ${identity:-unknown}"
 	grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 	# the last lines each failed section printed (a board check's "#"
@@ -122,6 +146,13 @@ tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
 
 tap "board harness self-test (WARN, timeout and machine detection)" ./tools/board/selftest/run.sh
 
+# The static check (clang-tidy, cppcheck) from here to the end, at the
+# lowest priority: it takes the CPU time the boards leave (a board without
+# -icount keeps about one of the two cores busy), and the boards' QEMU
+# threads preempt it when they wake
+nice -n 19 ./tools/static-check.sh >"$LOGS/static.tap" 2>&1 &
+static_pid=$!
+
 # The boards (README.md, "What runs where"): the EL1/GICv2 board (-M virt)
 # and the EL2/VHE/GICv3 board real hardware is like (-M
 # virt,virtualization=on,gic-version=3). Reliability (issue 5): hotplug,
@@ -164,22 +195,40 @@ board spe-claim 6.1 el1 amupmu prod -S yes
 board spe-claim 6.1 vhe amupmu mock -S two
 
 # The boards under -icount last: QEMU runs their vCPUs on one thread, and
-# their guest time follows the instructions, not the host's load. The
-# static check (clang-tidy, both cores) runs beside them, which keeps make
-# check within its 30 minutes; the boards above run alone.
-./tools/static-check.sh >"$LOGS/static.tap" 2>&1 &
-static_pid=$!
-for k in 6.1 6.12; do
-	board pmu "$k" el1 amupmu prod -i
-	board pmu "$k" el1 stock prod -i
-	board pmu "$k" vhe amupmu prod -i
-	board stress "$k" vhe amupmu prod -i
+# their guest time follows the instructions, not the host's load, so two
+# of them run at once (one per core), in two lanes of about equal length;
+# their results are counted afterwards, in the order below.
+icount_boards=(
+	"pmu 6.1 el1 amupmu prod -i"
+	"stress 6.1 vhe amupmu prod -i"
+	"pmu 6.1 el1 stock prod -i"
+	"pmu 6.1 vhe amupmu prod -i"
+	"stress 6.12 vhe amupmu prod -i"
+	"pmu 6.12 el1 amupmu prod -i"
+	"pmu 6.12 el1 stock prod -i"
+	"pmu 6.12 vhe amupmu prod -i"
+	"stress 6.1 el1 amupmu prod -i"
+	# idle power-down (CPU PM) driven by the mock build's debugfs hook
+	# against every session command; one kernel on each machine
+	"cpupm 6.1 el1 amupmu mock -i"
+	"cpupm 6.12 vhe amupmu mock -i"
+)
+lane() { # lane N: the boards at even (0) or odd (1) positions
+	local i args
+	for ((i = $1; i < ${#icount_boards[@]}; i += 2)); do
+		read -ra args <<<"${icount_boards[$i]}"
+		board_run "${args[@]}"
+	done
+}
+lane 0 &
+lane0=$!
+lane 1 &
+lane1=$!
+wait "$lane0" "$lane1"
+for b in "${icount_boards[@]}"; do
+	read -ra args <<<"$b"
+	board_report "${args[@]}"
 done
-board stress 6.1 el1 amupmu prod -i
-# idle power-down (CPU PM) driven by the mock build's debugfs hook against
-# every session command, under -icount; one kernel on each machine
-board cpupm 6.1 el1 amupmu mock -i
-board cpupm 6.12 vhe amupmu mock -i
 wait "$static_pid"
 static_rc=$?
 tap "clang-tidy and cppcheck (lib/, tools/)" sh -c 'cat "$1"; exit "$2"' sh "$LOGS/static.tap" "$static_rc"

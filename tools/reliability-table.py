@@ -63,8 +63,8 @@ SUITES = [
      "100 offline/online cycles per secondary CPU while counting and sampling on all CPUs: "
      "monotonic totals, AMUPMU_READ_OFFLINE, no interrupt storm", "QEMU PMU"),
     ("concurrency", "amupmu_stress_test", "stress (-icount, as hotplug), parallel: 6.1+6.12 el1 amupmu/prod",
-     "8 threads of sessions for 20 s against a hotplug toggler: only EBUSY refusals, no "
-     "deadlock", "QEMU PMU"),
+     "8 threads of sessions against a hotplug toggler (20 s by default; in make check 4 guest s "
+     "under -icount, 8 s on the parallel boards): only EBUSY refusals, no deadlock", "QEMU PMU"),
     ("load-unload", "amupmu_stress_test", "stress (-icount, as hotplug), parallel: 6.1+6.12 el1 amupmu/prod",
      "100 insmod/rmmod cycles; refused with a session open or a ring mapped; no IRQ left, "
      "Slab/MemAvailable within 512 / 4096 kB", "QEMU PMU"),

@@ -144,6 +144,14 @@ static LIST_HEAD(amupmu_nl_subs);
 static DEFINE_MUTEX(amupmu_nl_sub_lock);
 static unsigned int amupmu_nl_nr_subs;
 static u64 amupmu_nl_undelivered;
+/*
+ * The groups some subscription holds (a bitmap of enum amupmu_nl_group),
+ * written under amupmu_nl_sub_lock, read locklessly by amupmu_nl_queue():
+ * an event nobody listens to takes its sequence number and goes no further
+ * (no queue slot, no work item: a session storm without a monitor costs
+ * what it did before the family existed)
+ */
+static u32 amupmu_nl_listened;
 
 static struct genl_family amupmu_nl_family;
 
@@ -174,7 +182,9 @@ static void amupmu_nl_queue(struct amupmu_nl_ev *ev)
 		drop = ev->pid;
 	} else {
 		ev->seq = amupmu_nl_seq[ev->group]++;
-		if (amupmu_nl_q_tail - amupmu_nl_q_head >= AMUPMU_NL_QUEUE_LEN) {
+		if (!(READ_ONCE(amupmu_nl_listened) & BIT(ev->group))) {
+			drop = ev->pid;
+		} else if (amupmu_nl_q_tail - amupmu_nl_q_head >= AMUPMU_NL_QUEUE_LEN) {
 			amupmu_nl_dropped++;
 			drop = ev->pid;
 		} else {
@@ -410,12 +420,25 @@ cancel:
 	return -EMSGSIZE;
 }
 
+/* amupmu_nl_listened again, after a change of the subscriptions. */
+static void amupmu_nl_listened_update(void)
+{
+	struct amupmu_nl_sub *sub;
+	u32 groups = 0;
+
+	lockdep_assert_held(&amupmu_nl_sub_lock);
+	list_for_each_entry(sub, &amupmu_nl_subs, node)
+		groups |= sub->groups;
+	WRITE_ONCE(amupmu_nl_listened, groups);
+}
+
 static void amupmu_nl_sub_free(struct amupmu_nl_sub *sub)
 {
 	list_del(&sub->node);
 	amupmu_nl_nr_subs--;
 	put_pid_ns(sub->pid_ns);
 	kfree(sub);
+	amupmu_nl_listened_update();
 }
 
 /* Send @ev to each subscriber of its group. Process context. */
@@ -729,6 +752,7 @@ static int amupmu_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 		list_add_tail(&sub->node, &amupmu_nl_subs);
 		amupmu_nl_nr_subs++;
 	}
+	amupmu_nl_listened_update();
 out:
 	mutex_unlock(&amupmu_nl_sub_lock);
 	return ret;
