@@ -31,6 +31,11 @@ SUITES = [
      "200,000 ioctl/read/poll/mmap calls from 4 threads (make soak: 10,000,000): every answer "
      "in the errno contract, nothing left allocated",
      "QEMU PMU (exclusive or kernel-owned), mock AMU/SPE"),
+    ("netlink-fuzz", "amupmu_netlink_test fuzz", "check: every board (3,000 messages); fuzz: as fuzz (20,000)",
+     "random generic netlink requests as root and as nobody: message types, commands, versions, "
+     "flags, attribute types, lengths, values and nesting, wrong lengths, sockets closed while "
+     "subscribed: every answer in the errno contract, every well-formed request answered, no "
+     "subscription left", "the driver's netlink family"),
     ("fuzz-memory", "payload fuzz", "as fuzz",
      "Slab and VmallocUsed after the fuzz and a reload, against after a warm-up round (512 / 256 kB; MemAvailable reported)",
      "host kernel"),
@@ -72,10 +77,10 @@ SUITES = [
 
 # which board payloads print which suites
 PAYLOAD_SUITES = {
-    "fuzz": ["fuzz", "fuzz-memory"],
+    "fuzz": ["fuzz", "netlink-fuzz", "fuzz-memory"],
     "check": ["abi-AMUPMU_INFO", "abi-AMUPMU_PMU_CONFIG", "abi-AMUPMU_PMU_CTL",
               "abi-AMUPMU_PMU_READ", "abi-AMUPMU_AMU_READ", "abi-AMUPMU_AMU_READ-fields",
-              "amu-hotplug-read", "spe-knobs", "sysfs", "priv-matrix"],
+              "amu-hotplug-read", "spe-knobs", "sysfs", "priv-matrix", "netlink-fuzz"],
     "cpupm": ["abi-AMUPMU_AMU_READ-fields", "amu-hotplug-read"],
     "stress": ["hotplug", "concurrency", "load-unload"],
     "soak": ["fuzz", "fuzz-memory"],

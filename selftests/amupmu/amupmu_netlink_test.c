@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <poll.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <linux/genetlink.h>
@@ -328,6 +329,10 @@ FIXTURE_SETUP(nl)
 	int ret;
 
 	self->cpus = NULL;
+	self->fd = -1;
+	/* AMUPMU_NL_ONLY=NAME: that test alone (the fuzz payload runs "fuzz") */
+	if (getenv("AMUPMU_NL_ONLY") && strcmp(getenv("AMUPMU_NL_ONLY"), _metadata->name))
+		SKIP(return, "AMUPMU_NL_ONLY=%s", getenv("AMUPMU_NL_ONLY"));
 	AMUPMU_OPEN_DEVICE(self->fd);
 	self->cpus = calloc(AMUPMU_TEST_MAX_CPUS, sizeof(*self->cpus));
 	ASSERT_NE(NULL, self->cpus);
@@ -922,6 +927,285 @@ TEST_F(nl, privilege)
 			       amupmu_errstr(ret), amupmu_errstr(rows[i].want));
 		}
 	}
+}
+
+/* ---------------------------------------------------------------- fuzz */
+
+/*
+ * Random requests: message types (the family, the controller, any), every
+ * command number and more, random versions and flags (dumps, no ACK
+ * request, ...), random attribute types, lengths, values and nesting
+ * (NLA_F_NESTED, three levels), now and then a wrong attribute or message
+ * length, and sockets closed with their subscriptions. Each answer must be
+ * in the errno contract (include/uapi/linux/amupmu_netlink.h and generic
+ * netlink's own: ENOENT for no such family, EOPNOTSUPP for no such
+ * command or dump, EPERM for the controller's admin commands); a
+ * well-formed request is always answered (genetlink handles it in the
+ * sender's context, so the answer is queued when send() returns); a
+ * malformed one is answered or dropped. Afterwards the family answers as
+ * before and no subscription is left. AMUPMU_NL_FUZZ_MSGS (default 3000;
+ * the fuzz payload 100000) and AMUPMU_NL_FUZZ_SEED (printed) as for the
+ * ioctl fuzzer.
+ */
+struct nl_fuzz {
+	unsigned int state;
+	__u16 family;
+	__u32 nr_cpus;
+	unsigned long long msgs;
+	unsigned long long answered, refused, dropped, data;
+	unsigned int bad;
+};
+
+static unsigned int fz_rand(struct nl_fuzz *f)
+{
+	return rand_r(&f->state);
+}
+
+static bool nl_fuzz_errno_ok(int e)
+{
+	switch (e) {
+	case 0: case EINVAL: case EOPNOTSUPP: case EACCES: case EPERM: case ENODEV:
+	case EBUSY: case ENOENT:
+		return true;
+	}
+	return false;
+}
+
+/* an interesting value of @len bytes at @p */
+static void fz_value(struct nl_fuzz *f, char *p, unsigned int len)
+{
+	const __u64 vals[] = {
+		0, 1, f->nr_cpus - 1, f->nr_cpus, f->nr_cpus + 1, 0xffffffffULL, 0x80000000ULL,
+		AMUPMU_NL_GROUPS_ALL, AMUPMU_NL_GROUPS_ALL + 1, 1U << AMUPMU_NL_GROUP_CPU,
+		~0ULL, (__u64)fz_rand(f) << 32 | fz_rand(f),
+	};
+	__u64 v = vals[fz_rand(f) % (sizeof(vals) / sizeof(vals[0]))];
+	unsigned int i;
+
+	if (len == 4 || len == 8) {
+		memcpy(p, &v, len);
+		return;
+	}
+	for (i = 0; i < len; i++)
+		p[i] = (char)fz_rand(f);
+}
+
+/* random attributes at @p, at most @room bytes; returns the bytes used */
+static size_t fz_attrs(struct nl_fuzz *f, char *p, size_t room, int depth)
+{
+	static const unsigned int lens[] = { 0, 1, 2, 3, 4, 4, 4, 5, 8, 8, 12, 16 };
+	unsigned int n = fz_rand(f) % 5, i;
+	size_t used = 0;
+
+	for (i = 0; i < n && room - used >= NLA_HDRLEN + 256; i++) {
+		struct nlattr *a = (struct nlattr *)(p + used);
+		unsigned int r = fz_rand(f) % 100;
+		size_t len;
+		__u16 type;
+
+		if (r < 75)
+			type = fz_rand(f) % (AMUPMU_NL_A_MAX + 3);
+		else if (r < 90)
+			type = fz_rand(f) & NLA_TYPE_MASK;
+		else
+			type = (fz_rand(f) % (AMUPMU_NL_A_MAX + 1)) | NLA_F_NET_BYTEORDER;
+		if (depth < 3 && fz_rand(f) % 6 == 0) {
+			type |= NLA_F_NESTED;
+			len = fz_attrs(f, p + used + NLA_HDRLEN, 192, depth + 1);
+		} else {
+			len = fz_rand(f) % 8 ? lens[fz_rand(f) % (sizeof(lens) / sizeof(lens[0]))] :
+					       fz_rand(f) % 128;
+			fz_value(f, p + used + NLA_HDRLEN, len);
+		}
+		a->nla_type = type;
+		a->nla_len = NLA_HDRLEN + len;
+		memset(p + used + NLA_HDRLEN + len, 0, NLA_ALIGN(len) - len);
+		if (fz_rand(f) % 64 == 0)	/* a wrong length: too short, or past the end */
+			a->nla_len = fz_rand(f) % 2 ? fz_rand(f) % NLA_HDRLEN :
+				     (__u16)(NLA_HDRLEN + len + 4 + fz_rand(f) % 4096);
+		used += NLA_HDRLEN + NLA_ALIGN(len);
+	}
+	return used;
+}
+
+/*
+ * The answers to request @seq: 1 with *@err (0 or the errno) once the ACK,
+ * the error or NLMSG_DONE came, 0 when nothing (more) came in @ms, -errno
+ * of recv.
+ */
+static int fz_answer(struct nl_fuzz *f, int fd, __u32 seq, int ms, int *err)
+{
+	static char buf[NL_BUF];
+
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct nlmsghdr *h;
+		ssize_t n;
+
+		if (poll(&pfd, 1, ms) <= 0)
+			return 0;
+		n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+		if (n < 0) {
+			if (errno == ENOBUFS || errno == EAGAIN)
+				continue;	/* a subscription's events overran it */
+			return -errno;
+		}
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != seq)
+				continue;	/* an event, or an older answer */
+			if (h->nlmsg_type == NLMSG_ERROR) {
+				*err = -((const struct nlmsgerr *)NLMSG_DATA(h))->error;
+				return 1;
+			}
+			if (h->nlmsg_type == NLMSG_DONE) {
+				int e = 0;
+
+				if (h->nlmsg_len >= NLMSG_LENGTH(sizeof(int)))
+					memcpy(&e, NLMSG_DATA(h), sizeof(e));
+				*err = -e;
+				return 1;
+			}
+			f->data++;
+		}
+	}
+}
+
+static void fz_bad(struct nl_fuzz *f, const char *what, unsigned long long i, __u16 type,
+		   __u8 cmd, __u16 flags, int e)
+{
+	if (f->bad++ < 10)
+		fprintf(stderr, "# netlink fuzz: message %llu (type %u, cmd %u, flags 0x%x): %s%s%s\n",
+			i, type, cmd, flags, what, e ? ": " : "", e ? strerror(e) : "");
+}
+
+/* one fuzz run on a socket of its own; returns the number of violations */
+static int nl_fuzz_run(void *arg)
+{
+	struct nl_fuzz *f = arg;
+	static char buf[8192];
+	unsigned long long i;
+	struct nl nl;
+	__u32 seq = 0;
+
+	if (nl_open(&nl))
+		return -EIO;
+	for (i = 0; i < f->msgs && f->bad < 100; i++) {
+		struct nlmsghdr *h = (struct nlmsghdr *)buf;
+		struct genlmsghdr *g = NLMSG_DATA(h);
+		unsigned int r = fz_rand(f) % 100;
+		bool well_formed = true, acked = true;
+		size_t alen, len;
+		int e = 0, got;
+
+		if (fz_rand(f) % 100 == 0) {	/* a new socket: the old one's subscription goes */
+			close(nl.fd);
+			if (nl_open(&nl))
+				return -EIO;
+		}
+		memset(buf, 0, NLMSG_LENGTH(GENL_HDRLEN));
+		/*
+		 * the family; the controller (its own errnos: not checked);
+		 * a control message type (acknowledged, nothing done); a type
+		 * no family has (ENOENT). Never another family: random
+		 * commands to ethtool or devlink as root are not this test's
+		 */
+		if (r < 85)
+			h->nlmsg_type = f->family;
+		else if (r < 90)
+			h->nlmsg_type = GENL_ID_CTRL;
+		else if (r < 95)
+			h->nlmsg_type = fz_rand(f) % NLMSG_MIN_TYPE;
+		else
+			h->nlmsg_type = 0x8000 + fz_rand(f) % 0x7fff;
+		g->cmd = fz_rand(f) % 10 ? fz_rand(f) % (AMUPMU_NL_CMD_MAX + 3) : (__u8)fz_rand(f);
+		g->version = fz_rand(f) % 10 ? AMUPMU_NL_FAMILY_VERSION : (__u8)fz_rand(f);
+		h->nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+		if (fz_rand(f) % 3 == 0)
+			h->nlmsg_flags |= NLM_F_DUMP;
+		if (fz_rand(f) % 10 == 0)
+			h->nlmsg_flags |= (__u16)(fz_rand(f) & ~(NLM_F_REQUEST | NLM_F_ACK));
+		if (fz_rand(f) % 20 == 0) {	/* not a request, or no ACK asked */
+			h->nlmsg_flags &= ~(fz_rand(f) % 2 ? NLM_F_REQUEST : NLM_F_ACK);
+			acked = false;
+		}
+		h->nlmsg_seq = ++seq;
+		alen = fz_attrs(f, buf + NLMSG_LENGTH(GENL_HDRLEN), sizeof(buf) - NLMSG_LENGTH(GENL_HDRLEN), 0);
+		len = NLMSG_LENGTH(GENL_HDRLEN) + alen;
+		h->nlmsg_len = len;
+		if (fz_rand(f) % 50 == 0) {	/* a header that lies about the length */
+			static const unsigned int cut[] = { 0, 4, NLMSG_HDRLEN - 1, NLMSG_HDRLEN,
+							    NLMSG_HDRLEN + 2 };
+
+			h->nlmsg_len = fz_rand(f) % 2 ? cut[fz_rand(f) % 5] : len + 4 + fz_rand(f) % 64;
+			if (h->nlmsg_len > len)
+				len = h->nlmsg_len;	/* zeros follow */
+			well_formed = false;
+		}
+		if (send(nl.fd, buf, len, 0) < 0) {
+			if (errno != EINVAL && errno != ENOBUFS)	/* af_netlink's own length checks */
+				fz_bad(f, "send", i, h->nlmsg_type, g->cmd, h->nlmsg_flags, errno);
+			continue;
+		}
+		got = fz_answer(f, nl.fd, seq, well_formed && acked ? 2000 : 0, &e);
+		if (got < 0) {
+			fz_bad(f, "recv", i, h->nlmsg_type, g->cmd, h->nlmsg_flags, -got);
+		} else if (!got) {
+			f->dropped++;
+			if (well_formed && acked)
+				fz_bad(f, "no answer to a well-formed request", i, h->nlmsg_type,
+				       g->cmd, h->nlmsg_flags, 0);
+		} else {
+			f->answered++;
+			f->refused += e != 0;
+			if (h->nlmsg_type != GENL_ID_CTRL && !nl_fuzz_errno_ok(e))
+				fz_bad(f, "errno outside the contract", i, h->nlmsg_type, g->cmd,
+				       h->nlmsg_flags, e);
+		}
+	}
+	close(nl.fd);
+	fprintf(stderr, "# netlink fuzz (uid %u): %llu messages, %llu answered (%llu refused), %llu dropped unanswered, %llu data messages, %u violations\n",
+		getuid(), f->msgs, f->answered, f->refused, f->dropped, f->data, f->bad);
+	return f->bad ? -EPROTO : 0;
+}
+
+TEST_F(nl, fuzz)
+{
+	unsigned long long seed = amupmu_env_u64("AMUPMU_NL_FUZZ_SEED", (__u64)time(NULL));
+	struct nl_fuzz f = {
+		.state = (unsigned int)seed,
+		.family = self->nl.family,
+		.nr_cpus = self->info.nr_cpus,
+		.msgs = amupmu_env_u64("AMUPMU_NL_FUZZ_MSGS", 3000),
+	};
+	struct cpu_dump d = { .md = _metadata, .cpus = self->cpus, .last = -1 };
+	struct amupmu_info info;
+	__u64 subs = 1;
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	TH_LOG("seed %llu (AMUPMU_NL_FUZZ_SEED), %llu messages as root, as many as nobody",
+	       seed, f.msgs);
+	ret = nl_fuzz_run(&f);
+	EXPECT_EQ(0, ret);
+	printf("# AMUPMU-FIGURE netlink-fuzz messages=%llu answered=%llu refused=%llu unexpected=%u seed=%llu\n",
+	       f.msgs, f.answered, f.refused, f.bad, seed);
+	fflush(stdout);
+	if (!geteuid()) {
+		/* nobody: every request also meets the privilege checks */
+		f.state = (unsigned int)(seed + 1);
+		f.answered = f.refused = f.dropped = f.data = 0;
+		ret = amupmu_run_as(AMUPMU_NOBODY, AMUPMU_NOBODY, 0, nl_fuzz_run, &f);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("as nobody: %s", amupmu_errstr(ret));
+		}
+	}
+	/* the family answers as before, nothing subscribed, nothing allocated */
+	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_SUBSCRIBERS, &subs));
+	EXPECT_EQ(0U, subs);
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, self->cpus, AMUPMU_TEST_MAX_CPUS));
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, NLM_F_DUMP, NULL, 0, NULL,
+				cpu_dump_cb, &d));
+	EXPECT_NE(0U, d.seen);
 }
 
 /* ---------------------------------------------------------------- unload */

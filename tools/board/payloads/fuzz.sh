@@ -15,6 +15,11 @@ tap_check rmmod-after-warmup rmmod amupmu
 tap_check insmod-after-warmup insmod "$AMUPMU_KO"
 mem_snapshot before
 run_test amupmu_fuzz env AMUPMU_FUZZ_CALLS="${AMUPMU_FUZZ_CALLS:-200000}" /selftests/amupmu_fuzz
+# the generic netlink family (issue 15): random requests, attributes,
+# lengths and nesting, as root and as nobody (amupmu_netlink_test's fuzz
+# test; the check payload runs it with 3000 messages)
+run_test amupmu_netlink_fuzz env AMUPMU_NL_ONLY=fuzz \
+	AMUPMU_NL_FUZZ_MSGS="${AMUPMU_NL_FUZZ_MSGS:-20000}" /selftests/amupmu_netlink_test
 tap_check rmmod-after-fuzz rmmod amupmu
 tap_check insmod-after-fuzz insmod "$AMUPMU_KO"
 mem_snapshot after
