@@ -44,6 +44,7 @@
 
 #include "amupmu_test.h"
 #include "amupmu_priv.h"
+#include "amupmu_nl.h"
 
 #define DBG		"/sys/kernel/debug/amupmu"
 #define SPE_STATS	DBG "/spe_stats"
@@ -856,6 +857,37 @@ TEST_F(sess, multi_access)
 
 /* ---------------------------------------------------------------- 5. slow reader */
 
+/* A netlink subscriber of the buffer group (CAP_PERFMON: the tests run as root). */
+static void nl_buffer_open(struct __test_metadata *_metadata, struct nl *nl)
+{
+	ASSERT_EQ(0, nl_open(nl));
+	ASSERT_EQ(0, nl_resolve(nl));
+	ASSERT_EQ(0, nl_subscribe(nl, 1U << AMUPMU_NL_GROUP_BUFFER, NULL));
+}
+
+/*
+ * The SPE buffer events @nl heard for @cpu: how many said @what (enum
+ * amupmu_nl_spe_event), and the PMBSR_EL1 of the last of them. Waits up to
+ * 2 s for the first (a work item sends them), then takes what is there.
+ */
+static unsigned int nl_spe_events(struct nl *nl, unsigned int cpu, __u32 what, __u64 *pmbsr)
+{
+	unsigned int n = 0;
+	struct nl_msg ev;
+	char buf[4096];
+
+	while (!nl_event(nl, &ev, buf, sizeof(buf), n ? 50 : 2000)) {
+		if (ev.cmd != AMUPMU_NL_CMD_SPE_BUFFER || !ev.a[AMUPMU_NL_A_CPU] ||
+		    !ev.a[AMUPMU_NL_A_SPE_EVENT] || !ev.a[AMUPMU_NL_A_PMBSR] ||
+		    !ev.a[AMUPMU_NL_A_SESSION_ID] || attr_u32(ev.a[AMUPMU_NL_A_CPU]) != cpu ||
+		    attr_u32(ev.a[AMUPMU_NL_A_SPE_EVENT]) != what)
+			continue;
+		n++;
+		*pmbsr = attr_u64(ev.a[AMUPMU_NL_A_PMBSR]);
+	}
+	return n;
+}
+
 TEST_F(sess, slow_reader)
 {
 	unsigned int cpu = self->cpu;
@@ -864,9 +896,12 @@ TEST_F(sess, slow_reader)
 	struct amupmu_spe_config c;
 	struct amupmu_spe_cpu e;
 	struct walk w;
+	struct nl nl;
+	__u64 pmbsr = 0;
 	int fd;
 
 	BEGIN();
+	nl_buffer_open(_metadata, &nl);
 	STREAM(cpu, "ops_per_us=50");
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
@@ -891,6 +926,9 @@ TEST_F(sess, slow_reader)
 	       (unsigned long long)(st1[ST_EV_FULL] - st0[ST_EV_FULL]));
 	EXPECT_LT(0ULL, e.lost_bytes);
 	EXPECT_EQ(e.lost_bytes, h->lost_bytes);
+	/* the buffer filled: netlink's buffer group heard it (issue 15) */
+	EXPECT_LE(1U, nl_spe_events(&nl, cpu, AMUPMU_NL_SPE_FULL, &pmbsr));
+	close(nl.fd);
 	EXPECT_GE(h->data_size, e.bytes);
 	EXPECT_EQ(st1[ST_BYTES] - st0[ST_BYTES], e.bytes + e.lost_bytes);
 	WALK(h, &w, NULL, NULL);
@@ -1061,8 +1099,11 @@ static void fault_one(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 	struct amupmu_spe_cpu e;
 	struct pollfd pfd;
 	struct walk w;
+	struct nl nl;
+	__u64 pmbsr = 0;
 	int fd, r;
 
+	nl_buffer_open(_metadata, &nl);
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	cfg_init(&c, &mask, AMUPMU_SPE_EN_USER | AMUPMU_SPE_EN_KERNEL, 64);
@@ -1097,6 +1138,9 @@ static void fault_one(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 		EXPECT_EQ(ec, (e.last_pmbsr >> 26) & 0x3f);
 	}
 	EXPECT_EQ(1ULL, (e.last_pmbsr >> 17) & 1);	/* S */
+	/* one fault event on netlink's buffer group, with the syndrome (issue 15) */
+	EXPECT_EQ(1U, nl_spe_events(&nl, cpu, AMUPMU_NL_SPE_FAULT, &pmbsr));
+	EXPECT_EQ(e.last_pmbsr, pmbsr);
 	EXPECT_TRUE(!!(e.state & AMUPMU_SPE_FAULT));
 	EXPECT_TRUE(!!(h->flags & AMUPMU_SPE_FAULT));
 	pfd.fd = fd;
@@ -1134,6 +1178,7 @@ static void fault_one(struct __test_metadata *_metadata, FIXTURE_DATA(sess) *sel
 	WALK(h, &w, NULL, NULL);
 	EXPECT_EQ(e.records, w.records);
 out:
+	close(nl.fd);
 	munmap(h, 65 * sysconf(_SC_PAGESIZE));
 	close(fd);
 }

@@ -32,6 +32,7 @@
 #include <sys/mman.h>
 
 #include "amupmu_test.h"
+#include "amupmu_nl.h"
 
 #define DRV_DIR		"/sys/bus/platform/drivers/amupmu"
 #define NSEC_PER_MSEC	1000000ULL
@@ -204,15 +205,42 @@ static void expect_bound_works(struct __test_metadata *_metadata)
 	close(fd);
 }
 
-/* Unbind and bind with no session. */
+/*
+ * The next event on @nl is an ownership change of the PMU to @owner (the
+ * CPU group's events: open to every subscriber, issue 15).
+ */
+static void expect_owner_event(struct __test_metadata *_metadata, struct nl *nl, __u32 owner)
+{
+	struct nl_msg ev;
+	char buf[4096];
+	int ret = nl_event(nl, &ev, buf, sizeof(buf), 5000);
+
+	ASSERT_EQ(0, ret) {
+		TH_LOG("no ownership event: %s", amupmu_errstr(ret));
+	}
+	EXPECT_EQ(AMUPMU_NL_CMD_OWNER_CHANGE, ev.cmd);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_UNIT]);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_OWNER]);
+	EXPECT_EQ((__u32)AMUPMU_NL_UNIT_PMU, attr_u32(ev.a[AMUPMU_NL_A_UNIT]));
+	EXPECT_EQ(owner, attr_u32(ev.a[AMUPMU_NL_A_OWNER]));
+}
+
+/*
+ * Unbind and bind with no session; a netlink subscriber of the CPU group
+ * hears the PMU change hands both ways.
+ */
 TEST_F(unbind, idle)
 {
 	struct amupmu_info info;
 	__u64 cpu0 = 1;
+	struct nl nl;
 	int fd, ret;
 
 	UNBIND_BEGIN();
 	EXPECT_EQ(1U, amupmu_irq_lines());
+	ASSERT_EQ(0, nl_open(&nl));
+	ASSERT_EQ(0, nl_resolve(&nl));
+	ASSERT_EQ(0, nl_subscribe(&nl, 1U << AMUPMU_NL_GROUP_CPU, NULL));
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("unbind %s: %s", self->dev, amupmu_errstr(ret));
@@ -233,6 +261,7 @@ TEST_F(unbind, idle)
 	       (unsigned long long)info.features);
 	EXPECT_NE((__u32)AMUPMU_PMU_OWNER_AMUPMU, info.pmu_owner);
 	EXPECT_FALSE(!!(info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+	expect_owner_event(_metadata, &nl, info.pmu_owner);
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
@@ -244,6 +273,8 @@ TEST_F(unbind, idle)
 	ASSERT_EQ(0, ret) {
 		TH_LOG("bind %s: %s", self->dev, amupmu_errstr(ret));
 	}
+	expect_owner_event(_metadata, &nl, AMUPMU_PMU_OWNER_AMUPMU);
+	close(nl.fd);
 	expect_bound_works(_metadata);
 }
 
