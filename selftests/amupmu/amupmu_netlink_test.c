@@ -527,6 +527,50 @@ TEST_F(nl, generation_moves_with_hotplug)
 }
 
 /*
+ * A dump the state changed under is marked: the CPU dump's first part is
+ * built when the request is sent, CPU 1 goes offline and online, and the
+ * rest (here the NLMSG_DONE) comes with NLM_F_DUMP_INTR; the next dump is
+ * clean. The library's dumps restart on the mark.
+ */
+TEST_F(nl, dump_interrupted_by_hotplug)
+{
+	static char buf[NL_BUF];
+	unsigned int parts = 0, intr = 0;
+	bool done = false;
+	struct cpu_dump d = { .md = _metadata, .cpus = self->cpus, .last = -1 };
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!cpu1_hotpluggable())
+		SKIP(return, "CPU 1 cannot be taken offline here");
+	ASSERT_EQ(0, nl_send(&self->nl, self->nl.family, AMUPMU_NL_CMD_CPU_GET,
+			     AMUPMU_NL_FAMILY_VERSION, NLM_F_DUMP, NULL, 0));
+	ASSERT_EQ(0, amupmu_set_online(1, false));
+	ASSERT_EQ(0, amupmu_set_online(1, true));
+	while (!done) {
+		ssize_t n = recv(self->nl.fd, buf, sizeof(buf), 0);
+		struct nlmsghdr *h;
+
+		ASSERT_LT(0, n);
+		for (h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+			if (h->nlmsg_seq != self->nl.seq)
+				continue;
+			ASSERT_NE(NLMSG_ERROR, h->nlmsg_type);
+			parts++;
+			intr += !!(h->nlmsg_flags & NLM_F_DUMP_INTR);
+			if (h->nlmsg_type == NLMSG_DONE)
+				done = true;
+		}
+	}
+	TH_LOG("%u messages, %u marked interrupted", parts, intr);
+	EXPECT_LE(1U, intr);
+	/* the state is still now: a new dump is whole and unmarked */
+	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, self->cpus, AMUPMU_TEST_MAX_CPUS));
+	ASSERT_EQ(0, nl_request(&self->nl, AMUPMU_NL_CMD_CPU_GET, NLM_F_DUMP, NULL, 0, NULL,
+				cpu_dump_cb, &d));
+	EXPECT_EQ(0U, d.intr);
+}
+
+/*
  * A subscriber that never reads: its buffer fills, the kernel counts what
  * it could not deliver, the socket reads ENOBUFS, then a sequence gap.
  */
