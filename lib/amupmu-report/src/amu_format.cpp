@@ -6,6 +6,7 @@
 #include <amupmu/report/json.hpp>
 
 #include "numtext.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <string>
@@ -16,13 +17,8 @@ namespace amupmu {
 namespace {
 
 using detail::fixed;
-
-std::string pad_left(std::string s, std::size_t width)
-{
-	if (s.size() < width)
-		s.insert(0, width - s.size(), ' ');
-	return s;
-}
+using detail::pad_left;
+using detail::clean;
 
 // A missing figure in the table: short, explained in the legend.
 std::string_view marker(AmuWhy why) noexcept
@@ -41,15 +37,6 @@ std::string_view marker(AmuWhy why) noexcept
 std::string figure_text(const AmuFigure& f, double scale, int decimals)
 {
 	return f.ok() ? fixed(f.value * scale, decimals) : std::string{marker(f.why)};
-}
-
-std::string clean(std::string s, std::string_view sep)
-{
-	if (sep.empty())
-		return s;
-	for (std::size_t pos = 0; (pos = s.find(sep, pos)) != std::string::npos;)
-		s.replace(pos, sep.size(), std::string(sep.size(), ' '));
-	return s;
 }
 
 std::string count_text(const std::optional<std::uint64_t>& v)

@@ -7,6 +7,7 @@
 #include <amupmu/report/stat.hpp>
 
 #include "numtext.hpp"
+#include "text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -18,6 +19,9 @@ namespace amupmu {
 namespace {
 
 using detail::fixed;
+using detail::pad_left;
+using detail::pad_right;
+using detail::clean;
 
 std::string param_text(const Erratum& e, const Parameter& p)
 {
@@ -34,29 +38,6 @@ const StatRow* row_of(const StatReport& r, std::uint16_t number, std::uint32_t f
 		    (row.flags & evflag::exclusions) == (flags & evflag::exclusions))
 			return &row;
 	return nullptr;
-}
-
-std::string pad_left(std::string s, std::size_t width)
-{
-	if (s.size() < width)
-		s.insert(0, width - s.size(), ' ');
-	return s;
-}
-
-std::string pad_right(std::string s, std::size_t width)
-{
-	if (s.size() < width)
-		s.append(width - s.size(), ' ');
-	return s;
-}
-
-std::string clean(std::string s, std::string_view sep)
-{
-	if (sep.empty())
-		return s;
-	for (std::size_t pos = 0; (pos = s.find(sep, pos)) != std::string::npos;)
-		s.replace(pos, sep.size(), std::string(sep.size(), ' '));
-	return s;
 }
 
 } // namespace
