@@ -239,7 +239,9 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		const auto all = [&](AmuWhy why) {
 			d.frequency = d.ipc = d.mem_stall = d.active = none(why);
 		};
-		if (!ci || (state & (amu_state::no_amu | amu_state::undiscovered))) {
+		// (no reading before: state has undiscovered, said again for
+		// the reader and the static analyzer)
+		if (!ci || !b || (state & (amu_state::no_amu | amu_state::undiscovered))) {
 			d.state = AmuWhy::no_amu;
 			all(AmuWhy::no_amu);
 			no_amu.push_back(a.cpu);
