@@ -362,9 +362,7 @@ TEST_F(nl, session_dump_and_events)
 				sess_cb, &d));
 	EXPECT_EQ(0U, d.n);
 
-	ASSERT_EQ(0, nl_open(&ln));
-	ASSERT_EQ(0, nl_resolve(&ln));
-	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_SESSION, NULL));
+	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_SESSION));
 
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
@@ -464,9 +462,7 @@ TEST_F(nl, hotplug_events_in_order)
 	if (!cpu1_hotpluggable())
 		SKIP(return, "CPU 1 cannot be taken offline here");
 	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_EVENTS_DROPPED, &dropped0));
-	ASSERT_EQ(0, nl_open(&ln));
-	ASSERT_EQ(0, nl_resolve(&ln));
-	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_CPU, NULL));
+	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_CPU));
 
 	for (i = 0; i < 2 * HOTPLUG_CYCLES; i++) {
 		bool online = i & 1;
@@ -707,9 +703,7 @@ TEST_F(nl, knob_event)
 	if (amupmu_read_u64(KNOB_MINLAT, &old))
 		SKIP(return, "no %s: amupmu drives no SPE here (production build on QEMU)",
 		     KNOB_MINLAT);
-	ASSERT_EQ(0, nl_open(&ln));
-	ASSERT_EQ(0, nl_resolve(&ln));
-	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_SESSION, NULL));
+	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_SESSION));
 	want = old ? 0 : 64;
 	for (i = 0; i < 2; i++) {
 		__u64 from = i ? want : old, to = i ? old : want;
@@ -767,9 +761,7 @@ TEST_F(nl, ring_lost_event)
 		SKIP(return, "the kernel's PMU driver owns the PMU: no sampling session here");
 	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &period));
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
-	ASSERT_EQ(0, nl_open(&ln));
-	ASSERT_EQ(0, nl_resolve(&ln));
-	ASSERT_EQ(0, nl_subscribe(&ln, 1U << AMUPMU_NL_GROUP_BUFFER, NULL));
+	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_BUFFER));
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	amupmu_pmu_event_set(&pev, PMUV3_EV_CPU_CYCLES, 0);
@@ -1107,9 +1099,7 @@ TEST_F(nl, unload_with_subscriber)
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	if (!ko || !*ko)
 		SKIP(return, "AMUPMU_KO not set: not reloading the module");
-	ASSERT_EQ(0, nl_open(&ln));
-	ASSERT_EQ(0, nl_resolve(&ln));
-	ASSERT_EQ(0, nl_subscribe(&ln, AMUPMU_NL_GROUPS_ALL, NULL));
+	ASSERT_EQ(0, nl_listen(&ln, AMUPMU_NL_GROUPS_ALL));
 	ASSERT_EQ(0, nl_status_u64(&self->nl, AMUPMU_NL_A_SUBSCRIBERS, &subs));
 	EXPECT_EQ(1U, subs);
 

@@ -270,6 +270,21 @@ static inline void status_cb(const struct nlmsghdr *h, void *arg)
 	parse_attrs(arg, (const struct nlmsghdr *)copy);
 }
 
+/* A socket of its own on @nl, the family resolved, subscribed to @groups. */
+static inline int nl_listen(struct nl *nl, __u32 groups)
+{
+	int ret = nl_open(nl);
+
+	if (ret)
+		return ret;
+	ret = nl_resolve(nl);
+	if (!ret)
+		ret = nl_subscribe(nl, groups, NULL);
+	if (ret)
+		close(nl->fd);
+	return ret;
+}
+
 /* STATUS_GET into @m (valid until the next nl_status()) */
 static inline int nl_status(struct nl *nl, struct nl_msg *m)
 {

@@ -860,9 +860,7 @@ TEST_F(sess, multi_access)
 /* A netlink subscriber of the buffer group (CAP_PERFMON: the tests run as root). */
 static void nl_buffer_open(struct __test_metadata *_metadata, struct nl *nl)
 {
-	ASSERT_EQ(0, nl_open(nl));
-	ASSERT_EQ(0, nl_resolve(nl));
-	ASSERT_EQ(0, nl_subscribe(nl, 1U << AMUPMU_NL_GROUP_BUFFER, NULL));
+	ASSERT_EQ(0, nl_listen(nl, 1U << AMUPMU_NL_GROUP_BUFFER));
 }
 
 /*

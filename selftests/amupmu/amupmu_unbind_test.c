@@ -238,9 +238,7 @@ TEST_F(unbind, idle)
 
 	UNBIND_BEGIN();
 	EXPECT_EQ(1U, amupmu_irq_lines());
-	ASSERT_EQ(0, nl_open(&nl));
-	ASSERT_EQ(0, nl_resolve(&nl));
-	ASSERT_EQ(0, nl_subscribe(&nl, 1U << AMUPMU_NL_GROUP_CPU, NULL));
+	ASSERT_EQ(0, nl_listen(&nl, 1U << AMUPMU_NL_GROUP_CPU));
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("unbind %s: %s", self->dev, amupmu_errstr(ret));
