@@ -34,34 +34,11 @@ step() {
 
 # tap NAME CMD...: CMD prints TAP/KTAP; every "ok"/"not ok" line is a result
 tap() {
-	local name=$1 log
+	local name=$1 log rc p f s
 	shift
 	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._\n-' '_').log
 	"$@" >"$log" 2>&1
-	tap_count "$name" "$log" $?
-}
-
-# tap_bg NAME CMD...: tap's CMD started in the background (for a gate that
-# keeps one core busy or none, beside a step that leaves one idle);
-# tap_wait NAME counts its results where it is called
-declare -A BG_PID
-tap_bg() {
-	local name=$1 log
-	shift
-	log=$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._\n-' '_').log
-	"$@" >"$log" 2>&1 &
-	BG_PID[$name]=$!
-}
-tap_wait() {
-	local name=$1 rc
-	wait "${BG_PID[$name]}"
 	rc=$?
-	tap_count "$name" "$LOGS/$(echo "$name" | tr -c 'A-Za-z0-9._\n-' '_').log" $rc
-}
-
-# tap_count NAME LOG RC: the results of a TAP log, RC the status of its command
-tap_count() {
-	local name=$1 log=$2 rc=$3 p f s
 	p=$(grep -cE '^ok( |$)' "$log")
 	s=$(grep -E '^ok( |$)' "$log" | grep -cE '# *SKIP')
 	f=$(grep -cE '^not ok( |$)' "$log")
@@ -146,21 +123,11 @@ step "make install (DESTDIR, PREFIX, KDIR: 6.1 module) and consumers: find_packa
 tap "libamupmu.so ABI: exports, abidiff against lib/libamupmu/abi/" ./tools/abi-check.sh
 step "host build under ASan+UBSan" make -s host-asan
 tap "host tests under ASan+UBSan (x86-64)" make -s host-asan-test
-# the source gates (one core each, or less) beside the module builds
-# and the aarch64 build; their results are counted where they stood
-G_SYZ="syzkaller description in sync with the UAPI"
-G_NLSPEC="netlink spec (Documentation/netlink/specs/amupmu.yaml) and UAPI header agree"
-G_IOCTL="ioctl type free in ioctl-number.rst (linux-source), no AMUPMU_CMD_LAST"
-G_CHECKPATCH="checkpatch --strict"
-G_DT="devicetree checks (dt-schema, dtc, fdtoverlay)"
-tap_bg "$G_SYZ" ./selftests/syzkaller/check.py
-tap_bg "$G_NLSPEC" ./selftests/amupmu/netlink_spec_check.py
-tap_bg "$G_IOCTL" ./selftests/amupmu/ioctl_number_check.sh
-tap_bg "$G_CHECKPATCH" ./tools/checkpatch.sh
-tap_bg "$G_DT" ./dts/check.sh
-tap_wait "$G_SYZ"
-tap_wait "$G_NLSPEC"
-tap_wait "$G_IOCTL"
+tap "syzkaller description in sync with the UAPI" ./selftests/syzkaller/check.py
+tap "netlink spec (Documentation/netlink/specs/amupmu.yaml) and UAPI header agree" \
+	./selftests/amupmu/netlink_spec_check.py
+tap "ioctl type free in ioctl-number.rst (linux-source), no AMUPMU_CMD_LAST" \
+	./selftests/amupmu/ioctl_number_check.sh
 
 for k in 6.1 6.12; do
 	for v in prod mock; do
@@ -168,19 +135,16 @@ for k in 6.1 6.12; do
 	done
 done
 
-tap_wait "$G_CHECKPATCH"
-# the harness's self-test boots (mostly waiting: a timeout, an idle guest)
-# beside the aarch64 build; it needs a module, built above
-G_HARNESS="board harness self-test (WARN, timeout and machine detection)"
-tap_bg "$G_HARNESS" ./tools/board/selftest/run.sh
+tap "checkpatch --strict" ./tools/checkpatch.sh
 
 step "aarch64 build (cmake toolchain, static)" make -s cross-build
 tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test
 step "CLI and workload tests (ctest, aarch64 under qemu-aarch64-static)" \
 	ctest --test-dir build/aarch64 -L host -E '^amupmu_host_tests$' --output-on-failure
 step "selftests build (kselftest lib.mk, aarch64)" make -s selftests
-tap_wait "$G_DT"
-tap_wait "$G_HARNESS"
+tap "devicetree checks (dt-schema, dtc, fdtoverlay)" ./dts/check.sh
+
+tap "board harness self-test (WARN, timeout and machine detection)" ./tools/board/selftest/run.sh
 
 # The static check (clang-tidy, cppcheck) from here to the end, at the
 # lowest priority: it takes the CPU time the boards leave (a board without
