@@ -154,6 +154,11 @@ int amupmu_frames_init(void);
 void amupmu_frames_exit(void);
 void amupmu_frames_cpu_online(unsigned int cpu);
 
+/* amupmu_perf.c: shared mode (counting through perf core) */
+bool amupmu_perf_available(void);
+void amupmu_perf_cpu_online(unsigned int cpu);
+void amupmu_perf_cpu_offline(unsigned int cpu);
+
 /* amupmu_pmu.c: exclusive mode and counting sessions */
 struct amupmu_session;
 struct device;

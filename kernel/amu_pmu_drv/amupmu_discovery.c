@@ -139,6 +139,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 	amupmu_frames_cpu_online(cpu);
 
 	amupmu_pmu_cpu_start();
+	amupmu_perf_cpu_online(cpu);
 	amupmu_nl_cpu_event(cpu, true);
 	if (first) {
 		amupmu_sysfs_cpu_discovered(cpu);
@@ -152,6 +153,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 static int amupmu_cpu_offline(unsigned int cpu)
 {
 	amupmu_amu_cpu_stop();
+	amupmu_perf_cpu_offline(cpu);
 	amupmu_pmu_cpu_stop();
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;
@@ -191,6 +193,8 @@ u64 amupmu_features(void)
 	}
 	if (amupmu_dev.exclusive)
 		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
+	else if ((feat & AMUPMU_FEAT_PMU) && amupmu_perf_available())
+		feat |= AMUPMU_FEAT_PMU_SHARED;
 	mutex_unlock(&amupmu_dev.lock);
 	if (amupmu_dev.backend->mock_flags)
 		feat |= AMUPMU_FEAT_MOCK;

@@ -71,6 +71,7 @@
 #include "amupmu.h"
 #include "amupmu_compat.h"
 #include "amupmu_counter.h"
+#include "amupmu_session.h"
 
 static_assert(AMUPMU_PMEVTYPER_P == ARMV8_PMU_EXCLUDE_EL1);
 static_assert(AMUPMU_PMEVTYPER_U == ARMV8_PMU_EXCLUDE_EL0);
@@ -148,8 +149,6 @@ static_assert(AMUPMU_CYCLE_IDX == 31);
  * @owner: the session it is allocated to, NULL when free
  * @evtyper: PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
  * @ev: index of the counter's event in its owner's group
- * @no_kernel: the filter excludes the kernel: a sample whose interrupt
- *	came in the kernel is skid and dropped
  * @prev: hardware value at the last update (what a power-down restores)
  * @total: 64-bit total up to @prev
  * @overflows: overflow interrupts taken
@@ -165,7 +164,6 @@ struct amupmu_pmu_counter {
 	struct amupmu_session *owner;
 	u32 evtyper;
 	u8 ev;
-	bool no_kernel;
 	u64 prev;
 	u64 total;
 	u64 overflows;
@@ -204,86 +202,6 @@ struct amupmu_pmu_cpu {
 	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
 };
 
-/**
- * struct amupmu_sess_cpu - a session's state on one CPU of its set
- * @idx: counter of each event
- * @run_ns: time counted before @run_since
- * @run_since: when it last started counting there (0: not counting);
- *	written by commands and hotplug callbacks, which exclude each other
- *	through the hotplug lock
- * @samples: records written by that CPU (under its amupmu_pmu_cpu.lock)
- * @lost: records it dropped because the ring was full (idem)
- * @skid: samples it dropped as kernel context of a no-kernel counter (idem)
- */
-struct amupmu_sess_cpu {
-	u8 idx[AMUPMU_PMU_MAX_EVENTS];
-	u64 run_ns;
-	u64 run_since;
-	u64 samples;
-	u64 lost;
-	u64 skid;
-};
-
-/**
- * struct amupmu_session - an open file of /dev/amupmu
- * @lock: serialises the session's commands (taken inside cpus_read_lock())
- * @gen: amupmu_pmu_gen when the group was configured, 0 without a group:
- *	a group of an earlier binding of the device is gone (ENXIO)
- * @configured: it holds a group
- * @enabled: the group counts
- * @nr_events: events in the group
- * @evtyper: each event's PMEVTYPER value
- * @no_kernel: each event's filter excludes the kernel
- * @cpus: the CPU set (empty without a group); allocated with the session
- * @scratch: a CPU mask for the commands (under @lock), idem
- * @pcpu: per CPU of the set: counters, times, sample counts
- * @enabled_ns: time enabled before @enabled_since
- * @enabled_since: when it was last enabled (valid while @enabled)
- * @period: each event's sample period (0: counting only)
- * @pid_ns: pid namespace of the configuring process: samples name tasks
- *	in it
- * @ring: the sample ring, NULL until a sampling group is configured; kept
- *	when the group is released, freed with the session (under @lock)
- * @ring_mm: the mm @ring's pages are accounted to (RLIMIT_MEMLOCK)
- * @ring_locked: pages accounted to @ring_mm
- * @read_lock: serialises read()
- * @wait: read() and poll() wait here for records
- * @wake: wakes @wait from the interrupt handler
- * @node: in amupmu_sessions (so that a departing device wakes readers)
- * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
- * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
- *	check: later ones do not check again (amupmu_amu.c; set once, never
- *	cleared, read and written with READ_ONCE/WRITE_ONCE)
- * @nl: the group as the netlink family reports it (registered while
- *	@configured)
- */
-struct amupmu_session {
-	struct mutex lock; /* see @lock above */
-	unsigned int gen;
-	bool configured;
-	bool enabled;
-	u32 nr_events;
-	u32 evtyper[AMUPMU_PMU_MAX_EVENTS];
-	bool no_kernel[AMUPMU_PMU_MAX_EVENTS];
-	cpumask_var_t cpus;
-	cpumask_var_t scratch;
-	struct amupmu_sess_cpu __percpu *pcpu;
-	u64 enabled_ns;
-	u64 enabled_since;
-	u64 period[AMUPMU_PMU_MAX_EVENTS];
-	struct pid_namespace *pid_ns;
-	struct amupmu_ring *ring;
-	struct mm_struct *ring_mm;
-	unsigned long ring_locked;
-	struct mutex read_lock; /* see @read_lock above */
-	wait_queue_head_t wait;
-	struct irq_work wake;
-	struct list_head node;
-	struct amupmu_spe_sess *spe;
-	bool amu_perfmon;
-	struct amupmu_nl_sess nl;
-};
-
 /* per CPU, allocated at load (amupmu_pmu_init()), freed at unload */
 static struct amupmu_pmu_cpu __percpu *amupmu_pmu_cpus;
 static DEFINE_MUTEX(amupmu_pmu_alloc_lock);
@@ -297,11 +215,6 @@ static DEFINE_SPINLOCK(amupmu_sessions_lock);
 static struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
 {
 	return per_cpu_ptr(amupmu_pmu_cpus, cpu);
-}
-
-static struct amupmu_sess_cpu *amupmu_sc(struct amupmu_session *s, unsigned int cpu)
-{
-	return per_cpu_ptr(s->pcpu, cpu);
 }
 
 static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
@@ -447,26 +360,32 @@ struct amupmu_sample_buf {
 static void amupmu_collect_totals(struct amupmu_pmu_cpu *pc, const u8 *idx, unsigned int n,
 				  u64 *totals);
 
-/*
- * Write the sample of counter @c's overflow on this CPU into its session's
- * ring: the interrupted context (PC, mode, task as its session's pid
- * namespace sees it), the generic timer and the group's totals. A counter
- * that excludes the kernel whose interrupt came in the kernel (skid) gives
- * no sample: no kernel address for a user-only event (as perf drops them).
- * In the interrupt handler, under pc->lock.
+/**
+ * amupmu_sess_sample() - write a sample into the session's ring
+ * @s: the session
+ * @cpu: this CPU
+ * @ev: the event whose counter overflowed (its index in the group)
+ * @regs: the interrupted context, NULL when unknown
+ * @values: the group's totals on this CPU, NULL to have the exclusive
+ *	counters folded and read (exclusive mode)
+ *
+ * The record has the interrupted context (PC, mode, task as the session's
+ * pid namespace sees it), the generic timer and the group's totals. An
+ * event that excludes the kernel whose interrupt came in the kernel (skid)
+ * gives no sample: no kernel address for a user-only event (as perf drops
+ * them). In the overflow interrupt of either mode, on @cpu, with the
+ * session's state of that CPU locked (exclusive: amupmu_pmu_cpu.lock).
  */
-static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_counter *c,
-			  unsigned int cpu)
+void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int ev,
+			struct pt_regs *regs, const u64 *values)
 {
-	struct amupmu_session *s = c->owner;
 	struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
-	struct pt_regs *regs = get_irq_regs();
 	/* filled up to len, the part copied: no zeroing (INIT_STACK_ALL_ZERO) */
 	struct amupmu_sample_buf b __uninitialized;
 	u32 len = sizeof(b.rec) + s->nr_events * sizeof(u64);
 	bool user = regs && user_mode(regs);
 
-	if (c->no_kernel && !user) {
+	if (s->no_kernel[ev] && !user) {
 		sc->skid++;
 		return;
 	}
@@ -474,7 +393,7 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 		.size = len,
 		.type = AMUPMU_SAMPLE_PMU_OVERFLOW,
 		.mode = user ? AMUPMU_MODE_USER : AMUPMU_MODE_KERNEL,
-		.event = c->ev,
+		.event = ev,
 		.cpu = cpu,
 		.nr_values = s->nr_events,
 		.pid = task_tgid_nr_ns(current, s->pid_ns),
@@ -482,7 +401,10 @@ static void amupmu_sample(struct amupmu_pmu_cpu *pc, const struct amupmu_pmu_cou
 		.time = arch_timer_read_counter(),
 		.pc = regs ? instruction_pointer(regs) : 0,
 	};
-	amupmu_collect_totals(pc, sc->idx, s->nr_events, b.values);
+	if (values)
+		memcpy(b.values, values, s->nr_events * sizeof(u64));
+	else
+		amupmu_collect_totals(amupmu_pc(cpu), sc->idx, s->nr_events, b.values);
 	if (amupmu_ring_write(s->ring, &b, len)) {
 		sc->samples++;
 		/*
@@ -524,7 +446,7 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 			else
 				amupmu_counter_fold(c, idx);
 			if (c->period)
-				amupmu_sample(pc, c, cpu);
+				amupmu_sess_sample(c->owner, cpu, c->ev, get_irq_regs(), NULL);
 		} else {
 			/* not ours: left over from before, mask it */
 			write_sysreg(BIT(idx), pmintenclr_el1);
@@ -901,6 +823,7 @@ struct amupmu_session *amupmu_session_alloc(void)
 	mutex_init(&s->read_lock);
 	init_waitqueue_head(&s->wait);
 	init_irq_work(&s->wake, amupmu_sess_wake);
+	INIT_LIST_HEAD(&s->perf_node);
 	spin_lock(&amupmu_sessions_lock);
 	list_add(&s->node, &amupmu_sessions);
 	spin_unlock(&amupmu_sessions_lock);
@@ -1068,7 +991,9 @@ static void amupmu_sess_release_group(struct amupmu_session *s)
 	if (!s->configured)
 		return;
 	amupmu_nl_session_end(&s->nl);
-	if (!amupmu_sess_stale(s)) {
+	if (s->shared) {
+		amupmu_perf_release(s);
+	} else if (!amupmu_sess_stale(s)) {
 		mutex_lock(&amupmu_pmu_alloc_lock);
 		amupmu_sess_each_cpu(s, amupmu_op_release);
 		mutex_unlock(&amupmu_pmu_alloc_lock);
@@ -1076,6 +1001,8 @@ static void amupmu_sess_release_group(struct amupmu_session *s)
 	amupmu_sess_free_group(s);
 	s->configured = false;
 	s->enabled = false;
+	s->shared = false;
+	s->multiplex = false;
 	WRITE_ONCE(s->gen, 0);
 }
 
@@ -1129,12 +1056,24 @@ void amupmu_session_free(struct amupmu_session *s)
 
 /* ------------------------------------------------------------ commands */
 
-/* ENXIO while the kernel owns the PMU, or when the session's group went with its device. */
+/*
+ * ENXIO while the kernel owns the PMU and shared mode is off, or when the
+ * session's exclusive group went with its device. A shared group stays
+ * until it is released.
+ */
 static int amupmu_pmu_owned(const struct amupmu_session *s)
 {
+	if (s->configured && s->shared)
+		return 0;
 	if (!READ_ONCE(amupmu_dev.pmu_irq))
-		return -ENXIO;
+		return s->configured || !amupmu_perf_available() ? -ENXIO : 0;
 	return amupmu_sess_stale(s) ? -ENXIO : 0;
+}
+
+/* The session counts on @cpu when enabled: the CPU's counters are there. */
+static bool amupmu_sess_cpu_live(struct amupmu_session *s, unsigned int cpu)
+{
+	return s->shared ? amupmu_perf_live(s, cpu) : amupmu_pc(cpu)->live;
 }
 
 /*
@@ -1286,7 +1225,7 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 	unsigned int e;
 	int ret;
 
-	if (cfg->flags || cfg->__reserved)
+	if (cfg->flags & ~AMUPMU_PMU_CONFIG_MULTIPLEX || cfg->__reserved)
 		return -EINVAL;
 	if (!cfg->nr_events || cfg->nr_events > AMUPMU_PMU_MAX_EVENTS ||
 	    cfg->event_size < AMUPMU_PMU_EVENT_SIZE_VER0 || cfg->event_size > AMUPMU_SIZE_MAX ||
@@ -1346,6 +1285,58 @@ static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
 	return 0;
 }
 
+/* The session's netlink view, registered once the group is configured. */
+static void amupmu_sess_nl_start(struct amupmu_session *s)
+{
+	s->nl = (struct amupmu_nl_sess) {
+		.kind = AMUPMU_NL_SESSION_PMU,
+		.cpus = s->cpus,
+		.nr_events = s->nr_events,
+		.evtyper = s->evtyper,
+		.period = s->period,
+	};
+	amupmu_nl_session_start(&s->nl);
+}
+
+/*
+ * The shared-mode part of CONFIG: the perf events first (they sample into
+ * nothing until ENABLE), then the ring; either failing undoes both.
+ */
+static int amupmu_pmu_config_shared(struct amupmu_session *s, struct amupmu_pmu_config *cfg,
+				    struct amupmu_config_req *req)
+{
+	int ret;
+
+	s->pid_ns = get_pid_ns(task_active_pid_ns(current));
+	s->multiplex = cfg->flags & AMUPMU_PMU_CONFIG_MULTIPLEX;
+	ret = amupmu_perf_config(s);
+	if (ret)
+		goto out_free;
+	if (cfg->ring_pages) {
+		ret = amupmu_sess_ring(s, cfg->ring_pages, req);
+		if (ret) {
+			amupmu_perf_release(s);
+			goto out_free;
+		}
+	}
+	s->shared = true;
+	s->configured = true;
+	s->enabled = false;
+	s->enabled_ns = 0;
+	WRITE_ONCE(s->gen, 0);
+	amupmu_sess_nl_start(s);
+	cfg->counters_free = 0;
+	memset(cfg->counters, 0, sizeof(cfg->counters));
+	memset(cfg->counters, AMUPMU_COUNTER_PERF, s->nr_events);
+	return 0;
+
+out_free:
+	amupmu_sess_free_group(s);
+	s->nr_events = 0;
+	s->multiplex = false;
+	return ret;
+}
+
 static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config *cfg,
 			     struct amupmu_config_req *req)
 {
@@ -1360,6 +1351,9 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 		return -EBUSY;
 	if (!perfmon_capable())
 		return -EACCES;
+	/* the PMU has what it has: only perf core can multiplex */
+	if ((cfg->flags & AMUPMU_PMU_CONFIG_MULTIPLEX) && READ_ONCE(amupmu_dev.pmu_irq))
+		return -EOPNOTSUPP;
 	cpumask_copy(s->cpus, req->cpus);
 
 	/* the events must be valid and implemented on every CPU of the set */
@@ -1377,6 +1371,7 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 				goto out_free;
 			}
 			s->evtyper[e] = type;
+			s->ev_flags[e] = evs[e].flags;
 			s->no_kernel[e] = !amupmu_evtyper_counts_kernel(type,
 									is_kernel_in_hyp_mode());
 			s->period[e] = evs[e].sample_period;
@@ -1388,6 +1383,8 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 		ret = -ENOMEM;
 		goto out_free;
 	}
+	if (!READ_ONCE(amupmu_dev.pmu_irq))
+		return amupmu_pmu_config_shared(s, cfg, req);
 
 	/* plan the counters before the ring: a busy CPU allocates nothing */
 	mutex_lock(&amupmu_pmu_alloc_lock);
@@ -1418,7 +1415,6 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 				.evtyper = s->evtyper[e],
 				.period = s->period[e],
 				.ev = e,
-				.no_kernel = s->no_kernel[e],
 			};
 		}
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
@@ -1429,14 +1425,7 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	s->enabled = false;
 	s->enabled_ns = 0;
 	WRITE_ONCE(s->gen, amupmu_pmu_gen);
-	s->nl = (struct amupmu_nl_sess) {
-		.kind = AMUPMU_NL_SESSION_PMU,
-		.cpus = s->cpus,
-		.nr_events = s->nr_events,
-		.evtyper = s->evtyper,
-		.period = s->period,
-	};
-	amupmu_nl_session_start(&s->nl);
+	amupmu_sess_nl_start(s);
 	amupmu_sess_each_cpu(s, amupmu_op_program);
 	cfg->counters_free = min_free;
 	first = cpumask_first(s->cpus);
@@ -1463,7 +1452,7 @@ static void amupmu_sess_clocks(struct amupmu_session *s, bool run, u64 now)
 	for_each_cpu(cpu, s->cpus) {
 		struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
 
-		if (run && amupmu_pc(cpu)->live) {
+		if (run && amupmu_sess_cpu_live(s, cpu)) {
 			sc->run_since = now;
 		} else if (!run && sc->run_since) {
 			sc->run_ns += now - sc->run_since;
@@ -1489,18 +1478,27 @@ static int amupmu_pmu_ctl(struct amupmu_session *s, const struct amupmu_pmu_ctl 
 		if (s->enabled)
 			return 0;
 		s->enabled = true;
-		amupmu_sess_each_cpu(s, amupmu_op_enable);
+		if (s->shared)
+			amupmu_perf_enable(s);
+		else
+			amupmu_sess_each_cpu(s, amupmu_op_enable);
 		amupmu_sess_clocks(s, true, now);
 		break;
 	case AMUPMU_PMU_CTL_DISABLE:
 		if (!s->enabled)
 			return 0;
-		amupmu_sess_each_cpu(s, amupmu_op_disable);
+		if (s->shared)
+			amupmu_perf_disable(s);
+		else
+			amupmu_sess_each_cpu(s, amupmu_op_disable);
 		s->enabled = false;
 		amupmu_sess_clocks(s, false, now);
 		break;
 	case AMUPMU_PMU_CTL_RESET:
-		amupmu_sess_each_cpu(s, amupmu_op_reset);
+		if (s->shared)
+			amupmu_perf_reset(s);
+		else
+			amupmu_sess_each_cpu(s, amupmu_op_reset);
 		s->enabled_ns = 0;
 		s->enabled_since = now;
 		for_each_cpu(cpu, s->cpus) {
@@ -1571,6 +1569,8 @@ static_assert(offsetof(struct amupmu_read_one, values) ==
  *	order of the session's CPUs; else one entry
  * @stride: bytes of an entry (struct amupmu_pmu_read_cpu and the values)
  * @now: local_clock() of the read
+ * @times: with AMUPMU_PMU_READ_TIMES: per entry (in @buf's order) and
+ *	event, time enabled and time running; else NULL
  */
 struct amupmu_read_req {
 	struct amupmu_session *s;
@@ -1578,6 +1578,7 @@ struct amupmu_read_req {
 	u8 *buf;
 	size_t stride;
 	u64 now;
+	struct amupmu_ev_times (*times)[AMUPMU_PMU_MAX_EVENTS];
 };
 
 /*
@@ -1603,14 +1604,18 @@ static __always_inline void amupmu_read_entry(struct amupmu_session *s, struct a
 	ent->time_running = sc->run_ns;
 }
 
+/* The index of @cpu's entry in @q's buffer. */
+static unsigned int amupmu_read_index(struct amupmu_read_req *q, unsigned int cpu)
+{
+	if (q->rd->flags & AMUPMU_PMU_READ_ALL)
+		return bitmap_weight(cpumask_bits(q->s->cpus), cpu);
+	return 0;
+}
+
 /* The entry of @cpu in @q's buffer. */
 static struct amupmu_pmu_read_cpu *amupmu_read_slot(struct amupmu_read_req *q, unsigned int cpu)
 {
-	unsigned int i = 0;
-
-	if (q->rd->flags & AMUPMU_PMU_READ_ALL)
-		i = bitmap_weight(cpumask_bits(q->s->cpus), cpu);
-	return (struct amupmu_pmu_read_cpu *)(q->buf + i * q->stride);
+	return (struct amupmu_pmu_read_cpu *)(q->buf + amupmu_read_index(q, cpu) * q->stride);
 }
 
 static void amupmu_read_ipi(void *arg)
@@ -1619,6 +1624,10 @@ static void amupmu_read_ipi(void *arg)
 	unsigned int cpu = smp_processor_id();
 	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 
+	if (q->s->shared) {
+		amupmu_perf_read_entry(q->s, cpu, amupmu_read_slot(q, cpu));
+		return;
+	}
 	raw_spin_lock(&pc->lock);
 	amupmu_read_entry(q->s, pc, amupmu_read_slot(q, cpu), pc->live);
 	raw_spin_unlock(&pc->lock);
@@ -1637,7 +1646,8 @@ static int amupmu_pmu_read(struct amupmu_read_req *q)
 
 	if (!s->configured)
 		return -ENODEV;
-	if (rd->nr_values < s->nr_events)
+	/* a multiplexed group's counts mean nothing without their times */
+	if (rd->nr_values < s->nr_events || (s->multiplex && !q->times))
 		return -EINVAL;
 	if (rd->flags & AMUPMU_PMU_READ_ALL) {
 		if (rd->cpu || rd->nr_cpus < cpumask_weight(s->cpus))
@@ -1650,15 +1660,31 @@ static int amupmu_pmu_read(struct amupmu_read_req *q)
 		cpumask_set_cpu(rd->cpu, s->scratch);
 	}
 
+	if (s->multiplex) {
+		/* perf core's times: process context, no IPI of ours */
+		for_each_cpu(cpu, s->scratch)
+			amupmu_perf_read_mux(s, cpu, amupmu_read_slot(q, cpu),
+					     q->times[amupmu_read_index(q, cpu)]);
+		cpumask_clear(s->scratch);
+	}
 	for_each_cpu_andnot(cpu, s->scratch, cpu_online_mask) {
 		struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 
+		if (s->shared) {
+			/* offline: the totals were folded when it went down */
+			amupmu_perf_read_entry(s, cpu, amupmu_read_slot(q, cpu));
+			continue;
+		}
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		amupmu_read_entry(q->s, pc, amupmu_read_slot(q, cpu), false);
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
 	cpumask_and(s->scratch, s->scratch, cpu_online_mask);
-	on_each_cpu_mask(s->scratch, amupmu_read_ipi, q, true);
+	/* one CPU: the direct cross call, without the many-CPU machinery */
+	if (rd->flags & AMUPMU_PMU_READ_ALL)
+		on_each_cpu_mask(s->scratch, amupmu_read_ipi, q, true);
+	else if (cpumask_test_cpu(rd->cpu, s->scratch))
+		smp_call_function_single(rd->cpu, amupmu_read_ipi, q, 1);
 
 	/* the running times up to now (live cannot change under the hotplug lock) */
 	q->now = local_clock();
@@ -1672,6 +1698,20 @@ static int amupmu_pmu_read(struct amupmu_read_req *q)
 	}
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? q->now - s->enabled_since : 0);
+	/* a group that does not multiplex: the group's and the CPU's times */
+	if (q->times && !s->multiplex) {
+		unsigned int n = (rd->flags & AMUPMU_PMU_READ_ALL) ? cpumask_weight(s->cpus) : 1;
+		unsigned int e;
+
+		for (i = 0; i < n; i++) {
+			const struct amupmu_pmu_read_cpu *ent = (void *)(q->buf + i * q->stride);
+
+			for (e = 0; e < s->nr_events; e++) {
+				q->times[i][e].enabled = rd->time_enabled;
+				q->times[i][e].running = ent->time_running;
+			}
+		}
+	}
 	return 0;
 }
 
@@ -1686,6 +1726,44 @@ static void amupmu_read_fill(struct amupmu_pmu_read *rd, const struct amupmu_pmu
 }
 
 /*
+ * This CPU's entry and the time of the read (@now), for the fast path;
+ * false when the group's counters are not live here. One variant per mode,
+ * each with its own locking: exclusive under the CPU's lock, shared with
+ * interrupts off (which keeps the overflow handler and the hotplug
+ * callbacks, which run on the CPU, out).
+ */
+static __always_inline bool amupmu_read_here(struct amupmu_session *s, unsigned int cpu,
+					     struct amupmu_pmu_read_cpu *ent, u64 *now)
+{
+	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+	unsigned long flags;
+	bool live;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	live = pc->live;
+	if (live)
+		amupmu_read_entry(s, pc, ent, true);
+	*now = local_clock();
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	return live;
+}
+
+static __always_inline bool amupmu_read_here_shared(struct amupmu_session *s, unsigned int cpu,
+						    struct amupmu_pmu_read_cpu *ent, u64 *now)
+{
+	unsigned long flags;
+	bool live;
+
+	local_irq_save(flags);
+	live = amupmu_perf_live(s, cpu);
+	if (live)
+		amupmu_perf_read_entry(s, cpu, ent);
+	*now = local_clock();
+	local_irq_restore(flags);
+	return live;
+}
+
+/*
  * The read fast path: a single-CPU READ by a caller on that CPU. With
  * preemption off that CPU cannot go offline, so neither the hotplug lock
  * nor an IPI is needed. The entry goes to @ent (on the caller's stack) and
@@ -1696,10 +1774,8 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 						 struct amupmu_pmu_read *rd,
 						 struct amupmu_read_one *one)
 {
-	struct amupmu_pmu_cpu *pc;
 	struct amupmu_sess_cpu *sc;
 	unsigned int cpu;
-	unsigned long flags;
 	bool live;
 	u64 now;
 
@@ -1712,7 +1788,8 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 	/* contended (another command of this session runs): the general path waits */
 	if (!mutex_trylock(&s->lock))
 		return -EAGAIN;
-	if (!READ_ONCE(amupmu_dev.pmu_irq) || !s->configured || amupmu_sess_stale(s) ||
+	if (!s->configured || s->multiplex ||
+	    (!s->shared && (!READ_ONCE(amupmu_dev.pmu_irq) || amupmu_sess_stale(s))) ||
 	    rd->flags || rd->nr_cpus || rd->nr_values < s->nr_events)
 		goto slow;
 	cpu = get_cpu();
@@ -1720,17 +1797,12 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 		put_cpu();
 		goto slow;
 	}
-	pc = amupmu_pc(cpu);
 	sc = amupmu_sc(s, cpu);
-	raw_spin_lock_irqsave(&pc->lock, flags);
-	live = pc->live;
-	if (live)
-		amupmu_read_entry(s, pc, &one->ent, true);
+	live = s->shared ? amupmu_read_here_shared(s, cpu, &one->ent, &now) :
+			   amupmu_read_here(s, cpu, &one->ent, &now);
 	/* the times too: once preemptible again this CPU may go offline */
-	now = local_clock();
 	if (sc->run_since)
 		one->ent.time_running += now - sc->run_since;
-	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	put_cpu();
 	if (!live)
 		goto slow;
@@ -1888,6 +1960,42 @@ int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user
 	       amupmu_put_read(u, &rd);
 }
 
+/*
+ * Copy a READ with AMUPMU_PMU_READ_TIMES out: @nent entries (with
+ * AMUPMU_PMU_READ_ALL, the header of each then its values) of @ustride
+ * bytes, each value a struct amupmu_pmu_value_times. Not the hot path.
+ */
+static int amupmu_put_times(struct amupmu_read_req *q, size_t nent, u64 ustride)
+{
+	bool all = q->rd->flags & AMUPMU_PMU_READ_ALL;
+	unsigned int i, e;
+
+	if (all)
+		nent = q->rd->nr_cpus;
+	for (i = 0; i < nent; i++) {
+		const struct amupmu_pmu_read_cpu *ent = (void *)(q->buf + i * q->stride);
+		u8 __user *dst = u64_to_user_ptr(q->rd->values_uptr + i * ustride);
+
+		if (all) {
+			if (copy_to_user(dst, ent, sizeof(*ent)))
+				return -EFAULT;
+			dst += sizeof(*ent);
+		}
+		for (e = 0; e < q->rd->nr_values; e++) {
+			struct amupmu_pmu_value_times v = {
+				.value = ent->values[e].value,
+				.overflows = ent->values[e].overflows,
+				.time_enabled = q->times[i][e].enabled,
+				.time_running = q->times[i][e].running,
+			};
+
+			if (copy_to_user(dst + e * sizeof(v), &v, sizeof(v)))
+				return -EFAULT;
+		}
+	}
+	return 0;
+}
+
 /**
  * amupmu_pmu_cmd_read() - AMUPMU_PMU_READ
  * @s: the session
@@ -1902,10 +2010,12 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	struct amupmu_read_req q = { .s = s, .rd = rd };
 	struct amupmu_read_one one __uninitialized;
 	bool all = rd->flags & AMUPMU_PMU_READ_ALL;
+	bool times = rd->flags & AMUPMU_PMU_READ_TIMES;
+	size_t nent = all ? min_t(size_t, rd->nr_cpus, nr_cpu_ids) : 1;
 	u64 ustride;
 	int ret;
 
-	if (rd->flags & ~AMUPMU_PMU_READ_ALL || (!all && rd->nr_cpus))
+	if (rd->flags & ~(AMUPMU_PMU_READ_ALL | AMUPMU_PMU_READ_TIMES) || (!all && rd->nr_cpus))
 		return -EINVAL;
 	if (all && (!rd->nr_cpus || rd->nr_cpus > AMUPMU_PMU_READ_CPUS_MAX))
 		return -EINVAL;
@@ -1913,14 +2023,24 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	/*
 	 * The user's stride is its own; the kernel's entries take it when it
 	 * is no larger than the largest group (then the answer for a group of
-	 * that size is one copy), else room for the largest group.
+	 * that size is one copy), else room for the largest group. With
+	 * times, the kernel keeps them apart and the user's stride has them.
 	 */
 	ustride = sizeof(struct amupmu_pmu_read_cpu) + (u64)rd->nr_values * sizeof(one.values[0]);
 	q.stride = min_t(u64, ustride, sizeof(one));
-	if (all) {
-		q.buf = kvzalloc(min_t(size_t, rd->nr_cpus, nr_cpu_ids) * q.stride, GFP_KERNEL);
-		if (!q.buf)
+	if (times) {
+		ustride += (u64)rd->nr_values * (sizeof(struct amupmu_pmu_value_times) -
+						 sizeof(one.values[0]));
+		q.times = kvcalloc(nent, sizeof(*q.times), GFP_KERNEL);
+		if (!q.times)
 			return -ENOMEM;
+	}
+	if (all) {
+		q.buf = kvzalloc(nent * q.stride, GFP_KERNEL);
+		if (!q.buf) {
+			kvfree(q.times);
+			return -ENOMEM;
+		}
 	} else {
 		q.buf = (u8 *)&one;
 	}
@@ -1933,7 +2053,11 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	if (ret)
 		goto out;
 
-	if (all) {
+	if (times) {
+		ret = amupmu_put_times(&q, nent, ustride);
+		if (!all)
+			amupmu_read_fill(rd, &one.ent);
+	} else if (all) {
 		/* each entry is written for the group's values; the rest of the stride as it was */
 		unsigned int i;
 		size_t used = sizeof(struct amupmu_pmu_read_cpu) +
@@ -1951,19 +2075,22 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 			if (copy_to_user(u64_to_user_ptr(rd->values_uptr + i * ustride),
 					 q.buf + i * q.stride, used))
 				ret = -EFAULT;
-		rd->time_running = 0;
-		rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
-		rd->samples = 0;
-		rd->lost = 0;
-		rd->skid = 0;
 	} else {
 		amupmu_read_fill(rd, &one.ent);
 		ret = amupmu_put_values(u64_to_user_ptr(rd->values_uptr), one.values,
 					rd->nr_values);
 	}
+	if (all) {
+		rd->time_running = 0;
+		rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
+		rd->samples = 0;
+		rd->lost = 0;
+		rd->skid = 0;
+	}
 out:
 	if (all)
 		kvfree(q.buf);
+	kvfree(q.times);
 	return ret;
 }
 
@@ -1981,7 +2108,7 @@ static int amupmu_config_charge(struct amupmu_session *s, const struct amupmu_pm
 
 	if (!cfg->ring_pages)
 		return 0;
-	if (!READ_ONCE(amupmu_dev.pmu_irq))
+	if (!READ_ONCE(amupmu_dev.pmu_irq) && !amupmu_perf_available())
 		return -ENXIO;
 	if (!perfmon_capable())
 		return -EACCES;

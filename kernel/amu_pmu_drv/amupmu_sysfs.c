@@ -34,10 +34,10 @@ static ssize_t abi_version_show(struct device *dev, struct device_attribute *att
 static DEVICE_ATTR_RO(abi_version);
 
 static const char * const amupmu_feature_names[] = {
-	"pmu", "pmu_exclusive", "amu", "spe", "mock",
+	"pmu", "pmu_exclusive", "amu", "spe", "mock", "pmu_shared",
 };
 
-static_assert(ARRAY_SIZE(amupmu_feature_names) == ilog2(AMUPMU_FEAT_MOCK) + 1);
+static_assert(ARRAY_SIZE(amupmu_feature_names) == ilog2(AMUPMU_FEAT_PMU_SHARED) + 1);
 
 static ssize_t features_show(struct device *dev, struct device_attribute *attr,
 			     char *buf)

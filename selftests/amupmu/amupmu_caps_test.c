@@ -206,7 +206,7 @@ static const struct cpu_file {
 };
 
 static const char *const feature_names[] = {
-	"pmu", "pmu_exclusive", "amu", "spe", "mock",	/* bit 0, 1, ... */
+	"pmu", "pmu_exclusive", "amu", "spe", "mock", "pmu_shared",	/* bit 0, 1, ... */
 };
 
 static const char *const owner_names[] = {
@@ -410,9 +410,10 @@ static int parse_event_file(const char *path, __u64 *event)
 static void print_backend(const struct amupmu_info *info)
 {
 	if (info->features & AMUPMU_FEAT_MOCK)
-		ksft_print_msg("backend: mock AMU/SPE\n");
+		ksft_print_msg("backend: mock AMU/SPE, PMU in %s\n", amupmu_pmu_mode_name(info));
 	else
-		ksft_print_msg("backend: QEMU PMU, hardware ID registers\n");
+		ksft_print_msg("backend: QEMU PMU in %s, hardware ID registers\n",
+			       amupmu_pmu_mode_name(info));
 	fflush(stdout);
 }
 
@@ -823,13 +824,20 @@ TEST_F(caps, pmu_owner_matches_devicetree)
 		want = AMUPMU_PMU_OWNER_KERNEL;
 	else
 		want = AMUPMU_PMU_OWNER_NONE;
-	TH_LOG("devicetree: amupmu,pmuv3 %s, arm,armv8-pmuv3 %s; arm_pmu %s",
+	TH_LOG("devicetree: amupmu,pmuv3 %s, arm,armv8-pmuv3 %s; arm_pmu %s; PMU in %s",
 	       amupmu_node ? "enabled" : "absent",
 	       armpmu_node ? "enabled" : "absent",
-	       arm_pmu ? "registered" : "not registered");
+	       arm_pmu ? "registered" : "not registered", amupmu_pmu_mode_name(&self->info));
 
 	EXPECT_EQ(want, self->info.pmu_owner);
 	EXPECT_EQ(self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU, exclusive);
+	/* shared mode only where arm_pmu owns the PMU (and serves perf events) */
+	if (amupmu_pmu_shared(&self->info)) {
+		EXPECT_EQ((__u32)AMUPMU_PMU_OWNER_KERNEL, self->info.pmu_owner);
+		EXPECT_TRUE(arm_pmu) {
+			TH_LOG("shared mode but no %s/armv8_pmuv3*", EVENT_SOURCE);
+		}
+	}
 	if (want == AMUPMU_PMU_OWNER_AMUPMU) {
 		EXPECT_FALSE(arm_pmu) {
 			TH_LOG("the devicetree gives the PMU to amupmu but %s/armv8_pmuv3* exists",

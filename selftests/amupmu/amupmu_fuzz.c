@@ -15,12 +15,18 @@
  *    bits) and of any type (except the few the VFS itself serves before the
  *    driver sees them: FIONBIO, FIFREEZE, FICLONE, ...);
  *  - read(), poll() and mmap() of random sizes and protections (the sample
- *    ring's interface).
+ *    ring's interface);
+ *  - in shared mode (the kernel's arm_pmu owns the PMU, sessions go through
+ *    perf core), as root: the module parameter pmu_shared turned off and on
+ *    now and then, so that CONFIGs race the switch (ENXIO while off);
+ *    AMUPMU_FUZZ_TOGGLE_SHARED=0 leaves it alone. It is on again at the end.
  *
  * Every answer must be in the errno contract of include/uapi/linux/amupmu.h
  * (plus EBADF for a file another thread has just closed); only a valid
  * command may succeed. Afterwards nothing is left allocated: a new session
- * gets every counter of every CPU, and INFO answers as before. The board
+ * gets every counter of every CPU (in shared mode: a group of as many
+ * pinned events as the CPU has counters fits, one more is EBUSY), and INFO
+ * answers as before. The board
  * payload checks the kernel log (no oops/WARN/BUG), the unload and memory.
  * AMUPMU_FUZZ_SEED makes a run repeatable; the seed is printed.
  */
@@ -47,12 +53,13 @@ enum fuzz_kind {
 	KIND_ANY,	/* random command of any type */
 	KIND_FILE,	/* read / poll / mmap */
 	KIND_OPEN,	/* close and reopen a pool file */
+	KIND_SHARED,	/* turn pmu_shared off or on (shared mode, root) */
 	KIND_NR_KINDS,
 };
 
 static const char * const kind_names[] = {
 	"mutated-struct", "random-bytes", "random-nr", "random-cmd", "read/poll/mmap",
-	"close+reopen",
+	"close+reopen", "pmu_shared-toggle",
 };
 
 /* The driver's commands and their structs. */
@@ -185,6 +192,7 @@ static struct {
 	unsigned int nr_cpu_ids;
 	long page;
 	unsigned long long per_thread;
+	bool toggle_shared;	/* KIND_SHARED calls happen */
 } fz;
 
 /* What one thread did. */
@@ -609,6 +617,12 @@ static void fuzz_one(struct fuzz_thread *t)
 			break;
 		}
 		}
+	} else if (fz.toggle_shared && !rnd_below(t, 4)) {
+		bool on = rnd_below(t, 2);
+
+		t->calls[KIND_SHARED]++;
+		ret = amupmu_set_pmu_shared(on, NULL);
+		record(t, on ? "pmu_shared=Y" : "pmu_shared=N", 0, ret, true, notty_errnos + 2);
 	} else {
 		unsigned int slot = rnd_below(t, FUZZ_POOL);
 		int old = __atomic_exchange_n(&fz.pool[slot], -1, __ATOMIC_ACQ_REL);
@@ -643,6 +657,29 @@ static unsigned long long kind_total(const struct fuzz_thread *th, unsigned int 
 	for (i = 0; i < n; i++)
 		s += th[i].calls[k];
 	return s;
+}
+
+/*
+ * Shared mode: a group of @nr CPU_CYCLES events, each pinned on @cpu (perf
+ * core puts the first on the cycle counter, the others on event counters),
+ * configured and released. 0, or -EBUSY when they do not all fit.
+ */
+static int pinned_fit_on(int fd, unsigned int cpu, unsigned int nr)
+{
+	struct amupmu_pmu_event ev[AMUPMU_PMU_MAX_EVENTS];
+	struct amupmu_pmu_config cfg;
+	__u64 cpus[MAX_CPUS_BYTES / 8] = { 0 };
+	unsigned int i;
+	int ret;
+
+	cpus[cpu / 64] = 1ULL << (cpu % 64);
+	for (i = 0; i < nr && i < AMUPMU_PMU_MAX_EVENTS; i++)
+		amupmu_pmu_event_set(&ev[i], PMUV3_EV_CPU_CYCLES, 0);
+	amupmu_pmu_config_init(&cfg, ev, i, cpus, ((cpu / 64) + 1) * 8);
+	ret = amupmu_ioctl(fd, AMUPMU_PMU_CONFIG, &cfg);
+	if (!ret)
+		ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+	return ret;
 }
 
 /* A fresh session gets every counter of @cpu: nothing leaked there. */
@@ -682,14 +719,15 @@ FIXTURE_SETUP(fuzz)
 	self->cpus = calloc(possible.nr, sizeof(*self->cpus));
 	ASSERT_NE(NULL, self->cpus);
 	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, self->cpus, possible.nr));
-	self->backend = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU ?
-			"QEMU PMU / CPU PMUv3 in exclusive mode" :
-			self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL ?
-			"PMU owned by the kernel's arm_pmu (PMU commands ENXIO)" : "no PMU";
+	self->backend = amupmu_pmu_mode_name(&self->info);
+	fz.toggle_shared = amupmu_pmu_shared(&self->info) && geteuid() == 0 &&
+			   amupmu_env_u64("AMUPMU_FUZZ_TOGGLE_SHARED", 1);
 }
 
 FIXTURE_TEARDOWN(fuzz)
 {
+	if (fz.toggle_shared && amupmu_set_pmu_shared(true, NULL))
+		TH_LOG("could not turn %s back on", AMUPMU_PMU_SHARED_PARAM);
 	free(self->cpus);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -713,11 +751,12 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	ASSERT_LT(0U, nthreads);
 	ASSERT_GE(FUZZ_MAX_THREADS, nthreads);
-	TH_LOG("backend: %s, features 0x%llx (%s)", self->backend,
+	TH_LOG("backend: QEMU/CPU PMUv3 in %s, features 0x%llx (%s)", self->backend,
 	       (unsigned long long)self->info.features,
 	       self->info.features & AMUPMU_FEAT_MOCK ? "AMU/SPE from the mock model" :
 							"hardware registers");
-	TH_LOG("seed %llu (AMUPMU_FUZZ_SEED), %llu calls from %u threads", seed, calls, nthreads);
+	TH_LOG("seed %llu (AMUPMU_FUZZ_SEED), %llu calls from %u threads%s", seed, calls, nthreads,
+	       fz.toggle_shared ? ", pmu_shared toggled now and then" : "");
 
 	for (i = 0; i < FUZZ_POOL; i++) {
 		fz.pool[i] = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC | O_NONBLOCK);
@@ -743,6 +782,8 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	for (i = 0; i < FUZZ_POOL; i++)
 		if (fz.pool[i] >= 0)
 			close(fz.pool[i]);
+	if (fz.toggle_shared)
+		ASSERT_EQ(0, amupmu_set_pmu_shared(true, NULL));
 
 	for (i = 0; i < nthreads; i++) {
 		ok += th[i].ok;
@@ -783,6 +824,30 @@ TEST_F_TIMEOUT(fuzz, ioctl, 3600)
 	amu_ret = amupmu_amu_read_cpu(self->fd, 0, &amu_e, &amu_rd);
 	EXPECT_EQ(self->info.features & AMUPMU_FEAT_AMU ? 0 : -EOPNOTSUPP, amu_ret) {
 		TH_LOG("AMU_READ of cpu0 after the fuzz: %s", amupmu_errstr(amu_ret));
+	}
+	if (fz.toggle_shared) {
+		EXPECT_LT(0ULL, kind_total(th, nthreads, KIND_SHARED));
+	}
+	if (amupmu_pmu_shared(&self->info)) {
+		/* every counter of every CPU can be pinned again: no perf event left */
+		for (cpu = 0; cpu < fz.nr_cpu_ids; cpu++) {
+			unsigned int n = self->cpus[cpu].pmu_num_counters + 1;
+			int ret;
+
+			if (amupmu_cpu_online(cpu) != 1)
+				continue;
+			ret = pinned_fit_on(self->fd, cpu, n);
+			EXPECT_EQ(0, ret) {
+				TH_LOG("cpu%u: %u pinned events after the fuzz: %s", cpu, n,
+				       amupmu_errstr(ret));
+			}
+			ret = pinned_fit_on(self->fd, cpu, n + 1);
+			EXPECT_EQ(-EBUSY, ret) {
+				TH_LOG("cpu%u: %u pinned events, one more than its counters: %s",
+				       cpu, n + 1, amupmu_errstr(ret));
+			}
+		}
+		return;
 	}
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)
 		return;

@@ -2,7 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # amupmu and CPU hotplug: load the module with cpu1 offline, bring cpu1 up
-# and down, cycle it while the driver is used, unload and reload.
+# and down, cycle it while the driver is used, unload and reload. A PMU
+# session (amupmu_session count 0-1: CPU_CYCLES on cpu0 and cpu1) is
+# configured while cpu1 is offline and held through the cycles; it must
+# count on cpu1 at the end: in exclusive mode amupmu programs cpu1's PMU
+# when it comes up, in shared mode its perf events are created then (and
+# again at every cycle). Where the kernel's arm_pmu owns the PMU and shared
+# mode is off, the CONFIG must be ENXIO instead.
 # busybox sh compatible; prints TAP 13 itself. Needs root, cpu1 with an
 # online file, and the module at $AMUPMU_KO (default /amupmu.ko). Leaves
 # cpu1 online and the module loaded.
@@ -29,7 +35,11 @@ KSFT_FAIL=1
 CPU1=/sys/devices/system/cpu/cpu1
 DRV=/sys/class/misc/amupmu
 INFO_TEST=$AMUPMU_SELFTEST_DIR/amupmu_info_test
-NR_TESTS=12
+SESSION=$AMUPMU_SELFTEST_DIR/amupmu_session
+SESSION_OUT=/tmp/amupmu_hotplug_session.$$
+NR_TESTS=14
+
+session_pid=
 
 midr_saved=
 
@@ -183,6 +193,63 @@ t_cycles() {
 	return 0
 }
 
+# the PMU mode INFO reports: exclusive, shared, off or none
+pmu_mode() {
+	out=$("$SESSION" info 2>/dev/null) || { echo unknown; return; }
+	echo "${out##*mode=}"
+}
+
+# a session counting CPU_CYCLES on cpu0 and cpu1 (offline now) in the background
+t_session_start() {
+	if [ ! -x "$SESSION" ]; then
+		log "$SESSION not found: no session through the cycles"
+		return 0
+	fi
+	mode=$(pmu_mode)
+	log "PMU mode: $mode"
+	case $mode in
+	exclusive | shared) ;;
+	off)
+		out=$("$SESSION" count 0-1 2>&1)
+		rc=$?
+		[ "$rc" = 3 ] && [ "$out" = "CONFIG: ENXIO" ] && return 0
+		log "shared mode off: CONFIG status $rc, '$out', expected ENXIO"
+		return 1
+		;;
+	*) log "no PMU sessions here ($mode)"; return 0 ;;
+	esac
+	"$SESSION" count 0-1 >"$SESSION_OUT" 2>&1 &
+	session_pid=$!
+	i=0
+	while ! grep -q counting "$SESSION_OUT" 2>/dev/null && kill -0 "$session_pid" 2>/dev/null && [ "$i" -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	grep -q counting "$SESSION_OUT" && return 0
+	log "the session did not start:"
+	sed 's/^/#   /' "$SESSION_OUT"
+	session_pid=
+	return 1
+}
+
+# the session ends: both CPUs counted, cpu1 online and counting again
+t_session_counts() {
+	[ -n "$session_pid" ] || { log "no session was started"; return 0; }
+	kill -TERM "$session_pid"
+	wait "$session_pid"
+	rc=$?
+	session_pid=
+	sed 's/^/#   /' "$SESSION_OUT"
+	[ "$rc" = 0 ] || { log "amupmu_session: status $rc"; return 1; }
+	grep -q '^cpu0 value=[1-9][0-9]* ' "$SESSION_OUT" || { log "no count on cpu0"; return 1; }
+	grep -q '^cpu1 value=[1-9][0-9]* ' "$SESSION_OUT" || { log "no count on cpu1"; return 1; }
+	# READ_OFFLINE (bit 1) is not set: cpu1 is back
+	st=$(sed -n 's/^cpu1 .* state=0x\([0-9a-f]*\)$/\1/p' "$SESSION_OUT")
+	[ $(( 0x${st:-2} & 2 )) = 0 ] || { log "cpu1 reads offline (state 0x$st)"; return 1; }
+	rm -f "$SESSION_OUT"
+	return 0
+}
+
 t_rmmod() { unload_module; }
 
 t_insmod_again() {
@@ -201,6 +268,8 @@ t_no_kernel_trouble() {
 
 # Whatever happened: cpu1 back online, the module loaded.
 cleanup() {
+	[ -n "$session_pid" ] && kill -TERM "$session_pid" 2>/dev/null && wait "$session_pid"
+	rm -f "$SESSION_OUT"
 	[ "$(read_file "$CPU1/online")" = 1 ] || echo 1 > "$CPU1/online" 2>/dev/null
 	module_loaded || insmod "$AMUPMU_KO" 2>/dev/null
 }
@@ -228,8 +297,10 @@ step "cpu1 never online: online=0 discovered=0, no registers" t_never_online_sta
 step "online cpu1"                               t_online_cpu1
 step "cpu1 discovered on online, midr_el1 matches the kernel" t_discovered_on_online
 step "offline cpu1: online=0, registers kept"    t_offline_keeps_registers
+step "a PMU session on cpu0-1 configured with cpu1 offline" t_session_start
 step "online cpu1 again"                         t_online_again
 step "$AMUPMU_CYCLES offline/online cycles of cpu1 while in use" t_cycles
+step "the session counted on cpu0 and cpu1 (back online)" t_session_counts
 step "rmmod amupmu"                              t_rmmod
 step "insmod amupmu again"                       t_insmod_again
 step "no kernel BUG/WARNING during the test"     t_no_kernel_trouble

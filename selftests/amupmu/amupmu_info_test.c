@@ -32,6 +32,7 @@ FIXTURE(info) {
 	unsigned int nr_cpu_ids;
 	struct amupmu_info ref;		/* exact-size answer */
 	struct amupmu_cpu_info *ref_cpus;	/* nr_cpu_ids entries */
+	bool shared_off;	/* this test turned pmu_shared off: teardown turns it on */
 };
 
 FIXTURE_SETUP(info)
@@ -53,6 +54,8 @@ FIXTURE_SETUP(info)
 
 FIXTURE_TEARDOWN(info)
 {
+	if (self->shared_off && amupmu_set_pmu_shared(true, NULL))
+		TH_LOG("could not turn %s back on", AMUPMU_PMU_SHARED_PARAM);
 	free(self->ref_cpus);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -196,7 +199,7 @@ TEST_F(info, exact_size)
 		TH_LOG("supported_ioctls 0x%llx has commands past AMUPMU_SPE_READ",
 		       (unsigned long long)info->supported_ioctls);
 	}
-	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_MOCK * 2 - 1)) {
+	EXPECT_EQ(0ULL, info->features & ~(__u64)(AMUPMU_FEAT_PMU_SHARED * 2 - 1)) {
 		TH_LOG("unknown feature bits in 0x%llx",
 		       (unsigned long long)info->features);
 	}
@@ -241,6 +244,68 @@ TEST_F(info, kernel_el_matches_boot)
 	if (!want)
 		SKIP(return, "the boot does not tell the kernel's exception level (%s)", how);
 	EXPECT_EQ(want, self->ref.kernel_el);
+}
+
+/* INFO's features say @shared (FEAT_PMU_SHARED) and nothing else changed. */
+static void expect_shared(struct __test_metadata *_metadata, FIXTURE_DATA(info) *self,
+			  bool shared, const char *what)
+{
+	struct amupmu_info info;
+
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
+	TH_LOG("%s: features 0x%llx, PMU in %s", what, (unsigned long long)info.features,
+	       amupmu_pmu_mode_name(&info));
+	EXPECT_EQ(shared, amupmu_pmu_shared(&info)) {
+		TH_LOG("%s: FEAT_PMU_SHARED %s", what, shared ? "missing" : "still set");
+	}
+	EXPECT_EQ(self->ref.features & ~(__u64)AMUPMU_FEAT_PMU_SHARED,
+		  info.features & ~(__u64)AMUPMU_FEAT_PMU_SHARED);
+	EXPECT_EQ(self->ref.pmu_owner, info.pmu_owner);
+}
+
+/*
+ * The PMU mode (ABI 2.3): exclusive exactly when amupmu owns the PMU;
+ * shared only where the kernel's arm_pmu owns it, never with exclusive,
+ * and exactly when the module parameter pmu_shared is Y there. Where the
+ * kernel owns the PMU the parameter is turned off and on again, and INFO
+ * follows it at once.
+ */
+TEST_F(info, pmu_mode)
+{
+	bool exclusive = self->ref.features & AMUPMU_FEAT_PMU_EXCLUSIVE;
+	bool shared = amupmu_pmu_shared(&self->ref);
+	char param[8];
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	ret = amupmu_read_line(AMUPMU_PMU_SHARED_PARAM, param, sizeof(param));
+	ASSERT_EQ(0, ret) {
+		TH_LOG("%s: %s", AMUPMU_PMU_SHARED_PARAM, amupmu_errstr(ret));
+	}
+	TH_LOG("backend: PMU in %s; pmu_owner %u, features 0x%llx, pmu_shared=%s",
+	       amupmu_pmu_mode_name(&self->ref), self->ref.pmu_owner,
+	       (unsigned long long)self->ref.features, param);
+	EXPECT_TRUE(!strcmp(param, "Y") || !strcmp(param, "N")) {
+		TH_LOG("pmu_shared reads '%s'", param);
+	}
+	EXPECT_EQ(self->ref.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU, exclusive);
+	EXPECT_FALSE(exclusive && shared);
+	if (shared) {
+		EXPECT_EQ((__u32)AMUPMU_PMU_OWNER_KERNEL, self->ref.pmu_owner);
+		EXPECT_TRUE(!!(self->ref.features & AMUPMU_FEAT_PMU));
+	}
+	if (self->ref.pmu_owner != AMUPMU_PMU_OWNER_KERNEL)
+		return;
+	EXPECT_EQ(param[0] == 'Y', shared);
+	ASSERT_EQ(0, amupmu_set_pmu_shared(false, NULL));
+	self->shared_off = true;
+	expect_shared(_metadata, self, false, "pmu_shared=N");
+	ASSERT_EQ(0, amupmu_set_pmu_shared(true, NULL));
+	self->shared_off = false;
+	expect_shared(_metadata, self, true, "pmu_shared=Y");
+	/* as found */
+	if (param[0] != 'Y')
+		ASSERT_EQ(0, amupmu_set_pmu_shared(false, NULL));
 }
 
 /* The sample clock is the kernel's: CNTPCT_EL0 on a VHE host, CNTVCT_EL0 at EL1. */

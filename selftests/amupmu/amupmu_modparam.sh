@@ -7,7 +7,12 @@
 # way. amu (ABI 2.1, bool, 0444) takes a boolean only; with amu=0 the AMU
 # is left alone: amupmu_amu_test (run here) then expects AMUPMU_CPU_AMU_OFF on
 # every CPU of a mock build, no AMUPMU_CPU_AMU, AMUPMU_AMU_READ EOPNOTSUPP and
-# no AMU file in sysfs. busybox sh compatible; prints TAP 13 itself. Needs root and the
+# no AMU file in sysfs. pmu_shared (ABI 2.3, bool, 0644: shared mode where
+# the kernel's arm_pmu owns the PMU) takes a boolean only at load and at run
+# time (Y, N, 1, 0; other text EINVAL, the value unchanged), and INFO's
+# AMUPMU_FEAT_PMU_SHARED (amupmu_session info) and the sysfs features line
+# follow it: with N a CONFIG is ENXIO on a stock board, with Y it counts.
+# busybox sh compatible; prints TAP 13 itself. Needs root and the
 # module at $AMUPMU_KO (default /amupmu.ko). Leaves the module loaded with
 # its default parameters.
 #
@@ -30,7 +35,10 @@ KSFT_FAIL=1
 PARAM=/sys/module/amupmu/parameters
 BAD_BITS="48 0 1 16 31 33 63 65 128 -32 abc"
 BAD_AMU="2 abc -1 x"
-NR_TESTS=$((8 + $(echo "$BAD_BITS" | wc -w) + $(echo "$BAD_AMU" | wc -w)))
+BAD_SHARED="2 abc -1 x maybe"
+NR_TESTS=$((13 + $(echo "$BAD_BITS" | wc -w) + $(echo "$BAD_AMU" | wc -w) + $(echo "$BAD_SHARED" | wc -w)))
+# AMUPMU_INFO and a counting session for the shell (next to this script)
+SESSION=$(dirname "$0")/amupmu_session
 
 step() {
 	name=$1
@@ -182,12 +190,165 @@ t_amu() {
 	return "$rc"
 }
 
+# ------------------------------------------------------------------ pmu_shared
+
+# the mode INFO says: exclusive, shared, off or none (amupmu_session info)
+info_mode() {
+	out=$("$SESSION" info 2>&1) || { log "amupmu_session info: $out"; echo error; return; }
+	echo "${out##*mode=}"
+}
+
+# the mode INFO must say with pmu_shared=<Y|N>: it only matters where the
+# kernel's arm_pmu owns the PMU
+want_mode() {
+	case $(cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null) in
+	amupmu) echo exclusive ;;
+	kernel) [ "$1" = Y ] && echo shared || echo off ;;
+	*) echo none ;;
+	esac
+}
+
+# expect_mode <Y|N> <what>: INFO follows pmu_shared; a CONFIG on CPU 0
+# counts where the mode has sessions and is ENXIO where it is off
+expect_mode() {
+	got=$(info_mode)
+	want=$(want_mode "$1")
+	log "$2: pmu_shared $(cat "$PARAM/pmu_shared" 2>/dev/null), INFO mode $got ($("$SESSION" info 2>&1))"
+	[ "$got" = "$want" ] || { log "$2: INFO mode '$got', expected '$want'"; return 1; }
+	case $want in
+	shared | exclusive)
+		"$SESSION" count 0 >/tmp/sess.$$ 2>&1 &
+		pid=$!
+		i=0
+		while ! grep -q counting /tmp/sess.$$ 2>/dev/null && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 50 ]; do
+			sleep 0.1
+			i=$((i + 1))
+		done
+		kill -TERM "$pid" 2>/dev/null
+		wait "$pid"
+		src=$?
+		sed 's/^/#   /' /tmp/sess.$$
+		grep -q '^cpu0 value=[1-9][0-9]* ' /tmp/sess.$$
+		crc=$?
+		rm -f /tmp/sess.$$
+		if [ "$src" != 0 ] || [ "$crc" != 0 ]; then
+			log "$2: no count on CPU 0 in $want mode (status $src)"
+			return 1
+		fi
+		;;
+	off)
+		out=$("$SESSION" count 0 2>&1)
+		src=$?
+		if [ "$src" != 3 ] || [ "$out" != "CONFIG: ENXIO" ]; then
+			log "$2: CONFIG with shared mode off: status $src, '$out', expected ENXIO"
+			return 1
+		fi
+		;;
+	esac
+	return 0
+}
+
+# t_shared_refused <value>: insmod with pmu_shared=<value> fails with EINVAL
+t_shared_refused() {
+	if out=$(insmod "$AMUPMU_KO" "pmu_shared=$1" 2>&1); then
+		log "pmu_shared=$1 loaded (parameter reads $(cat "$PARAM/pmu_shared" 2>/dev/null))"
+		rmmod amupmu
+		return 1
+	fi
+	module_loaded && { log "pmu_shared=$1 refused ($out) but loaded"; rmmod amupmu; return 1; }
+	case $out in
+	*"Invalid argument"*) return 0 ;;
+	esac
+	log "pmu_shared=$1: '$out', expected EINVAL"
+	return 1
+}
+
+# t_shared_load <0|1>: loads, reads back N/Y at mode 0644, INFO follows
+t_shared_load() {
+	want=N
+	[ "$1" = 1 ] && want=Y
+	if ! out=$(insmod "$AMUPMU_KO" "pmu_shared=$1" 2>&1); then
+		log "pmu_shared=$1: insmod failed: $out"
+		return 1
+	fi
+	rc=0
+	got=$(cat "$PARAM/pmu_shared" 2>/dev/null)
+	[ "$got" = "$want" ] || { log "pmu_shared=$1 reads '$got', expected $want"; rc=1; }
+	mode=$(stat -c %a "$PARAM/pmu_shared" 2>/dev/null)
+	[ "$mode" = 644 ] || { log "$PARAM/pmu_shared mode '$mode', expected 644"; rc=1; }
+	expect_mode "$want" "insmod pmu_shared=$1" || rc=1
+	rmmod amupmu || { log "rmmod after pmu_shared=$1 failed"; rc=1; }
+	return "$rc"
+}
+
+# write_param <value>: echo it into pmu_shared; prints the shell's error
+write_param() { (echo "$1" >"$PARAM/pmu_shared") 2>&1; }
+
+# pmu_shared written at run time: each value read back, INFO following it
+t_shared_runtime() {
+	rc=0
+	for v in N Y 0 1 n y; do
+		case $v in [Y1y]) want=Y ;; *) want=N ;; esac
+		out=$(write_param "$v") || { log "echo $v > pmu_shared: $out"; rc=1; continue; }
+		got=$(cat "$PARAM/pmu_shared")
+		[ "$got" = "$want" ] || { log "pmu_shared=$v reads '$got', expected $want"; rc=1; }
+		expect_mode "$want" "pmu_shared=$v at run time" || rc=1
+	done
+	return "$rc"
+}
+
+# text that is no boolean: EINVAL, the value (and INFO) unchanged, from Y and from N
+t_shared_garbage() {
+	rc=0
+	for before in N Y; do
+		write_param "$before" >/dev/null || { log "echo $before > pmu_shared failed"; return 1; }
+		for v in $BAD_SHARED; do
+			if out=$(write_param "$v"); then
+				log "echo $v > pmu_shared accepted (reads $(cat "$PARAM/pmu_shared"))"
+				rc=1
+				continue
+			fi
+			case $out in
+			*"Invalid argument"*) ;;
+			*) log "echo $v > pmu_shared: '$out', expected EINVAL"; rc=1 ;;
+			esac
+			got=$(cat "$PARAM/pmu_shared")
+			[ "$got" = "$before" ] || { log "echo $v > pmu_shared changed $before to $got"; rc=1; }
+		done
+		[ "$(info_mode)" = "$(want_mode "$before")" ] ||
+			{ log "INFO mode $(info_mode) after refused writes, pmu_shared $before"; rc=1; }
+	done
+	write_param Y >/dev/null
+	return "$rc"
+}
+
+# the sysfs features line is INFO's features (a name per bit): pmu_shared
+# in it exactly when INFO has AMUPMU_FEAT_PMU_SHARED (bit 5), both values
+t_shared_sysfs_features() {
+	rc=0
+	for v in N Y; do
+		write_param "$v" >/dev/null || return 1
+		feats=$(cat /sys/class/misc/amupmu/features)
+		info=$("$SESSION" info) || return 1
+		hex=${info#features=0x}
+		hex=${hex%% *}
+		bit=$(( (0x$hex >> 5) & 1 ))
+		listed=0
+		case " $feats " in *" pmu_shared "*) listed=1 ;; esac
+		log "pmu_shared=$v: features '$feats', INFO $info"
+		[ "$bit" = "$listed" ] ||
+			{ log "pmu_shared=$v: INFO bit 5 (pmu_shared) $bit, sysfs lists it: $listed"; rc=1; }
+	done
+	return "$rc"
+}
+
 t_default() {
 	insmod "$AMUPMU_KO" || { log "insmod with the defaults failed"; return 1; }
 	got=$(cat "$PARAM/pmu_counter_bits" 2>/dev/null)
-	log "default pmu_counter_bits $got, amu $(cat "$PARAM/amu" 2>/dev/null)"
+	log "default pmu_counter_bits $got, amu $(cat "$PARAM/amu" 2>/dev/null)," \
+		"pmu_shared $(cat "$PARAM/pmu_shared" 2>/dev/null)"
 	[ "$got" = 32 ] || [ "$got" = 64 ] || return 1
-	[ "$(cat "$PARAM/amu" 2>/dev/null)" = Y ]
+	[ "$(cat "$PARAM/amu" 2>/dev/null)" = Y ] && [ "$(cat "$PARAM/pmu_shared" 2>/dev/null)" = Y ]
 }
 
 t_no_kernel_trouble() {
@@ -202,6 +363,7 @@ cleanup() { module_loaded || insmod "$AMUPMU_KO" 2>/dev/null; }
 
 [ "$(id -u)" = 0 ] || skip_all "needs root"
 [ -f "$AMUPMU_KO" ] || skip_all "module $AMUPMU_KO not found (set AMUPMU_KO)"
+[ -x "$SESSION" ] || skip_all "$SESSION not found (built with the selftests)"
 for tool in insmod rmmod; do
 	command -v $tool >/dev/null || skip_all "$tool not available"
 done
@@ -225,7 +387,15 @@ for v in $BAD_AMU; do
 done
 step "insmod amu=0: the AMU left alone (amupmu_amu_test)" t_amu 0
 step "insmod amu=1: the AMU in use" t_amu 1
+for v in $BAD_SHARED; do
+	step "insmod pmu_shared=$v: EINVAL, nothing loaded" t_shared_refused "$v"
+done
+step "insmod pmu_shared=0: N, INFO and CONFIG follow" t_shared_load 0
+step "insmod pmu_shared=1: Y, INFO and CONFIG follow" t_shared_load 1
 step "insmod with the defaults" t_default
+step "pmu_shared at run time: N Y 0 1 n y accepted, INFO and CONFIG follow" t_shared_runtime
+step "pmu_shared at run time: no boolean is EINVAL, unchanged" t_shared_garbage
+step "sysfs features lists pmu_shared exactly when INFO has it" t_shared_sysfs_features
 step "no kernel BUG/WARNING during the test" t_no_kernel_trouble
 
 [ $test_num -eq $NR_TESTS ] || log "ran $test_num of $NR_TESTS steps"

@@ -57,9 +57,9 @@ FIXTURE_SETUP(nl)
 		       AMUPMU_NL_FAMILY_NAME, strerror(-ret));
 	}
 	amupmu_board_line(board, sizeof(board));
-	TH_LOG("backend: QEMU/CPU PMUv3, pmu_owner %u, features 0x%llx; board \"%s\"; family id %u",
-	       self->info.pmu_owner, (unsigned long long)self->info.features, board,
-	       self->nl.family);
+	TH_LOG("backend: QEMU/CPU PMUv3 in %s, pmu_owner %u, features 0x%llx; board \"%s\"; "
+	       "family id %u", amupmu_pmu_mode_name(&self->info), self->info.pmu_owner,
+	       (unsigned long long)self->info.features, board, self->nl.family);
 }
 
 FIXTURE_TEARDOWN(nl)
@@ -311,12 +311,15 @@ static void sess_cb(const struct nlmsghdr *h, void *arg)
 /* PMU events CPU 0 implements (QEMU: INST_RETIRED only under -icount) */
 static const __u32 nl_events[] = { 0x11, PMUV3_EV_SW_INCR };
 
-/* Configure a session (a PMU group where amupmu owns the PMU, else SPE on CPU 0). */
+/*
+ * Configure a session (a PMU group where PMU sessions work, exclusive or
+ * shared mode, else SPE on CPU 0).
+ */
 static int start_session(int fd, const struct amupmu_info *info, __u32 *kind)
 {
 	static __u64 cpus[1] = { 1 };
 
-	if (info->pmu_owner == AMUPMU_PMU_OWNER_AMUPMU) {
+	if (amupmu_pmu_sessions_work(info)) {
 		struct amupmu_pmu_event ev[2];
 		struct amupmu_pmu_config cfg;
 
@@ -353,7 +356,7 @@ TEST_F(nl, session_dump_and_events)
 	int fd, ret;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
-	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU &&
+	if (amupmu_pmu_sessions_work(&self->info) &&
 	    (!amupmu_event_implemented(&self->cpus[0], nl_events[0]) ||
 	     !amupmu_event_implemented(&self->cpus[0], nl_events[1])))
 		SKIP(return, "CPU 0 lacks CPU_CYCLES or SW_INCR");
@@ -367,11 +370,12 @@ TEST_F(nl, session_dump_and_events)
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);
 	ret = start_session(fd, &self->info, &kind);
-	if (ret == -EOPNOTSUPP && self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU &&
+	if (ret == -EOPNOTSUPP && !amupmu_pmu_sessions_work(&self->info) &&
 	    self->info.spe_owner != AMUPMU_SPE_OWNER_AMUPMU) {
 		close(fd);
 		close(ln.fd);
-		SKIP(return, "neither the PMU nor SPE is amupmu's on this board: no session");
+		SKIP(return, "no PMU sessions (%s) nor SPE on this board: no session",
+		     amupmu_pmu_mode_name(&self->info));
 	}
 	ASSERT_EQ(0, ret) {
 		TH_LOG("configuring a %s session: %s",
@@ -742,7 +746,9 @@ TEST_F(nl, knob_event)
 /*
  * A sample ring nobody reads: once full, its CPU's lost count goes 1, 2,
  * 4, ...; the buffer group hears each power of two, for the session and
- * the CPU, in order. Needs amupmu to own the PMU (the amupmu devicetree).
+ * the CPU, in order. Needs PMU sessions: exclusive mode (the amupmu
+ * devicetree) or shared mode (the stock one, samples from perf core's
+ * overflow handler).
  */
 TEST_F(nl, ring_lost_event)
 {
@@ -757,8 +763,10 @@ TEST_F(nl, ring_lost_event)
 	int fd, ret;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
-	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)
-		SKIP(return, "the kernel's PMU driver owns the PMU: no sampling session here");
+	if (!amupmu_pmu_sessions_work(&self->info))
+		SKIP(return, "PMU in %s: no sampling session here",
+		     amupmu_pmu_mode_name(&self->info));
+	TH_LOG("sampling in %s", amupmu_pmu_mode_name(&self->info));
 	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &period));
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_BUFFER));

@@ -3,9 +3,17 @@
  * PMU counting sessions of /dev/amupmu (AMUPMU_PMU_CONFIG, AMUPMU_PMU_CTL,
  * AMUPMU_PMU_READ) against the contract in include/uapi/linux/amupmu.h:
  *
- *  - ownership: with the kernel's arm_pmu owning the PMU every PMU command
- *    is refused with ENXIO and a perf counter of the same task keeps
- *    counting undisturbed; in exclusive mode the counting tests run;
+ *  - ownership and modes: in exclusive mode (the amupmu devicetree) amupmu
+ *    programs the PMU; on the stock devicetree the kernel's arm_pmu owns it
+ *    and, in shared mode (module parameter pmu_shared, default Y), the same
+ *    sessions count and sample through perf core: the suite runs in both,
+ *    the few exclusive-only checks (counter indices, pmu_counters_free,
+ *    32-bit folding) skip or check the shared-mode value, and the
+ *    shared-only tests put perf users beside amupmu (both counting the same
+ *    loop, more events than counters: perf multiplexes, amupmu's pinned
+ *    events keep counting) and check what perf core refuses (EBUSY, CHAIN);
+ *    with pmu_shared=N every PMU command is refused with ENXIO and a perf
+ *    counter of the same task keeps counting undisturbed;
  *  - counting: exact INST_RETIRED under QEMU's -icount shift=0, with
  *    perf's exclusion filters (user, kernel, hv, host, guest) on the EL1
  *    board and on the VHE board (kernel at EL2); CPU_CYCLES on the cycle
@@ -18,12 +26,14 @@
  *  - sampling: the ring, the sample's mode, pid (in the configuring
  *    process's pid namespace) and time (converted to CLOCK_MONOTONIC_RAW),
  *    skid samples of a counter that excludes the kernel dropped and counted;
- *  - EL0 access to the PMU traps (PMUSERENR_EL0 is 0 while amupmu owns it);
+ *  - EL0 access to the PMU traps (PMUSERENR_EL0 is 0 while amupmu owns it,
+ *    and arm_pmu's while no perf event asks for user access);
  *  - the ABI of the three commands (sizes, flags, reserved fields, every
  *    range check, bad user pointers), each refused call changing nothing.
  *
  * Every test logs the backend it ran on: the PMU is always the CPU's own
- * (QEMU TCG's PMUv3 on the test board), in exclusive or kernel-owned mode.
+ * (QEMU TCG's PMUv3 on the test board), in exclusive mode, shared mode
+ * (perf core) or kernel-owned mode with shared mode off.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -66,6 +76,10 @@ _Static_assert(VAL_SZ == 16, "amupmu_pmu_value layout");
 #define KERNEL_ADDR	0xffff800000000000ULL
 
 #define COUNTER_BITS_PARAM	"/sys/module/amupmu/parameters/pmu_counter_bits"
+#define PMU_SHARED_PARAM	"/sys/module/amupmu/parameters/pmu_shared"
+
+/* PMUv3 CHAIN: counts the overflows of the counter below; shared mode refuses it */
+#define PMUV3_EV_CHAIN		0x001E
 
 /* QEMU's "max" CPU: MIDR implementer 0 (software use), part number 'Q' */
 #define QEMU_MAX_MIDR_PARTNUM	0x51
@@ -222,8 +236,20 @@ FIXTURE(pmu) {
 	unsigned int kernel_el;		/* INFO.kernel_el: 2 on a VHE host */
 	bool has_el2;			/* ID_AA64PFR0_EL1.EL2 of CPU 0 */
 	bool cpu1_offlined;		/* teardown puts cpu1 back online */
+	bool exclusive;			/* amupmu owns the PMU */
+	bool shared;			/* arm_pmu owns it, shared mode: perf core counts */
+	bool restore_shared;		/* teardown writes pmu_shared=Y back */
 	char backend[512];
 };
+
+/*
+ * The fixture's mode for the helpers without it (read_ok()): each test
+ * runs in a child of its own, after its FIXTURE_SETUP set this.
+ */
+static bool shared_mode;
+
+/* A READ state as the mode has it: shared mode adds AMUPMU_READ_SHARED. */
+#define RD_STATE(_f)	((__u32)(_f) | (shared_mode ? (__u32)AMUPMU_READ_SHARED : 0U))
 
 FIXTURE_SETUP(pmu)
 {
@@ -262,12 +288,17 @@ FIXTURE_SETUP(pmu)
 	self->has_el2 = PFR0_EL2(c0->id_aa64pfr0) != 0;
 	amupmu_board_line(board, sizeof(board));
 
+	self->exclusive = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
+	self->shared = self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL &&
+		       (self->info.features & AMUPMU_FEAT_PMU_SHARED);
+	shared_mode = self->shared;
 	switch (self->info.pmu_owner) {
 	case AMUPMU_PMU_OWNER_AMUPMU:
 		mode = "exclusive mode";
 		break;
 	case AMUPMU_PMU_OWNER_KERNEL:
-		mode = "kernel-owned mode (arm_pmu)";
+		mode = self->shared ? "shared mode (perf core)" :
+		       "kernel-owned mode (arm_pmu), shared mode off";
 		break;
 	default:
 		mode = "no PMU";
@@ -287,6 +318,8 @@ FIXTURE_TEARDOWN(pmu)
 {
 	if (self->cpu1_offlined && amupmu_set_online(1, true))
 		TH_LOG("could not put cpu1 back online");
+	if (self->restore_shared && amupmu_write_str(PMU_SHARED_PARAM, "Y"))
+		TH_LOG("could not write pmu_shared=Y back");
 	free(self->cpus);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -298,13 +331,29 @@ FIXTURE_TEARDOWN(pmu)
 	TH_LOG("backend: %s", self->backend);					\
 } while (0)
 
-/* The tests that need amupmu to own the PMU. */
-#define NEED_EXCLUSIVE() do {							\
-	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL)			\
-		SKIP(return, "the kernel's arm_pmu owns the PMU");		\
-	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_AMUPMU)			\
+/* The tests of PMU sessions: exclusive mode or shared mode. */
+#define NEED_PMU() do {								\
+	if (self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL && !self->shared)	\
+		SKIP(return, "the kernel's arm_pmu owns the PMU and shared mode "	\
+		     "is off (pmu_shared=N)");					\
+	if (!self->exclusive && !self->shared)					\
 		SKIP(return, "no PMUv3 (pmu_owner %u)", self->info.pmu_owner);	\
 	ASSERT_LT(0U, self->nr_counters);					\
+} while (0)
+
+/* What only exclusive mode has; @_why: what shared mode does instead. */
+#define NEED_EXCLUSIVE(_why) do {						\
+	NEED_PMU();								\
+	if (self->shared)							\
+		SKIP(return, "exclusive mode only: %s", _why);			\
+} while (0)
+
+/* perf users beside amupmu: shared mode only. */
+#define NEED_SHARED() do {							\
+	if (self->exclusive)							\
+		SKIP(return, "shared mode only: amupmu owns the PMU here "	\
+		     "(exclusive mode), perf has no hardware events");		\
+	NEED_PMU();								\
 } while (0)
 
 /* The tests that take cpu1 offline and back. */
@@ -326,6 +375,14 @@ static void group_all_counters(FIXTURE_DATA(pmu) *self, struct group *g, unsigne
 	group_add_n(g, self->filler, self->nr_counters);
 }
 
+/* |a - b| <= b * permille / 1000 */
+static bool within_permille(__u64 a, __u64 b, unsigned int permille)
+{
+	__u64 d = a > b ? a - b : b - a;
+
+	return d <= b / 1000 * permille + (b % 1000) * permille / 1000;
+}
+
 /* A READ that must succeed, with the invariants of every answer. */
 static void read_ok(struct __test_metadata *_metadata, int fd, __u32 cpu,
 		    unsigned int nr, struct snap *s)
@@ -336,8 +393,17 @@ static void read_ok(struct __test_metadata *_metadata, int fd, __u32 cpu,
 		TH_LOG("READ cpu %u, %u values: %s", cpu, nr, amupmu_errstr(ret));
 	}
 	EXPECT_EQ(nr, s->rd.nr_values);
-	EXPECT_EQ(0U, s->rd.state & ~(__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE)) {
+	EXPECT_EQ(0U, s->rd.state & ~(__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE |
+					     AMUPMU_READ_SHARED | AMUPMU_READ_EVICTED)) {
 		TH_LOG("unknown state bits 0x%x", s->rd.state);
+	}
+	EXPECT_EQ(RD_STATE(0), s->rd.state & AMUPMU_READ_SHARED) {
+		TH_LOG("cpu %u: state 0x%x, AMUPMU_READ_SHARED %s in %s mode", cpu, s->rd.state,
+		       shared_mode ? "missing" : "set", shared_mode ? "shared" : "exclusive");
+	}
+	EXPECT_EQ(0U, s->rd.state & AMUPMU_READ_EVICTED) {
+		TH_LOG("cpu %u: perf core evicted a pinned counter (state 0x%x)", cpu,
+		       s->rd.state);
 	}
 	EXPECT_NE(AMUPMU_SENTINEL64, s->rd.time_enabled);
 	EXPECT_GE(s->rd.time_enabled + TIME_SLACK_NS, s->rd.time_running) {
@@ -366,8 +432,20 @@ static void expect_unconfigured(struct __test_metadata *_metadata, int fd, const
 }
 
 /*
- * Nothing is allocated on CPU 0: INFO says every counter is free, and
- * another session gets all N + 1 counters.
+ * CONFIG's counters_free: the fewest free counters on a CPU of the set
+ * before it (@exclusive) in exclusive mode, 0 in shared mode (perf core
+ * decides).
+ */
+static __u32 want_free(const FIXTURE_DATA(pmu) *self, __u32 exclusive)
+{
+	return self->shared ? 0 : exclusive;
+}
+
+/*
+ * Nothing is allocated on CPU 0: another session gets all N + 1 counters
+ * (in shared mode: N + 1 pinned perf events fit, so no event of an earlier
+ * session was left behind); INFO says every counter is free in exclusive
+ * mode, none in shared mode (perf core decides).
  */
 static void expect_all_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
 			    const char *what)
@@ -378,7 +456,7 @@ static void expect_all_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 
 	ASSERT_LE(0, fd);
 	ASSERT_EQ(0, amupmu_counters_free(fd, &free0, 1));
-	EXPECT_EQ(amupmu_all_counters_mask(self->nr_counters), free0) {
+	EXPECT_EQ(want_free(self, amupmu_all_counters_mask(self->nr_counters)), free0) {
 		TH_LOG("%s: INFO pmu_counters_free of CPU 0 0x%x", what, free0);
 	}
 	group_all_counters(self, &g, 0);
@@ -387,7 +465,7 @@ static void expect_all_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 		TH_LOG("%s: all %u counters of CPU 0 in another session: %s (counters_free %u)",
 		       what, self->nr_counters + 1, amupmu_errstr(ret), g.cfg.counters_free);
 	}
-	EXPECT_EQ(self->nr_counters + 1, g.cfg.counters_free) {
+	EXPECT_EQ(want_free(self, self->nr_counters + 1), g.cfg.counters_free) {
 		TH_LOG("%s: counters leaked", what);
 	}
 	close(fd);
@@ -427,7 +505,38 @@ static void expect_config_refused(struct __test_metadata *_metadata, int fd, voi
 	expect_unconfigured(_metadata, fd, what);
 }
 
-/* The counters[] of a successful CONFIG: valid and pairwise distinct. */
+/*
+ * counters[@i] of a successful CONFIG in @cfg: in exclusive mode the
+ * cycle counter when @cycle, else an event counter; AMUPMU_COUNTER_PERF in
+ * shared mode (perf core places the events).
+ */
+static void expect_counter(struct __test_metadata *_metadata, const FIXTURE_DATA(pmu) *self,
+			   const struct amupmu_pmu_config *cfg, unsigned int i, bool cycle,
+			   const char *what)
+{
+	__u8 c = cfg->counters[i];
+
+	if (self->shared) {
+		EXPECT_EQ(AMUPMU_COUNTER_PERF, c) {
+			TH_LOG("%s: event %u on counter %u in shared mode, not "
+			       "AMUPMU_COUNTER_PERF", what, i, c);
+		}
+	} else if (cycle) {
+		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, c) {
+			TH_LOG("%s: event %u on counter %u, not the cycle counter", what, i, c);
+		}
+	} else {
+		EXPECT_GT(self->nr_counters, c) {
+			TH_LOG("%s: event %u on counter %u, not an event counter (< %u)", what,
+			       i, c, self->nr_counters);
+		}
+	}
+}
+
+/*
+ * The counters[] of a successful CONFIG: valid and pairwise distinct; all
+ * AMUPMU_COUNTER_PERF in shared mode.
+ */
 static void expect_counters_valid(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
 				  const struct group *g)
 {
@@ -436,6 +545,13 @@ static void expect_counters_valid(struct __test_metadata *_metadata, FIXTURE_DAT
 	for (i = 0; i < g->nr; i++) {
 		__u8 c = g->cfg.counters[i];
 
+		if (self->shared) {
+			EXPECT_EQ(AMUPMU_COUNTER_PERF, c) {
+				TH_LOG("event %u (0x%x): counter %u in shared mode", i,
+				       g->ev[i].event, c);
+			}
+			continue;
+		}
 		EXPECT_TRUE(c == AMUPMU_PMU_CYCLE_COUNTER || c < self->nr_counters) {
 			TH_LOG("event %u (0x%x): counter %u is neither an event counter "
 			       "(< %u) nor the cycle counter", i, g->ev[i].event, c,
@@ -451,10 +567,16 @@ static void expect_counters_valid(struct __test_metadata *_metadata, FIXTURE_DAT
 
 /* ---------------------------------------------------------------- ownership */
 
+/*
+ * pmu_owner in INFO and sysfs agree; FEAT_PMU_EXCLUSIVE exactly when amupmu
+ * owns the PMU, FEAT_PMU_SHARED exactly when arm_pmu owns it and the
+ * pmu_shared parameter (0644, Y by default) is Y.
+ */
 TEST_F(pmu, owner_consistent)
 {
 	__u64 pmu_cmds = 0;
-	char owner[32];
+	char owner[32], param[8] = "";
+	struct stat st;
 	unsigned int i;
 
 	PMU_BEGIN();
@@ -465,10 +587,23 @@ TEST_F(pmu, owner_consistent)
 		       (unsigned long long)self->info.supported_ioctls);
 	}
 	ASSERT_EQ(0, amupmu_read_line(AMUPMU_SYSFS "/pmu_owner", owner, sizeof(owner)));
+	ASSERT_EQ(0, stat(PMU_SHARED_PARAM, &st)) {
+		TH_LOG("%s: %s", PMU_SHARED_PARAM, strerror(errno));
+	}
+	EXPECT_EQ(0644U, st.st_mode & 07777);
+	ASSERT_EQ(0, amupmu_read_line(PMU_SHARED_PARAM, param, sizeof(param)));
+	EXPECT_TRUE(!strcmp(param, "Y") || !strcmp(param, "N")) {
+		TH_LOG("pmu_shared \"%s\"", param);
+	}
+	TH_LOG("pmu_owner %s, features 0x%llx, pmu_shared %s", owner,
+	       (unsigned long long)self->info.features, param);
 	switch (self->info.pmu_owner) {
 	case AMUPMU_PMU_OWNER_AMUPMU:
 		EXPECT_STREQ("amupmu", owner);
 		EXPECT_TRUE(!!(self->info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+		EXPECT_FALSE(!!(self->info.features & AMUPMU_FEAT_PMU_SHARED)) {
+			TH_LOG("shared mode reported while amupmu owns the PMU");
+		}
 		EXPECT_NE(0U, self->counter_bits) {
 			TH_LOG("%s missing", COUNTER_BITS_PARAM);
 		}
@@ -476,9 +611,14 @@ TEST_F(pmu, owner_consistent)
 	case AMUPMU_PMU_OWNER_KERNEL:
 		EXPECT_STREQ("kernel", owner);
 		EXPECT_FALSE(!!(self->info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+		EXPECT_EQ(!strcmp(param, "Y"), !!(self->info.features & AMUPMU_FEAT_PMU_SHARED)) {
+			TH_LOG("pmu_shared %s but INFO features 0x%llx", param,
+			       (unsigned long long)self->info.features);
+		}
 		break;
 	default:
 		EXPECT_STREQ("none", owner);
+		EXPECT_FALSE(!!(self->info.features & AMUPMU_FEAT_PMU_SHARED));
 		break;
 	}
 	if (self->counter_bits) {
@@ -488,10 +628,24 @@ TEST_F(pmu, owner_consistent)
 	}
 }
 
+/* INFO's features now. */
+static __u64 features_now(int fd)
+{
+	struct amupmu_info info;
+
+	return amupmu_query(fd, &info, NULL, 0) ? 0 : info.features;
+}
+
 /*
- * The kernel's arm_pmu owns the PMU: every PMU command, valid, is ENXIO
- * (permanent: not EBUSY, which says "in use now, try later"), and the
- * refused CONFIG writes nothing back.
+ * Shared mode off: the kernel's arm_pmu owns the PMU and pmu_shared is N
+ * (written here when it is Y and the test runs as root; Y is written back
+ * at the end, and by the teardown when the test stops before). INFO has no
+ * AMUPMU_FEAT_PMU_SHARED, and every PMU command of a session without a
+ * group, valid, is ENXIO (permanent: not EBUSY, which says "in use now,
+ * try later"); the refused CONFIG writes nothing back. The parameter
+ * affects new CONFIGs only: a group configured in shared mode before keeps
+ * counting until its RELEASE, after which its session is refused too. Y
+ * gives shared mode back.
  */
 TEST_F(pmu, kernel_owner_refuses)
 {
@@ -499,14 +653,38 @@ TEST_F(pmu, kernel_owner_refuses)
 		AMUPMU_PMU_CTL_ENABLE, AMUPMU_PMU_CTL_DISABLE,
 		AMUPMU_PMU_CTL_RESET, AMUPMU_PMU_CTL_RELEASE,
 	};
-	struct group g;
+	char param[8] = "";
+	struct group g, k;
 	struct snap s;
 	unsigned int i;
-	int ret;
+	int kept = -1, ret;
 
 	PMU_BEGIN();
 	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_KERNEL)
 		SKIP(return, "amupmu owns the PMU (pmu_owner %u)", self->info.pmu_owner);
+	if (self->shared) {
+		if (geteuid() != 0)
+			SKIP(return, "shared mode is on: turning it off (pmu_shared=N) needs root");
+		/* a group of shared mode, configured before the switch */
+		kept = open_dev();
+		ASSERT_LE(0, kept);
+		group_init(&k, 0);
+		group_add(&k, PMUV3_EV_CPU_CYCLES, 0);
+		ret = group_config(kept, &k);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("shared mode: CONFIG {CPU_CYCLES}: %s", amupmu_errstr(ret));
+		}
+		self->restore_shared = true;
+		ret = amupmu_write_str(PMU_SHARED_PARAM, "N");
+		ASSERT_EQ(0, ret) {
+			TH_LOG("pmu_shared=N: %s", amupmu_errstr(ret));
+		}
+	}
+	ASSERT_EQ(0, amupmu_read_line(PMU_SHARED_PARAM, param, sizeof(param)));
+	EXPECT_STREQ("N", param);
+	EXPECT_FALSE(!!(features_now(self->fd) & AMUPMU_FEAT_PMU_SHARED)) {
+		TH_LOG("pmu_shared=N: INFO still says shared mode");
+	}
 
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
@@ -532,6 +710,97 @@ TEST_F(pmu, kernel_owner_refuses)
 	amupmu_pmu_read_all_init(&s.rd, s.v, 1, 1);
 	expect_err(_metadata, self->fd, AMUPMU_PMU_READ, &s.rd, RD_SZ, ENXIO, true,
 		   "READ_ALL");
+	if (kept < 0)
+		return;
+
+	/* the group from before counts on, and goes with its RELEASE */
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	ASSERT_EQ(0, amupmu_pmu_ctl(kept, AMUPMU_PMU_CTL_ENABLE));
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
+	read_ok(_metadata, kept, 0, 1, &s);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), s.rd.state);
+	EXPECT_LT(0ULL, s.v[0].value) {
+		TH_LOG("the shared-mode group from before pmu_shared=N counted nothing");
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(kept, AMUPMU_PMU_CTL_DISABLE));
+	ASSERT_EQ(0, amupmu_pmu_ctl(kept, AMUPMU_PMU_CTL_RELEASE));
+	amupmu_pmu_config_init(&k.cfg, k.ev, k.nr, k.cpus.w, k.cpus.len);
+	expect_err(_metadata, kept, AMUPMU_PMU_CONFIG, &k.cfg, CFG_SZ, ENXIO, true,
+		   "CONFIG again after the RELEASE");
+	close(kept);
+
+	/* Y: shared mode again */
+	ret = amupmu_write_str(PMU_SHARED_PARAM, "Y");
+	ASSERT_EQ(0, ret) {
+		TH_LOG("pmu_shared=Y: %s", amupmu_errstr(ret));
+	}
+	self->restore_shared = false;
+	EXPECT_TRUE(!!(features_now(self->fd) & AMUPMU_FEAT_PMU_SHARED)) {
+		TH_LOG("pmu_shared=Y: INFO does not say shared mode");
+	}
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("CONFIG after pmu_shared=Y: %s", amupmu_errstr(ret));
+	}
+	expect_counter(_metadata, self, &g.cfg, 0, true, "after pmu_shared=Y");
+}
+
+/*
+ * pmu_shared takes a boolean: anything else ("maybe", "2", "-1", "x",
+ * "o", a lone newline) is refused with EINVAL and changes neither the
+ * parameter nor INFO's mode; a user without root cannot open it for
+ * writing (0644). In every mode (the parameter is always there).
+ */
+TEST_F(pmu, pmu_shared_param_refuses_bad)
+{
+	static const char *const bad[] = { "maybe", "2", "-1", "x", "o", "\n" };
+	char before[8] = "", after[8] = "";
+	int status, ret;
+	unsigned int i;
+	__u64 feat;
+	pid_t pid;
+
+	PMU_BEGIN();
+	if (geteuid() != 0)
+		SKIP(return, "writing pmu_shared needs root");
+	feat = features_now(self->fd);
+	ASSERT_EQ(0, amupmu_read_line(PMU_SHARED_PARAM, before, sizeof(before)));
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = amupmu_write_str(PMU_SHARED_PARAM, bad[i]);
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("pmu_shared \"%s\": %s", bad[i], amupmu_errstr(ret));
+		}
+		if (!ret && !strcmp(before, "Y"))
+			self->restore_shared = true;	/* it took something: Y again */
+		ASSERT_EQ(0, amupmu_read_line(PMU_SHARED_PARAM, after, sizeof(after)));
+		EXPECT_STREQ(before, after) {
+			TH_LOG("the refused write \"%s\" changed pmu_shared", bad[i]);
+		}
+		EXPECT_EQ(feat, features_now(self->fd)) {
+			TH_LOG("the refused write \"%s\" changed INFO's features", bad[i]);
+		}
+	}
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(10);
+		fd = open(PMU_SHARED_PARAM, O_WRONLY | O_CLOEXEC);
+		_exit(fd < 0 && errno == EACCES ? 0 : 11);
+	}
+	ASSERT_EQ(pid, waitpid(pid, &status, 0));
+	ASSERT_TRUE(WIFEXITED(status));
+	EXPECT_EQ(0, WEXITSTATUS(status)) {
+		TH_LOG("unprivileged child: status %d (10 setuid, 11 opened pmu_shared for "
+		       "writing or not EACCES)", WEXITSTATUS(status));
+	}
+	ASSERT_EQ(0, amupmu_read_line(PMU_SHARED_PARAM, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+	TH_LOG("pmu_shared %s: %zu bad writes refused", after, ARRAY_SIZE(bad));
 }
 
 static int perf_open(__u64 config, bool exclude_kernel)
@@ -560,7 +829,10 @@ static int perf_read(int fd, struct perf_count *c)
 	return read(fd, c, sizeof(*c)) == (ssize_t)sizeof(*c) ? 0 : -EIO;
 }
 
-/* The PMU commands amupmu must refuse without touching the PMU. */
+/*
+ * PMU commands of a group: refused with shared mode off, served through
+ * perf core in shared mode; amupmu writes no PMU register either way.
+ */
 static void refused_pmu_calls(int fd)
 {
 	struct group g;
@@ -578,8 +850,9 @@ static void refused_pmu_calls(int fd)
 }
 
 /*
- * perf counters of this task running across refused amupmu calls and the
- * known loop count as they should: amupmu wrote no PMU register.
+ * perf counters of this task running across amupmu calls (refused with
+ * shared mode off, perf core's own in shared mode) and the known loop
+ * count as they should: amupmu wrote no PMU register.
  */
 TEST_F(pmu, kernel_owner_perf_undisturbed)
 {
@@ -653,7 +926,7 @@ TEST_F(pmu, kernel_owner_perf_undisturbed)
 	}
 	if (ins >= 0) {
 		ret = (int)(ib.value - ia.value - LOOP_INSNS);
-		TH_LOG("perf EL0 instructions: refused calls %llu, loop %llu (%+d), refused calls %llu",
+		TH_LOG("perf EL0 instructions: amupmu calls %llu, loop %llu (%+d), then %llu",
 		       (unsigned long long)(ia.value - i0.value),
 		       (unsigned long long)(ib.value - ia.value), ret,
 		       (unsigned long long)(i1.value - ib.value));
@@ -734,7 +1007,7 @@ TEST_F(pmu, inst_retired_exact)
 	int fd, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 #ifndef __aarch64__
 	SKIP(return, "the known loop is aarch64 code");
 #endif
@@ -751,7 +1024,7 @@ TEST_F(pmu, inst_retired_exact)
 		ASSERT_EQ(0, ret) {
 			TH_LOG("%s: CONFIG: %s", cases[i].what, amupmu_errstr(ret));
 		}
-		EXPECT_LT(g.cfg.counters[0], self->nr_counters);
+		expect_counter(_metadata, self, &g.cfg, 0, false, cases[i].what);
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
 		amupmu_insn_loop(LOOP_N);
@@ -766,7 +1039,7 @@ TEST_F(pmu, inst_retired_exact)
 		       want == LOOP_EXACT ? "the loop" : want == LOOP_KERNEL ? "the kernel's" :
 		       want == LOOP_ALL ? "the loop and the kernel's" : "nothing");
 		EXPECT_EQ(0ULL, s.v[0].overflows);
-		EXPECT_EQ(0U, s.rd.state);
+		EXPECT_EQ(RD_STATE(0), s.rd.state);
 		if (!exact_known && want != LOOP_KERNEL) {
 			TH_LOG("%s: counts the hypervisor below an EL1 kernel: only >= loop checked",
 			       cases[i].what);
@@ -816,7 +1089,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
@@ -826,16 +1099,13 @@ TEST_F(pmu, cpu_cycles_counting)
 	ASSERT_EQ(0, ret) {
 		TH_LOG("CONFIG: %s", amupmu_errstr(ret));
 	}
-	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
-		TH_LOG("CPU_CYCLES without filters on counter %u, not the cycle counter",
-		       g.cfg.counters[0]);
-	}
-	EXPECT_LT(g.cfg.counters[1], self->nr_counters);
-	EXPECT_EQ(self->nr_counters + 1, g.cfg.counters_free);
+	expect_counter(_metadata, self, &g.cfg, 0, true, "CPU_CYCLES without filters");
+	expect_counter(_metadata, self, &g.cfg, 1, false, "the second event");
+	EXPECT_EQ(want_free(self, self->nr_counters + 1), g.cfg.counters_free);
 
 	/* configured, never enabled: all zero */
 	read_ok(_metadata, self->fd, 0, nr, &fresh);
-	EXPECT_EQ(0U, fresh.rd.state);
+	EXPECT_EQ(RD_STATE(0), fresh.rd.state);
 	EXPECT_EQ(0ULL, fresh.rd.time_enabled);
 	EXPECT_EQ(0ULL, fresh.rd.time_running);
 	for (i = 0; i < nr; i++) {
@@ -846,7 +1116,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, nr, &r1);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), r1.rd.state);
 	EXPECT_LT(0ULL, r1.rd.time_enabled);
 	EXPECT_LT(0ULL, r1.rd.time_running);
 	EXPECT_LT(0ULL, r1.v[0].value);
@@ -870,7 +1140,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	for (i = 0; i < 5; i++) {
 		amupmu_busy_ns(2 * NSEC_PER_MSEC);
 		read_ok(_metadata, self->fd, 0, nr, &r);
-		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r.rd.state);
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), r.rd.state);
 		EXPECT_LE(prev.v[0].value, r.v[0].value);
 		EXPECT_LE(prev.v[1].value, r.v[1].value);
 		EXPECT_LE(prev.rd.time_enabled, r.rd.time_enabled);
@@ -883,12 +1153,12 @@ TEST_F(pmu, cpu_cycles_counting)
 	/* frozen while disabled */
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 0, nr, &d1);
-	EXPECT_EQ(0U, d1.rd.state);
+	EXPECT_EQ(RD_STATE(0), d1.rd.state);
 	EXPECT_LE(prev.v[0].value, d1.v[0].value);
 	amupmu_busy_ns(10 * NSEC_PER_MSEC);
 	sleep_ns(10 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 0, nr, &d2);
-	EXPECT_EQ(0U, d2.rd.state);
+	EXPECT_EQ(RD_STATE(0), d2.rd.state);
 	for (i = 0; i < nr; i++) {
 		EXPECT_EQ(d1.v[i].value, d2.v[i].value) {
 			TH_LOG("event %u changed while disabled", i);
@@ -903,7 +1173,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	read_ok(_metadata, self->fd, 0, nr, &e);
-	EXPECT_EQ(0U, e.rd.state);
+	EXPECT_EQ(RD_STATE(0), e.rd.state);
 	EXPECT_LT(d2.v[0].value, e.v[0].value);
 	EXPECT_LE(d2.v[1].value, e.v[1].value);
 	EXPECT_LT(d2.rd.time_enabled, e.rd.time_enabled);
@@ -911,7 +1181,7 @@ TEST_F(pmu, cpu_cycles_counting)
 	/* RESET while disabled: exactly zero */
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
 	read_ok(_metadata, self->fd, 0, nr, &r);
-	EXPECT_EQ(0U, r.rd.state);
+	EXPECT_EQ(RD_STATE(0), r.rd.state);
 	for (i = 0; i < nr; i++) {
 		EXPECT_EQ(0ULL, r.v[i].value) {
 			TH_LOG("event %u after RESET while disabled", i);
@@ -929,7 +1199,7 @@ TEST_F(pmu, reset_while_enabled)
 	struct group g;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
@@ -946,8 +1216,8 @@ TEST_F(pmu, reset_while_enabled)
 	TH_LOG("cycles before RESET %llu, right after %llu, 20 ms later %llu",
 	       (unsigned long long)a.v[0].value, (unsigned long long)b.v[0].value,
 	       (unsigned long long)c.v[0].value);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, b.rd.state);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, c.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), b.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), c.rd.state);
 	EXPECT_GT(a.v[0].value / 2, b.v[0].value);
 	EXPECT_GT(a.rd.time_enabled / 2, b.rd.time_enabled);
 	EXPECT_LT(b.v[0].value, c.v[0].value);
@@ -956,7 +1226,10 @@ TEST_F(pmu, reset_while_enabled)
 
 /*
  * The cycle counter filters itself (PMCCFILTR_EL0 has P, U and NSH): it
- * takes CPU_CYCLES with any filter that counts something.
+ * takes CPU_CYCLES with any filter that counts something. Exclusive mode
+ * says so in counters[]; in shared mode, where perf core places the
+ * events, N more events fit beside it in another session only when it is
+ * on the cycle counter.
  */
 TEST_F(pmu, cpu_cycles_filtered_on_cycle_counter)
 {
@@ -964,12 +1237,12 @@ TEST_F(pmu, cpu_cycles_filtered_on_cycle_counter)
 		AMUPMU_EV_KERNEL_ONLY, AMUPMU_EV_USER_ONLY, AMUPMU_EV_EXCL_KERNEL,
 		AMUPMU_EV_EXCL_HV, AMUPMU_EV_EXCL_GUEST,
 	};
-	struct group g;
+	struct group g, rest;
 	unsigned int i;
-	int fd, ret;
+	int fd, fr, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < ARRAY_SIZE(flags); i++) {
 		fd = open_dev();
 		ASSERT_LE(0, fd);
@@ -979,9 +1252,19 @@ TEST_F(pmu, cpu_cycles_filtered_on_cycle_counter)
 		EXPECT_EQ(0, ret) {
 			TH_LOG("CPU_CYCLES flags 0x%x: %s", flags[i], amupmu_errstr(ret));
 		}
-		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
-			TH_LOG("CPU_CYCLES flags 0x%x on counter %u: PMCCFILTR_EL0 "
-			       "expresses the filter", flags[i], g.cfg.counters[0]);
+		expect_counter(_metadata, self, &g.cfg, 0, true, "filtered CPU_CYCLES");
+		if (self->shared) {
+			fr = open_dev();
+			ASSERT_LE(0, fr);
+			group_init(&rest, 0);
+			group_add_n(&rest, self->filler, self->nr_counters);
+			ret = group_config(fr, &rest);
+			EXPECT_EQ(0, ret) {
+				TH_LOG("CPU_CYCLES flags 0x%x: the %u event counters beside it: %s "
+				       "(not on the cycle counter?)", flags[i], self->nr_counters,
+				       amupmu_errstr(ret));
+			}
+			close(fr);
 		}
 		close(fd);
 	}
@@ -996,7 +1279,7 @@ TEST_F(pmu, all_cpus)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	group_init(&g, 0);
 	cpuset_clear(&g.cpus, ((self->nr_cpu_ids + 63) / 64) * 8);
 	for (cpu = 0; cpu < self->nr_cpu_ids; cpu++)
@@ -1007,7 +1290,7 @@ TEST_F(pmu, all_cpus)
 	ASSERT_EQ(0, ret) {
 		TH_LOG("CONFIG on all %u CPUs: %s", self->nr_cpu_ids, amupmu_errstr(ret));
 	}
-	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
+	expect_counter(_metadata, self, &g.cfg, 0, true, "CPU_CYCLES");
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	amupmu_busy_ns(5 * NSEC_PER_MSEC);
 	sleep_ns(20 * NSEC_PER_MSEC);
@@ -1040,7 +1323,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	NEED_CPU1_HOTPLUG();
 
 	group_init(&g, 1);
@@ -1052,7 +1335,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &r1);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r1.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), r1.rd.state);
 	EXPECT_LT(0ULL, r1.v[0].value);
 
 	ret = amupmu_set_online(1, false);
@@ -1061,11 +1344,11 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	}
 	self->cpu1_offlined = true;
 	read_ok(_metadata, self->fd, 1, 1, &r2);
-	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r2.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r2.rd.state);
 	EXPECT_LE(r1.v[0].value, r2.v[0].value);
 	sleep_ns(50 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 1, 1, &r3);
-	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r3.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), r3.rd.state);
 	EXPECT_EQ(r2.v[0].value, r3.v[0].value) {
 		TH_LOG("cycles of offline cpu1 moved");
 	}
@@ -1085,7 +1368,7 @@ TEST_F_TIMEOUT(pmu, offline_cpu, 60)
 	self->cpu1_offlined = false;
 	ASSERT_EQ(0, busy_on(1, 20 * NSEC_PER_MSEC));
 	read_ok(_metadata, self->fd, 1, 1, &r4);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, r4.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), r4.rd.state);
 	EXPECT_LT(r3.v[0].value, r4.v[0].value) {
 		TH_LOG("counting did not resume on cpu1");
 	}
@@ -1120,7 +1403,8 @@ TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_EXCLUSIVE("pmu_counter_bits and the overflow count of a counting event: "
+		       "perf core decides the counter width and folds overflows itself");
 	ASSERT_NE(0U, self->counter_bits) {
 		TH_LOG("%s missing", COUNTER_BITS_PARAM);
 	}
@@ -1182,7 +1466,11 @@ TEST_F_TIMEOUT(pmu, wrap_32bit, 120)
 
 /* ---------------------------------------------------------------- allocation */
 
-/* N event counters and the cycle counter: then EBUSY for others until closed. */
+/*
+ * N event counters and the cycle counter: then EBUSY for others until
+ * closed. In shared mode the same: N + 1 pinned perf events take every
+ * counter, and perf core cannot schedule another session's pinned one.
+ */
 static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
 			      bool release)
 {
@@ -1200,11 +1488,10 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 		TH_LOG("%u events (CPU_CYCLES + %u x 0x%x) on CPU 0: %s", n + 1, n,
 		       self->filler, amupmu_errstr(ret));
 	}
-	EXPECT_EQ(n + 1, a.cfg.counters_free);
-	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, a.cfg.counters[0]);
-	for (i = 1; i <= n; i++) {
-		EXPECT_GT(n, a.cfg.counters[i]);
-	}
+	EXPECT_EQ(want_free(self, n + 1), a.cfg.counters_free);
+	expect_counter(_metadata, self, &a.cfg, 0, true, "all counters");
+	for (i = 1; i <= n; i++)
+		expect_counter(_metadata, self, &a.cfg, i, false, "all counters");
 	expect_counters_valid(_metadata, self, &a);
 
 	/* INFO: nothing free on CPU 0 */
@@ -1238,7 +1525,7 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 		TH_LOG("1 event after the other session %s: %s",
 		       release ? "released" : "closed", amupmu_errstr(ret));
 	}
-	EXPECT_EQ(n + 1, b.cfg.counters_free);
+	EXPECT_EQ(want_free(self, n + 1), b.cfg.counters_free);
 	if (release) {
 		/* the released session configures again */
 		group_init(&c, 0);
@@ -1247,8 +1534,10 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 		EXPECT_EQ(0, ret) {
 			TH_LOG("CONFIG after RELEASE: %s", amupmu_errstr(ret));
 		}
-		EXPECT_EQ(n, c.cfg.counters_free);
-		EXPECT_NE(b.cfg.counters[0], c.cfg.counters[0]);
+		EXPECT_EQ(want_free(self, n), c.cfg.counters_free);
+		if (!self->shared) {
+			EXPECT_NE(b.cfg.counters[0], c.cfg.counters[0]);
+		}
 		close(fa);
 	}
 }
@@ -1256,14 +1545,14 @@ static void exhaust_then_free(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 TEST_F(pmu, alloc_exhaust_close)
 {
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	exhaust_then_free(_metadata, self, false);
 }
 
 TEST_F(pmu, alloc_exhaust_release)
 {
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	exhaust_then_free(_metadata, self, true);
 }
 
@@ -1275,7 +1564,8 @@ TEST_F(pmu, alloc_disjoint)
 	int fa, fb, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_EXCLUSIVE("counter indices: perf core places shared-mode events "
+		       "(alloc_exhaust_*, alloc_too_many and alloc_per_cpu check what fits)");
 	if (self->nr_counters < 4)
 		SKIP(return, "PMCR_EL0.N %u < 4", self->nr_counters);
 
@@ -1336,7 +1626,10 @@ TEST_F(pmu, alloc_disjoint)
 	close(fb);
 }
 
-/* N + 2 events do not fit: EBUSY, nothing written back, nothing allocated. */
+/*
+ * N + 2 events do not fit: EBUSY, nothing written back, nothing allocated
+ * (in shared mode: perf core cannot schedule the last pinned event).
+ */
 TEST_F(pmu, alloc_too_many)
 {
 	const unsigned int n = self->nr_counters;
@@ -1344,7 +1637,7 @@ TEST_F(pmu, alloc_too_many)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	group_all_counters(self, &g, 0);
 	group_add(&g, self->filler, 0);
 	ASSERT_EQ(n + 2, g.nr);
@@ -1365,10 +1658,14 @@ TEST_F(pmu, alloc_too_many)
 	EXPECT_EQ(0, ret) {
 		TH_LOG("%u events after the refusals: %s", n + 1, amupmu_errstr(ret));
 	}
-	EXPECT_EQ(n + 1, g.cfg.counters_free);
+	EXPECT_EQ(want_free(self, n + 1), g.cfg.counters_free);
 }
 
-/* Counters are per CPU; counters_free is the fewest on a CPU of the set. */
+/*
+ * Counters are per CPU; counters_free is the fewest on a CPU of the set
+ * (exclusive mode; 0 in shared mode, where perf core's pinned events fill
+ * each CPU the same way).
+ */
 TEST_F(pmu, alloc_per_cpu)
 {
 	const unsigned int n = self->nr_counters;
@@ -1376,7 +1673,7 @@ TEST_F(pmu, alloc_per_cpu)
 	int fa, fb, fc, fd, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	if (self->nr_cpu_ids < 2 || amupmu_cpu_online(1) != 1)
 		SKIP(return, "no online cpu1");
 
@@ -1397,7 +1694,7 @@ TEST_F(pmu, alloc_per_cpu)
 	EXPECT_EQ(0, ret) {
 		TH_LOG("1 event on cpu1 while CPU 0 is full: %s", amupmu_errstr(ret));
 	}
-	EXPECT_EQ(n + 1, b.cfg.counters_free);
+	EXPECT_EQ(want_free(self, n + 1), b.cfg.counters_free);
 
 	group_init(&c, 0);
 	cpuset_add(&c.cpus, 1);
@@ -1412,8 +1709,10 @@ TEST_F(pmu, alloc_per_cpu)
 	EXPECT_EQ(0, ret) {
 		TH_LOG("the rest of cpu1: %s", amupmu_errstr(ret));
 	}
-	EXPECT_EQ(n, d.cfg.counters_free);
-	EXPECT_NE(b.cfg.counters[0], d.cfg.counters[1]);
+	EXPECT_EQ(want_free(self, n), d.cfg.counters_free);
+	if (!self->shared) {
+		EXPECT_NE(b.cfg.counters[0], d.cfg.counters[1]);
+	}
 	close(fa);
 	close(fb);
 	close(fc);
@@ -1422,7 +1721,11 @@ TEST_F(pmu, alloc_per_cpu)
 
 /* ---------------------------------------------------------------- events */
 
-/* Every common event: accepted when PMCEID says so, EOPNOTSUPP otherwise. */
+/*
+ * Every common event: accepted when PMCEID says so, EOPNOTSUPP otherwise;
+ * with AMUPMU_EV_RAW always, but for CHAIN in shared mode (EINVAL: perf
+ * core chains counters itself, a CHAIN event of its own would never count).
+ */
 TEST_F(pmu, events_per_pmceid)
 {
 	char list[512] = "";
@@ -1430,13 +1733,14 @@ TEST_F(pmu, events_per_pmceid)
 	struct group g;
 	unsigned int i, ev;
 	bool impl;
-	int ret;
+	int ret, want;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < 0x80; i++) {
 		ev = i < 0x40 ? i : 0x4000 + (i - 0x40);
 		impl = amupmu_event_implemented(self->cpu0, ev);
+		want = self->shared && ev == PMUV3_EV_CHAIN ? -EINVAL : 0;
 		if (impl && used < sizeof(list) - 8)
 			used += snprintf(list + used, sizeof(list) - used, " 0x%x", ev);
 
@@ -1444,7 +1748,7 @@ TEST_F(pmu, events_per_pmceid)
 		group_add(&g, ev, 0);
 		ret = group_config(self->fd, &g);
 		if (impl) {
-			EXPECT_EQ(0, ret) {
+			EXPECT_EQ(want, ret) {
 				TH_LOG("implemented event 0x%x: %s", ev, amupmu_errstr(ret));
 			}
 		} else {
@@ -1461,12 +1765,13 @@ TEST_F(pmu, events_per_pmceid)
 		group_init(&g, 0);
 		group_add(&g, ev, AMUPMU_EV_RAW);
 		ret = group_config(self->fd, &g);
-		EXPECT_EQ(0, ret) {
+		EXPECT_EQ(want, ret) {
 			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", ev, amupmu_errstr(ret));
 		}
 		if (!ret) {
 			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
 		}
+		expect_unconfigured(_metadata, self->fd, "RAW event sweep");
 	}
 	TH_LOG("implemented events (PMCEID0 0x%llx PMCEID1 0x%llx):%s",
 	       (unsigned long long)self->cpu0->pmceid0,
@@ -1483,7 +1788,7 @@ TEST_F(pmu, events_raw)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	evs[n++] = 0x0160;
 	evs[n++] = 0xFFFF;
 	evs[n++] = 0x4040;
@@ -1505,7 +1810,7 @@ TEST_F(pmu, events_raw)
 		EXPECT_EQ(0, ret) {
 			TH_LOG("event 0x%x with AMUPMU_EV_RAW: %s", evs[i], amupmu_errstr(ret));
 		}
-		EXPECT_GT(self->nr_counters, g.cfg.counters[0]);
+		expect_counter(_metadata, self, &g.cfg, 0, false, "RAW event");
 		if (!ret)
 			amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE);
 	}
@@ -1526,7 +1831,7 @@ TEST_F(pmu, events_invalid)
 	struct group g;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 #define BAD(_ev, _fl, _rsv, _err, ...) do {					\
 	bad[n].event = (_ev);							\
 	bad[n].flags = (_fl);							\
@@ -1604,7 +1909,7 @@ TEST_F(pmu, config_without_ctl_is_unconfigured)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	expect_unconfigured(_metadata, self->fd, "fresh session");
 	ret = snap_read(self->fd, 0, 1, &s);
 	EXPECT_EQ(-ENODEV, ret) {
@@ -1620,7 +1925,7 @@ TEST_F(pmu, config_size_below_ver0)
 	__u32 size;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (size = 0; size < AMUPMU_PMU_CONFIG_SIZE_VER0; size++) {
 		cfg_base(&b, &g);
 		b.cfg.size = size;
@@ -1638,7 +1943,7 @@ TEST_F(pmu, config_size_nonzero_tail_e2big)
 	size_t pos;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (pos = CFG_SZ; pos < CFG_SZ + 8; pos++) {
 		cfg_base(&b, &g);
 		b.cfg.size = CFG_SZ + 8;
@@ -1658,7 +1963,7 @@ TEST_F(pmu, config_size_above_max)
 	size_t i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		cfg_base(&b, &g);
 		b.cfg.size = sizes[i];
@@ -1676,7 +1981,7 @@ TEST_F(pmu, config_size_larger_zero_tail)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		cfg_base(&b, &g);
 		b.cfg.size = sizes[i];
@@ -1684,8 +1989,8 @@ TEST_F(pmu, config_size_larger_zero_tail)
 		ASSERT_EQ(0, ret) {
 			TH_LOG("CONFIG size %zu, zero tail: %s", sizes[i], amupmu_errstr(ret));
 		}
-		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]);
-		EXPECT_EQ(self->nr_counters + 1, b.cfg.counters_free);
+		expect_counter(_metadata, self, &b.cfg, 0, true, "CPU_CYCLES");
+		EXPECT_EQ(want_free(self, self->nr_counters + 1), b.cfg.counters_free);
 		EXPECT_TRUE(all_bytes(b.raw + CFG_SZ, BIG_SZ - CFG_SZ, 0)) {
 			TH_LOG("CONFIG size %zu: the unknown tail was written", sizes[i]);
 		}
@@ -1701,12 +2006,16 @@ TEST_F(pmu, config_flags_and_reserved)
 	unsigned int bit;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (bit = 0; bit < 32; bit++) {
+		/* bit 0, AMUPMU_PMU_CONFIG_MULTIPLEX: shared mode's (amupmu_mux_test) */
+		if (bit == 0 && self->shared)
+			continue;
 		cfg_base(&b, &g);
 		b.cfg.flags = 1U << bit;
 		snprintf(what, sizeof(what), "CONFIG flags bit %u", bit);
-		expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EINVAL, what);
+		expect_config_refused(_metadata, self->fd, &b, CFG_SZ,
+				      bit == 0 ? EOPNOTSUPP : EINVAL, what);
 	}
 	for (bit = 0; bit < 32; bit++) {
 		cfg_base(&b, &g);
@@ -1732,7 +2041,7 @@ TEST_F(pmu, config_nr_events)
 	unsigned int i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < ARRAY_SIZE(ev); i++)
 		amupmu_pmu_event_set(&ev[i], self->filler, 0);
 	for (i = 0; i < ARRAY_SIZE(nrs); i++) {
@@ -1758,7 +2067,7 @@ TEST_F(pmu, config_event_size_bad)
 	size_t i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	memset(events, 0, sizeof(events));
 	((struct amupmu_pmu_event *)events)->event = PMUV3_EV_CPU_CYCLES;
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
@@ -1783,7 +2092,7 @@ TEST_F(pmu, config_event_size_larger)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		memset(events, 0, sizeof(events));
 		for (k = 0; k < 3; k++) {
@@ -1798,12 +2107,12 @@ TEST_F(pmu, config_event_size_larger)
 		ASSERT_EQ(0, ret) {
 			TH_LOG("event_size %u with zero tails: %s", sizes[i], amupmu_errstr(ret));
 		}
-		EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, b.cfg.counters[0]) {
-			TH_LOG("event_size %u: the first event is not CPU_CYCLES?", sizes[i]);
+		expect_counter(_metadata, self, &b.cfg, 0, true, "CPU_CYCLES, the first event");
+		expect_counter(_metadata, self, &b.cfg, 1, false, "the second event");
+		expect_counter(_metadata, self, &b.cfg, 2, false, "the third event");
+		if (!self->shared) {
+			EXPECT_NE(b.cfg.counters[1], b.cfg.counters[2]);
 		}
-		EXPECT_GT(self->nr_counters, b.cfg.counters[1]);
-		EXPECT_GT(self->nr_counters, b.cfg.counters[2]);
-		EXPECT_NE(b.cfg.counters[1], b.cfg.counters[2]);
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
 	}
 }
@@ -1821,7 +2130,7 @@ TEST_F(pmu, config_cpus_len_bad)
 	size_t i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	memset(cpus, 0, sizeof(cpus));
 	cpus[0] = 1;
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
@@ -1846,7 +2155,7 @@ TEST_F(pmu, config_cpus_len_larger)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	memset(cpus, 0, sizeof(cpus));
 	cpus[0] = 1;
 	for (i = 0; i < ARRAY_SIZE(lens); i++) {
@@ -1879,7 +2188,7 @@ TEST_F(pmu, config_cpuset_empty_or_impossible)
 	char what[80];
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	/* no CPU */
 	memset(cpus, 0, sizeof(cpus));
 	for (i = 8; i <= AMUPMU_PMU_CPUS_LEN_MAX; i *= 2) {
@@ -1929,7 +2238,7 @@ TEST_F(pmu, config_bad_pointers)
 	size_t i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, guard_map(&m));
 	bad[0].what = "NULL";
 	bad[0].uptr = 0;
@@ -1986,7 +2295,7 @@ TEST_F(pmu, config_twice)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
 	group_add(&g, self->filler, 0);
@@ -2020,7 +2329,7 @@ TEST_F(pmu, config_needs_perfmon)
 	pid_t pid;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	if (geteuid() != 0)
 		SKIP(return, "needs root to drop to an unprivileged user");
 
@@ -2060,7 +2369,7 @@ TEST_F(pmu, ctl_without_group)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (op = AMUPMU_PMU_CTL_ENABLE; op <= AMUPMU_PMU_CTL_RELEASE; op++) {
 		ret = amupmu_pmu_ctl(self->fd, op);
 		EXPECT_EQ(-ENODEV, ret) {
@@ -2172,7 +2481,7 @@ TEST_F(pmu, ctl_refused_while_disabled)
 	int err, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	for (k = 0; k < ARRAY_SIZE(ops); k++) {
 		for (i = 0; ctl_bad_case(i, ops[k], &b, &len, &err, what, sizeof(what)); i++) {
@@ -2201,7 +2510,7 @@ TEST_F(pmu, ctl_refused_while_enabled)
 	int err, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &prev);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	for (k = 0; k < ARRAY_SIZE(ops); k++) {
@@ -2212,7 +2521,7 @@ TEST_F(pmu, ctl_refused_while_enabled)
 				TH_LOG("%s was accepted: stopping", what);
 			}
 			read_ok(_metadata, self->fd, 0, 2, &s);
-			EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, s.rd.state) {
+			EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), s.rd.state) {
 				TH_LOG("%s: state 0x%x", what, s.rd.state);
 			}
 			EXPECT_LE(prev.v[0].value, s.v[0].value) {
@@ -2235,7 +2544,7 @@ TEST_F(pmu, ctl_unknown_op)
 	unsigned int i;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	for (i = 0; i < ARRAY_SIZE(ops); i++) {
 		memset(&b, 0, sizeof(b));
@@ -2256,7 +2565,7 @@ TEST_F(pmu, ctl_size_larger_zero_tail)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		memset(&b, 0, sizeof(b));
@@ -2267,7 +2576,7 @@ TEST_F(pmu, ctl_size_larger_zero_tail)
 			TH_LOG("CTL ENABLE size %zu: %s", sizes[i], amupmu_errstr(ret));
 		}
 		read_ok(_metadata, self->fd, 0, 2, &s);
-		EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, s.rd.state);
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), s.rd.state);
 
 		memset(&b, 0, sizeof(b));
 		amupmu_pmu_ctl_init(&b.ctl, AMUPMU_PMU_CTL_DISABLE);
@@ -2280,7 +2589,7 @@ TEST_F(pmu, ctl_size_larger_zero_tail)
 			TH_LOG("CTL size %zu: the unknown tail was written", sizes[i]);
 		}
 		read_ok(_metadata, self->fd, 0, 2, &s);
-		EXPECT_EQ(0U, s.rd.state);
+		EXPECT_EQ(RD_STATE(0), s.rd.state);
 	}
 }
 
@@ -2292,7 +2601,7 @@ TEST_F(pmu, ctl_release_then_config)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
@@ -2316,7 +2625,7 @@ TEST_F(pmu, ctl_release_then_config)
 		TH_LOG("CONFIG after RELEASE: %s", amupmu_errstr(ret));
 	}
 	read_ok(_metadata, self->fd, 0, 3, &s);
-	EXPECT_EQ(0U, s.rd.state);
+	EXPECT_EQ(RD_STATE(0), s.rd.state);
 	EXPECT_EQ(0ULL, s.rd.time_enabled);
 	EXPECT_EQ(0ULL, s.v[0].value);
 }
@@ -2329,7 +2638,7 @@ TEST_F(pmu, read_without_group)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ret = snap_read(self->fd, 0, 1, &s);
 	EXPECT_EQ(-ENODEV, ret) {
 		TH_LOG("READ without a group: %s", amupmu_errstr(ret));
@@ -2388,8 +2697,12 @@ static bool read_bad_case(unsigned int i, FIXTURE_DATA(pmu) *self, union rd_buf 
 	}
 	i -= ARRAY_SIZE(big);
 	if (i < 32) {
-		/* bit 0, AMUPMU_PMU_READ_ALL, with nr_cpus 0: too small, EINVAL */
-		b->rd.flags = 1U << i;
+		/*
+		 * bit 0, AMUPMU_PMU_READ_ALL, with nr_cpus 0: too small, EINVAL;
+		 * bit 1, AMUPMU_PMU_READ_TIMES, is valid for any group
+		 * (amupmu_mux_test): with bit 2 here, still refused
+		 */
+		b->rd.flags = 1U << i | (i == 1 ? 1U << 2 : 0);
 		snprintf(what, what_len, "READ flags bit %u%s", i,
 			 i ? "" : " (READ_ALL with nr_cpus 0)");
 		return true;
@@ -2436,7 +2749,7 @@ TEST_F(pmu, read_refused)
 	int err;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, guard_map(&m));
 	counted_group(_metadata, self, &base);
 	memset(values, AMUPMU_FILL_BYTE, sizeof(values));
@@ -2464,7 +2777,7 @@ TEST_F(pmu, read_nr_values_larger)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	for (nr = 2; nr <= MAX_GROUP + 2; nr += (nr < 4 ? 1 : MAX_GROUP - 2)) {
 		memset(values, AMUPMU_FILL_BYTE, sizeof(values));
@@ -2493,7 +2806,7 @@ TEST_F(pmu, read_size_larger_zero_tail)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	counted_group(_metadata, self, &base);
 	for (i = 0; i < ARRAY_SIZE(sizes); i++) {
 		memset(&b, 0, sizeof(b));
@@ -2545,7 +2858,7 @@ TEST_F(pmu, read_size_ver0)
 	union rd_buf b;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	read_short(_metadata, self, AMUPMU_PMU_READ_SIZE_VER0, &b);
 }
 
@@ -2555,7 +2868,7 @@ TEST_F(pmu, read_size_ver1)
 	union rd_buf b;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	read_short(_metadata, self, AMUPMU_PMU_READ_SIZE_VER1, &b);
 	EXPECT_EQ(0ULL, b.rd.samples);
 	EXPECT_EQ(0ULL, b.rd.lost);
@@ -2750,7 +3063,7 @@ static void sample_loop_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 		TH_LOG("%s: CONFIG with sample_period %llu, ring_pages %u: %s", c->what,
 		       (unsigned long long)SAMPLE_P, pages, amupmu_errstr(ret));
 	}
-	EXPECT_EQ(c->event_counter, g.cfg.counters[*sidx] != AMUPMU_PMU_CYCLE_COUNTER);
+	expect_counter(_metadata, self, &g.cfg, *sidx, !c->event_counter, c->what);
 	ASSERT_EQ(0, ring_map(self->fd, pages, r));
 	ASSERT_EQ((__u32)AMUPMU_RING_VERSION, r->hdr->version);
 	ASSERT_EQ((__u64)pages * sysconf(_SC_PAGESIZE), r->hdr->data_size);
@@ -2762,7 +3075,7 @@ static void sample_loop_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu)
 }
 
 #define NEED_ICOUNT_LOOP() do {							\
-	NEED_EXCLUSIVE();							\
+	NEED_PMU();								\
 	if (!self->icount)							\
 		SKIP(return, "INST_RETIRED not implemented (QEMU: only with -icount shift=0)"); \
 	ASSERT_EQ(0, amupmu_pin_cpu(0));						\
@@ -2927,6 +3240,64 @@ TEST_F(pmu, sample_lost_exact)
 	munmap(r.hdr, r.len);
 }
 
+/*
+ * A sampling counter across DISABLE / ENABLE (QEMU -icount: CPU_CYCLES:u
+ * of the loop is its instruction count): 0.6 P counted, DISABLE, ENABLE,
+ * 0.6 P more. Exclusive mode resumes the period where DISABLE left it: one
+ * overflow and one sample at P. Shared mode restarts it at ENABLE (perf
+ * core's period is set again there): neither half reaches P, no overflow,
+ * no sample. The totals are 1.2 P in both, plus what other tasks run at
+ * EL0 on CPU 0 meanwhile (the counter is the CPU's: 12k cycles seen once
+ * in the pmu payload); up to 0.1 P more leaves the answer the same.
+ */
+TEST_F(pmu, sample_period_across_disable)
+{
+	const __u64 period = 1000003, half = 3 * period / 5;
+	const __u64 want = self->shared ? 0 : 1;
+	struct sample_stats st = { 0 };
+	struct group g;
+	struct snap sn;
+	struct ring r;
+	int ret;
+
+	PMU_BEGIN();
+	NEED_ICOUNT_LOOP();
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
+	g.ev[0].sample_period = period;
+	ret = group_config_ring(self->fd, &g, 4);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG CPU_CYCLES:u every %llu: %s", (unsigned long long)period,
+		       amupmu_errstr(ret));
+	}
+	ASSERT_EQ(0, ring_map(self->fd, 4, &r));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	sample_loop(half / 2);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	sample_loop(half / 2);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	read_ok(_metadata, self->fd, 0, 1, &sn);
+	ring_drain(&r, &st, 0, 1, true);
+	TH_LOG("%s mode, period %llu, two halves of %llu: total %llu, %llu overflows, %u "
+	       "samples (READ %llu), expected %llu (the period %s at ENABLE)",
+	       self->shared ? "shared" : "exclusive", (unsigned long long)period,
+	       (unsigned long long)half, (unsigned long long)sn.v[0].value,
+	       (unsigned long long)sn.v[0].overflows, st.n, (unsigned long long)sn.rd.samples,
+	       (unsigned long long)want, self->shared ? "restarts" : "resumes");
+	EXPECT_LE(2 * half - 2 * half / 1000, sn.v[0].value);
+	EXPECT_GT(2 * half + period / 10, sn.v[0].value) {
+		TH_LOG("CPU_CYCLES:u of the two halves: %llu, more than 0.1 P over %llu",
+		       (unsigned long long)sn.v[0].value, (unsigned long long)(2 * half));
+	}
+	EXPECT_EQ(want, sn.v[0].overflows);
+	EXPECT_EQ(want, (__u64)st.n);
+	EXPECT_EQ(want, sn.rd.samples);
+	EXPECT_EQ(0ULL, sn.rd.lost);
+	sample_report(_metadata, &st);
+	munmap(r.hdr, r.len);
+}
+
 /* A run of samples sorted by their mode. */
 struct mode_stats {
 	unsigned int n, user, kernel, hv, bad_mode, kernel_pc, bad_pc, outside;
@@ -2991,7 +3362,7 @@ TEST_F(pmu, sample_cycles_kernel)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	group_init(&g, 0);
 	group_add(&g, PMUV3_EV_CPU_CYCLES, AMUPMU_EV_KERNEL_ONLY);
@@ -3000,7 +3371,7 @@ TEST_F(pmu, sample_cycles_kernel)
 	ASSERT_EQ(0, ret) {
 		TH_LOG("CONFIG: %s", amupmu_errstr(ret));
 	}
-	EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]);
+	expect_counter(_metadata, self, &g.cfg, 0, true, "CPU_CYCLES:k");
 	ASSERT_EQ(0, ring_map(self->fd, 8, &r));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	for (i = 0; i < 20000; i++)
@@ -3070,7 +3441,7 @@ TEST_F(pmu, sample_config_refused)
 	int fd;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
 	EXPECT_LE(1000ULL, min);
 	max = self->counter_bits == 64 && DFR0_PMUVER(self->cpu0->id_aa64dfr0) >= 6 ?
@@ -3152,7 +3523,7 @@ TEST_F(pmu, sample_ring_refused)
 	void *m;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	m = mmap(NULL, 2 * page, PROT_READ, MAP_SHARED, self->fd, 0);
 	EXPECT_EQ(MAP_FAILED, m);
 	EXPECT_EQ(EINVAL, errno);
@@ -3209,7 +3580,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	NEED_CPU1_HOTPLUG();
 	group_init(&g, 0);
 	cpuset_add(&g.cpus, 1);
@@ -3228,7 +3599,7 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	self->cpu1_offlined = true;
 	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	read_ok(_metadata, self->fd, 1, 1, &b2);
-	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), b2.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), b2.rd.state);
 	EXPECT_LE(a.v[0].value, b2.v[0].value);
 	EXPECT_EQ(before1 <= b2.rd.samples, 1);
 	ASSERT_EQ(0, amupmu_set_online(1, true));
@@ -3294,7 +3665,7 @@ TEST_F(pmu, el_filters_matrix)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	for (f = 0; f <= AMUPMU_EV_EXCL_ALL; f++) {
 		if (f & ~AMUPMU_EV_EXCL_ALL)
 			continue;
@@ -3326,12 +3697,7 @@ TEST_F(pmu, el_filters_matrix)
 			if (ret)
 				continue;
 			accepted++;
-			if (e == 0) {
-				EXPECT_EQ(AMUPMU_PMU_CYCLE_COUNTER, g.cfg.counters[0]) {
-					TH_LOG("%s on counter %u, not the cycle counter", what,
-					       g.cfg.counters[0]);
-				}
-			}
+			expect_counter(_metadata, self, &g.cfg, 0, e == 0, what);
 			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
 		}
 	}
@@ -3368,7 +3734,12 @@ static void syscall_work(unsigned int n, int devnull)
  * -icount, where QEMU's counts are deterministic; logged otherwise). In the
  * same group, counted at the same time, :u and no filter: no filter
  * counts user space and the kernel on both boards, :k + :u (within 0.1 %
- * for INST_RETIRED under -icount, 2 % for cycles).
+ * for INST_RETIRED under -icount, 2 % for cycles). Shared mode starts and
+ * stops the three counters one after the other (perf core's run free;
+ * amupmu reads each at ENABLE and DISABLE), a few instructions apart; QEMU
+ * without -icount counts cycles in host time, so a host delay between two
+ * of those reads shows in the sum (2.9 % seen once in 4000 call pairs): a
+ * round out of tolerance is measured again there, twice at most.
  */
 TEST_F(pmu, exclude_user_counts_syscalls)
 {
@@ -3381,7 +3752,7 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 		{ PMUV3_EV_INST_RETIRED, true, 1, "INST_RETIRED" },
 		{ PMUV3_EV_CPU_CYCLES, false, 20, "CPU_CYCLES" },
 	};
-	unsigned int i, k, ran = 0;
+	unsigned int i, k, attempt, ran = 0;
 	__u64 v[2][3], sum, diff;
 	double ratio;
 	struct group g;
@@ -3389,7 +3760,7 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 	int fd, devnull, ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	if (self->nr_counters < 3)
 		SKIP(return, "PMCR_EL0.N %u < 3", self->nr_counters);
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
@@ -3413,14 +3784,23 @@ TEST_F(pmu, exclude_user_counts_syscalls)
 		/* a first, unmeasured round: caches, page faults, TCG translation */
 		syscall_work(SYSCALL_N, devnull);
 		for (k = 0; k < 2; k++) {
-			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
-			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
-			syscall_work(SYSCALL_N << k, devnull);
-			ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
-			read_ok(_metadata, fd, 0, 3, &s);
-			v[k][0] = s.v[0].value;
-			v[k][1] = s.v[1].value;
-			v[k][2] = s.v[2].value;
+			for (attempt = 0;; attempt++) {
+				ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RESET));
+				ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
+				syscall_work(SYSCALL_N << k, devnull);
+				ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_DISABLE));
+				read_ok(_metadata, fd, 0, 3, &s);
+				v[k][0] = s.v[0].value;
+				v[k][1] = s.v[1].value;
+				v[k][2] = s.v[2].value;
+				if (!self->shared || self->icount || attempt == 2 ||
+				    within_permille(v[k][0] + v[k][1], v[k][2], cases[i].permille))
+					break;
+				TH_LOG("%s, %u call pairs, shared mode without -icount: :k %llu + "
+				       ":u %llu vs all %llu out of tolerance: measured again",
+				       cases[i].what, SYSCALL_N << k, (unsigned long long)v[k][0],
+				       (unsigned long long)v[k][1], (unsigned long long)v[k][2]);
+			}
 		}
 		close(fd);
 		ratio = v[0][0] ? (double)v[1][0] / (double)v[0][0] : 0;
@@ -3513,7 +3893,27 @@ TEST_F(pmu, counters_free_mask)
 			       cpu, free_mask[cpu], want, self->info.pmu_owner);
 		}
 	}
-	NEED_EXCLUSIVE();
+	NEED_PMU();
+	if (self->shared) {
+		/* perf core decides: 0 on every CPU, also with CPU 0 full */
+		fa = open_dev();
+		ASSERT_LE(0, fa);
+		group_all_counters(self, &a, 0);
+		ASSERT_EQ(0, group_config(fa, &a));
+		ASSERT_EQ(0, amupmu_counters_free(self->fd, free_mask, self->nr_cpu_ids));
+		for (cpu = 0; cpu < self->nr_cpu_ids; cpu++) {
+			EXPECT_EQ(0U, free_mask[cpu]) {
+				TH_LOG("shared mode, CPU 0 full: cpu%u pmu_counters_free 0x%x", cpu,
+				       free_mask[cpu]);
+			}
+		}
+		TH_LOG("shared mode: pmu_counters_free 0 on every CPU, idle and with all %u "
+		       "counters of CPU 0 held", n + 1);
+		close(fa);
+		free(free_mask);
+		free(before);
+		return;
+	}
 	if (n < 3)
 		SKIP(return, "PMCR_EL0.N %u < 3", n);
 
@@ -3628,7 +4028,7 @@ TEST_F(pmu, read_all_every_cpu)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	group_init(&g, 0);
 	cpuset_clear(&g.cpus, ((self->nr_cpu_ids + 63) / 64) * 8);
 	for (i = 0; i < self->nr_cpu_ids; i++)
@@ -3681,7 +4081,7 @@ TEST_F(pmu, read_all_every_cpu)
 			TH_LOG("entry %u is cpu %u, expected cpu %u (ascending order)", i, e->cpu,
 			       set[i]);
 		}
-		EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | (online ? 0 : AMUPMU_READ_OFFLINE)),
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | (online ? 0 : AMUPMU_READ_OFFLINE)),
 			  e->state);
 		EXPECT_LE(before[i].rd.time_running, e->time_running);
 		EXPECT_GE(after[i].rd.time_running, e->time_running);
@@ -3770,7 +4170,7 @@ TEST_F(pmu, read_all_refused)
 	unsigned int n = 0;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, guard_map(&m));
 	group_init(&g, 0);
 	if (self->nr_cpu_ids > 1 && (self->cpus[1].flags & AMUPMU_CPU_POSSIBLE))
@@ -3812,7 +4212,7 @@ TEST_F(pmu, read_all_refused)
 	BADRA(0, nset, 0, AMUPMU_PMU_READ_ALL, buf, EINVAL, "nr_values 0");
 	BADRA(0, nset, 2, 0, buf, EINVAL, "nr_cpus without READ_ALL");
 	BADRA(0, 1, 2, 0, buf, EINVAL, "nr_cpus 1 without READ_ALL");
-	BADRA(0, nset, 2, AMUPMU_PMU_READ_ALL | 2, buf, EINVAL, "READ_ALL and flags bit 1");
+	BADRA(0, nset, 2, AMUPMU_PMU_READ_ALL | 4, buf, EINVAL, "READ_ALL and flags bit 2");
 	BADRA(0, nset, 2, AMUPMU_PMU_READ_ALL, NULL, EFAULT, "values_uptr NULL");
 	BADRA(0, nset, 2, AMUPMU_PMU_READ_ALL, KERNEL_ADDR, EFAULT, "values_uptr kernel address");
 	BADRA(0, nset, 2, AMUPMU_PMU_READ_ALL, m.guard, EFAULT, "values_uptr PROT_NONE");
@@ -3852,7 +4252,7 @@ TEST_F_TIMEOUT(pmu, read_all_offline_cpu, 60)
 	struct group g;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	NEED_CPU1_HOTPLUG();
 	group_init(&g, 0);
 	cpuset_add(&g.cpus, 1);
@@ -3869,9 +4269,9 @@ TEST_F_TIMEOUT(pmu, read_all_offline_cpu, 60)
 	TH_LOG("cpu1 offline: entry 0 cpu %u state 0x%x, entry 1 cpu %u state 0x%x cycles %llu",
 	       e0->cpu, e0->state, e1->cpu, e1->state, (unsigned long long)e1->values[0].value);
 	EXPECT_EQ(0U, e0->cpu);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, e0->state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), e0->state);
 	EXPECT_EQ(1U, e1->cpu);
-	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), e1->state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_OFFLINE), e1->state);
 	EXPECT_LT(0ULL, e1->values[0].value);
 	frozen = e1->values[0].value;
 	sleep_ns(20 * NSEC_PER_MSEC);
@@ -3884,7 +4284,7 @@ TEST_F_TIMEOUT(pmu, read_all_offline_cpu, 60)
 	ASSERT_EQ(0, busy_on(1, 5 * NSEC_PER_MSEC));
 	ASSERT_EQ(0, read_all(self->fd, &ra, 2, 1));
 	e1 = amupmu_read_all_entry(ra.buf, 1, 1);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, e1->state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), e1->state);
 	EXPECT_LT(frozen, e1->values[0].value);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	free(ra.buf);
@@ -3914,7 +4314,7 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 	unsigned int i, k;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
 	for (i = 0; i < ARRAY_SIZE(cases); i++) {
@@ -3940,7 +4340,8 @@ TEST_F(pmu, sample_user_no_kernel_samples)
 			TH_LOG("%s: CONFIG period %llu: %s", cases[i].what,
 			       (unsigned long long)min, amupmu_errstr(ret));
 		}
-		EXPECT_EQ(cases[i].event_counter, g.cfg.counters[sidx] != AMUPMU_PMU_CYCLE_COUNTER);
+		expect_counter(_metadata, self, &g.cfg, sidx, !cases[i].event_counter,
+			       cases[i].what);
 		ASSERT_EQ(0, ring_map(fd, 64, &r));
 		st.sidx = sidx;
 		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
@@ -4086,7 +4487,7 @@ TEST_F(pmu, sample_pid_namespace)
 	pid_t pid;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	if (geteuid() != 0)
 		SKIP(return, "unshare(CLONE_NEWPID) needs CAP_SYS_ADMIN");
 	res = mmap(NULL, sizeof(*res), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
@@ -4184,7 +4585,7 @@ TEST_F(pmu, sample_time_clock)
 	int ret;
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	EXPECT_EQ(self->kernel_el == 2 ? (__u32)AMUPMU_CLOCK_CNTPCT : (__u32)AMUPMU_CLOCK_CNTVCT,
 		  self->info.clock);
@@ -4291,7 +4692,10 @@ static int el0_access(void (*fn)(void))
 /*
  * While amupmu owns the PMU, PMUSERENR_EL0 is 0: every EL0 access to the
  * counters and their controls traps and the task gets SIGILL, with no
- * group and with a group counting on this CPU.
+ * group and with a group counting on this CPU. In shared mode arm_pmu owns
+ * PMUSERENR_EL0 and opens it only to a task with a perf event that asks
+ * for user access (perf_user_access=1): amupmu's in-kernel counters never
+ * do, so the same traps.
  */
 TEST_F(pmu, el0_pmu_access_traps)
 {
@@ -4318,10 +4722,18 @@ TEST_F(pmu, el0_pmu_access_traps)
 #endif
 
 	PMU_BEGIN();
-	NEED_EXCLUSIVE();
+	NEED_PMU();
 #ifndef __aarch64__
 	SKIP(return, "aarch64 system registers");
 #else
+	if (self->shared) {
+		__u64 ua = 0;
+
+		/* absent before arm64 had it (5.17): no EL0 access at all */
+		if (!amupmu_read_u64("/proc/sys/kernel/perf_user_access", &ua) && ua)
+			SKIP(return, "perf_user_access=%llu: arm_pmu may open the PMU to EL0",
+			     (unsigned long long)ua);
+	}
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	for (pass = 0; pass < 2; pass++) {
 		if (pass) {
@@ -4345,6 +4757,462 @@ TEST_F(pmu, el0_pmu_access_traps)
 	TH_LOG("%u of %zu EL0 PMU accesses trapped (SIGILL)", trapped, 2 * ARRAY_SIZE(acc));
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 #endif
+}
+
+/* ---------------------------------------------------------------- shared mode: perf */
+
+/*
+ * A raw PMUv3 perf event @config (:u when @user_only): of this task when
+ * @cpu is -1, else CPU-wide on @cpu; a group leader (opened disabled,
+ * pinned when @pinned) when @group_fd is -1, else a sibling of it.
+ * Returns the fd or -errno.
+ */
+static int perf_open_raw(__u64 config, bool user_only, int group_fd, int cpu, bool pinned,
+			 __u64 read_format)
+{
+	struct perf_event_attr attr;
+	long fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.type = PERF_TYPE_RAW;
+	attr.size = sizeof(attr);
+	attr.config = config;
+	attr.disabled = group_fd < 0;
+	attr.pinned = pinned && group_fd < 0;
+	attr.exclude_kernel = user_only;
+	attr.exclude_hv = user_only;
+	attr.read_format = read_format;
+	fd = syscall(__NR_perf_event_open, &attr, cpu < 0 ? 0 : -1, cpu, group_fd,
+		     PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : (int)fd;
+}
+
+/* A perf group's read() with PERF_FORMAT_GROUP and both times. */
+#define PERF_GROUP_FORMAT	(PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | \
+				 PERF_FORMAT_TOTAL_TIME_RUNNING)
+
+struct perf_group_count {
+	__u64 nr, enabled, running;
+	__u64 values[MAX_GROUP];
+};
+
+static int perf_group_read(int leader, struct perf_group_count *c)
+{
+	ssize_t n = read(leader, c, sizeof(*c));
+
+	return n >= (ssize_t)(3 * sizeof(__u64)) &&
+	       n == (ssize_t)((3 + c->nr) * sizeof(__u64)) ? 0 : -EIO;
+}
+
+/* ioctl @req on a perf group, all of it. 0 or -errno. */
+static int perf_group_ctl(int leader, unsigned long req)
+{
+	return ioctl(leader, req, PERF_IOC_FLAG_GROUP) ? -errno : 0;
+}
+
+/*
+ * perf and amupmu at the same time on CPU 0: a perf group of this task
+ * (INST_RETIRED:u leading, CPU_CYCLES:u beside it: raw PMUv3 events) and
+ * an amupmu session with the same two events on CPU 0 count the same known
+ * loop. Everything fits in the counters, so neither multiplexes: perf's
+ * time_running is its time_enabled, amupmu's READ has no EVICTED and its
+ * time_running is its time_enabled. Under -icount both INST_RETIRED:u are
+ * the loop within 0.1 %, and both CPU_CYCLES:u agree within 1 % (the
+ * perf window holds amupmu's); without -icount (no INST_RETIRED in QEMU)
+ * the cycles only, amupmu's no more than perf's.
+ */
+TEST_F(pmu, shared_perf_beside_amupmu)
+{
+	struct perf_group_count pc;
+	__u32 evs[2];
+	unsigned int nr = 0, i, cyc;
+	int fds[2] = { -1, -1 }, ret;
+	struct group g;
+	struct snap s;
+
+	PMU_BEGIN();
+	NEED_SHARED();
+#ifndef __aarch64__
+	SKIP(return, "the known loop is aarch64 code");
+#endif
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	if (self->icount)
+		evs[nr++] = PMUV3_EV_INST_RETIRED;
+	cyc = nr;
+	evs[nr++] = PMUV3_EV_CPU_CYCLES;
+
+	group_init(&g, 0);
+	for (i = 0; i < nr; i++)
+		group_add(&g, evs[i], AMUPMU_EV_USER_ONLY);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("amupmu CONFIG of %u events: %s", nr, amupmu_errstr(ret));
+	}
+	for (i = 0; i < nr; i++) {
+		fds[i] = perf_open_raw(evs[i], true, i ? fds[0] : -1, -1, false,
+				       PERF_GROUP_FORMAT);
+		ASSERT_LE(0, fds[i]) {
+			TH_LOG("perf_event_open(raw 0x%x:u) beside amupmu: %s", evs[i],
+			       strerror(-fds[i]));
+		}
+	}
+	ASSERT_EQ(0, perf_group_ctl(fds[0], PERF_EVENT_IOC_RESET));
+	ASSERT_EQ(0, perf_group_ctl(fds[0], PERF_EVENT_IOC_ENABLE));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	amupmu_insn_loop(LOOP_N);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	ASSERT_EQ(0, perf_group_ctl(fds[0], PERF_EVENT_IOC_DISABLE));
+	ASSERT_EQ(0, perf_group_read(fds[0], &pc));
+	read_ok(_metadata, self->fd, 0, nr, &s);
+
+	if (self->icount)
+		TH_LOG("INST_RETIRED:u, loop of %llu: amupmu %llu (%+lld), perf %llu (%+lld)",
+		       (unsigned long long)LOOP_INSNS, (unsigned long long)s.v[0].value,
+		       (long long)(s.v[0].value - LOOP_INSNS), (unsigned long long)pc.values[0],
+		       (long long)(pc.values[0] - LOOP_INSNS));
+	TH_LOG("CPU_CYCLES:u: amupmu %llu (enabled %llu ns, running %llu ns), perf %llu "
+	       "(enabled %llu ns, running %llu ns)", (unsigned long long)s.v[cyc].value,
+	       (unsigned long long)s.rd.time_enabled, (unsigned long long)s.rd.time_running,
+	       (unsigned long long)pc.values[cyc], (unsigned long long)pc.enabled,
+	       (unsigned long long)pc.running);
+	ASSERT_EQ((__u64)nr, pc.nr);
+	EXPECT_LT(0ULL, pc.enabled);
+	EXPECT_EQ(pc.enabled, pc.running) {
+		TH_LOG("perf's group multiplexed beside %u amupmu events: everything fits", nr);
+	}
+	EXPECT_EQ(RD_STATE(0), s.rd.state);
+	EXPECT_LE(s.rd.time_enabled, s.rd.time_running + TIME_SLACK_NS) {
+		TH_LOG("amupmu counted %llu of %llu ns enabled",
+		       (unsigned long long)s.rd.time_running,
+		       (unsigned long long)s.rd.time_enabled);
+	}
+	if (self->icount) {
+		EXPECT_TRUE(within_permille(s.v[0].value, LOOP_INSNS, 1)) {
+			TH_LOG("amupmu INST_RETIRED:u %llu, not the loop's %llu within 0.1 %%",
+			       (unsigned long long)s.v[0].value, (unsigned long long)LOOP_INSNS);
+		}
+		EXPECT_TRUE(within_permille(pc.values[0], LOOP_INSNS, 1)) {
+			TH_LOG("perf INST_RETIRED:u %llu, not the loop's %llu within 0.1 %%",
+			       (unsigned long long)pc.values[0], (unsigned long long)LOOP_INSNS);
+		}
+		EXPECT_TRUE(within_permille(s.v[cyc].value, pc.values[cyc], 10)) {
+			TH_LOG("CPU_CYCLES:u: amupmu %llu, perf %llu: more than 1 %% apart",
+			       (unsigned long long)s.v[cyc].value,
+			       (unsigned long long)pc.values[cyc]);
+		}
+	}
+	EXPECT_LT(0ULL, s.v[cyc].value);
+	EXPECT_GE(pc.values[cyc] + pc.values[cyc] / 100, s.v[cyc].value) {
+		TH_LOG("amupmu's CPU_CYCLES:u %llu over a window inside perf's %llu",
+		       (unsigned long long)s.v[cyc].value, (unsigned long long)pc.values[cyc]);
+	}
+	for (i = nr; i-- > 0;)
+		close(fds[i]);
+}
+
+/*
+ * More events than counters: an amupmu session with N - 2 events on CPU 0
+ * (INST_RETIRED:u under -icount, else the filler event), and N - 2 perf
+ * events of this task beside it, each its own group, where two event
+ * counters are left. amupmu's events are pinned: they keep counting the
+ * whole time (no EVICTED, time_running is time_enabled; under -icount each
+ * is the loop within 0.1 %); perf's multiplex (each 0 < time_running <
+ * time_enabled, together no more than the two counters left, scaled within
+ * 10 % of the loop under -icount).
+ */
+TEST_F(pmu, shared_perf_multiplexes_amupmu_pinned)
+{
+	const unsigned int k = self->nr_counters - 2, m = self->nr_counters - 2;
+	const __u64 loops = 5 * LOOP_N, insns = 2 * loops;
+	struct perf_count pc[MAX_GROUP];
+	int fds[MAX_GROUP], ret;
+	double share = 0;
+	__u32 ev;
+	unsigned int i, multiplexed = 0;
+	struct group g;
+	struct snap s;
+
+	PMU_BEGIN();
+	NEED_SHARED();
+#ifndef __aarch64__
+	SKIP(return, "the known loop is aarch64 code");
+#endif
+	if (self->nr_counters < 4)
+		SKIP(return, "PMCR_EL0.N %u < 4", self->nr_counters);
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	ev = self->icount ? PMUV3_EV_INST_RETIRED : self->filler;
+
+	group_init(&g, 0);
+	for (i = 0; i < k; i++)
+		group_add(&g, ev, AMUPMU_EV_USER_ONLY);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("amupmu CONFIG of %u x 0x%x:u: %s", k, ev, amupmu_errstr(ret));
+	}
+	for (i = 0; i < m; i++) {
+		fds[i] = perf_open_raw(ev, true, -1, -1, false,
+				       PERF_FORMAT_TOTAL_TIME_ENABLED |
+				       PERF_FORMAT_TOTAL_TIME_RUNNING);
+		ASSERT_LE(0, fds[i]) {
+			TH_LOG("perf_event_open(raw 0x%x:u) #%u: %s", ev, i, strerror(-fds[i]));
+		}
+	}
+	for (i = 0; i < m; i++) {
+		ASSERT_EQ(0, ioctl(fds[i], PERF_EVENT_IOC_ENABLE, 0));
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	amupmu_insn_loop(loops);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	for (i = 0; i < m; i++) {
+		ASSERT_EQ(0, ioctl(fds[i], PERF_EVENT_IOC_DISABLE, 0));
+	}
+	for (i = 0; i < m; i++) {
+		ASSERT_EQ(0, perf_read(fds[i], &pc[i]));
+	}
+	read_ok(_metadata, self->fd, 0, k, &s);
+
+	TH_LOG("%u amupmu events 0x%x:u and %u perf ones, %u+1 counters; loop %llu insns; "
+	       "amupmu: enabled %llu ns, running %llu ns, state 0x%x", k, ev, m,
+	       self->nr_counters, (unsigned long long)insns,
+	       (unsigned long long)s.rd.time_enabled, (unsigned long long)s.rd.time_running,
+	       s.rd.state);
+	EXPECT_EQ(RD_STATE(0), s.rd.state);
+	EXPECT_LE(s.rd.time_enabled, s.rd.time_running + TIME_SLACK_NS) {
+		TH_LOG("amupmu's pinned events counted %llu of %llu ns enabled",
+		       (unsigned long long)s.rd.time_running,
+		       (unsigned long long)s.rd.time_enabled);
+	}
+	for (i = 0; i < k; i++) {
+		TH_LOG("amupmu event %u: %llu (%+lld)", i, (unsigned long long)s.v[i].value,
+		       (long long)(s.v[i].value - insns));
+		if (self->icount) {
+			EXPECT_TRUE(within_permille(s.v[i].value, insns, 1)) {
+				TH_LOG("amupmu event %u: %llu, not the loop's %llu within 0.1 %%",
+				       i, (unsigned long long)s.v[i].value,
+				       (unsigned long long)insns);
+			}
+		}
+	}
+	for (i = 0; i < m; i++) {
+		double scaled = pc[i].running ?
+				(double)pc[i].value * pc[i].enabled / pc[i].running : 0;
+
+		TH_LOG("perf event %u: %llu, enabled %llu ns, running %llu ns (%.1f %%), "
+		       "scaled %.0f", i, (unsigned long long)pc[i].value,
+		       (unsigned long long)pc[i].enabled, (unsigned long long)pc[i].running,
+		       pc[i].enabled ? 100.0 * pc[i].running / pc[i].enabled : 0, scaled);
+		EXPECT_LT(0ULL, pc[i].enabled);
+		EXPECT_LT(0ULL, pc[i].running) {
+			TH_LOG("perf event %u never ran: no multiplexing", i);
+		}
+		EXPECT_GT(pc[i].enabled, pc[i].running) {
+			TH_LOG("perf event %u ran all the time beside %u pinned amupmu events",
+			       i, k);
+		}
+		multiplexed += pc[i].running < pc[i].enabled;
+		if (pc[i].enabled)
+			share += (double)pc[i].running / pc[i].enabled;
+		if (self->icount && pc[i].running) {
+			EXPECT_TRUE(scaled > 0.9 * insns && scaled < 1.1 * insns) {
+				TH_LOG("perf event %u scaled to %.0f, the loop is %llu", i,
+				       scaled, (unsigned long long)insns);
+			}
+		}
+	}
+	TH_LOG("perf: %u of %u events multiplexed, %.2f counters' worth of running time "
+	       "(%u left beside amupmu)", multiplexed, m, share, self->nr_counters - k);
+	EXPECT_GE(self->nr_counters - k + 0.05, share);
+	for (i = 0; i < m; i++)
+		close(fds[i]);
+}
+
+/*
+ * A session asking for more events than the PMU has (N + 2 event-counter
+ * events on CPU 0): EBUSY (perf core cannot schedule the last pinned one),
+ * nothing written back, no group; and nothing left behind: a pinned perf
+ * group of this task with every counter (CPU_CYCLES and N more) then runs
+ * the whole time. A smaller CONFIG (N events) works afterwards.
+ */
+TEST_F(pmu, shared_too_many_events_ebusy)
+{
+	const unsigned int n = self->nr_counters;
+	struct perf_group_count pc;
+	int fds[MAX_GROUP], ret;
+	union cfg_buf b;
+	unsigned int i;
+	struct group g;
+
+	PMU_BEGIN();
+	NEED_SHARED();
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	group_init(&g, 0);
+	group_add_n(&g, self->filler, n + 2);
+	memset(&b, 0, sizeof(b));
+	amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
+	expect_config_refused(_metadata, self->fd, &b, CFG_SZ, EBUSY, "N + 2 event-counter events");
+
+	/* all N + 1 counters for perf */
+	for (i = 0; i <= n; i++) {
+		fds[i] = perf_open_raw(i ? self->filler : PMUV3_EV_CPU_CYCLES, false,
+				       i ? fds[0] : -1, -1, true, PERF_GROUP_FORMAT);
+		ASSERT_LE(0, fds[i]) {
+			TH_LOG("perf_event_open #%u: %s", i, strerror(-fds[i]));
+		}
+	}
+	ASSERT_EQ(0, perf_group_ctl(fds[0], PERF_EVENT_IOC_ENABLE));
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, perf_group_ctl(fds[0], PERF_EVENT_IOC_DISABLE));
+	ASSERT_EQ(0, perf_group_read(fds[0], &pc));
+	TH_LOG("after the refused CONFIG: a pinned perf group of %u events: enabled %llu ns, "
+	       "running %llu ns, cycles %llu", n + 1, (unsigned long long)pc.enabled,
+	       (unsigned long long)pc.running, (unsigned long long)pc.values[0]);
+	EXPECT_LT(0ULL, pc.enabled);
+	EXPECT_EQ(pc.enabled, pc.running) {
+		TH_LOG("the refused CONFIG left perf events behind: perf's %u do not fit", n + 1);
+	}
+	EXPECT_LT(0ULL, pc.values[0]);
+	for (i = n + 1; i-- > 0;)
+		close(fds[i]);
+
+	g.nr = n;
+	ret = group_config(self->fd, &g);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("the N = %u events that fit, after the refusal: %s", n, amupmu_errstr(ret));
+	}
+	expect_counters_valid(_metadata, self, &g);
+	EXPECT_EQ(0U, g.cfg.counters_free);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RELEASE));
+	expect_all_free(_metadata, self, "after the N + 2 events");
+}
+
+/*
+ * CHAIN (0x1e) in shared mode: EINVAL with AMUPMU_EV_RAW, alone and after
+ * valid events (perf core chains counters itself; a CHAIN event of its own
+ * would never count), and without RAW (EOPNOTSUPP first when PMCEID does
+ * not have it); nothing written back, no group, nothing left.
+ */
+TEST_F(pmu, shared_chain_einval)
+{
+	static const __u32 flags[] = { AMUPMU_EV_RAW, AMUPMU_EV_RAW | AMUPMU_EV_USER_ONLY, 0 };
+	bool impl = amupmu_event_implemented(self->cpu0, PMUV3_EV_CHAIN);
+	unsigned int i, pos;
+	union cfg_buf b;
+	struct group g;
+	char what[96];
+
+	PMU_BEGIN();
+	NEED_SHARED();
+	for (i = 0; i < ARRAY_SIZE(flags); i++) {
+		int err = !flags[i] && !impl ? EOPNOTSUPP : EINVAL;
+
+		for (pos = 0; pos < 3; pos += 2) {
+			group_init(&g, 0);
+			if (pos) {
+				group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+				group_add(&g, self->filler, 0);
+			}
+			group_add(&g, PMUV3_EV_CHAIN, flags[i]);
+			memset(&b, 0, sizeof(b));
+			amupmu_pmu_config_init(&b.cfg, g.ev, g.nr, g.cpus.w, g.cpus.len);
+			snprintf(what, sizeof(what), "CHAIN flags 0x%x (event %u of %u, PMCEID %s)",
+				 flags[i], g.nr - 1, g.nr, impl ? "has it" : "has not");
+			expect_config_refused(_metadata, self->fd, &b, CFG_SZ, err, what);
+		}
+	}
+	expect_all_free(_metadata, self, "after the CHAIN events");
+}
+
+/*
+ * perf core takes a pinned counter away: N + 1 pinned perf events on CPU 0,
+ * opened (disabled) before an amupmu session configures two events there,
+ * are older; enabled, they come first and amupmu's events go into error
+ * state: READ says AMUPMU_READ_EVICTED and the totals stop. With perf's
+ * events closed it stays so until the next ENABLE puts them back (no
+ * EVICTED, counting again); a second set of older events evicts them
+ * again, and then a RESET puts them back.
+ */
+TEST_F(pmu, shared_pinned_perf_evicts)
+{
+	const unsigned int n = self->nr_counters;
+	int fds[2][MAX_GROUP], ret, round;
+	struct snap a, b2, c;
+	unsigned int i;
+	struct group g;
+
+	PMU_BEGIN();
+	NEED_SHARED();
+	if (geteuid() != 0)
+		SKIP(return, "CPU-wide perf events need CAP_PERFMON");
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	/* two sets of N + 1 pinned events of their own each, older than the session's */
+	for (round = 0; round < 2; round++) {
+		for (i = 0; i <= n; i++) {
+			fds[round][i] = perf_open_raw(i ? self->filler : PMUV3_EV_CPU_CYCLES,
+						      false, -1, 0, true, 0);
+			ASSERT_LE(0, fds[round][i]) {
+				TH_LOG("CPU-wide perf_event_open #%u on CPU 0: %s", i,
+				       strerror(-fds[round][i]));
+			}
+		}
+	}
+	group_init(&g, 0);
+	group_add(&g, self->filler, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	ret = group_config(self->fd, &g);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG beside %u disabled perf events: %s", 2 * (n + 1),
+		       amupmu_errstr(ret));
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	for (round = 0; round < 2; round++) {
+		amupmu_busy_ns(2 * NSEC_PER_MSEC);
+		read_ok(_metadata, self->fd, 0, 2, &a);
+		for (i = 0; i <= n; i++) {
+			ASSERT_EQ(0, ioctl(fds[round][i], PERF_EVENT_IOC_ENABLE, 0));
+		}
+		amupmu_busy_ns(2 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, snap_read(self->fd, 0, 2, &b2));
+		amupmu_busy_ns(5 * NSEC_PER_MSEC);
+		ASSERT_EQ(0, snap_read(self->fd, 0, 2, &c));
+		TH_LOG("round %d: before perf's %u older pinned events: state 0x%x cycles %llu; "
+		       "with them: state 0x%x cycles %llu, 5 ms later state 0x%x cycles %llu",
+		       round, n + 1, a.rd.state, (unsigned long long)a.v[1].value, b2.rd.state,
+		       (unsigned long long)b2.v[1].value, c.rd.state,
+		       (unsigned long long)c.v[1].value);
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_EVICTED), b2.rd.state) {
+			TH_LOG("older pinned perf events on every counter: not evicted");
+		}
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED | AMUPMU_READ_EVICTED), c.rd.state);
+		EXPECT_EQ(b2.v[1].value, c.v[1].value) {
+			TH_LOG("an evicted counter counted on");
+		}
+		for (i = n + 1; i-- > 0;)
+			close(fds[round][i]);
+		/* evicted until ENABLE (round 0) or RESET (round 1) */
+		amupmu_busy_ns(NSEC_PER_MSEC);
+		ASSERT_EQ(0, snap_read(self->fd, 0, 2, &c));
+		EXPECT_TRUE(!!(c.rd.state & AMUPMU_READ_EVICTED)) {
+			TH_LOG("round %d: the eviction ended without ENABLE or RESET", round);
+		}
+		if (!round) {
+			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+		} else {
+			ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
+		}
+		read_ok(_metadata, self->fd, 0, 2, &a);
+		amupmu_busy_ns(5 * NSEC_PER_MSEC);
+		read_ok(_metadata, self->fd, 0, 2, &c);
+		TH_LOG("round %d: after %s: state 0x%x cycles %llu, 5 ms later %llu", round,
+		       round ? "RESET" : "DISABLE/ENABLE", a.rd.state,
+		       (unsigned long long)a.v[1].value, (unsigned long long)c.v[1].value);
+		EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), c.rd.state);
+		EXPECT_LT(a.v[1].value, c.v[1].value) {
+			TH_LOG("round %d: not counting again after %s", round,
+			       round ? "RESET" : "ENABLE");
+		}
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 }
 
 TEST_HARNESS_MAIN

@@ -21,9 +21,11 @@
  *    the hardware: without CAP_PERFMON it is EACCES also where no CPU has a
  *    usable AMU (production builds on QEMU, amu=0), which is EOPNOTSUPP
  *    only for a caller with CAP_PERFMON (the PMU commands check the
- *    ownership first: ENXIO for everybody when arm_pmu owns the PMU);
- *  - of sysfs and the module parameters only sample_period_min is
- *    writable, by root (0644; amupmu_sysfs_test checks every file);
+ *    ownership first: ENXIO for everybody when arm_pmu owns the PMU and
+ *    shared mode is off);
+ *  - of sysfs and the module parameters only sample_period_min and
+ *    pmu_shared are writable, by root (0644; amupmu_sysfs_test checks
+ *    every file);
  *    debugfs is root-only (its mount point is mode 0700);
  *  - cpuN/pmu_counters_view shows every session's totals: mode 0400, and
  *    reading it needs CAP_PERFMON whatever the mode (root may chmod it);
@@ -32,9 +34,12 @@
  *
  * Each row runs in a child dropped to uid/gid 65534 without capabilities,
  * to root without CAP_PERFMON and CAP_SYS_ADMIN, or to uid 65534 with only
- * CAP_PERFMON. Backend: the CPU's PMU (QEMU TCG PMUv3 on the board); with
- * the kernel's arm_pmu owning the PMU every PMU command is ENXIO for
- * everybody, which the rows then expect instead.
+ * CAP_PERFMON. Backend: the CPU's PMU (QEMU TCG PMUv3 on the board), in
+ * exclusive mode (amupmu devicetree) or shared mode (stock devicetree,
+ * through perf core): the same table in both. With the kernel's arm_pmu
+ * owning the PMU and shared mode off every PMU command is ENXIO for
+ * everybody: matrix_shared_off turns pmu_shared off (and back on) on a
+ * stock board to check that table too.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -208,7 +213,9 @@ static int row_debugfs(void *arg)
 FIXTURE(priv) {
 	int fd;
 	struct amupmu_info info;
-	bool exclusive;
+	bool exclusive;	/* amupmu owns the PMU: the counters view exists */
+	bool sessions;	/* PMU sessions work: exclusive or shared mode */
+	bool shared_off;	/* this test turned pmu_shared off: teardown turns it on */
 	bool amu;	/* AMUPMU_FEAT_AMU: a usable AMU */
 	int paranoid;
 	mode_t view_mode;	/* COUNTERS_VIEW's mode to restore, 0 if untouched */
@@ -224,12 +231,13 @@ FIXTURE_SETUP(priv)
 	AMUPMU_OPEN_DEVICE(self->fd);
 	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, NULL, 0));
 	self->exclusive = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
+	self->sessions = amupmu_pmu_sessions_work(&self->info);
 	self->amu = self->info.features & AMUPMU_FEAT_AMU;
 	self->paranoid = 99;
 	if (!amupmu_read_line(PARANOID, buf, sizeof(buf)))
 		self->paranoid = atoi(buf);
-	TH_LOG("backend: %s PMU, %s; kernel.perf_event_paranoid %d",
-	       self->exclusive ? "exclusive-mode (amupmu owns it)" : "kernel-owned (arm_pmu)",
+	TH_LOG("backend: PMU in %s, %s; kernel.perf_event_paranoid %d",
+	       amupmu_pmu_mode_name(&self->info),
 	       self->amu ? (self->info.features & AMUPMU_FEAT_MOCK ? "mock AMU model" :
 			    "hardware AMU") : "no usable AMU",
 	       self->paranoid);
@@ -251,6 +259,8 @@ FIXTURE_TEARDOWN(priv)
 	}
 	if (self->view_mode && chmod(COUNTERS_VIEW, self->view_mode))
 		TH_LOG("could not restore the mode of %s", COUNTERS_VIEW);
+	if (self->shared_off && amupmu_set_pmu_shared(true, NULL))
+		TH_LOG("could not turn %s back on", AMUPMU_PMU_SHARED_PARAM);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -286,17 +296,21 @@ TEST_F(priv, device_node)
 	EXPECT_EQ(0U, st.st_gid);
 }
 
-TEST_F(priv, matrix)
+/*
+ * The table, with PMU sessions working (@sessions: exclusive or shared
+ * mode) or refused with ENXIO for everybody (shared mode off).
+ */
+static void run_matrix(struct __test_metadata *_metadata, FIXTURE_DATA(priv) *self,
+		       bool sessions, const char *figure)
 {
 	static const __u32 all_els = 0, el0_only = AMUPMU_EV_USER_ONLY;
-	int pmu_err = self->exclusive ? -EACCES : -ENXIO;
+	int pmu_err = sessions ? -EACCES : -ENXIO;
 	size_t i;
 
-	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	rows_passed = 0;
 	for (i = 0; i < ARRAY_SIZE(whos); i++) {
 		const struct who *w = &whos[i];
-		int cfg_err = w->perfmon ? (self->exclusive ? 0 : -ENXIO) : pmu_err;
+		int cfg_err = w->perfmon ? (sessions ? 0 : -ENXIO) : pmu_err;
 
 		expect_row(_metadata, w, "open /dev/amupmu", row_open, NULL, 0);
 		expect_row(_metadata, w, "AMUPMU_INFO", row_info, NULL, 0);
@@ -307,7 +321,7 @@ TEST_F(priv, matrix)
 		expect_row(_metadata, w, "PMU_CONFIG, sampling EL0", row_config_sampling, NULL,
 			   cfg_err);
 		expect_row(_metadata, w, "PMU_CTL without a group", row_ctl_no_group, NULL,
-			   self->exclusive ? -ENODEV : -ENXIO);
+			   sessions ? -ENODEV : -ENXIO);
 		expect_row(_metadata, w, "AMU_READ of cpu0", row_amu_read, NULL,
 			   !w->perfmon ? -EACCES : self->amu ? 0 : -EOPNOTSUPP);
 		/* 0444 root (absent without a usable AMU) */
@@ -316,7 +330,8 @@ TEST_F(priv, matrix)
 		/*
 		 * 0400 root: uid 65534 cannot open it even with CAP_PERFMON;
 		 * root without CAP_PERFMON opens it (CAP_DAC_OVERRIDE) and is
-		 * refused the read. Absent when the kernel owns the PMU.
+		 * refused the read. Absent when the kernel owns the PMU
+		 * (also in shared mode: perf core places the counters).
 		 */
 		expect_row(_metadata, w, "read cpu0/pmu_counters_view (0400)", row_read,
 			   COUNTERS_VIEW, self->exclusive ? -EACCES : -ENOENT);
@@ -331,9 +346,46 @@ TEST_F(priv, matrix)
 		expect_row(_metadata, w, "write parameter sample_period_min", row_write_open,
 			   "/sys/module/amupmu/parameters/sample_period_min",
 			   w->uid ? -EACCES : 0);
+		expect_row(_metadata, w, "write parameter pmu_shared", row_write_open,
+			   AMUPMU_PMU_SHARED_PARAM, w->uid ? -EACCES : 0);
 	}
-	printf("# AMUPMU-FIGURE priv-matrix rows=%d\n", rows_passed);
+	printf("# AMUPMU-FIGURE %s rows=%d\n", figure, rows_passed);
 	fflush(stdout);
+}
+
+TEST_F(priv, matrix)
+{
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	run_matrix(_metadata, self, self->sessions, "priv-matrix");
+}
+
+/*
+ * Shared mode off (pmu_shared=N, a stock board): the PMU commands are
+ * ENXIO for everybody, before the privilege; the rest of the table is
+ * unchanged. pmu_shared is turned on again afterwards.
+ */
+TEST_F(priv, matrix_shared_off)
+{
+	struct amupmu_info info;
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (self->info.pmu_owner != AMUPMU_PMU_OWNER_KERNEL)
+		SKIP(return, "PMU in %s: pmu_shared applies where arm_pmu owns the PMU",
+		     amupmu_pmu_mode_name(&self->info));
+	ret = amupmu_set_pmu_shared(false, NULL);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("writing N to %s: %s", AMUPMU_PMU_SHARED_PARAM, amupmu_errstr(ret));
+	}
+	self->shared_off = true;
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
+	TH_LOG("pmu_shared=N: PMU in %s", amupmu_pmu_mode_name(&info));
+	ASSERT_FALSE(amupmu_pmu_sessions_work(&info));
+	run_matrix(_metadata, self, false, "priv-matrix-shared-off");
+	ASSERT_EQ(0, amupmu_set_pmu_shared(true, NULL));
+	self->shared_off = false;
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
+	EXPECT_TRUE(amupmu_pmu_shared(&info));
 }
 
 /* The privilege is checked at CONFIG: an inherited configured file works. */
@@ -344,8 +396,8 @@ TEST_F(priv, inherited_group)
 	__u64 cpus = 1;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
-	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	if (!self->sessions)
+		SKIP(return, "PMU in %s", amupmu_pmu_mode_name(&self->info));
 	amupmu_pmu_event_set(&ev, PMUV3_EV_CPU_CYCLES, 0);
 	amupmu_pmu_config_init(&cfg, &ev, 1, &cpus, sizeof(cpus));
 	ASSERT_EQ(0, amupmu_ioctl(self->fd, AMUPMU_PMU_CONFIG, &cfg));
@@ -365,8 +417,8 @@ TEST_F(priv, paranoid_levels)
 	int fd;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
-	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	if (!self->sessions)
+		SKIP(return, "PMU in %s", amupmu_pmu_mode_name(&self->info));
 	if (self->paranoid == 99)
 		SKIP(return, "no %s", PARANOID);
 	for (i = 0; i < ARRAY_SIZE(levels); i++) {
@@ -388,7 +440,8 @@ TEST_F(priv, counters_view_mode)
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU: no %s", COUNTERS_VIEW);
+		SKIP(return, "PMU in %s: no %s", amupmu_pmu_mode_name(&self->info),
+		     COUNTERS_VIEW);
 	ASSERT_EQ(0, stat(COUNTERS_VIEW, &st)) {
 		TH_LOG("%s: %s", COUNTERS_VIEW, strerror(errno));
 	}
@@ -413,7 +466,8 @@ TEST_F(priv, counters_view_needs_perfmon)
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU: no %s", COUNTERS_VIEW);
+		SKIP(return, "PMU in %s: no %s", amupmu_pmu_mode_name(&self->info),
+		     COUNTERS_VIEW);
 	ASSERT_EQ(0, stat(COUNTERS_VIEW, &st));
 	self->view_mode = st.st_mode & 07777;
 	ASSERT_EQ(0, chmod(COUNTERS_VIEW, 0444)) {
@@ -567,8 +621,8 @@ TEST_F(priv, ring_memlock_limit)
 	__u32 free0 = 0, free1 = 0;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
-	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	if (!self->sessions)
+		SKIP(return, "PMU in %s", amupmu_pmu_mode_name(&self->info));
 	ASSERT_EQ(0, amupmu_counters_free(self->fd, &free0, 1));
 	expect_row(_metadata, &limited, "rings of 256, 8, 16 pages, RLIMIT_MEMLOCK 12 pages",
 		   row_memlock, (void *)&no_ipc_lock, 0);

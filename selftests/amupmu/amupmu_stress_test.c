@@ -9,14 +9,20 @@
  *                    read()) on all CPUs: totals never go back, the offline CPU reads
  *                    AMUPMU_READ_OFFLINE with frozen totals, it counts
  *                    again once back, and the PMU interrupt does not storm
- *                    (/proc/interrupts delta per second bounded).
+ *                    (/proc/interrupts delta per second bounded: amupmu's
+ *                    line in exclusive mode, arm_pmu's in shared mode).
  *  concurrency       8 threads open, configure, enable, read, reset,
  *                    disable, release and close sessions on all CPUs for
  *                    AMUPMU_STRESS_SECONDS (default 20) while another
  *                    thread toggles CPU hotplug; only EBUSY (counters
- *                    exhausted; ENXIO where the kernel owns the PMU) may
- *                    refuse a well-formed request. A deadlock
- *                    is the harness's timeout.
+ *                    exhausted; in shared mode: perf core could not pin
+ *                    them) may refuse a well-formed CONFIG, and ENXIO where
+ *                    the kernel owns the PMU and shared mode is off. A
+ *                    deadlock is the harness's timeout.
+ *  concurrency_shared_toggle  the same in shared mode while yet another
+ *                    thread turns the module parameter pmu_shared off and
+ *                    on: CONFIG may also be ENXIO, the commands on a
+ *                    configured group never are.
  *  load_unload       AMUPMU_LOAD_CYCLES (default 100) finit_module /
  *                    delete_module cycles of $AMUPMU_KO, each opening the
  *                    device; unloading with a session open, or with its
@@ -27,10 +33,11 @@
  * AMUPMU_STRESS_SKIP=name,... skips tests by name.
  *
  * Backend: the CPU's PMU (QEMU TCG PMUv3 on the board) in exclusive mode
- * for the counting parts; with the kernel's arm_pmu owning the PMU,
- * hotplug_counting skips and the other two run with every PMU request
- * refused (ENXIO). The kernel log (no oops, WARN, BUG, lockup) is checked
- * by the board harness.
+ * (amupmu devicetree) or shared mode (stock devicetree: perf core's
+ * in-kernel counters, re-created when a CPU comes back); with the kernel's
+ * arm_pmu owning the PMU and shared mode off, hotplug_counting skips and
+ * the other two run with every PMU request refused (ENXIO). The kernel log
+ * (no oops, WARN, BUG, lockup) is checked by the board harness.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -48,8 +55,11 @@
 #define SLAB_SLACK_KB	512
 #define AVAIL_SLACK_KB	8192	/* page cache moves by ~5 MB between cycles; slab is the leak check */
 
-/* Sum of the "amupmu" lines of /proc/interrupts; @lines gets how many. */
-static unsigned long long amupmu_irqs(unsigned int *lines)
+/*
+ * Sum of the lines of /proc/interrupts that end in @name (" amupmu",
+ * " arm-pmu"); @lines gets how many.
+ */
+static unsigned long long irqs_named(const char *name, unsigned int *lines)
 {
 	unsigned long long sum = 0;
 	char line[1024];
@@ -62,7 +72,7 @@ static unsigned long long amupmu_irqs(unsigned int *lines)
 		char *p = strchr(line, ':'), *end;
 		unsigned long long v;
 
-		if (!p || !strstr(line, " amupmu"))
+		if (!p || !strstr(line, name))
 			continue;
 		(*lines)++;
 		for (p++;; p = end) {
@@ -74,6 +84,11 @@ static unsigned long long amupmu_irqs(unsigned int *lines)
 	}
 	fclose(f);
 	return sum;
+}
+
+static unsigned long long amupmu_irqs(unsigned int *lines)
+{
+	return irqs_named(" amupmu", lines);
 }
 
 /* AMUPMU_STRESS_SKIP: comma-separated names of tests to skip. */
@@ -125,6 +140,8 @@ FIXTURE(stress) {
 	struct amupmu_cpu_info *cpus;
 	unsigned int nr_cpu_ids;
 	bool exclusive;
+	bool sessions;		/* PMU sessions work: exclusive or shared mode */
+	bool shared_off;	/* teardown turns pmu_shared on again */
 	unsigned int secondary[64];	/* CPUs with an online file */
 	unsigned int nr_secondary;
 };
@@ -143,15 +160,14 @@ FIXTURE_SETUP(stress)
 	ASSERT_NE(NULL, self->cpus);
 	ASSERT_EQ(0, amupmu_query(self->fd, &self->info, self->cpus, possible.nr));
 	self->exclusive = self->info.pmu_owner == AMUPMU_PMU_OWNER_AMUPMU;
+	self->sessions = amupmu_pmu_sessions_work(&self->info);
 	for (cpu = 1; cpu < possible.nr && self->nr_secondary < 64; cpu++) {
 		snprintf(path, sizeof(path), AMUPMU_CPU_SYSFS "/cpu%u/online", cpu);
 		if (possible.cpu[cpu] && amupmu_path_exists(path))
 			self->secondary[self->nr_secondary++] = cpu;
 	}
-	TH_LOG("backend: %s, %u CPUs, %u can go offline",
-	       self->exclusive ? "QEMU/CPU PMUv3 in exclusive mode" :
-				 "PMU owned by the kernel's arm_pmu (PMU requests ENXIO)",
-	       self->nr_cpu_ids, self->nr_secondary);
+	TH_LOG("backend: QEMU/CPU PMUv3 in %s, %u CPUs, %u can go offline",
+	       amupmu_pmu_mode_name(&self->info), self->nr_cpu_ids, self->nr_secondary);
 }
 
 FIXTURE_TEARDOWN(stress)
@@ -160,6 +176,8 @@ FIXTURE_TEARDOWN(stress)
 
 	for (i = 0; i < self->nr_secondary; i++)
 		amupmu_set_online(self->secondary[i], true);
+	if (self->shared_off && amupmu_set_pmu_shared(true, NULL))
+		TH_LOG("could not turn %s back on", AMUPMU_PMU_SHARED_PARAM);
 	free(self->cpus);
 	if (self->fd >= 0)
 		close(self->fd);
@@ -290,13 +308,15 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	struct cpu_read prev[64], r, off;
 	static struct sampler sp;
 	unsigned long long irq0, irq1;
+	/* the PMU interrupt: amupmu's in exclusive mode, arm_pmu's in shared mode */
+	const char *irq_name = self->exclusive ? " amupmu" : " arm-pmu";
 	__u64 w[16], t0, secs;
 	__u32 len;
 	int ret;
 
 	STRESS_BEGIN("hotplug_counting");
-	if (!self->exclusive)
-		SKIP(return, "the kernel's arm_pmu owns the PMU");
+	if (!self->sessions)
+		SKIP(return, "PMU in %s", amupmu_pmu_mode_name(&self->info));
 	if (!self->nr_secondary)
 		SKIP(return, "no CPU can go offline");
 	ASSERT_GE(64U, self->nr_cpu_ids);
@@ -311,8 +331,10 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 	for (c = 0; c < self->nr_cpu_ids; c++)
 		read_cpu(_metadata, self->fd, c, &prev[c]);
 
-	irq0 = amupmu_irqs(&lines);
-	EXPECT_EQ(1U, lines);
+	irq0 = irqs_named(irq_name, &lines);
+	EXPECT_EQ(1U, lines) {
+		TH_LOG("%u lines of /proc/interrupts end in \"%s\"", lines, irq_name);
+	}
 	t0 = amupmu_now_ns();
 	for (i = 0; i < self->nr_secondary; i++) {
 		cpu = self->secondary[i];
@@ -356,11 +378,12 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 		}
 	}
 	secs = (amupmu_now_ns() - t0) / NSEC_PER_SEC + 1;
-	irq1 = amupmu_irqs(&lines);
+	irq1 = irqs_named(irq_name, &lines);
 	sampler_drain(&sp, self->nr_cpu_ids);
-	TH_LOG("%u cycles x %u CPUs in %llu s, %llu PMU interrupts, %llu samples read "
-	       "(%llu malformed)", cycles, self->nr_secondary, (unsigned long long)secs,
-	       irq1 - irq0, sp.records, sp.bad);
+	TH_LOG("%s: %u cycles x %u CPUs in %llu s, %llu PMU interrupts (\"%s\"), %llu samples "
+	       "read (%llu malformed)", amupmu_pmu_mode_name(&self->info), cycles,
+	       self->nr_secondary, (unsigned long long)secs, irq1 - irq0, irq_name + 1,
+	       sp.records, sp.bad);
 	printf("# AMUPMU-FIGURE hotplug cycles=%u cpus=%u irqs=%llu samples=%llu seconds=%llu\n",
 	       cycles, self->nr_secondary, irq1 - irq0, sp.records, (unsigned long long)secs);
 	fflush(stdout);
@@ -373,8 +396,13 @@ TEST_F_TIMEOUT(stress, hotplug_counting, 1200)
 
 /* ---------------------------------------------------------------- concurrency */
 
-/* The kernel's arm_pmu owns the PMU: every CONFIG is ENXIO. */
-static bool kernel_owned;
+/*
+ * No PMU sessions (the kernel's arm_pmu owns the PMU, shared mode off):
+ * every CONFIG is ENXIO.
+ */
+static bool no_sessions;
+/* pmu_shared is being toggled: CONFIG may be EBUSY or ENXIO */
+static bool toggling;
 
 struct worker {
 	pthread_t tid;
@@ -390,7 +418,7 @@ static void worker_check(struct worker *t, const char *what, int ret, bool busy_
 	t->ops++;
 	if (!ret)
 		return;
-	if (busy_ok && ret == (kernel_owned ? -ENXIO : -EBUSY)) {
+	if (busy_ok && (ret == (no_sessions ? -ENXIO : -EBUSY) || (toggling && ret == -ENXIO))) {
 		t->busy++;
 		return;
 	}
@@ -450,6 +478,29 @@ static void *worker_fn(void *arg)
 	return NULL;
 }
 
+/* Turns pmu_shared off and on until the deadline. */
+struct shared_toggler {
+	pthread_t tid;
+	__u64 deadline;
+	unsigned long long toggles, failed;
+};
+
+static void *shared_toggler_fn(void *arg)
+{
+	struct shared_toggler *st = arg;
+	struct timespec ts = { 0, 2000000 };
+
+	while (amupmu_now_ns() < st->deadline) {
+		if (amupmu_set_pmu_shared(st->toggles & 1, NULL))
+			st->failed++;
+		st->toggles++;
+		nanosleep(&ts, NULL);
+	}
+	if (amupmu_set_pmu_shared(true, NULL))
+		st->failed++;
+	return NULL;
+}
+
 struct toggler {
 	pthread_t tid;
 	const unsigned int *cpus;
@@ -473,17 +524,24 @@ static void *toggler_fn(void *arg)
 	return NULL;
 }
 
-TEST_F_TIMEOUT(stress, concurrency, 600)
+/*
+ * The session storm against the hotplug toggler; with @toggle_shared,
+ * pmu_shared is turned off and on meanwhile too.
+ */
+static void run_concurrency(struct __test_metadata *_metadata, FIXTURE_DATA(stress) *self,
+			    bool toggle_shared, const char *figure)
 {
 	static struct worker wk[NR_WORKERS];
 	unsigned long long secs = amupmu_env_u64("AMUPMU_STRESS_SECONDS", 20), ops = 0, busy = 0;
 	unsigned long long sessions = 0, bad = 0;
+	struct shared_toggler st = { 0 };
 	struct toggler h = { 0 };
 	unsigned int i;
 
-	STRESS_BEGIN("concurrency");
-	kernel_owned = self->info.pmu_owner == AMUPMU_PMU_OWNER_KERNEL;
+	no_sessions = !self->sessions;
+	toggling = toggle_shared;
 	h.deadline = amupmu_now_ns() + secs * NSEC_PER_SEC;
+	st.deadline = h.deadline;
 	h.cpus = self->secondary;
 	h.nr = self->nr_secondary;
 	for (i = 0; i < NR_WORKERS; i++) {
@@ -494,6 +552,10 @@ TEST_F_TIMEOUT(stress, concurrency, 600)
 		ASSERT_EQ(0, pthread_create(&wk[i].tid, NULL, worker_fn, &wk[i]));
 	}
 	ASSERT_EQ(0, pthread_create(&h.tid, NULL, toggler_fn, &h));
+	if (toggle_shared) {
+		self->shared_off = true;
+		ASSERT_EQ(0, pthread_create(&st.tid, NULL, shared_toggler_fn, &st));
+	}
 	for (i = 0; i < NR_WORKERS; i++) {
 		ASSERT_EQ(0, pthread_join(wk[i].tid, NULL));
 		ops += wk[i].ops;
@@ -505,22 +567,49 @@ TEST_F_TIMEOUT(stress, concurrency, 600)
 			       wk[i].unexpected, wk[i].first_bad);
 	}
 	ASSERT_EQ(0, pthread_join(h.tid, NULL));
-	TH_LOG("%u threads, %llu s: %llu sessions, %llu calls (%llu EBUSY/ENXIO), %llu hotplug "
-	       "toggles (%llu refused)", NR_WORKERS, secs, sessions, ops, busy, h.toggles,
-	       h.failed);
-	printf("# AMUPMU-FIGURE concurrency threads=%u seconds=%llu sessions=%llu calls=%llu "
-	       "toggles=%llu unexpected=%llu\n", NR_WORKERS, secs, sessions, ops, h.toggles,
-	       bad);
+	if (toggle_shared) {
+		ASSERT_EQ(0, pthread_join(st.tid, NULL));
+		self->shared_off = false;
+	}
+	TH_LOG("PMU in %s: %u threads, %llu s: %llu sessions, %llu calls (%llu EBUSY/ENXIO), "
+	       "%llu hotplug toggles (%llu refused), %llu pmu_shared toggles (%llu refused)",
+	       amupmu_pmu_mode_name(&self->info), NR_WORKERS, secs, sessions, ops, busy,
+	       h.toggles, h.failed, st.toggles, st.failed);
+	printf("# AMUPMU-FIGURE %s threads=%u seconds=%llu sessions=%llu calls=%llu "
+	       "toggles=%llu unexpected=%llu\n", figure, NR_WORKERS, secs, sessions, ops,
+	       h.toggles, bad);
 	fflush(stdout);
 	EXPECT_EQ(0ULL, bad);
 	EXPECT_EQ(0ULL, h.failed);
+	EXPECT_EQ(0ULL, st.failed);
 	EXPECT_LT(0ULL, sessions);
 	if (self->nr_secondary) {
 		EXPECT_LT(0ULL, h.toggles);
 	}
-	if (self->exclusive) {
+	if (toggle_shared) {
+		EXPECT_LT(0ULL, st.toggles);
+	}
+	if (self->sessions) {
 		EXPECT_LT(busy, ops);	/* some requests were served */
 	}
+}
+
+TEST_F_TIMEOUT(stress, concurrency, 600)
+{
+	STRESS_BEGIN("concurrency");
+	run_concurrency(_metadata, self, false, "concurrency");
+}
+
+/* Shared mode: the same storm while pmu_shared goes off and on (root). */
+TEST_F_TIMEOUT(stress, concurrency_shared_toggle, 600)
+{
+	STRESS_BEGIN("concurrency_shared_toggle");
+	if (!amupmu_pmu_shared(&self->info))
+		SKIP(return, "PMU in %s: no shared mode to toggle",
+		     amupmu_pmu_mode_name(&self->info));
+	if (geteuid() != 0)
+		SKIP(return, "writing pmu_shared needs root");
+	run_concurrency(_metadata, self, true, "concurrency-shared-toggle");
 }
 
 /* ---------------------------------------------------------------- load / unload */
@@ -555,8 +644,8 @@ TEST_F_TIMEOUT(stress, load_unload, 1200)
 	if (!ko || !amupmu_path_exists(ko))
 		SKIP(return, "AMUPMU_KO (the module to load) not set");
 
-	/* a session holds the module; with a group when amupmu owns the PMU */
-	if (self->exclusive) {
+	/* a session holds the module; with a group where PMU sessions work */
+	if (self->sessions) {
 		ASSERT_EQ(0, config(self->fd, 2, &cpu0, 8));
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	}
@@ -567,7 +656,7 @@ TEST_F_TIMEOUT(stress, load_unload, 1200)
 	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
 	close(self->fd);
 	self->fd = -1;
-	if (self->exclusive) {
+	if (self->sessions) {
 		/* a mapped ring holds the module after its file is closed */
 		static struct sampler sp;
 		long page = sysconf(_SC_PAGESIZE);

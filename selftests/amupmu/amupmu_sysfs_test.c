@@ -9,7 +9,7 @@
  * debugfs cpu_pm, its accepted commands); a numeric one gets non-numeric text, negative,
  * overflowing and out-of-range numbers, reserved bits, a 1 MiB string and
  * partial writes, each refused with the documented errno, and the value
- * read back unchanged. Every other file must be read-only by mode and
+ * read back unchanged; a boolean one (pmu_shared) text that is no boolean. Every other file must be read-only by mode and
  * refuse to open for writing, also for root (EACCES: no store()), with its
  * value unchanged. A writable file that is not in the table fails the test
  * (document it first). A valid write must work (and is undone).
@@ -72,6 +72,8 @@ static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
 	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL,
 	  NULL, NULL, false },
+	/* shared mode (ABI 2.3): a bool (bool_files[]); what kstrtobool() refuses, EINVAL */
+	{ "/sys/module/amupmu/parameters", "pmu_shared", 0, 1, EINVAL, NULL, NULL, NULL, false },
 	/*
 	 * mock builds: "<cpu>" power-cycles a CPU, "<cpu> fail" aborts the
 	 * entry; anything else EINVAL (amupmu_cpupm_test has the rest)
@@ -123,6 +125,9 @@ static const struct writable writable[] = {
 
 /* Files the driver core adds to every device: not amupmu's. */
 static const char * const core_files[] = { "uevent", "dev", "power", "subsystem", "device" };
+
+/* Writable files that are bool module parameters (Y/N): sweep_bool(). */
+static const char * const bool_files[] = { "pmu_shared" };
 
 /* Files whose value moves by itself (counters): not compared. */
 static const char * const moving_files[] = { "pmu_counters_view" };
@@ -237,6 +242,61 @@ static void sweep_writable(struct __test_metadata *_metadata, const char *path,
 	EXPECT_EQ(w->min, strtoull(after, NULL, 0));
 	EXPECT_EQ(0, write_file(path, before, strlen(before)));
 	ASSERT_LE(0, amupmu_read_file(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+	c->cases++;
+}
+
+/*
+ * A bool parameter: text that is no boolean refused with EINVAL, the value
+ * unchanged; Y, N, 1, 0, y, n accepted and read back as Y or N; then the
+ * value it had.
+ */
+static void sweep_bool(struct __test_metadata *_metadata, const char *path,
+		       struct counts *c)
+{
+	static const char * const bad[] = {
+		"2", "9", "-1", "+1", "x", "abc", "maybe", "o", "\n", " ", "\t1",
+	};
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "N", "N" }, { "Y", "Y" }, { "0", "N" }, { "1", "Y" }, { "n\n", "N" }, { "y\n", "Y" },
+	};
+	static char big[MIB + 1];
+	char before[VALUE_MAX], after[VALUE_MAX];
+	size_t i;
+	int ret;
+
+	ASSERT_EQ(0, amupmu_read_line(path, before, sizeof(before)));
+	EXPECT_TRUE(!strcmp(before, "Y") || !strcmp(before, "N")) {
+		TH_LOG("%s reads '%s'", path, before);
+	}
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		ret = write_file(path, bad[i], strlen(bad[i]));
+		EXPECT_EQ(-EINVAL, ret) {
+			TH_LOG("%s: '%s': %s", path, bad[i], ret ? strerror(-ret) : "accepted");
+		}
+		ASSERT_EQ(0, amupmu_read_line(path, after, sizeof(after)));
+		EXPECT_STREQ(before, after);
+		c->cases++;
+	}
+	/* 1 MiB of '7': sysfs refuses or truncates it, kstrtobool() refuses '7' */
+	memset(big, '7', MIB);
+	EXPECT_NE(0, write_file(path, big, MIB));
+	ASSERT_EQ(0, amupmu_read_line(path, after, sizeof(after)));
+	EXPECT_STREQ(before, after);
+	c->cases++;
+	for (i = 0; i < ARRAY_SIZE(good); i++) {
+		ret = write_file(path, good[i].in, strlen(good[i].in));
+		EXPECT_EQ(0, ret) {
+			TH_LOG("%s: '%s': %s", path, good[i].in, strerror(-ret));
+		}
+		ASSERT_EQ(0, amupmu_read_line(path, after, sizeof(after)));
+		EXPECT_STREQ(good[i].out, after);
+		c->cases++;
+	}
+	EXPECT_EQ(0, write_file(path, before, strlen(before)));
+	ASSERT_EQ(0, amupmu_read_line(path, after, sizeof(after)));
 	EXPECT_STREQ(before, after);
 	c->cases++;
 }
@@ -374,6 +434,8 @@ static void walk(struct __test_metadata *_metadata, const char *dir, bool recurs
 			}
 			if (w && w->command)
 				sweep_command(_metadata, path, w, c);
+			else if (w && in_list(de->d_name, bool_files, ARRAY_SIZE(bool_files)))
+				sweep_bool(_metadata, path, c);
 			else if (w)
 				sweep_writable(_metadata, path, w, c);
 		} else {

@@ -766,6 +766,56 @@ static inline int amupmu_pmu_read(int fd, __u32 cpu, struct amupmu_pmu_value *va
 	return amupmu_ioctl(fd, AMUPMU_PMU_READ, rd);
 }
 
+/* ---------------------------------------------------------------- PMU modes */
+
+/* Shared mode's switch (bool, 0644; new CONFIGs only): "Y" or "N". */
+#define AMUPMU_PMU_SHARED_PARAM	"/sys/module/amupmu/parameters/pmu_shared"
+
+/*
+ * PMU sessions work: exclusive mode (amupmu owns the PMU) or shared mode
+ * (the kernel's arm_pmu owns it, sessions go through perf core).
+ */
+static inline bool amupmu_pmu_sessions_work(const struct amupmu_info *info)
+{
+	return info->features & (AMUPMU_FEAT_PMU_EXCLUSIVE | AMUPMU_FEAT_PMU_SHARED);
+}
+
+/* Shared mode: perf core counts the sessions' events. */
+static inline bool amupmu_pmu_shared(const struct amupmu_info *info)
+{
+	return info->features & AMUPMU_FEAT_PMU_SHARED;
+}
+
+/* The PMU mode INFO reports, for the tests' backend lines. */
+static inline const char *amupmu_pmu_mode_name(const struct amupmu_info *info)
+{
+	if (info->features & AMUPMU_FEAT_PMU_EXCLUSIVE)
+		return "exclusive mode (amupmu owns the PMU)";
+	if (info->features & AMUPMU_FEAT_PMU_SHARED)
+		return "shared mode (arm_pmu owns the PMU, sessions through perf core)";
+	if (info->pmu_owner == AMUPMU_PMU_OWNER_KERNEL)
+		return "kernel-owned, shared mode off (PMU commands ENXIO)";
+	return "no PMU";
+}
+
+/*
+ * Set pmu_shared to @on; its value before into @was (may be NULL).
+ * Returns 0 or -errno.
+ */
+static inline int amupmu_set_pmu_shared(bool on, bool *was)
+{
+	char buf[8];
+	int ret;
+
+	if (was) {
+		ret = amupmu_read_line(AMUPMU_PMU_SHARED_PARAM, buf, sizeof(buf));
+		if (ret)
+			return ret;
+		*was = buf[0] == 'Y';
+	}
+	return amupmu_write_str(AMUPMU_PMU_SHARED_PARAM, on ? "Y" : "N");
+}
+
 /* @len bytes at @p all equal @byte. */
 static inline bool all_bytes(const void *p, size_t len, unsigned char byte)
 {

@@ -17,11 +17,25 @@
  *  - unbind while a thread issues CTL and READ in a loop: its calls
  *    succeed, then fail with ENXIO, nothing else.
  *
- * The board harness fails the run on a kernel WARN/Oops/BUG. Needs root
- * and the amupmu devicetree (exclusive mode); skips otherwise. Leaves the
- * device bound.
  *
- * Backend: the CPU's PMU (QEMU TCG PMUv3) in exclusive mode.
+ * Shared mode (the stock devicetree: arm_pmu owns the PMU and cannot be
+ * unbound) has no device to remove; what goes away under its sessions is
+ * shared mode itself, the module parameter pmu_shared:
+ *
+ *  - pmu_shared=N with sessions holding groups (counting on every CPU,
+ *    sampling with the ring mapped): they keep counting and sampling, every
+ *    command on them works; a session without a group is refused every
+ *    PMU command (ENXIO), and so is a new CONFIG of a session that
+ *    RELEASEd its group; pmu_shared=Y: CONFIG works again;
+ *  - pmu_shared toggled while a thread configures, uses and releases its
+ *    session in a loop: only CONFIG may fail, with ENXIO, nothing else.
+ *
+ * The board harness fails the run on a kernel WARN/Oops/BUG. Needs root;
+ * the unbind tests need the amupmu devicetree (exclusive mode), the
+ * pmu_shared tests the stock one with shared mode on; each skips
+ * otherwise. Leaves the device bound and pmu_shared on.
+ *
+ * Backend: the CPU's PMU (QEMU TCG PMUv3) in exclusive or shared mode.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -98,6 +112,7 @@ FIXTURE(unbind) {
 	bool exclusive;
 	char dev[256];		/* the bound platform device's name */
 	bool unbound;		/* teardown binds it again */
+	bool shared_off;	/* teardown turns pmu_shared on again */
 	long page;
 };
 
@@ -127,8 +142,8 @@ FIXTURE_SETUP(unbind)
 	if (d)
 		closedir(d);
 	amupmu_board_line(board, sizeof(board));
-	TH_LOG("backend: QEMU/CPU PMUv3, %s, platform device \"%s\"; board \"%s\"",
-	       self->exclusive ? "exclusive mode" : "kernel-owned mode",
+	TH_LOG("backend: QEMU/CPU PMUv3 in %s, platform device \"%s\"; board \"%s\"",
+	       amupmu_pmu_mode_name(&self->info),
 	       self->dev[0] ? self->dev : "none", board[0] ? board : "unknown");
 }
 
@@ -136,6 +151,8 @@ FIXTURE_TEARDOWN(unbind)
 {
 	if (self->unbound && write_file(DRV_DIR "/bind", self->dev))
 		TH_LOG("could not bind %s again", self->dev);
+	if (self->shared_off && amupmu_set_pmu_shared(true, NULL))
+		TH_LOG("could not turn %s back on", AMUPMU_PMU_SHARED_PARAM);
 	if (self->fd >= 0)
 		close(self->fd);
 }
@@ -592,6 +609,236 @@ TEST_F_TIMEOUT(unbind, while_in_use, 60)
 		TH_LOG("bind %s: %s", self->dev, amupmu_errstr(ret));
 	}
 	expect_bound_works(_metadata);
+}
+
+/* ---------------------------------------------------------------- shared mode */
+
+#define SHARED_BEGIN() do {							\
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);					\
+	if (geteuid() != 0)							\
+		SKIP(return, "writing pmu_shared needs root");			\
+	if (!amupmu_pmu_shared(&self->info))					\
+		SKIP(return, "PMU in %s: no shared mode to turn off",		\
+		     amupmu_pmu_mode_name(&self->info));			\
+} while (0)
+
+static int set_shared(FIXTURE_DATA(unbind) *self, bool on)
+{
+	int ret = amupmu_set_pmu_shared(on, NULL);
+
+	if (!ret)
+		self->shared_off = !on;
+	return ret;
+}
+
+/*
+ * pmu_shared=N under open sessions: the groups configured before keep
+ * working (counting, sampling into a mapped ring, every command); what
+ * has no group is refused (ENXIO), a RELEASEd session too; pmu_shared=Y
+ * brings CONFIG back.
+ */
+TEST_F_TIMEOUT(unbind, shared_off_with_sessions, 90)
+{
+	struct amupmu_pmu_value v0[2], v1[2];
+	struct amupmu_pmu_read rd, before;
+	struct amupmu_ring_header *hdr;
+	struct amupmu_info info;
+	size_t mlen = 5 * self->page;
+	__u64 cpus[16] = { 0 }, cpu0 = 1, head0, head1;
+	__u32 len = ((self->nr_cpu_ids + 63) / 64) * 8;
+	unsigned int c;
+	int fa, fb, fc, ret;
+
+	SHARED_BEGIN();
+	for (c = 0; c < self->nr_cpu_ids && c < 1024; c++)
+		cpus[c / 64] |= 1ULL << (c % 64);
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	fa = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	fb = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	fc = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fa);
+	ASSERT_LE(0, fb);
+	ASSERT_LE(0, fc);
+	/* A counts on every CPU, B samples CPU 0 into a mapped ring */
+	ret = config(fa, PMUV3_EV_CPU_CYCLES, 0, 2, cpus, len, 0, 0);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG A in shared mode: %s", amupmu_errstr(ret));
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_ENABLE));
+	ret = config(fb, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 100000, 4);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG B (sampling) in shared mode: %s", amupmu_errstr(ret));
+	}
+	hdr = mmap(NULL, mlen, PROT_READ, MAP_SHARED, fb, 0);
+	ASSERT_NE(MAP_FAILED, hdr);
+	ASSERT_EQ(0, amupmu_pmu_ctl(fb, AMUPMU_PMU_CTL_ENABLE));
+	amupmu_busy_ns(10 * NSEC_PER_MSEC);
+
+	ASSERT_EQ(0, set_shared(self, false));
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
+	TH_LOG("pmu_shared=N: PMU in %s", amupmu_pmu_mode_name(&info));
+	EXPECT_FALSE(amupmu_pmu_sessions_work(&info));
+
+	/* A and B go on */
+	ASSERT_EQ(0, amupmu_pmu_read(fa, 0, v0, 2, &rd));
+	EXPECT_NE(0U, rd.state & AMUPMU_READ_SHARED);
+	head0 = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	amupmu_busy_ns(20 * NSEC_PER_MSEC);
+	ret = amupmu_pmu_read(fa, 0, v1, 2, &rd);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("READ of A after pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+	head1 = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	TH_LOG("after pmu_shared=N: A's cycles on CPU 0 %llu -> %llu, B's ring head %llu -> %llu",
+	       (unsigned long long)v0[0].value, (unsigned long long)v1[0].value,
+	       (unsigned long long)head0, (unsigned long long)head1);
+	EXPECT_LT(v0[0].value, v1[0].value);
+	EXPECT_LT(v0[1].value, v1[1].value);
+	EXPECT_LT(head0, head1) {
+		TH_LOG("B stopped sampling when shared mode went off");
+	}
+	EXPECT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_DISABLE));
+	EXPECT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_RESET));
+	EXPECT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_ENABLE));
+	EXPECT_EQ(0, amupmu_pmu_ctl(fb, AMUPMU_PMU_CTL_DISABLE));
+
+	/* C has no group: every PMU command is ENXIO, nothing written */
+	ret = config(fc, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
+	EXPECT_EQ(-ENXIO, ret) {
+		TH_LOG("CONFIG with pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+	ret = config(fc, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 100000, 1);
+	EXPECT_EQ(-ENXIO, ret) {
+		TH_LOG("sampling CONFIG with pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+	ret = amupmu_pmu_ctl(fc, AMUPMU_PMU_CTL_ENABLE);
+	EXPECT_EQ(-ENXIO, ret) {
+		TH_LOG("CTL of a session without a group, pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+	amupmu_pmu_read_init(&rd, 0, v0, 2);
+	before = rd;
+	ret = amupmu_ioctl(fc, AMUPMU_PMU_READ, &rd);
+	EXPECT_EQ(-ENXIO, ret) {
+		TH_LOG("READ of a session without a group, pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+	EXPECT_EQ(0, memcmp(&before, &rd, sizeof(rd)));
+
+	/* A gives its group up: it cannot configure one again */
+	EXPECT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_RELEASE));
+	ret = config(fa, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
+	EXPECT_EQ(-ENXIO, ret) {
+		TH_LOG("CONFIG after RELEASE, pmu_shared=N: %s", amupmu_errstr(ret));
+	}
+
+	/* shared mode back: CONFIG works and counts */
+	ASSERT_EQ(0, set_shared(self, true));
+	ASSERT_EQ(0, amupmu_query(self->fd, &info, NULL, 0));
+	EXPECT_TRUE(amupmu_pmu_shared(&info));
+	ret = config(fc, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG with pmu_shared=Y again: %s", amupmu_errstr(ret));
+	}
+	ASSERT_EQ(0, amupmu_pmu_ctl(fc, AMUPMU_PMU_CTL_ENABLE));
+	amupmu_busy_ns(5 * NSEC_PER_MSEC);
+	ASSERT_EQ(0, amupmu_pmu_read(fc, 0, v0, 1, &rd));
+	EXPECT_LT(0ULL, v0[0].value);
+	EXPECT_EQ(0, config(fa, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0));
+	munmap(hdr, mlen);
+	close(fa);
+	close(fb);
+	close(fc);
+}
+
+/* A thread that configures, uses and releases its session until told to stop. */
+struct cycler {
+	pthread_t tid;
+	volatile int stop;
+	unsigned long long configs, enxio, ok, other;
+	int first_other;
+	char first_what[32];
+};
+
+static void cycler_bad(struct cycler *cy, const char *what, int ret)
+{
+	if (!cy->other++) {
+		cy->first_other = ret;
+		snprintf(cy->first_what, sizeof(cy->first_what), "%s", what);
+	}
+}
+
+static void *cycler_fn(void *arg)
+{
+	struct cycler *cy = arg;
+	struct amupmu_pmu_value v[2];
+	struct amupmu_pmu_read rd;
+	__u64 cpu0 = 1;
+	int fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC), ret;
+	unsigned int i;
+
+	if (fd < 0) {
+		cycler_bad(cy, "open", -errno);
+		return NULL;
+	}
+	while (!__atomic_load_n(&cy->stop, __ATOMIC_ACQUIRE)) {
+		ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 2, &cpu0, 8, 0, 0);
+		cy->configs++;
+		if (ret == -ENXIO) {
+			cy->enxio++;
+			continue;
+		}
+		if (ret) {
+			cycler_bad(cy, "CONFIG", ret);
+			continue;
+		}
+		/* configured: every command works, whatever pmu_shared says now */
+		for (i = 0; i < 4; i++) {
+			static const __u32 ops[] = {
+				AMUPMU_PMU_CTL_ENABLE, AMUPMU_PMU_CTL_RESET, AMUPMU_PMU_CTL_DISABLE,
+			};
+
+			ret = i < 3 ? amupmu_pmu_ctl(fd, ops[i]) : amupmu_pmu_read(fd, 0, v, 2, &rd);
+			if (ret)
+				cycler_bad(cy, i < 3 ? "CTL" : "READ", ret);
+			else
+				cy->ok++;
+		}
+		ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+		if (ret)
+			cycler_bad(cy, "RELEASE", ret);
+	}
+	close(fd);
+	return NULL;
+}
+
+/* pmu_shared toggled under a session cycling CONFIG .. RELEASE: only CONFIG is refused. */
+TEST_F_TIMEOUT(unbind, shared_toggled_while_in_use, 60)
+{
+	struct cycler cy = { 0 };
+	unsigned int i, toggles = 0;
+	int ret;
+
+	SHARED_BEGIN();
+	ASSERT_EQ(0, pthread_create(&cy.tid, NULL, cycler_fn, &cy));
+	for (i = 0; i < 100; i++) {
+		ret = set_shared(self, i & 1);
+		EXPECT_EQ(0, ret) {
+			TH_LOG("toggle %u: %s", i, amupmu_errstr(ret));
+		}
+		toggles += !ret;
+		sleep_ms(2);
+	}
+	ASSERT_EQ(0, set_shared(self, true));
+	sleep_ms(20);
+	__atomic_store_n(&cy.stop, 1, __ATOMIC_RELEASE);
+	ASSERT_EQ(0, pthread_join(cy.tid, NULL));
+	TH_LOG("%u toggles: %llu CONFIGs (%llu ENXIO), %llu commands on the groups succeeded, "
+	       "%llu other answers (first: %s %s)", toggles, cy.configs, cy.enxio, cy.ok, cy.other,
+	       cy.first_what, amupmu_errstr(cy.first_other));
+	EXPECT_EQ(0ULL, cy.other);
+	/* both answers seen: the switch took effect both ways */
+	EXPECT_LT(0ULL, cy.enxio);
+	EXPECT_LT(cy.enxio, cy.configs);
+	EXPECT_LT(0ULL, cy.ok);
 }
 
 TEST_HARNESS_MAIN

@@ -28,8 +28,8 @@ namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-A] [-e EVENTS] [-M METRICS] [--metric-only] [-C CPUS]
                    [-I MS [--interval-count N]] [-r N] [--json | -x SEP] [-o FILE]
-                   [--amu] [--no-compensate] [--ec0-count N] [--calibration FILE]
-                   [--device PATH] [--] [COMMAND [ARGS...]]
+                   [--multiplex] [--amu] [--no-compensate] [--ec0-count N]
+                   [--calibration FILE] [--device PATH] [--] [COMMAND [ARGS...]]
 
 Count PMU events on whole CPUs, as perf stat -a does: every online CPU, or
 those of CPUS (the counters are per CPU, so everything running there is
@@ -39,6 +39,15 @@ branch prediction accuracy, backend-stall share) and erratum
 annotations, in perf stat's formats. Exits with the command's status
 (128 + signal when it was killed); without a command amupmu ends by the
 signal that stopped it, as perf stat does, after the report.
+
+Where the kernel's arm_pmu owns the PMU (a stock devicetree), amupmu
+counts through the kernel's perf core (shared mode, `amupmu info` says
+which mode is in force): pinned counters, exact as in exclusive mode; a
+comment line says so, and a warning line names the CPUs where perf core
+took a counter away (their counts are short). With --multiplex the events
+may multiplex there instead, as perf's do: more events than counters are
+accepted, and each count is perf's estimate, scaled by time enabled /
+time running, with its running share as perf stat prints it.
 
 Options:
   -a, --all-cpus    count every online CPU: what amupmu always does without
@@ -76,6 +85,15 @@ Options:
                     time (ns), running %, metric value, metric unit
                     (amupmu's notes in lines starting with '#')
   -o FILE           write the counts to FILE instead of stderr
+  --multiplex       shared mode: let perf core rotate the events over its
+                    counters instead of refusing a group that does not fit
+                    (pinned, the default); each line is then perf's scaled
+                    estimate with its running share: (66.67%) after the
+                    count in the table, the run time (ns) and running %
+                    columns of -x, event-runtime and pcnt-running in
+                    --json, and <not counted> for an event that never ran.
+                    Refused in exclusive mode (amupmu owns the PMU: pinned
+                    counters)
   --amu             also read the Activity Monitors of the same CPUs over
                     the same run (and each -I interval): MHz, IPC, memory
                     stall and active share per CPU (see 'amupmu amu')
@@ -105,6 +123,7 @@ struct Options {
 	std::optional<std::string> output;
 	bool compensate = true;
 	bool amu = false;
+	bool multiplex = false;
 	std::optional<double> ec0;
 	std::optional<std::string> calibration;
 	std::string device{default_device_path};
@@ -187,6 +206,8 @@ Options parse(Args args)
 			o.compensate = false;
 		else if (a == "--amu")
 			o.amu = true;
+		else if (a == "--multiplex")
+			o.multiplex = true;
 		else if (auto v = option_value(args, i, "--ec0-count"))
 			o.ec0 = static_cast<double>(number_arg<unsigned long long>("--ec0-count", *v));
 		else if (auto v = option_value(args, i, "--calibration"))
@@ -223,6 +244,7 @@ struct Plan {
 	bool system_wide = true;	///< no -C: every online CPU
 	std::uint64_t midr = 0;
 	std::vector<std::string> notes;
+	PmuMode pmu_mode = PmuMode::exclusive;
 };
 
 Plan plan(const Options& o, const Info& info)
@@ -230,6 +252,7 @@ Plan plan(const Options& o, const Info& info)
 	Plan p;
 	p.cpus = cpu_set(info, o.cpus);
 	p.system_wide = o.cpus.empty();
+	p.pmu_mode = info.pmu_mode();
 	if (p.cpus.empty())
 		throw UsageError{"no online CPU to count on"};
 	p.midr = info.cpus[p.cpus.front()].midr;
@@ -276,12 +299,15 @@ Plan plan(const Options& o, const Info& info)
 }
 
 // A report of what the counters hold: the rows from Counters' totals,
-// and with delta, the counts since the previous call (-I).
+// and with delta, the counts since the previous call (-I; a multiplexed
+// row's scaled from the deltas of its count and times, as perf's); the
+// PMU mode and the CPUs whose counters perf core took away (shared mode)
+// from the driver's readings.
 class Reporter {
 public:
 	Reporter(const Plan& p, bool per_cpu) : plan_{p}, per_cpu_{per_cpu} {}
 
-	StatReport report(const CounterResult& counts, bool delta)
+	StatReport report(const CounterResult& counts, bool delta, std::span<const CpuReading> readings)
 	{
 		StatReport r;
 		r.system_wide = plan_.system_wide;
@@ -289,13 +315,11 @@ public:
 		r.cpu_description = describe_midr(plan_.midr);
 		r.notes = plan_.notes;
 		add_counter_rows(r, counts, per_cpu_, plan_.added);
-		last_.resize(r.rows.size(), 0.0);
-		for (std::size_t i = 0; i < r.rows.size(); ++i) {
-			const double total = r.rows[i].value;
-			if (delta)
-				r.rows[i].value -= last_[i];
-			last_[i] = total;
-		}
+		add_pmu_state(r, plan_.pmu_mode, readings);
+		std::vector<StatRow> totals = r.rows;
+		if (delta)
+			subtract_previous(r, last_);
+		last_ = std::move(totals);
 		return r;
 	}
 
@@ -305,7 +329,7 @@ public:
 private:
 	const Plan& plan_;
 	bool per_cpu_;
-	std::vector<double> last_{};
+	std::vector<StatRow> last_{};	///< the totals of the previous report
 };
 
 std::string render(const Options& o, const StatReport& r)
@@ -341,6 +365,8 @@ int run(Args args)
 	// command runs
 	Counters counters{std::move(dev), info};
 	counters.set_cpus(p.cpus);
+	if (o.multiplex)
+		counters.set_multiplex();	// Unsupported, saying why, where it cannot
 	for (const EventSpec& e : p.events)
 		counters.add(e);
 	counters.configure();
@@ -403,7 +429,8 @@ int run(Args args)
 			const int timeout = more ? ms_until(next += std::chrono::milliseconds(o.interval_ms)) : -1;
 			if (child ? child->wait(timeout) : stop->wait(timeout) != 0)
 				break;
-			StatReport r = reporter.report(counters.read(), true);
+			const CounterResult now = counters.read();
+			StatReport r = reporter.report(now, true, counters.reading().cpus());
 			r.interval_header = n++ % 25 == 0;	// perf's column header comment
 			r.interval_end = since();
 			r.seconds = o.interval_ms / 1000.0;
@@ -422,7 +449,7 @@ int run(Args args)
 			read_amu(*amu, amu_now);
 		if (child)
 			status = child->status();
-		return reporter.report(counters.result(), false);
+		return reporter.report(counters.result(), false, counters.reading().cpus());
 	};
 
 	// -r: every run's totals, row by row, and wall time

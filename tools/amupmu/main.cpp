@@ -8,12 +8,15 @@
 // is missing (the amupmu module is not loaded).
 #include "cli.hpp"
 
+#include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/version.hpp>
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace {
@@ -73,6 +76,39 @@ int usage_error(std::string_view context, const std::string& message)
 	return exit_error;
 }
 
+// The PMU mode in force now, for a hint after a PMU error; nullopt when
+// the driver cannot say.
+std::optional<amupmu::PmuMode> pmu_mode_now()
+{
+	try {
+		if (auto dev = amupmu::Device::try_open(amupmu::default_device_path))
+			return dev->info().pmu_mode();
+	} catch (const amupmu::Error&) {
+	}
+	return std::nullopt;
+}
+
+// What the user can do about ENXIO (OwnedByKernel) or EBUSY of a PMU
+// command, by the mode in force.
+std::string pmu_hint(const amupmu::Error& e, bool busy)
+{
+	const std::optional<amupmu::PmuMode> mode =
+		e.operation().starts_with("AMUPMU_PMU") ? pmu_mode_now() : std::nullopt;
+	if (busy)
+		return mode == amupmu::PmuMode::shared
+			       ? " -- perf core has no counter for it now (pinned perf events or other amupmu "
+				 "sessions hold them)"
+			       : " -- counters in use by another session now (see the free counters in 'amupmu info')";
+	if (mode == amupmu::PmuMode::refused)
+		return " -- shared mode counts on this board: echo Y >/sys/module/amupmu/parameters/pmu_shared "
+		       "(or boot with a devicetree that gives amupmu the PMU: dts/amupmu-virt.dtso; see "
+		       "'amupmu info')";
+	if (mode == amupmu::PmuMode::shared)
+		return " -- see 'amupmu info'";
+	return " -- it stays the kernel's while this boots; boot with a devicetree that gives amupmu the PMU "
+	       "(dts/amupmu-virt.dtso; see 'amupmu info')";
+}
+
 int run(const Command& command, Args args)
 {
 	const std::string context = "amupmu " + std::string{command.name};
@@ -91,13 +127,10 @@ int run(const Command& command, Args args)
 		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
 		return exit_no_device;
 	} catch (const amupmu::OwnedByKernel& e) {
-		std::cerr << "amupmu: " << e.what()
-			  << " -- it stays the kernel's while this boots; boot with a devicetree that gives amupmu "
-			     "the PMU (dts/amupmu-virt.dtso; see 'amupmu info')\n";
+		std::cerr << "amupmu: " << e.what() << pmu_hint(e, false) << "\n";
 		return exit_error;
 	} catch (const amupmu::Busy& e) {
-		std::cerr << "amupmu: " << e.what()
-			  << " -- counters in use by another session now (see the free counters in 'amupmu info')\n";
+		std::cerr << "amupmu: " << e.what() << pmu_hint(e, true) << "\n";
 		return exit_error;
 	} catch (const std::exception& e) {
 		std::cerr << "amupmu: " << e.what() << "\n";

@@ -4,11 +4,13 @@
 #define AMUPMU_BENCH_UTIL_H
 
 #include <errno.h>
+#include <linux/amupmu.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <time.h>
 
 static const char *bench_name;	/* set by main() for messages */
@@ -43,6 +45,34 @@ static inline void pin_cpu0(void)
 	CPU_SET(0, &set);
 	if (sched_setaffinity(0, sizeof(set), &set))
 		die("sched_setaffinity");
+}
+
+/* AMUPMU_INFO's features of an open /dev/amupmu (enum amupmu_features). */
+static inline uint64_t amupmu_features(int fd)
+{
+	struct amupmu_info info;
+
+	memset(&info, 0, sizeof(info));
+	info.size = sizeof(info);
+	if (ioctl(fd, AMUPMU_INFO, &info))
+		die("AMUPMU_INFO");
+	return info.features;
+}
+
+/*
+ * The PMU mode a figure is for, checked before it is taken: shared (the
+ * kernel's arm_pmu owns the PMU, amupmu counts through perf core) or
+ * exclusive (amupmu owns it); a board in the other mode is an error.
+ */
+static inline void require_pmu_mode(int fd, int shared)
+{
+	uint64_t want = shared ? AMUPMU_FEAT_PMU_SHARED : AMUPMU_FEAT_PMU_EXCLUSIVE;
+
+	if (!(amupmu_features(fd) & want)) {
+		fprintf(stderr, "%s: amupmu is not in %s mode here\n", bench_name,
+			shared ? "shared" : "exclusive");
+		exit(1);
+	}
 }
 
 #endif

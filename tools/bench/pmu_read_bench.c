@@ -8,10 +8,23 @@
  * Under -icount shift=0 guest time is a deterministic function of the
  * instructions executed, so two boots compare.
  *
- *   pmu_read_bench amupmu|perf|null|amupmu-all|perf-all [N]
+ *   pmu_read_bench amupmu|shared|perf|null|null-shared|amupmu-all|shared-all|perf-all|
+ *                  amupmu-remote|shared-remote|perf-remote [N]
+ *
+ * amupmu is exclusive mode (amupmu devicetree: amupmu owns the PMU);
+ * shared is the same READ in shared mode (stock devicetree, ABI 2.3: the
+ * kernel's arm_pmu owns the PMU and amupmu's counters are pinned in-kernel
+ * perf counters, read on their CPU), printed as pmu_read.shared_ns; each
+ * checks the mode (AMUPMU_INFO's features) and refuses to run in the other.
  *
  * null: an AMUPMU_PMU_CTL the driver refuses (EINVAL), i.e. the cost of the
- * system call and the ioctl dispatch alone, for reference.
+ * system call and the ioctl dispatch alone, for reference (null-shared: the
+ * same with the group configured in shared mode, pmu_read.null_shared_ns).
+ *
+ * *-remote: the 7 events counted on CPU 1 only, read from CPU 0: one
+ * AMUPMU_PMU_READ of CPU 1 (the driver's IPI to it) against one read() of a
+ * perf group bound to CPU 1 (perf's IPI to it). Printed as
+ *   BENCH pmu_read_remote.<amupmu|shared|perf>_ns <median> (n=<N>, ...)
  *
  * amupmu-all / perf-all: the same seven events counted system-wide on every
  * online CPU (CPUs 0 .. online - 1), and one read of all of them: amupmu's
@@ -61,6 +74,8 @@
 static const unsigned int events[NR_EVENTS] = { 0x11, 0x08, 0x00, 0x23, 0x24, 0x3c, 0x11 };
 
 static int nr_cpus = 1;	/* CPUs counted: 1 (CPU 0), or every online one for *-all */
+static int remote_cpu;		/* *-remote: the one CPU counted (1); else 0 */
+static int shared_mode;		/* the amupmu figure is shared mode's, not exclusive's */
 
 /* CPUs 0 .. nr_cpus - 1 as an amupmu CPU bitmap */
 static uint64_t cpu_mask[MAX_CPUS / 64];
@@ -81,12 +96,24 @@ static int amupmu_setup(void)
 	cfg.nr_events = NR_EVENTS;
 	cfg.event_size = sizeof(evs[0]);
 	cfg.events_uptr = (uintptr_t)evs;
-	for (i = 0; i < nr_cpus; i++)
-		cpu_mask[i / 64] |= 1ULL << (i % 64);
+	if (remote_cpu) {
+		cpu_mask[remote_cpu / 64] |= 1ULL << (remote_cpu % 64);
+		cfg.cpus_len = (remote_cpu / 64 + 1) * sizeof(uint64_t);
+	} else {
+		for (i = 0; i < nr_cpus; i++)
+			cpu_mask[i / 64] |= 1ULL << (i % 64);
+		cfg.cpus_len = ((nr_cpus + 63) / 64) * sizeof(uint64_t);
+	}
 	cfg.cpus_uptr = (uintptr_t)cpu_mask;
-	cfg.cpus_len = ((nr_cpus + 63) / 64) * sizeof(uint64_t);
+	require_pmu_mode(fd, shared_mode);
 	if (ioctl(fd, AMUPMU_PMU_CONFIG, &cfg))
 		die("AMUPMU_PMU_CONFIG");
+	/* shared mode: perf core places the events, no counter index */
+	if ((cfg.counters[0] == AMUPMU_COUNTER_PERF) != shared_mode) {
+		fprintf(stderr, "pmu_read_bench: counter %u of event 0 in %s mode\n", cfg.counters[0],
+			shared_mode ? "shared" : "exclusive");
+		exit(1);
+	}
 	if (ioctl(fd, AMUPMU_PMU_CTL, &ctl))
 		die("AMUPMU_PMU_CTL");
 	return fd;
@@ -96,7 +123,7 @@ static void amupmu_read_once(int fd)
 {
 	static struct amupmu_pmu_value vals[NR_EVENTS];
 	struct amupmu_pmu_read rd = {
-		.size = sizeof(rd), .cpu = 0, .nr_values = NR_EVENTS,
+		.size = sizeof(rd), .cpu = remote_cpu, .nr_values = NR_EVENTS,
 		.values_uptr = (uintptr_t)vals,
 	};
 
@@ -152,6 +179,8 @@ static int perf_setup(void)
 {
 	int cpu;
 
+	if (remote_cpu)
+		return perf_group(remote_cpu);
 	for (cpu = 0; cpu < nr_cpus; cpu++)
 		perf_leaders[cpu] = perf_group(cpu);
 	return perf_leaders[0];
@@ -264,9 +293,15 @@ static void null_read_once(int fd)
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
-	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all");
-	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all");
-	int null = !strcmp(mode, "null");
+	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all") || !strcmp(mode, "shared-all");
+	int remote = !strcmp(mode, "amupmu-remote") || !strcmp(mode, "perf-remote") ||
+		     !strcmp(mode, "shared-remote");
+	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all") || !strcmp(mode, "perf-remote");
+	int null = !strcmp(mode, "null") || !strcmp(mode, "null-shared");
+	int shared = !strcmp(mode, "shared") || !strcmp(mode, "shared-all") || !strcmp(mode, "shared-remote") ||
+		     !strcmp(mode, "null-shared");
+	/* the figure's name: amupmu (exclusive), shared, perf, null, null_shared */
+	const char *who = perf ? "perf" : !null ? (shared ? "shared" : "amupmu") : shared ? "null_shared" : "null";
 	int amu_min = !strcmp(mode, "amu-min"), amu_bare = !strcmp(mode, "amu-bare");
 	int amu = !strcmp(mode, "amu") || amu_min || amu_bare, pmu4 = !strcmp(mode, "amupmu4");
 	long n = argc > 2 ? strtol(argv[2], NULL, 0) : 10000;
@@ -275,16 +310,24 @@ int main(int argc, char **argv)
 	long i;
 	int fd;
 
-	if ((!perf && !null && !all && !amu && !pmu4 && strcmp(mode, "amupmu")) || n < 1) {
-		fprintf(stderr, "usage: pmu_read_bench amupmu|perf|null|amupmu-all|perf-all|"
-			"amu|amu-min|amu-bare|amupmu4 [N]\n");
+	if ((!perf && !null && !all && !remote && !shared && !amu && !pmu4 && strcmp(mode, "amupmu")) || n < 1) {
+		fprintf(stderr, "usage: pmu_read_bench amupmu|shared|perf|null|null-shared|amupmu-all|shared-all|"
+			"perf-all|amupmu-remote|shared-remote|perf-remote|amu|amu-min|amu-bare|amupmu4 [N]\n");
 		return 2;
 	}
 	bench_name = "pmu_read_bench";
+	shared_mode = shared;
 	if (all) {
 		nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 		if (nr_cpus < 1 || nr_cpus > MAX_CPUS)
 			die("sysconf(_SC_NPROCESSORS_ONLN)");
+	}
+	if (remote) {
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+			fprintf(stderr, "pmu_read_bench: %s needs CPU 1 online\n", mode);
+			return 1;
+		}
+		remote_cpu = 1;
 	}
 	pin_cpu0();
 	fd = perf ? perf_setup() : amu ? amu_setup() : pmu4 ? pmu4_setup() : amupmu_setup();
@@ -324,10 +367,10 @@ int main(int argc, char **argv)
 		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
 	else if (all)
 		printf("BENCH pmu_read_all.%s_ns %llu (cpus=%d, n=%ld, min %llu, p90 %llu)\n",
-		       perf ? "perf" : "amupmu", (unsigned long long)t[n / 2], nr_cpus, n,
+		       who, (unsigned long long)t[n / 2], nr_cpus, n,
 		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
 	else
-		printf("BENCH pmu_read.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", mode,
+		printf("BENCH pmu_read%s.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", remote ? "_remote" : "", who,
 		       (unsigned long long)t[n / 2], n, (unsigned long long)t[0],
 		       (unsigned long long)t[n * 9 / 10]);
 	return 0;

@@ -8,6 +8,11 @@
 #    CPU 0 (amupmu's READ against perf's group read()), on both machines
 #    (el1: -M virt; vhe: virtualization=on,gic-version=3);
 #  - pmu_sample: guest ns per overflow interrupt, both machines;
+#  - the same three in shared mode (ABI 2.3), on the stock devicetree's
+#    boot beside perf's figures: amupmu's READ and READ_ALL and its
+#    sampling through perf core (pmu_read_shared, pmu_read_all's shared_ns_N,
+#    pmu_sample_shared); pmu_read_remote: CPU 1's 7 counters read from
+#    CPU 0, amupmu (exclusive and shared) against perf;
 #  - pmu_read_all: the same counters on every vCPU read from CPU 0, one
 #    AMUPMU_PMU_READ_ALL against one read() per CPU, at -smp 2, 4 and 8
 #    (el1) and 2 (vhe);
@@ -46,6 +51,13 @@ for m in el1 vhe; do
 	ls=$(boot "$m" stock 2)
 	a=$(fig "$la" pmu_read.amupmu_ns) p=$(fig "$ls" pmu_read.perf_ns) z=$(fig "$la" pmu_read.null_ns)
 	sa=$(fig "$la" pmu_sample.amupmu_ns_per_irq) sp=$(fig "$ls" pmu_sample.perf_ns_per_irq)
+	# shared mode, from the stock boot
+	h=$(fig "$ls" pmu_read.shared_ns) hz=$(fig "$ls" pmu_read.null_shared_ns)
+	hs=$(fig "$ls" pmu_sample.shared_ns_per_irq)
+	ra1=$(fig "$la" pmu_read_remote.amupmu_ns) rh1=$(fig "$ls" pmu_read_remote.shared_ns)
+	rp1=$(fig "$ls" pmu_read_remote.perf_ns)
+	[ -n "$h" ] && [ -n "$hs" ] && [ -n "$rh1" ] && [ -n "$rp1" ] ||
+		{ echo "bench: no shared-mode figure on $m (see $OUT/$m-stock-*.log)" >&2; exit 1; }
 	lm=$(boot "$m" amupmu 2 mock)
 	ua=$(fig "$lm" amu_read.amu_ns) up=$(fig "$lm" amu_read.pmu4_ns) um=$(fig "$lm" amu_read.amu_min_ns)
 	sr=$(fig "$lm" spe_report.records_per_s)
@@ -59,16 +71,24 @@ for m in el1 vhe; do
 		[ "$m" = vhe ] && [ "$n" != 2 ] && continue
 		if [ "$n" = 2 ]; then lan=$la lsn=$ls; else lan=$(boot "$m" amupmu "$n") lsn=$(boot "$m" stock "$n"); fi
 		ra=$(fig "$lan" pmu_read_all.amupmu_ns) rp=$(fig "$lsn" pmu_read_all.perf_ns)
-		all="$all$sep\"amupmu_ns_$n\": $(num "$ra"), \"perf_ns_$n\": $(num "$rp"), \"ratio_$n\": $(ratio "$ra" "$rp")"
+		rh=$(fig "$lsn" pmu_read_all.shared_ns)
+		all="$all$sep\"amupmu_ns_$n\": $(num "$ra"), \"perf_ns_$n\": $(num "$rp"), \"ratio_$n\": $(ratio "$ra" "$rp"),
+                      \"shared_ns_$n\": $(num "$rh"), \"shared_ratio_$n\": $(ratio "$rh" "$rp")"
 		sep=", "
 	done
 	machines="$machines${machines:+,
 }  \"$m\": {
     \"pmu_read\": { \"amupmu_ns\": $a, \"perf_ns\": $p, \"ratio\": $(ratio "$a" "$p"), \"target_ratio\": 0.5,
                   \"refused_ioctl_ns\": $(num "$z") },
+    \"pmu_read_shared\": { \"shared_ns\": $h, \"perf_ns\": $p, \"ratio\": $(ratio "$h" "$p"),
+                         \"refused_ioctl_ns\": $(num "$hz"), \"exclusive_ns\": $a, \"shared_over_exclusive\": $(ratio "$h" "$a") },
+    \"pmu_read_remote\": { \"amupmu_ns\": $(num "$ra1"), \"shared_ns\": $rh1, \"perf_ns\": $rp1,
+                         \"ratio\": $(ratio "$ra1" "$rp1"), \"shared_ratio\": $(ratio "$rh1" "$rp1") },
     \"pmu_read_all\": { $all },
     \"pmu_sample\": { \"amupmu_ns_per_irq\": $sa, \"perf_ns_per_irq\": $sp, \"ratio\": $(ratio "$sa" "$sp"),
                     \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" },
+    \"pmu_sample_shared\": { \"shared_ns_per_irq\": $hs, \"perf_ns_per_irq\": $sp, \"ratio\": $(ratio "$hs" "$sp"),
+                           \"shared_run\": \"$(sline "$ls" shared)\" },
     \"amu_read\": { \"backend\": \"mock\", \"amu_read_ns\": $ua, \"pmu_read4_ns\": $up, \"ratio\": $(ratio "$ua" "$up"),
                   \"amu_read_model_min_ns\": $(num "$um"), \"ratio_model_min\": $(ratio "$um" "$up"),
                   \"amu_read_driver_path_ns\": $(num "$ub"), \"ratio_driver_path\": $(ratio "$ub" "$up") },
@@ -81,7 +101,10 @@ cat >"$OUT/results.json" <<JSON
   "board": "qemu-system-aarch64 -cpu max,pauth-impdef=on -icount shift=0; el1: -M virt, vhe: -M virt,virtualization=on,gic-version=3",
   "what": {
     "pmu_read": "median guest ns of one batch read of CPU_CYCLES + 6 event counters on CPU 0, 10000 reads; refused_ioctl_ns: an AMUPMU_PMU_CTL the driver refuses (system call, LSM hooks, dispatch, timing), for reference",
-    "pmu_read_all": "median guest ns of reading the same 7 counters on every vCPU from CPU 0, 2000 reads, at -smp N: one AMUPMU_PMU_READ_ALL against one read() per CPU of a perf group per CPU",
+    "pmu_read_all": "median guest ns of reading the same 7 counters on every vCPU from CPU 0, 2000 reads, at -smp N: one AMUPMU_PMU_READ_ALL against one read() per CPU of a perf group per CPU; shared_ns_N: amupmu's READ_ALL in shared mode on the stock devicetree's boot, shared_ratio_N against that boot's perf",
+    "pmu_read_shared": "pmu_read in shared mode (ABI 2.3, stock devicetree, pmu_shared=Y: the 7 events are pinned in-kernel perf counters, read on CPU 0 by the ioctl's local path), against perf's group read() in the same boot; refused_ioctl_ns: the refused AMUPMU_PMU_CTL with the shared group configured; exclusive_ns: pmu_read's amupmu_ns (amupmu devicetree boot)",
+    "pmu_read_remote": "median guest ns of one read of the 7 counters of CPU 1 from CPU 0, 10000 reads, at -smp 2: AMUPMU_PMU_READ of CPU 1 (exclusive: amupmu devicetree boot; shared: stock boot) against read() of a perf group bound to CPU 1 (stock boot): each a cross-CPU call",
+    "pmu_sample_shared": "pmu_sample with amupmu in shared mode (stock devicetree: perf core's overflow callback writes amupmu's record), against perf sampling in the same boot",
     "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
     "amu_read": "median guest ns of one AMUPMU_AMU_READ of CPU 0 (4 group 0 + 2 group 1 counters and the time, read on the CPU) against one AMUPMU_PMU_READ of 4 PMU counters on CPU 0, 10000 reads each, same boot of the mock build (amupmu devicetree): QEMU hides the AMU, so the mock model computes each AMU register in a function call where hardware runs an mrs; the figure is the ioctl path around the reads, not the hardware's register cost; amu_read_model_min_ns: the same read with the model at its cheapest (active fixed, counters disabled: no idle-time lookup, no 128-bit divisions), what the read costs with little model arithmetic; amu_read_driver_path_ns: the same read with CPU 0's model frozen (amu_model frozen=1: each counter read a plain load of a held value), the driver's path around the eight register reads, which is what hardware would add its eight mrs to",
     "spe_report": "records per second through \`amupmu spe report -i FILE\` on CPU 0 (exec, reading the file, decoding every record, symbols, aggregation; median of 5 runs, guest time) of a recording of a pointer chase on CPU 0 (interval 1024, timestamps) made in the same boot by the mock SPE model (QEMU has no SPE): the records are the model's, the decoding and the report are the real code"

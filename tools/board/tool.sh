@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0
 # The amupmu tool on the board (busybox sh; sourced by payloads after
-# /lib.sh). Backend: QEMU TCG PMUv3. Instruction counts are exact only
-# under -icount (INST_RETIRED counts nothing in TCG without it).
+# /lib.sh). Backend: QEMU TCG PMUv3, in exclusive mode (the amupmu
+# devicetree) or shared mode (the stock one: perf core counts for amupmu);
+# the same checks in both (info_mode below). Instruction counts are exact
+# only under -icount (INST_RETIRED counts nothing in TCG without it).
 
 owner() { cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null || echo unloaded; }
+# the PMU mode amupmu info says is in force: exclusive, shared, refused, none
+# (lib.sh's pmu_mode reads sysfs instead and says "off" for refused)
+info_mode() { amupmu info 2>/dev/null | sed -n 's/^pmu mode: *\([a-z]*\):.*/\1/p'; }
 icount() { case $AMUPMU_BOARD in *icount1) return 0 ;; esac; return 1; }
 
 # the value of EVENT in FILE, "amupmu stat -x," output in perf stat's
@@ -183,14 +188,94 @@ stat_busy() {
 	rc=$?
 	wait $holder
 	sed 's/^/# /' /tmp/err.txt
-	[ $rc = 1 ] && grep -q 'AMUPMU_PMU_CONFIG (0 counters free, 1 asked): Device or resource busy (EBUSY)' /tmp/err.txt
+	if [ "$(info_mode)" = shared ]; then
+		# perf core places the counters: none is amupmu's to call free
+		[ $rc = 1 ] && grep -q 'AMUPMU_PMU_CONFIG (perf core could not schedule 1 pinned counters): Device or resource busy (EBUSY)' /tmp/err.txt
+	else
+		[ $rc = 1 ] && grep -q 'AMUPMU_PMU_CONFIG (0 counters free, 1 asked): Device or resource busy (EBUSY)' /tmp/err.txt
+	fi
 }
 
+# arm_pmu owns the PMU and shared mode is off: refused, and the message
+# says why
 stat_kernel_owner() {
 	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
 	rc=$?
 	sed 's/^/# /' /tmp/err.txt
-	[ $rc = 1 ] && grep -q 'ENXIO' /tmp/err.txt && grep -q "kernel's arm_pmu" /tmp/err.txt
+	[ $rc = 1 ] && grep -q "AMUPMU_PMU_CONFIG: PMU owned by the kernel's arm_pmu and shared mode is off (module parameter pmu_shared=N) (ENXIO)" /tmp/err.txt
+}
+
+# amupmu info says which mode is in force and why, in text and JSON
+info_pmu_mode() {
+	amupmu info >/tmp/info.txt && amupmu info --json >/tmp/info.json || return 1
+	grep '^pmu ' /tmp/info.txt | sed 's/^/# /'
+	case $1 in
+	shared) grep -q '^pmu mode: *shared: arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)$' /tmp/info.txt &&
+		grep -q '"pmu_mode": "shared"' /tmp/info.json ;;
+	exclusive) grep -q '^pmu mode: *exclusive: devicetree node amupmu,pmuv3$' /tmp/info.txt &&
+		grep -q '"pmu_mode": "exclusive"' /tmp/info.json ;;
+	refused) grep -q '^pmu mode: *refused: arm_pmu owns the PMU and pmu_shared=N$' /tmp/info.txt &&
+		grep -q '"pmu_mode": "refused"' /tmp/info.json ;;
+	*) return 1 ;;
+	esac
+}
+
+# shared mode: stat's comment line says so, no CPU evicted
+stat_shared_comment() {
+	amupmu stat -e cpu_cycles -o /tmp/sh.txt -- amupmu-workload loop 1000 || return 1
+	sed 's/^/# /' /tmp/sh.txt
+	grep -q '^# pmu: shared mode: arm_pmu owns the PMU, counted through perf core (pinned counters)$' /tmp/sh.txt &&
+		! grep -q 'evicted' /tmp/sh.txt
+}
+
+# stat --multiplex: shared mode multiplexes 9 events over QEMU's 6 event
+# counters (+ the cycle counter, which INST_RETIRED cannot use); each -x
+# line is perf's estimate of the fixed loop's 2 * N instructions (within
+# 20 %; under -icount, else cycles and no bound) with its running share,
+# at least one below 100 %; the table has perf's "(NN.NN%)". Exclusive
+# mode refuses it with the reason.
+stat_multiplex() {
+	ev=cpu_cycles:u
+	icount && ev=inst_retired:u
+	e9=$ev,$ev,$ev,$ev,$ev,$ev,$ev,$ev,$ev
+	if [ "$(info_mode)" != shared ]; then
+		amupmu stat --multiplex -C 0 -e "$e9" -- true 2>/tmp/mux.err
+		rc=$?
+		sed 's/^/# /' /tmp/mux.err
+		[ $rc = 1 ] && grep -q 'AMUPMU_PMU_CONFIG_MULTIPLEX: amupmu owns the PMU (exclusive mode)' /tmp/mux.err
+		return
+	fi
+	n=20000000 expect=40000000
+	amupmu stat --multiplex -C 0 -e "$e9" -x, -o /tmp/mux.csv -- taskset 1 amupmu-workload loop $n || return 1
+	sed 's/^/# /' /tmp/mux.csv
+	rows=0 partial=0
+	# value,unit,event,run time (ns),running %,metric value,metric unit
+	while IFS=, read -r v _ e _ pct _; do
+		[ "$e" = $ev ] || continue
+		rows=$((rows + 1))
+		[ "$pct" = 100.00 ] || partial=$((partial + 1))
+		case $v in '' | *[!0-9]*) echo "# not a count: $v"; return 1 ;; esac
+		[ $ev = inst_retired:u ] || continue
+		d=$((v > expect ? v - expect : expect - v))
+		[ $((d * 5)) -le $expect ] || { echo "# $v is more than 20 % off $expect"; return 1; }
+	done </tmp/mux.csv
+	echo "# $rows lines of $ev, $partial with a running share below 100 %"
+	[ $rows = 9 ] && [ $partial -ge 1 ] &&
+		grep -q '^# pmu: shared mode: .* (multiplexed: ' /tmp/mux.csv || return 1
+	amupmu stat --multiplex -C 0 -e "$e9" -o /tmp/mux.txt -- taskset 1 amupmu-workload loop $n || return 1
+	sed 's/^/# /' /tmp/mux.txt
+	grep -q " $ev  *([0-9][0-9]*\.[0-9][0-9]%)\$" /tmp/mux.txt
+}
+
+# pmu_shared=N where shared mode was on: new groups refused with the
+# reason, amupmu info says so; Y again after
+shared_mode_off() {
+	p=/sys/module/amupmu/parameters/pmu_shared
+	echo N >$p || return 1
+	info_pmu_mode refused && stat_kernel_owner
+	rc=$?
+	echo Y >$p
+	[ $rc = 0 ] && [ "$(cat $p)" = Y ] && [ "$(info_mode)" = shared ]
 }
 
 # the module cannot go away under an open session: rmmod is refused while
@@ -230,12 +315,14 @@ record_report() {
 
 # with the module loaded
 tool_tests() {
-	echo "# amupmu tool tests, pmu owner $(owner), board $AMUPMU_BOARD"
+	pmode=$(info_mode)
+	echo "# amupmu tool tests, pmu owner $(owner), pmu mode $pmode, board $AMUPMU_BOARD"
 	tap_check stat-bad-event stat_bad_event
 	tap_check calibrate-not-x2 calibrate_not_x2
+	tap_check "info-pmu-mode-$pmode" info_pmu_mode "$pmode"
 	monitor_tool_tests
-	case $(owner) in
-	amupmu)
+	case $pmode in
+	exclusive | shared)
 		if icount; then tap_check stat-fixed-loop-0.1% stat_fixed_loop; fi
 		tap_check stat-table stat_table
 		tap_check stat-exit-status stat_exit_status
@@ -248,11 +335,16 @@ tool_tests() {
 		tap_check stat-interval-count stat_interval_count
 		tap_check stat-metric-only stat_metric_only
 		tap_check stat-busy stat_busy
+		tap_check stat-multiplex stat_multiplex
 		tap_check rmmod-refused-while-counting rmmod_while_counting
 		tap_check record-report record_report
+		if [ "$pmode" = shared ]; then
+			tap_check stat-shared-comment stat_shared_comment
+			tap_check shared-mode-off-enxio shared_mode_off
+		fi
 		;;
-	kernel)
-		tap_check stat-kernel-owner-ebusy stat_kernel_owner
+	refused)
+		tap_check stat-kernel-owner-enxio stat_kernel_owner
 		;;
 	esac
 }
@@ -268,7 +360,7 @@ tool_tests_unloaded() {
 
 # ---------------------------------------------------------------- record/report of
 # dynamic programs and their children (issue 14). Backend: QEMU TCG PMUv3,
-# the amupmu devicetree (the module owns the PMU).
+# in exclusive mode (the amupmu devicetree) or shared mode (the stock one).
 
 # amupmu-workload-dyn (dynamically linked: /lib/ld-linux-aarch64.so.1 and
 # /lib/libc.so.6) spends its time in libc's strcspn and, in the child it
@@ -343,12 +435,12 @@ record_all_cpus() {
 		awk '$3 == "amupmu" { sub("%", "", $1); if ($1 + 0 >= 5) bad = 1 } END { exit bad }' /tmp/a.txt
 }
 
-# with the module loaded and owning the PMU (payload pmu.sh). The tool's
+# with the module loaded and PMU sessions working (payload pmu.sh). The tool's
 # own logic, the same on every machine: on one board per kernel and
 # machine pair of make check's diagonal (6.1 el1, 6.12 vhe), whose busy
 # seconds under -icount cost several host seconds each
 record_tool_tests() {
-	[ "$(owner)" = amupmu ] || return 0
+	case $(info_mode) in exclusive | shared) ;; *) return 0 ;; esac
 	case $AMUPMU_BOARD in
 	6.1/el1/* | 6.12/vhe/*) ;;
 	*) echo "# record checks: on the 6.1/el1 and 6.12/vhe boards"; return 0 ;;

@@ -23,9 +23,10 @@
  *  EBUSY       in use now: too few free counters on a CPU of the set, or
  *              the session already holds a group (it may succeed later)
  *  ENXIO       owned by the kernel, permanently while this boots: the
- *              kernel's arm_pmu owns the PMU (amupmu_info.pmu_owner says
- *              so); only a devicetree that hands the PMU to amupmu changes
- *              it
+ *              kernel's arm_pmu owns the PMU and shared mode is off
+ *              (amupmu_info.features has no AMUPMU_FEAT_PMU_SHARED), or no
+ *              perf PMU serves a CPU of the set; only a devicetree that
+ *              hands the PMU to amupmu, or shared mode, changes it
  *  EACCES      the caller lacks the privilege (CAP_PERFMON) for the request
  *  ENODEV      the CPU is offline / not possible, or the unit is absent
  *  ENOMEM      out of memory, or the sample ring would take the caller
@@ -44,8 +45,12 @@
 
 /* ABI version: the major changes only on incompatible changes (once: 1 -> 2). */
 #define AMUPMU_ABI_MAJOR	2
-/* 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO); 2.2: SPE sessions, spe_owner */
-#define AMUPMU_ABI_MINOR	2
+/*
+ * 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO); 2.2: SPE sessions, spe_owner;
+ * 2.3: PMU shared mode (AMUPMU_FEAT_PMU_SHARED, AMUPMU_READ_SHARED/EVICTED,
+ * AMUPMU_PMU_CONFIG_MULTIPLEX, AMUPMU_PMU_READ_TIMES)
+ */
+#define AMUPMU_ABI_MINOR	3
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
@@ -76,6 +81,11 @@ enum {
  * @AMUPMU_FEAT_SPE: at least one discovered CPU implements FEAT_SPE
  * @AMUPMU_FEAT_MOCK: test build: AMU and SPE registers come from the mock
  *	register model, not from hardware (never set in production builds)
+ * @AMUPMU_FEAT_PMU_SHARED: shared mode: the kernel's arm_pmu owns the PMU
+ *	and PMU sessions count and sample through the kernel's perf core
+ *	(in-kernel counters, pinned), with the same ABI; module parameter
+ *	pmu_shared (default on) turns it off, and new PMU_CONFIGs then fail
+ *	with ENXIO
  */
 enum amupmu_features {
 	AMUPMU_FEAT_PMU			= 1 << 0,
@@ -83,13 +93,16 @@ enum amupmu_features {
 	AMUPMU_FEAT_AMU			= 1 << 2,
 	AMUPMU_FEAT_SPE			= 1 << 3,
 	AMUPMU_FEAT_MOCK		= 1 << 4,
+	AMUPMU_FEAT_PMU_SHARED		= 1 << 5,
 };
 
 /**
  * enum amupmu_pmu_owner - amupmu_info.pmu_owner
  * @AMUPMU_PMU_OWNER_NONE: no CPU implements PMUv3
  * @AMUPMU_PMU_OWNER_KERNEL: the kernel's arm_pmu (perf) owns the PMU; amupmu
- *	writes no PMU register and refuses PMU requests with ENXIO
+ *	writes no PMU register: PMU sessions go through perf core (shared
+ *	mode, AMUPMU_FEAT_PMU_SHARED), or are refused with ENXIO when shared
+ *	mode is off
  * @AMUPMU_PMU_OWNER_AMUPMU: the devicetree node "amupmu,pmuv3" bound to
  *	amupmu, which owns the PMU registers and the overflow interrupt
  */
@@ -313,7 +326,7 @@ enum amupmu_clock {
 #define AMUPMU_INFO		_IO(AMUPMU_TYPE, AMUPMU_CMD_INFO)
 
 /*
- * PMU counting sessions (exclusive mode only).
+ * PMU counting and sampling sessions.
  *
  * An open file of /dev/amupmu is a session. AMUPMU_PMU_CONFIG gives it a
  * group of events counted on each CPU of a CPU set; AMUPMU_PMU_CTL enables,
@@ -327,10 +340,27 @@ enum amupmu_clock {
  * totals; reading it reports AMUPMU_READ_OFFLINE, and counting resumes when
  * it comes back.
  *
+ * Two modes, one ABI. Exclusive mode (AMUPMU_FEAT_PMU_EXCLUSIVE): amupmu
+ * programs the PMU itself. Shared mode (AMUPMU_FEAT_PMU_SHARED): the kernel's
+ * arm_pmu owns the PMU and each event of a group is a pinned in-kernel perf
+ * counter on each online CPU of the set, held from CONFIG to RELEASE, on the
+ * PMU that serves that CPU; perf users share the counters through perf
+ * core's scheduling (pinned CPU events come first, so theirs multiplex).
+ * What differs in shared mode: amupmu_pmu_config.counters are
+ * AMUPMU_COUNTER_PERF (perf core places the events and may move them);
+ * pmu_counters_free is 0 (perf core decides); a sampling counter's period
+ * restarts at ENABLE instead of resuming; amupmu_pmu_value.overflows counts
+ * samples' overflows only; a pinned counter that perf core takes away (an
+ * older pinned perf event enabled later) sets AMUPMU_READ_EVICTED and is
+ * put back by the next ENABLE or RESET if it fits.
+ *
  * Besides the general contract: ENXIO when the kernel's arm_pmu owns the
- * PMU (every PMU command); EBUSY when a CPU has too few free counters
- * (amupmu_cpu_info.pmu_counters_free says which are free); EACCES without
- * CAP_PERFMON (the counters are per CPU: system-wide).
+ * PMU and shared mode is off (every PMU command); EBUSY when a CPU has too
+ * few free counters (amupmu_cpu_info.pmu_counters_free says which are free
+ * in exclusive mode; in shared mode perf core could not schedule a pinned
+ * counter); EACCES without CAP_PERFMON (the counters are per CPU:
+ * system-wide); EOPNOTSUPP in shared mode for a sampling event on a PMU
+ * without an overflow interrupt.
  */
 
 #define AMUPMU_PMU_MAX_EVENTS		32	/* 31 event counters + cycle counter */
@@ -389,9 +419,26 @@ struct amupmu_pmu_event {
 };
 
 /**
+ * enum amupmu_pmu_config_flags - amupmu_pmu_config.flags
+ * @AMUPMU_PMU_CONFIG_MULTIPLEX: shared mode only (EOPNOTSUPP in exclusive
+ *	mode): the events may multiplex instead of holding counters. They are
+ *	perf's flexible CPU events, each scheduled on its own, rotated with
+ *	perf's other flexible events while the group is enabled and not
+ *	scheduled at all while it is disabled; CONFIG does not fail with
+ *	EBUSY for want of counters. Each event has its own time enabled and
+ *	time running, so AMUPMU_PMU_READ needs AMUPMU_PMU_READ_TIMES (EINVAL
+ *	otherwise); the estimate of a full count is value * time_enabled /
+ *	time_running, as perf's. Such a READ does not take the same-CPU fast
+ *	path (perf core's times are read through perf_event_read_value()).
+ */
+enum amupmu_pmu_config_flags {
+	AMUPMU_PMU_CONFIG_MULTIPLEX	= 1 << 0,
+};
+
+/**
  * struct amupmu_pmu_config - AMUPMU_PMU_CONFIG: give the session its group
  * @size: sizeof(struct amupmu_pmu_config)
- * @flags: must be 0
+ * @flags: enum amupmu_pmu_config_flags
  * @nr_events: in: entries at @events_uptr, 1 .. AMUPMU_PMU_MAX_EVENTS
  * @event_size: in: sizeof(struct amupmu_pmu_event), at least
  *	AMUPMU_PMU_EVENT_SIZE_VER0, a multiple of 8, at most 4096
@@ -405,7 +452,8 @@ struct amupmu_pmu_event {
  *	nothing back: ask amupmu_cpu_info.pmu_counters_free before.
  * @counters: out: counter index of each event on the first CPU of the set
  *	(0..30 event counters, 31 the cycle counter); the same on every CPU
- *	of the set when their counters were equally free
+ *	of the set when their counters were equally free. Shared mode:
+ *	AMUPMU_COUNTER_PERF for every event
  * @ring_pages: in: data pages of the sample ring, a power of two from 1
  *	to AMUPMU_RING_PAGES_MAX when an event has a sample_period, else 0
  *	(EINVAL otherwise)
@@ -427,6 +475,9 @@ struct amupmu_pmu_config {
 	__u32 ring_pages;
 	__u32 __reserved;
 };
+
+/* amupmu_pmu_config.counters in shared mode: perf core places the event */
+#define AMUPMU_COUNTER_PERF		0xff
 
 #define AMUPMU_PMU_EVENT_SIZE_VER0	16
 #define AMUPMU_PMU_CONFIG_SIZE_VER0	80
@@ -475,23 +526,51 @@ struct amupmu_pmu_value {
 };
 
 /**
+ * struct amupmu_pmu_value_times - one event's total on one CPU, with its times
+ *	(AMUPMU_PMU_READ_TIMES)
+ * @value: as struct amupmu_pmu_value
+ * @overflows: idem
+ * @time_enabled: ns the event was enabled since configuration or the last
+ *	reset (a group that does not multiplex: the group's time enabled)
+ * @time_running: ns it was on a counter in that time (a group that does
+ *	not multiplex: the CPU's time running)
+ */
+struct amupmu_pmu_value_times {
+	__aligned_u64 value;
+	__aligned_u64 overflows;
+	__aligned_u64 time_enabled;
+	__aligned_u64 time_running;
+};
+
+/**
  * enum amupmu_read_flags - amupmu_pmu_read.state
  * @AMUPMU_READ_ENABLED: the group is enabled
  * @AMUPMU_READ_OFFLINE: the CPU is offline: totals are those it had when
  *	it went down
+ * @AMUPMU_READ_SHARED: the group counts through perf core (shared mode)
+ * @AMUPMU_READ_EVICTED: shared mode: perf core took a pinned counter of
+ *	this CPU away (error state), so the group's totals there are short of
+ *	what ran since; the next ENABLE or RESET puts it back when it fits
  */
 enum amupmu_read_flags {
 	AMUPMU_READ_ENABLED	= 1 << 0,
 	AMUPMU_READ_OFFLINE	= 1 << 1,
+	AMUPMU_READ_SHARED	= 1 << 2,
+	AMUPMU_READ_EVICTED	= 1 << 3,
 };
 
 /**
  * enum amupmu_pmu_read_op_flags - amupmu_pmu_read.flags
  * @AMUPMU_PMU_READ_ALL: every CPU of the session's set in one call, as an
  *	array of struct amupmu_pmu_read_cpu at @values_uptr
+ * @AMUPMU_PMU_READ_TIMES: each value is a struct amupmu_pmu_value_times
+ *	(32 bytes) instead of a struct amupmu_pmu_value, here and in the
+ *	entries of AMUPMU_PMU_READ_ALL (whose stride grows to match); needed
+ *	for a group configured with AMUPMU_PMU_CONFIG_MULTIPLEX
  */
 enum amupmu_pmu_read_op_flags {
 	AMUPMU_PMU_READ_ALL	= 1 << 0,
+	AMUPMU_PMU_READ_TIMES	= 1 << 1,
 };
 
 /**

@@ -555,6 +555,7 @@ std::string format_info_text(const Info& info, const FormatOptions& options)
 	r.row("features", features.empty() ? "(none)" : features);
 	r.row("ioctls", nl ? unknown : join(ioctl_names(info.supported_ioctls), " "));
 	r.row("pmu owner", std::string{to_string(info.pmu_owner)} + " (" + std::string{describe(info.pmu_owner)} + ")");
+	r.row("pmu mode", pmu_mode_text(info));
 	r.row("spe owner", std::string{to_string(info.spe_owner)} + " (" + std::string{describe(info.spe_owner)} + ")");
 	r.row("kernel", nl ? unknown : kernel_el_name(info.kernel_el));
 	if (options.gic)
@@ -590,6 +591,8 @@ std::string format_info_json(const Info& info, const FormatOptions& options)
 	json_strings(w, "supported_ioctls", ioctl_names(info.supported_ioctls));
 	w.member("pmu_owner", to_string(info.pmu_owner))
 		.member("pmu_owner_description", describe(info.pmu_owner))
+		.member("pmu_mode", to_string(info.pmu_mode()))
+		.member("pmu_mode_reason", pmu_mode_reason(info))
 		.member("spe_owner", to_string(info.spe_owner))
 		.member("spe_owner_description", describe(info.spe_owner))
 		.member("backend", backend_name(info))

@@ -130,20 +130,41 @@ void apply_erratum(StatReport& report, StatRow& row, const ErratumMatch& match, 
 
 } // namespace
 
+namespace {
+
+// A multiplexed row's count and times
+void set_count(StatRow& row, const ScaledCount& c)
+{
+	row.value = static_cast<double>(c.value);
+	row.raw = c.raw;
+	row.time_enabled = c.time_enabled;
+	row.time_running = c.time_running;
+	row.counted = c.counted;
+}
+
+} // namespace
+
 void add_counter_rows(StatReport& report, const CounterResult& result, bool per_cpu, const std::vector<bool>& added)
 {
 	const std::span<const EventSpec> events = result.events();
 	const std::span<const unsigned> cpus = result.cpus();
+	const bool mux = result.multiplexed();
+	report.multiplexed = report.multiplexed || mux;
 	for (std::size_t i = 0; i < events.size(); ++i) {
-		const StatRow row{.name = events[i].name,
-				  .number = events[i].number,
-				  .flags = events[i].flags,
-				  .modifiers = events[i].modifiers,
-				  .value = static_cast<double>(result.total(i)),
-				  .time_enabled = result.time_enabled(),
-				  .time_running = result.time_running(),
-				  .added = i < added.size() && added[i]};
+		StatRow row{.name = events[i].name,
+			    .number = events[i].number,
+			    .flags = events[i].flags,
+			    .modifiers = events[i].modifiers,
+			    .value = static_cast<double>(result.total(i)),
+			    .time_enabled = result.time_enabled(),
+			    .time_running = result.time_running(),
+			    .multiplexed = mux,
+			    .added = i < added.size() && added[i]};
+		if (mux)
+			set_count(row, result.count(i));
 		if (!per_cpu) {
+			if (!row.counted)
+				report.notes.push_back(row.name + " was never on a counter (multiplexed): not counted");
 			report.rows.push_back(row);
 			continue;
 		}
@@ -152,11 +173,37 @@ void add_counter_rows(StatReport& report, const CounterResult& result, bool per_
 			r.cpu = static_cast<int>(cpus[c]);
 			r.value = static_cast<double>(result.value(i, c));
 			r.time_running = result.time_running(c);
+			if (mux)
+				set_count(r, result.count(i, c));
 		}
 	}
 	for (std::size_t c = 0; c < cpus.size(); ++c)
 		if (result.offline(c))
 			report.notes.push_back("CPU " + std::to_string(cpus[c]) + " was offline: its totals stopped then");
+}
+
+void subtract_previous(StatReport& report, std::span<const StatRow> previous)
+{
+	for (std::size_t i = 0; i < report.rows.size() && i < previous.size(); ++i) {
+		StatRow& row = report.rows[i];
+		const StatRow& was = previous[i];
+		if (!row.multiplexed) {
+			row.value -= was.value;
+			continue;
+		}
+		// perf: the deltas of the raw count and of the times, then scaled
+		set_count(row, scale_count(row.raw - was.raw, row.time_enabled - was.time_enabled,
+					   row.time_running - was.time_running));
+	}
+}
+
+void add_pmu_state(StatReport& report, PmuMode mode, std::span<const CpuReading> readings)
+{
+	report.pmu_mode = mode;
+	for (const CpuReading& c : readings)
+		if (c.evicted() && std::ranges::find(report.evicted_cpus, c.cpu) == report.evicted_cpus.end())
+			report.evicted_cpus.push_back(c.cpu);
+	std::ranges::sort(report.evicted_cpus);
 }
 
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options)
@@ -192,7 +239,8 @@ void derive_report_metrics(StatReport& report, std::span<const std::string> only
 		std::vector<std::size_t> index;
 		for (std::size_t i = 0; i < report.rows.size(); ++i) {
 			const StatRow& r = report.rows[i];
-			if (r.cpu != cpu)
+			// perf derives nothing from a count it has not
+			if (r.cpu != cpu || !r.counted)
 				continue;
 			counts.push_back({r.number, r.flags, r.value});
 			index.push_back(i);
@@ -288,7 +336,7 @@ std::vector<Line> lines_of(const StatReport& r)
 	for (std::size_t i = 0; i < r.rows.size(); ++i) {
 		const StatRow& row = r.rows[i];
 		Line l{.cpu = row.cpu,
-		       .value = row.value,
+		       .value = row.counted ? std::optional<double>{row.value} : std::nullopt,
 		       .event = row.name,
 		       .run = row.time_running,
 		       .ena = row.time_enabled,
@@ -401,6 +449,16 @@ std::vector<std::string> comments(const StatReport& r)
 	if (!r.cpu_description.empty())
 		where += " (" + r.cpu_description + ")";
 	out.push_back(where + ": everything that runs there, as perf stat -a counts");
+	if (r.pmu_mode == PmuMode::shared && r.multiplexed)
+		out.push_back("pmu: shared mode: arm_pmu owns the PMU, counted through perf core (multiplexed: a count "
+			      "that ran part of the time is perf's estimate, count x time enabled / time running, "
+			      "with its running share)");
+	else if (r.pmu_mode == PmuMode::shared)
+		out.push_back("pmu: shared mode: arm_pmu owns the PMU, counted through perf core (pinned counters)");
+	if (!r.evicted_cpus.empty())
+		out.push_back("warning: perf core took counters away on CPU" +
+			      std::string{r.evicted_cpus.size() == 1 ? " " : "s "} + format_cpu_list(r.evicted_cpus) +
+			      " (evicted): counts short");
 	if (!r.command.empty()) {
 		std::string c = "command '" + command_text(r.command) + "'";
 		if (r.exit_status && *r.exit_status != 0)

@@ -60,6 +60,45 @@ CounterResult::CounterResult(std::vector<EventSpec> events, std::span<const CpuR
 	}
 }
 
+CounterResult::CounterResult(std::vector<EventSpec> events, std::span<const CpuReading> cpus,
+			     std::span<const CpuTimes> times, std::uint64_t time_enabled)
+	: CounterResult{std::move(events), cpus, time_enabled}
+{
+	if (times.size() != cpus.size())
+		throw Error{"Counters: times of " + std::to_string(times.size()) + " CPUs for readings of " +
+				    std::to_string(cpus.size()),
+			    EBADMSG};
+	const std::size_t n = events_.size();
+	const std::size_t cells = cpus.size() * n;
+	// values_ (the raw counts now) gets the blocks of the raw counts, the
+	// times enabled and the times running; then the estimates replace
+	// its first block and the totals
+	values_.resize(4 * cells);
+	for (std::size_t k = 0; k < cpus.size(); ++k)
+		for (std::size_t i = 0; i < n; ++i) {
+			const std::size_t at = k * n + i;
+			values_[cells + at] = values_[at];
+			values_[2 * cells + at] = times[k].events[i].enabled;
+			values_[3 * cells + at] = times[k].events[i].running;
+			values_[at] = scale_count(values_[at], times[k].events[i].enabled, times[k].events[i].running)
+					      .value;
+		}
+	for (std::size_t i = 0; i < n; ++i)
+		totals_[i] = aggregate(i).value;
+}
+
+bool CounterResult::multiplexed() const noexcept
+{
+	const std::size_t cells = cpus_.size() * events_.size();
+	return cells != 0 && values_.size() == 4 * cells;
+}
+
+std::uint64_t CounterResult::mux_at(std::size_t block, std::size_t event, std::size_t cpu) const noexcept
+{
+	const std::size_t cells = cpus_.size() * events_.size();
+	return values_[block * cells + cpu * events_.size() + event];
+}
+
 std::size_t CounterResult::index(std::string_view name) const
 {
 	for (std::size_t i = 0; i < events_.size(); ++i)
@@ -106,6 +145,56 @@ std::uint64_t CounterResult::value(std::size_t event, std::size_t cpu_index) con
 	check_index("event", event, events_.size());
 	check_index("CPU", cpu_index, cpus_.size());
 	return values_[cpu_index * events_.size() + event];
+}
+
+ScaledCount CounterResult::count(std::size_t event) const
+{
+	check_index("event", event, events_.size());
+	if (!multiplexed())
+		return {.value = totals_[event], .raw = totals_[event], .time_enabled = time_enabled_,
+			.time_running = time_running_};
+	return aggregate(event);
+}
+
+ScaledCount CounterResult::aggregate(std::size_t event) const noexcept
+{
+	// perf stat's aggregate (perf_stat_process_counter()): the sums of
+	// the raw counts and of the times, scaled
+	std::uint64_t raw = 0, enabled = 0, running = 0;
+	for (std::size_t c = 0; c < cpus_.size(); ++c) {
+		raw += mux_at(1, event, c);
+		enabled += mux_at(2, event, c);
+		running += mux_at(3, event, c);
+	}
+	return scale_count(raw, enabled, running);
+}
+
+ScaledCount CounterResult::count(std::size_t event, std::size_t cpu_index) const
+{
+	check_index("event", event, events_.size());
+	check_index("CPU", cpu_index, cpus_.size());
+	if (!multiplexed()) {
+		const std::uint64_t v = values_[cpu_index * events_.size() + event];
+		return {.value = v, .raw = v, .time_enabled = time_enabled_, .time_running = cpu_running_[cpu_index]};
+	}
+	return scale_count(mux_at(1, event, cpu_index), mux_at(2, event, cpu_index), mux_at(3, event, cpu_index));
+}
+
+ScaledCount CounterResult::count(std::string_view name) const
+{
+	return count(index(name));
+}
+
+bool CounterResult::scaled() const noexcept
+{
+	if (!multiplexed())
+		return false;
+	for (std::size_t i = 0; i < events_.size(); ++i) {
+		const ScaledCount c = aggregate(i);
+		if (c.scaled || !c.counted)
+			return true;
+	}
+	return false;
 }
 
 std::uint64_t CounterResult::time_running(std::size_t cpu_index) const
@@ -169,6 +258,15 @@ void Counters::require_not_configured(const char* what) const
 {
 	if (session_)
 		misuse(std::string{what} + " after start(): the group is configured");
+}
+
+Counters& Counters::set_multiplex(bool on)
+{
+	require_not_configured("set_multiplex()");
+	if (on)
+		require_multiplex(info_);
+	multiplex_ = on;
+	return *this;
 }
 
 Counters& Counters::set_cpus(std::vector<unsigned> cpus)
@@ -244,7 +342,9 @@ void Counters::configure()
 		const int fd = ::dup(device_.fd());
 		if (fd < 0)
 			throw_error("Counters: dup of the device", errno);
-		session_.emplace(Session::create(Device::adopt(fd), GroupConfig{.events = group_events(events_), .cpus = cpus_}));
+		session_.emplace(Session::create(Device::adopt(fd),
+						 GroupConfig{.events = group_events(events_), .cpus = cpus_},
+						 multiplex_ ? Scheduling::multiplex : Scheduling::pinned));
 		device_.close();
 	}
 }
@@ -266,7 +366,7 @@ void Counters::stop()
 	running_ = false;
 	session_->disable();
 	session_->read_all(reading_);
-	result_ = CounterResult{events_, reading_.cpus(), reading_.time_enabled()};
+	result_ = result_of(reading_);
 	have_result_ = true;
 	stop_error_.reset();
 }
@@ -276,7 +376,17 @@ CounterResult Counters::read()
 	if (!running_)
 		misuse("read() while not counting");
 	session_->read_all(reading_);
-	return CounterResult{events_, reading_.cpus(), reading_.time_enabled()};
+	return result_of(reading_);
+}
+
+CounterResult Counters::result_of(const GroupReading& r) const
+{
+	if (!r.has_times())
+		return CounterResult{events_, r.cpus(), r.time_enabled()};
+	std::vector<CpuTimes> times(r.cpus().size());
+	for (std::size_t k = 0; k < times.size(); ++k)
+		times[k] = r.times(k);
+	return CounterResult{events_, r.cpus(), times, r.time_enabled()};
 }
 
 void Counters::stop_quietly() noexcept

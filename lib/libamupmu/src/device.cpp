@@ -48,6 +48,7 @@ static_assert(static_cast<std::uint64_t>(Feature::pmu) == AMUPMU_FEAT_PMU);
 static_assert(static_cast<std::uint64_t>(Feature::pmu_exclusive) == AMUPMU_FEAT_PMU_EXCLUSIVE);
 static_assert(static_cast<std::uint64_t>(Feature::amu) == AMUPMU_FEAT_AMU);
 static_assert(static_cast<std::uint64_t>(Feature::spe) == AMUPMU_FEAT_SPE);
+static_assert(static_cast<std::uint64_t>(Feature::pmu_shared) == AMUPMU_FEAT_PMU_SHARED);
 static_assert(static_cast<std::uint64_t>(Feature::mock) == AMUPMU_FEAT_MOCK);
 static_assert(static_cast<std::uint32_t>(PmuOwner::none) == AMUPMU_PMU_OWNER_NONE);
 static_assert(static_cast<std::uint32_t>(PmuOwner::kernel) == AMUPMU_PMU_OWNER_KERNEL);

@@ -11,8 +11,8 @@ namespace amupmu {
 namespace {
 
 // Bit n of features; the names of sysfs "features".
-constexpr std::array<std::string_view, 5> feature_bits = {
-	"pmu", "pmu_exclusive", "amu", "spe", "mock",
+constexpr std::array<std::string_view, 6> feature_bits = {
+	"pmu", "pmu_exclusive", "amu", "spe", "mock", "pmu_shared",
 };
 
 // Bit n of supported_ioctls: command command_base + n.
@@ -70,12 +70,48 @@ std::string_view describe(PmuOwner owner) noexcept
 	case PmuOwner::none:
 		return "no CPU implements PMUv3";
 	case PmuOwner::kernel:
-		return "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO";
+		return "arm_pmu/perf owns the PMU; amupmu counts through perf core (shared mode), or refuses "
+		       "PMU requests with ENXIO when shared mode is off (pmu_shared=N)";
 	case PmuOwner::amupmu:
 		return "the devicetree node \"amupmu,pmuv3\" gave amupmu the PMU registers "
 		       "and the overflow interrupt";
 	}
 	return "owner value unknown to this libamupmu version";
+}
+
+std::string_view to_string(PmuMode mode) noexcept
+{
+	switch (mode) {
+	case PmuMode::none: return "none";
+	case PmuMode::exclusive: return "exclusive";
+	case PmuMode::shared: return "shared";
+	case PmuMode::refused: return "refused";
+	}
+	return "unknown";
+}
+
+std::string pmu_mode_reason(const Info& info)
+{
+	switch (info.pmu_mode()) {
+	case PmuMode::none:
+		return "no CPU implements PMUv3";
+	case PmuMode::exclusive:
+		return "devicetree node amupmu,pmuv3";
+	case PmuMode::shared:
+		return "arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)";
+	case PmuMode::refused:
+		// abi_major 0: the driver did not say (the netlink dumps)
+		if (info.abi_major == abi_major && info.abi_minor < 3)
+			return "arm_pmu owns the PMU and this driver (ABI " + std::to_string(info.abi_major) + "." +
+			       std::to_string(info.abi_minor) + ") has no shared mode";
+		return "arm_pmu owns the PMU and pmu_shared=N";
+	}
+	return "mode unknown to this libamupmu version";
+}
+
+std::string pmu_mode_text(const Info& info)
+{
+	return std::string{to_string(info.pmu_mode())} + ": " + pmu_mode_reason(info);
 }
 
 std::string_view to_string(SpeOwner owner) noexcept

@@ -1,8 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0
 # Board payload of make bench: one batch read of 7 counters, amupmu's ioctl
-# on the amupmu devicetree, perf's group read() on the stock one; the same
-# 7 counters on every vCPU read at once (amupmu's AMUPMU_PMU_READ_ALL
-# against perf's read() per CPU); the cost of an overflow interrupt. Boards
+# on the amupmu devicetree (exclusive mode), perf's group read() on the
+# stock one, and on the stock one amupmu's ioctl in shared mode too (ABI
+# 2.3: arm_pmu owns the PMU, amupmu counts through perf core) against the
+# same perf read() in the same boot; the same read of CPU 1's counters from
+# CPU 0 (*-remote: amupmu's IPI against perf's); the same 7 counters on
+# every vCPU read at once (amupmu's AMUPMU_PMU_READ_ALL against perf's
+# read() per CPU, exclusive and shared); the cost of an overflow interrupt
+# (amupmu exclusive, amupmu shared, perf). Boards
 # with more than 2 vCPUs (make bench's -smp 4 and 8) run only the
 # every-CPU read. A mock build (make bench's AMU boot) runs only the AMU
 # figure: one AMUPMU_AMU_READ of CPU 0 against one AMUPMU_PMU_READ of four
@@ -45,11 +50,25 @@ if [ "$(cat /sys/class/misc/amupmu/backend)" = mock ]; then
 		sed 's/^BENCH/ok 1 - BENCH/'"
 	exit 0
 fi
+# the stock devicetree: amupmu in shared mode beside perf (pmu_shared=Y,
+# the default; the benches check the mode themselves)
+shared=no
+[ $mode = perf ] && [ "$(cat /sys/module/amupmu/parameters/pmu_shared 2>/dev/null)" = Y ] && shared=yes
+echo "# bench: devicetree $mode, shared mode $shared, $ncpu vCPUs"
+bench() { run_test "$1-$2" sh -c "/tests/$1 $2 $3 | sed 's/^BENCH/ok 1 - BENCH/'"; }
 if [ "$ncpu" -le 2 ]; then
-	[ $mode = amupmu ] &&
-		run_test "pmu_read_bench-null" sh -c "/tests/pmu_read_bench null 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
-	run_test "pmu_read_bench-$mode" sh -c "/tests/pmu_read_bench $mode 10000 | sed 's/^BENCH/ok 1 - BENCH/'"
+	[ $mode = amupmu ] && bench pmu_read_bench null 10000
+	bench pmu_read_bench $mode 10000
+	# CPU 1's counters read from CPU 0: the cross-CPU call of each
+	[ "$ncpu" = 2 ] && bench pmu_read_bench $mode-remote 10000
 	# overflow-interrupt cost: CPU_CYCLES at EL0 sampled every 100003 cycles
-	run_test "pmu_sample_bench-$mode" sh -c "/tests/pmu_sample_bench $mode 100003 10000000 | sed 's/^BENCH/ok 1 - BENCH/'"
+	bench pmu_sample_bench $mode "100003 10000000"
+	if [ $shared = yes ]; then
+		bench pmu_read_bench null-shared 10000
+		bench pmu_read_bench shared 10000
+		[ "$ncpu" = 2 ] && bench pmu_read_bench shared-remote 10000
+		bench pmu_sample_bench shared "100003 10000000"
+	fi
 fi
-run_test "pmu_read_bench-$mode-all" sh -c "/tests/pmu_read_bench $mode-all 2000 | sed 's/^BENCH/ok 1 - BENCH/'"
+bench pmu_read_bench $mode-all 2000
+[ $shared = yes ] && bench pmu_read_bench shared-all 2000

@@ -7,8 +7,10 @@ tap_check insmod insmod "$AMUPMU_KO"
 board_backend
 
 # the ABI sweep, bad sysfs input and the privilege table: issue 5;
-# platform device unbind/bind with sessions open (amupmu devicetree only,
-# skips elsewhere); CPU power-down and PMU sessions (mock builds only: the
+# platform device unbind/bind with sessions open (amupmu devicetree), and
+# on the stock one shared mode turned off under open sessions (pmu_shared);
+# the PMU mode (exclusive or shared) each test ran in is in its backend
+# line; CPU power-down and PMU sessions (mock builds only: the
 # debugfs cpu_pm file; on the amupmu/mock board this is where its stress
 # runs, without its sampler thread; cpupm.sh runs it all under -icount);
 # the AMU (ABI 2.1): the mock model on mock builds, EOPNOTSUPP and no AMU
@@ -17,10 +19,11 @@ board_backend
 # (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
 # directory on production builds (QEMU hides SPE); the generic netlink
 # family (issue 15: dumps, validation, hotplug events, privilege, unload
-# with a subscriber attached)
+# with a subscriber attached); shared mode's multiplexed groups and
+# per-event times (issue 16; skipped in exclusive mode but the refusals)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
 	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test \
-	amupmu_netlink_test; do
+	amupmu_netlink_test amupmu_mux_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else

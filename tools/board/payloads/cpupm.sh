@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Board payload: CPU power-down (the mock build's debugfs cpu_pm) and PMU
-# sessions, on the amupmu devicetree with a mock module: counts exact
+# sessions, on a mock module: on the amupmu devicetree amupmu's CPU PM
+# notifier restores the PMU, on the stock one arm_pmu's (shared mode); counts exact
 # across power-downs (run with -i: INST_RETIRED needs -icount), disabled
 # groups stay disabled, sampling periods kept, and the stress of sessions
 # and a sampling thread while both CPUs power-cycle (AMUPMU_CPUPM_SECONDS

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Board payload: the ioctl fuzzer (AMUPMU_FUZZ_CALLS calls, default
-# 200000; soak.sh: 10000000) after a warm-up round, then the module must
+# 200000; soak.sh: 10000000) after a warm-up round, in the board's PMU mode
+# (exclusive on the amupmu devicetree; shared on the stock one, where the
+# fuzzer also turns pmu_shared off and on), then the module must
 # unload, and the slab and MemAvailable must be back within bounds once it
 # is reloaded. The kernel
 # log is checked by run.sh (no oops, WARN, BUG).

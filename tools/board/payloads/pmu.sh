@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Board payload: PMU counting sessions. On the amupmu devicetree the module
-# owns the PMU (run with -i for exact INST_RETIRED); on the stock one every
+# owns the PMU (exclusive mode); on the stock one the kernel's arm_pmu does
+# and the sessions count through perf core (shared mode), with the same
+# tests (run with -i for exact INST_RETIRED); with pmu_shared=N there every
 # PMU request must fail with ENXIO and leave perf's counters alone.
 # PMU_COUNTER_BITS=32 (pmu32.sh) forces
 # 32-bit event counters so that overflows are accumulated.

@@ -2,7 +2,9 @@
 # Board payload: CPU hotplug while counting (100 cycles of every secondary
 # CPU), 8 threads of sessions against a hotplug toggler, 100 load/unload
 # cycles, and what an unprivileged shell may not do. Run on the amupmu
-# devicetree (the counting parts need exclusive mode) with -icount: under
+# devicetree (exclusive mode) and on the stock one (shared mode: the
+# sessions go through perf core, and pmu_shared is also toggled under the
+# session storm) with -icount: under
 # QEMU 7.2's multi-threaded TCG another CPU's PMU counters are reset now
 # and then while sampling interrupts fire and a CPU comes online, which
 # the monotonic-totals check of hotplug_counting catches (not amupmu:

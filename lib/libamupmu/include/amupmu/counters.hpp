@@ -29,9 +29,15 @@
 //   { auto scope = c.measure(); work(); }  // start() now, stop() at the }
 //   c.measure([&] { work(); });            // the same around a callable
 //
-// Counts are exact 64-bit totals: amupmu never multiplexes (a group that
-// does not fit the free counters fails with Busy at start()), so nothing
-// is scaled. Documentation/userspace-api/amupmu-tool.rst, "Counters".
+// Counts are exact 64-bit totals by default: the counters are pinned (a
+// group that does not fit the free counters fails with Busy at start(); in
+// shared mode its counters are pinned perf counters, and perf core refuses
+// what does not fit the same way), so nothing is scaled. In shared mode
+// set_multiplex() lets perf core rotate the events over its counters
+// instead; then each count is perf's estimate, scaled by the event's time
+// enabled over its time running, and the result says so
+// (CounterResult::multiplexed(), count(): scaled, running_fraction()).
+// Documentation/userspace-api/amupmu-tool.rst, "Counters".
 #ifndef AMUPMU_COUNTERS_HPP
 #define AMUPMU_COUNTERS_HPP
 
@@ -64,8 +70,17 @@ public:
 	/// them by hand). Throws Error (EBADMSG) when a reading holds fewer
 	/// values than there are events.
 	CounterResult(std::vector<EventSpec> events, std::span<const CpuReading> cpus, std::uint64_t time_enabled);
+	/// The result of a multiplexed group (Scheduling::multiplex): times[k]
+	/// are the event times of cpus[k]. Its totals, values and metrics are
+	/// perf's estimates (scale_count()): a CPU's value scaled by its own
+	/// times; a total, as perf stat's, the sum of the raw counts scaled by
+	/// the sums of the times. Throws Error (EBADMSG) as the other, and
+	/// when times and cpus differ in size.
+	CounterResult(std::vector<EventSpec> events, std::span<const CpuReading> cpus,
+		      std::span<const CpuTimes> times, std::uint64_t time_enabled);
 
-	/// The event's total, summed over the CPUs. name is the text given to
+	/// The event's total, summed over the CPUs (a multiplexed group's:
+	/// perf's estimate, see count()). name is the text given to
 	/// Counters::add() ("cycles", "inst_retired:u"), compared without
 	/// regard to case. Throws InvalidArgument (EINVAL) naming an event
 	/// that was not counted.
@@ -95,6 +110,29 @@ public:
 	/// events that were counted. No erratum compensation.
 	[[nodiscard]] std::vector<Metric> metrics() const;
 
+	/// The group multiplexed (Scheduling::multiplex): total(), value(),
+	/// operator[], per_cpu(), for_each() and metrics() give perf's
+	/// estimates, and count() what each rests on.
+	[[nodiscard]] bool multiplexed() const noexcept;
+	/// An event's total is an estimate: it ran only part of the time on
+	/// a CPU (count(i).scaled), or never ran (not counted).
+	[[nodiscard]] bool scaled() const noexcept;
+	/// Event i's total (in group order) with what it rests on: the raw
+	/// count and the times, summed over the CPUs (perf stat's aggregate:
+	/// the raw sum scaled by the sums of the times), whether it is scaled
+	/// or was not counted at all, its running_fraction(). A group that
+	/// does not multiplex: the exact total, never scaled, with the
+	/// group's time enabled and time_running() (the smallest over the
+	/// CPUs). Throws InvalidArgument for an index out of range.
+	[[nodiscard]] ScaledCount count(std::size_t event) const;
+	/// The same of event i on cpus()[cpu_index] (its own times; a group
+	/// that does not multiplex: the group's time enabled and the CPU's
+	/// time running).
+	[[nodiscard]] ScaledCount count(std::size_t event, std::size_t cpu_index) const;
+	/// count() of an event by name (the first copy). Throws
+	/// InvalidArgument naming an event that was not counted.
+	[[nodiscard]] ScaledCount count(std::string_view name) const;
+
 	/// The events, in group order.
 	[[nodiscard]] std::span<const EventSpec> events() const noexcept { return events_; }
 	/// The CPUs counted, ascending.
@@ -115,11 +153,20 @@ public:
 
 private:
 	[[nodiscard]] std::size_t index(std::string_view name) const;
+	/// A multiplexed group's raw count, time enabled or time running of
+	/// event on cpus_[cpu]: block 1, 2 or 3 of values_.
+	[[nodiscard]] std::uint64_t mux_at(std::size_t block, std::size_t event, std::size_t cpu) const noexcept;
+	/// A multiplexed group's event total, as perf stat aggregates it.
+	[[nodiscard]] ScaledCount aggregate(std::size_t event) const noexcept;
 
 	std::vector<EventSpec> events_{};
 	std::vector<unsigned> cpus_{};
 	std::vector<std::uint64_t> totals_{};		///< per event
-	std::vector<std::uint64_t> values_{};		///< [cpu index * events + event]
+	/// [cpu index * events + event]; a multiplexed group's has three more
+	/// blocks of the same shape after it: the raw counts, the times
+	/// enabled, the times running (kept here so that the class keeps its
+	/// libamupmu.so.1 layout)
+	std::vector<std::uint64_t> values_{};
 	std::vector<std::uint64_t> cpu_running_{};	///< per CPU index
 	std::vector<bool> cpu_offline_{};		///< per CPU index
 	std::uint64_t time_enabled_ = 0;
@@ -160,6 +207,17 @@ public:
 	/// or for a CPU info does not list as online with a PMU; the set is
 	/// unchanged then.
 	Counters& set_cpus(std::vector<unsigned> cpus);
+
+	/// Lets the events multiplex (Scheduling::multiplex; shared mode,
+	/// ABI 2.3): perf core rotates them over its counters instead of
+	/// refusing a group that does not fit, and the results are perf's
+	/// estimates (CounterResult::multiplexed(), count()). false: pinned
+	/// again, the default. Throws InvalidArgument after the first start(),
+	/// Unsupported when the driver cannot multiplex (require_multiplex():
+	/// a driver before ABI 2.3, exclusive mode); nothing changes then.
+	Counters& set_multiplex(bool on = true);
+	/// set_multiplex() is in force.
+	[[nodiscard]] bool multiplex() const noexcept { return multiplex_; }
 
 	/// Adds an event by name: the catalogue's ("inst_retired",
 	/// "l1d_cache_refill"), perf's aliases ("cycles", "instructions",
@@ -253,12 +311,20 @@ public:
 	/// The session once start() configured it (for what Counters does not
 	/// wrap: sample_reader(), read() of one CPU), else nullptr.
 	[[nodiscard]] const Session* session() const noexcept { return session_ ? &*session_ : nullptr; }
+	/// Every CPU's entry of the last stop() or read() as the driver gave
+	/// it, with what CounterResult does not keep: each CPU's state
+	/// (CpuReading::evicted() in shared mode: counts short), samples and
+	/// overflows. Empty before the first of them.
+	[[nodiscard]] const GroupReading& reading() const noexcept { return reading_; }
 
 private:
 	void default_cpus();
 	[[nodiscard]] EventSpec parse(std::string_view event, std::span<const EventSpec> also) const;
 	void check_new(const EventSpec& spec, std::span<const EventSpec> also) const;
 	void require_not_configured(const char* what) const;
+	/// The result of a read of the group (with each CPU's times when it
+	/// multiplexes).
+	[[nodiscard]] CounterResult result_of(const GroupReading& reading) const;
 	/// stop() for a destructor or an exception path: records its error
 	/// for result() instead of throwing.
 	void stop_quietly() noexcept;
@@ -273,6 +339,9 @@ private:
 	CounterResult result_{};
 	bool have_result_ = false;
 	bool running_ = false;
+	/// set_multiplex() (in padding: the class keeps its libamupmu.so.1
+	/// layout)
+	bool multiplex_ = false;
 	std::optional<Error> stop_error_{};
 };
 

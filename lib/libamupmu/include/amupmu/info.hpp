@@ -19,7 +19,7 @@ namespace amupmu {
 
 /// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
 inline constexpr std::uint32_t abi_major = 2;
-inline constexpr std::uint32_t abi_minor = 2;
+inline constexpr std::uint32_t abi_minor = 3;
 
 inline constexpr std::string_view default_device_path = "/dev/amupmu";
 
@@ -44,6 +44,9 @@ enum class Feature : std::uint64_t {
 	amu = 1u << 2,
 	spe = 1u << 3,
 	mock = 1u << 4,
+	/// (ABI 2.3) shared mode: the kernel's arm_pmu owns the PMU and PMU
+	/// sessions count and sample through the kernel's perf core
+	pmu_shared = 1u << 5,
 };
 
 /// Who owns the PMUv3 registers (enum amupmu_pmu_owner). A newer driver may
@@ -52,6 +55,19 @@ enum class PmuOwner : std::uint32_t {
 	none = 0,
 	kernel = 1,
 	amupmu = 2,
+};
+
+/// How PMU sessions count (Info::pmu_mode()), from the features and the
+/// owner.
+enum class PmuMode : std::uint32_t {
+	none = 0,	///< no CPU implements PMUv3
+	exclusive = 1,	///< amupmu owns the PMU (devicetree node "amupmu,pmuv3")
+	/// arm_pmu owns the PMU, amupmu counts through perf core (ABI 2.3,
+	/// module parameter pmu_shared=Y): perf core places the counters
+	shared = 2,
+	/// arm_pmu owns the PMU and shared mode is off (pmu_shared=N, or a
+	/// driver before ABI 2.3): PMU sessions are refused with ENXIO
+	refused = 3,
 };
 
 /// Who owns SPE (enum amupmu_spe_owner, ABI 2.2). A newer driver may report
@@ -204,6 +220,19 @@ struct Info {
 	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(Feature::amu); }
 	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(Feature::spe); }
 	[[nodiscard]] constexpr bool mock() const noexcept { return has(Feature::mock); }
+	/// (ABI 2.3) PMU sessions count through the kernel's perf core.
+	[[nodiscard]] constexpr bool pmu_shared() const noexcept { return has(Feature::pmu_shared); }
+	/// Whether and how PMU sessions count here.
+	[[nodiscard]] constexpr PmuMode pmu_mode() const noexcept
+	{
+		if (pmu_exclusive())
+			return PmuMode::exclusive;
+		if (pmu_shared())
+			return PmuMode::shared;
+		if (pmu_owner == PmuOwner::kernel)
+			return PmuMode::refused;
+		return PmuMode::none;
+	}
 	/// The kernel runs at EL2 with VHE.
 	[[nodiscard]] constexpr bool vhe() const noexcept { return kernel_el == 2; }
 	[[nodiscard]] constexpr bool supports(Ioctl c) const noexcept
@@ -214,8 +243,8 @@ struct Info {
 	friend bool operator==(const Info&, const Info&) = default;
 };
 
-/// Names as in sysfs "features": "pmu pmu_exclusive amu spe mock"; unknown
-/// bits are named "bit<n>".
+/// Names as in sysfs "features": "pmu pmu_exclusive amu spe mock
+/// pmu_shared"; unknown bits are named "bit<n>".
 [[nodiscard]] std::vector<std::string> feature_names(std::uint64_t features);
 /// feature_names() joined by single spaces (the sysfs "features" line).
 [[nodiscard]] std::string feature_string(std::uint64_t features);
@@ -227,6 +256,18 @@ struct Info {
 [[nodiscard]] std::string_view to_string(PmuOwner owner) noexcept;
 /// What the ownership means for users of amupmu, one sentence.
 [[nodiscard]] std::string_view describe(PmuOwner owner) noexcept;
+
+/// "none" | "exclusive" | "shared" | "refused", "unknown" otherwise.
+[[nodiscard]] std::string_view to_string(PmuMode mode) noexcept;
+/// Why info's PMU mode is in force, one phrase without the mode's name:
+/// "arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)",
+/// "devicetree node amupmu,pmuv3", "arm_pmu owns the PMU and pmu_shared=N"
+/// (a driver before ABI 2.3: "... and this driver (ABI 2.2) has no shared
+/// mode"), "no CPU implements PMUv3".
+[[nodiscard]] std::string pmu_mode_reason(const Info& info);
+/// to_string(info.pmu_mode()) + ": " + pmu_mode_reason(info), as `amupmu
+/// info` prints it.
+[[nodiscard]] std::string pmu_mode_text(const Info& info);
 
 /// "none" | "kernel" | "amupmu" | "unclaimed", "unknown" otherwise.
 [[nodiscard]] std::string_view to_string(SpeOwner owner) noexcept;

@@ -112,7 +112,8 @@ void report_backend(const Info& info)
 	if (std::exchange(done, true))
 		return;
 	std::cout << "# backend: " << backend_description(info) << " (" << backend_name(info)
-		  << "), pmu owner " << to_string(info.pmu_owner) << ", driver ABI "
+		  << "), pmu owner " << to_string(info.pmu_owner) << ", pmu mode " << pmu_mode_text(info)
+		  << ", driver ABI "
 		  << info.abi_major << "." << info.abi_minor << std::endl;
 }
 
@@ -148,6 +149,14 @@ TEST_CASE("board: open /dev/amupmu and handshake", "[board]")
 		CHECK(info.pmu_owner == PmuOwner::amupmu);
 	else
 		CHECK(info.pmu_owner == PmuOwner::kernel);
+	// shared mode (ABI 2.3) only where the kernel owns the PMU
+	if (info.pmu_shared()) {
+		CHECK(info.pmu_owner == PmuOwner::kernel);
+		CHECK_FALSE(info.pmu_exclusive());
+		CHECK(info.pmu_mode() == PmuMode::shared);
+	}
+	if (info.pmu_owner == PmuOwner::kernel)
+		CHECK((info.pmu_mode() == PmuMode::shared || info.pmu_mode() == PmuMode::refused));
 }
 
 TEST_CASE("board: one entry per possible CPU, online CPUs discovered", "[board]")
@@ -225,6 +234,7 @@ TEST_CASE("board: the driver's sysfs mirrors AMUPMU_INFO", "[board]")
 	CHECK(must_read(amupmu_sysfs + "/pmu_owner") == to_string(info.pmu_owner));
 	CHECK(must_read(amupmu_sysfs + "/abi_version") ==
 	      std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor));
+	// every bit by its name: shared mode's too ("pmu_shared", ABI 2.3)
 	CHECK(must_read(amupmu_sysfs + "/features") == feature_string(info.features));
 	CHECK(must_read(amupmu_sysfs + "/backend") == backend_name(info));
 

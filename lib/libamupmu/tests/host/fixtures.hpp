@@ -83,7 +83,7 @@ inline CpuInfo offline_cpu(std::uint32_t cpu)
 }
 
 /// QEMU virt board: two CPUs (the second offline and undiscovered), kernel
-/// arm_pmu owns the PMU.
+/// arm_pmu owns the PMU, shared mode off (pmu_shared=N).
 inline Info qemu_info()
 {
 	Info info;
@@ -95,6 +95,15 @@ inline Info qemu_info()
 	info.cpus = {qemu_max_cpu(0), offline_cpu(1)};
 	info.kernel_el = 1;
 	info.clock = Clock::cntvct;
+	return info;
+}
+
+/// The same board with shared mode on (ABI 2.3, pmu_shared=Y): arm_pmu
+/// owns the PMU, amupmu counts through perf core.
+inline Info shared_info()
+{
+	Info info = qemu_info();
+	info.features |= static_cast<std::uint64_t>(Feature::pmu_shared);
 	return info;
 }
 

@@ -311,3 +311,153 @@ TEST_CASE("Counters::configure and read(): typed errors, nothing counting", "[ho
 	CHECK(c.session() == nullptr);
 	CHECK_FALSE(c.running());
 }
+
+namespace {
+
+CpuTimes times_of(std::vector<std::pair<std::uint64_t, std::uint64_t>> enabled_running)
+{
+	CpuTimes t;
+	for (std::size_t i = 0; i < enabled_running.size(); ++i)
+		t.events[i] = {.enabled = enabled_running[i].first, .running = enabled_running[i].second};
+	return t;
+}
+
+} // namespace
+
+TEST_CASE("CounterResult of a multiplexed group: perf's estimates, and it says so", "[host][counters][multiplex]")
+{
+	// 3 events on CPUs 0 and 2: cycles ran half the time on both, instructions all the
+	// time on CPU 0 and a quarter on CPU 2, br_pred never on CPU 0 and never on CPU 2
+	const std::vector<CpuReading> cpus = {reading(0, {500, 2000, 0}, 1000), reading(2, {300, 100, 0}, 800)};
+	const std::vector<CpuTimes> times = {times_of({{1000, 500}, {1000, 1000}, {1000, 0}}),
+					     times_of({{800, 400}, {800, 200}, {800, 0}})};
+	const CounterResult r{specs({"cycles", "instructions", "br_pred"}), cpus, times, 1000};
+	CHECK(r.multiplexed());
+	CHECK(r.scaled());
+
+	// per CPU: each scaled by its own times
+	ScaledCount c = r.count(0, 0);
+	CHECK(c.value == 1000);
+	CHECK(c.raw == 500);
+	CHECK(c.time_enabled == 1000);
+	CHECK(c.time_running == 500);
+	CHECK(c.scaled);
+	CHECK(c.counted);
+	CHECK(c.running_fraction() == Approx(0.5));
+	CHECK(r.value(0, 1) == 600);
+	CHECK(r.per_cpu("cycles", 2) == 600);
+	c = r.count(1, 0);	// ran all the time: exact
+	CHECK(c.value == 2000);
+	CHECK_FALSE(c.scaled);
+	CHECK(r.value(1, 1) == 400);
+	c = r.count(2, 1);
+	CHECK_FALSE(c.counted);
+	CHECK(c.value == 0);
+
+	// the totals, as perf stat's aggregate: the raw sum scaled by the sums of the times
+	c = r.count(0);
+	CHECK(c.raw == 800);
+	CHECK(c.time_enabled == 1800);
+	CHECK(c.time_running == 900);
+	CHECK(c.value == 1600);
+	CHECK(c.scaled);
+	CHECK(r.total(0) == 1600);
+	CHECK(r["cycles"] == 1600);
+	c = r.count("instructions");
+	CHECK(c.raw == 2100);
+	CHECK(c.time_running == 1200);
+	CHECK(c.value == 2100 * 1800 / 1200);
+	CHECK(c.running_fraction() == Approx(1200.0 / 1800));
+	CHECK(r["instructions"] == 3150);
+	CHECK_FALSE(r.count("br_pred").counted);
+	CHECK(r.find("br_pred").value_or(99) == 0);
+	CHECK_THROWS_AS((void)r.count("l1d_cache"), InvalidArgument);
+	CHECK_THROWS_AS((void)r.count(3), InvalidArgument);
+	CHECK_THROWS_AS((void)r.count(0, 2), InvalidArgument);
+
+	// for_each and the metrics see the estimates: IPC 3150 / 1600
+	std::vector<std::uint64_t> seen;
+	r.for_each([&](std::string_view, std::uint64_t total) { seen.push_back(total); });
+	CHECK(seen == std::vector<std::uint64_t>{1600, 3150, 0});
+	const std::vector<Metric> m = r.metrics();
+	REQUIRE_FALSE(m.empty());
+	CHECK(m[0].name == "ipc");
+	CHECK(m[0].value == Approx(3150.0 / 1600));
+	// the group's times as before: time enabled, the smallest time running
+	CHECK(r.time_enabled() == 1000);
+	CHECK(r.time_running() == 800);
+	CHECK(r.time_running(1) == 800);
+
+	// every event ran all the time: multiplexed, nothing scaled
+	const std::vector<CpuTimes> full = {times_of({{1000, 1000}, {1000, 1000}, {1000, 1000}}),
+					    times_of({{800, 800}, {800, 800}, {800, 800}})};
+	const CounterResult exact{specs({"cycles", "instructions", "br_pred"}), cpus, full, 1000};
+	CHECK(exact.multiplexed());
+	CHECK_FALSE(exact.scaled());
+	CHECK(exact["cycles"] == 800);
+	CHECK(exact.count(0).running_fraction() == 1.0);
+
+	// the times of every CPU, or a typed error
+	try {
+		const CounterResult bad{specs({"cycles"}), cpus, std::span{times}.first(1), 1000};
+		FAIL("accepted times of one CPU for two");
+	} catch (const Error& e) {
+		CHECK(e.errnum() == EBADMSG);
+		CHECK_THAT(e.what(), Catch::Contains("times of 1 CPUs for readings of 2"));
+	}
+}
+
+TEST_CASE("CounterResult of a pinned group: exact, never scaled, count() with the group's times", "[host][counters][multiplex]")
+{
+	std::vector<CpuReading> cpus = {reading(0, {10, 20}, 700), reading(1, {30, 40}, 300)};
+	const CounterResult r{specs({"cycles", "instructions"}), cpus, 1000};
+	CHECK_FALSE(r.multiplexed());
+	CHECK_FALSE(r.scaled());
+	const ScaledCount c = r.count(1);
+	CHECK(c.value == 60);
+	CHECK(c.raw == 60);
+	CHECK(c.time_enabled == 1000);
+	CHECK(c.time_running == 300);	// the smallest over the CPUs: CPU 1 was offline part of it
+	CHECK_FALSE(c.scaled);
+	CHECK(c.counted);
+	CHECK(c.running_fraction() == Approx(0.3));
+	const ScaledCount one = r.count(0, 0);
+	CHECK(one.value == 10);
+	CHECK(one.time_running == 700);
+	CHECK_FALSE(one.scaled);
+	CHECK_FALSE(CounterResult{}.multiplexed());
+	CHECK_FALSE(CounterResult{}.scaled());
+}
+
+TEST_CASE("Counters::set_multiplex: shared mode only, before the first start", "[host][counters][multiplex]")
+{
+	Counters shared{not_amupmu(), test::shared_info()};
+	CHECK_FALSE(shared.multiplex());
+	shared.set_multiplex();
+	CHECK(shared.multiplex());
+	shared.set_multiplex(false);
+	CHECK_FALSE(shared.multiplex());
+	shared.set_multiplex(true).add("instructions");
+	// configured with the flag: the device (not amupmu here) is asked, and its error kept
+	CHECK_THROWS_AS(shared.start(), Error);
+	CHECK_FALSE(shared.running());
+	CHECK(shared.multiplex());
+
+	// exclusive mode: pinned counters only, said before the driver is asked; nothing changes
+	Counters excl{not_amupmu(), test::mock_info()};
+	CHECK_THROWS_MATCHES(excl.set_multiplex(), Unsupported,
+			     Message("AMUPMU_PMU_CONFIG_MULTIPLEX: amupmu owns the PMU (exclusive mode): its counters "
+				     "are pinned, never multiplexed; shared mode (arm_pmu owns the PMU) multiplexes: "
+				     "Operation not supported (EOPNOTSUPP)"));
+	CHECK_FALSE(excl.multiplex());
+	CHECK_NOTHROW(excl.set_multiplex(false));
+
+	// a driver before ABI 2.3
+	Info old = test::shared_info();
+	old.abi_minor = 2;
+	Counters o{not_amupmu(), old};
+	CHECK_THROWS_MATCHES(o.set_multiplex(), Unsupported,
+			     Message("AMUPMU_PMU_CONFIG_MULTIPLEX: this driver (ABI 2.2) cannot multiplex: the flag "
+				     "is ABI 2.3's: Operation not supported (EOPNOTSUPP)"));
+	CHECK_FALSE(o.multiplex());
+}

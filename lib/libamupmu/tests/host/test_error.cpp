@@ -55,7 +55,7 @@ TEST_CASE("AbiMismatch", "[host][error]")
 {
 	const AbiMismatch e{"AMUPMU_INFO", 1, 1};
 	CHECK(std::string_view{e.what()} ==
-	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.2 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.3 (EPROTO)");
 	CHECK(e.errnum() == EPROTO);
 	CHECK(e.driver_major() == 1);
 	CHECK(e.driver_minor() == 1);
@@ -70,7 +70,9 @@ TEST_CASE("ENXIO: the kernel owns the PMU, not busy", "[host][error]")
 	} catch (const Busy&) {
 		FAIL("ENXIO reported as Busy: it is permanent, EBUSY is not");
 	} catch (const OwnedByKernel& e) {
-		CHECK(std::string_view{e.what()} == "AMUPMU_PMU_CONFIG: PMU owned by the kernel's arm_pmu (ENXIO)");
+		// ENXIO means shared mode is off (ABI 2.3: module parameter pmu_shared)
+		CHECK(std::string_view{e.what()} == "AMUPMU_PMU_CONFIG: PMU owned by the kernel's arm_pmu and shared "
+						    "mode is off (module parameter pmu_shared=N) (ENXIO)");
 		CHECK(e.errnum() == ENXIO);
 		CHECK(e.operation() == "AMUPMU_PMU_CONFIG");
 	}
@@ -156,7 +158,7 @@ TEST_CASE("Error is a std::system_error with the errno in the generic category",
 	const AbiMismatch abi{"AMUPMU_INFO", 1, 1};
 	CHECK(abi.code() == std::errc::protocol_error);
 	CHECK(std::string_view{abi.what()} ==
-	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.2 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.3 (EPROTO)");
 	const OwnedByKernel owned{"AMUPMU_SPE_CONFIG", ENXIO, "SPE owned by the kernel's arm_spe_pmu"};
 	CHECK(owned.code() == std::errc::no_such_device_or_address);
 	CHECK(std::string_view{owned.what()} == "AMUPMU_SPE_CONFIG: SPE owned by the kernel's arm_spe_pmu (ENXIO)");

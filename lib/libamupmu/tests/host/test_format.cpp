@@ -25,6 +25,10 @@ TEST_CASE("hex()", "[host][format]")
 TEST_CASE("feature, ioctl and owner names", "[host][format]")
 {
 	CHECK(feature_string(0x1F) == "pmu pmu_exclusive amu spe mock");
+	// ABI 2.3; sysfs' name style (pmu_exclusive), not "bit5"
+	CHECK(feature_string(0x21) == "pmu pmu_shared");
+	CHECK(feature_names(std::uint64_t{1} << 5) == std::vector<std::string>{"pmu_shared"});
+	CHECK(feature_names(std::uint64_t{1} << 6) == std::vector<std::string>{"bit6"});
 	CHECK(feature_string(0x01) == "pmu");
 	CHECK(feature_string(0).empty());
 	CHECK(feature_names(std::uint64_t{1} << 7) == std::vector<std::string>{"bit7"});
@@ -47,7 +51,13 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 	CHECK(describe(SpeOwner::kernel) == "the kernel's arm_spe_pmu holds the SPE device; amupmu SPE "
 					    "requests are refused with ENXIO");
 	CHECK(describe(PmuOwner::kernel) ==
-	      "arm_pmu/perf owns the PMU; amupmu PMU requests are refused with ENXIO");
+	      "arm_pmu/perf owns the PMU; amupmu counts through perf core (shared mode), or refuses PMU "
+	      "requests with ENXIO when shared mode is off (pmu_shared=N)");
+	CHECK(to_string(PmuMode::none) == "none");
+	CHECK(to_string(PmuMode::exclusive) == "exclusive");
+	CHECK(to_string(PmuMode::shared) == "shared");
+	CHECK(to_string(PmuMode::refused) == "refused");
+	CHECK(to_string(static_cast<PmuMode>(9)) == "unknown");
 	CHECK(kernel_el_name(2) == "EL2 (VHE)");
 	CHECK(kernel_el_name(1) == "EL1");
 	CHECK(kernel_el_name(0) == "unknown");
@@ -90,6 +100,45 @@ TEST_CASE("Info flag helpers", "[host][format]")
 	CHECK_FALSE(m.cpus[2].discovered());
 }
 
+TEST_CASE("PMU mode: which one is in force and why", "[host][format]")
+{
+	STATIC_REQUIRE(static_cast<std::uint64_t>(Feature::pmu_shared) == 0x20);
+	const Info shared = test::shared_info();
+	CHECK(shared.pmu_shared());
+	CHECK_FALSE(shared.pmu_exclusive());
+	CHECK(shared.pmu_mode() == PmuMode::shared);
+	CHECK(pmu_mode_text(shared) == "shared: arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)");
+
+	const Info excl = test::mock_info();
+	CHECK_FALSE(excl.pmu_shared());
+	CHECK(excl.pmu_mode() == PmuMode::exclusive);
+	CHECK(pmu_mode_text(excl) == "exclusive: devicetree node amupmu,pmuv3");
+
+	// arm_pmu owns the PMU, no shared feature: pmu_shared=N
+	const Info refused = test::qemu_info();
+	CHECK_FALSE(refused.pmu_shared());
+	CHECK(refused.pmu_mode() == PmuMode::refused);
+	CHECK(pmu_mode_text(refused) == "refused: arm_pmu owns the PMU and pmu_shared=N");
+	// a driver before ABI 2.3 has no shared mode to turn on
+	Info old = test::qemu_info();
+	old.abi_minor = 2;
+	CHECK(old.pmu_mode() == PmuMode::refused);
+	CHECK(pmu_mode_reason(old) == "arm_pmu owns the PMU and this driver (ABI 2.2) has no shared mode");
+	// the netlink dumps carry no ABI version: the parameter is the reason
+	Info nl = test::qemu_info();
+	nl.abi_major = 0;
+	nl.abi_minor = 0;
+	CHECK(pmu_mode_reason(nl) == "arm_pmu owns the PMU and pmu_shared=N");
+
+	Info none;
+	CHECK(none.pmu_mode() == PmuMode::none);
+	CHECK(pmu_mode_text(none) == "none: no CPU implements PMUv3");
+	// exclusive wins over a (never reported) shared bit with it
+	Info both = test::mock_info();
+	both.features |= static_cast<std::uint64_t>(Feature::pmu_shared);
+	CHECK(both.pmu_mode() == PmuMode::exclusive);
+}
+
 TEST_CASE("backend names", "[host][format]")
 {
 	CHECK(backend_name(test::qemu_info()) == "hardware");
@@ -107,12 +156,14 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 2.2"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.3"));
 		CHECK_THAT(text, Contains("spe owner:      none (no CPU has SPE that the kernel may program)\n"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
-		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu PMU "
-					  "requests are refused with ENXIO)\n"));
+		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu counts "
+					  "through perf core (shared mode), or refuses PMU requests with ENXIO "
+					  "when shared mode is off (pmu_shared=N))\n"));
+		CHECK_THAT(text, Contains("\npmu mode:       refused: arm_pmu owns the PMU and pmu_shared=N\n"));
 		CHECK_THAT(text, Contains("kernel:         EL1\n"));
 		CHECK_THAT(text, Contains("sample clock:   CNTVCT_EL0 (virtual count)\n"));
 		CHECK_THAT(text, !Contains("gic:"));	// not asked for
@@ -143,6 +194,7 @@ TEST_CASE("text report", "[host][format]")
 		const std::string text = format_info_text(test::mock_info());
 		CHECK_THAT(text, Contains("features:       pmu pmu_exclusive amu spe mock\n"));
 		CHECK_THAT(text, Contains("pmu owner:      amupmu ("));
+		CHECK_THAT(text, Contains("\npmu mode:       exclusive: devicetree node amupmu,pmuv3\n"));
 		CHECK_THAT(text, Contains("kernel:         EL2 (VHE)\n"));
 		CHECK_THAT(text, Contains("sample clock:   CNTPCT_EL0 (physical count (EL2 timer of a VHE host))\n"));
 		CHECK_THAT(text, Contains("  pmu free:     5 of 7 (2-5, cycle)\n"));
@@ -158,6 +210,14 @@ TEST_CASE("text report", "[host][format]")
 		CHECK_THAT(text, Contains("  spe options:  data-source\n"));
 		CHECK_THAT(text, Contains("  amu:          AMUv1p1, 2 counter groups (4 architected + 3 auxiliary counters), 64-bit\n"));
 		CHECK_THAT(text, Contains("cpu2: offline, not discovered (no register data)\n"));
+	}
+	SECTION("shared mode: arm_pmu owns the PMU, amupmu counts through perf core")
+	{
+		const std::string text = format_info_text(test::shared_info());
+		CHECK_THAT(text, Contains("features:       pmu pmu_shared\n"));
+		CHECK_THAT(text, Contains("\npmu mode:       shared: arm_pmu owns the PMU, amupmu counts through perf "
+					  "core (pmu_shared=Y)\n"));
+		CHECK_THAT(text, !Contains("pmu free:"));	// perf core places the counters
 	}
 	SECTION("no PMCEID extension before PMUv3p1")
 	{
@@ -192,6 +252,7 @@ TEST_CASE("JSON report is well-formed", "[host][format][json]")
 	const auto [name, info] = GENERATE_COPY(table<std::string, Info>({
 		{"qemu", test::qemu_info()},
 		{"mock", test::mock_info()},
+		{"shared", test::shared_info()},
 		{"empty", Info{}},
 		{"odd values", odd},
 	}));
@@ -206,6 +267,14 @@ TEST_CASE("JSON report content", "[host][format][json]")
 {
 	const std::string json = format_info_json(test::mock_info());
 	CHECK_THAT(json, Contains(R"("pmu_owner": "amupmu")"));
+	CHECK_THAT(json, Contains(R"("pmu_mode": "exclusive")"));
+	CHECK_THAT(json, Contains(R"("pmu_mode_reason": "devicetree node amupmu,pmuv3")"));
+	const std::string shared = format_info_json(test::shared_info());
+	CHECK_THAT(shared, Contains("\"features\": [\n    \"pmu\",\n    \"pmu_shared\"\n  ]"));
+	CHECK_THAT(shared, Contains(R"("pmu_mode": "shared")"));
+	CHECK_THAT(shared, Contains(
+		R"x("pmu_mode_reason": "arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)")x"));
+	CHECK_THAT(format_info_json(test::qemu_info()), Contains(R"("pmu_mode": "refused")"));
 	CHECK_THAT(json, Contains(R"("backend": "mock")"));
 	CHECK_THAT(json, Contains(R"("features": [)"));
 	CHECK_THAT(json, Contains(R"("description": "Arm Cortex-X2 r2p1")"));

@@ -457,3 +457,175 @@ TEST_CASE("stat rows from a Counters result: summed, per CPU (-A), added, offlin
 	CHECK(per.rows[3].value == 1);
 	CHECK_FALSE(per.rows[3].added);	// no added list: none added
 }
+
+TEST_CASE("stat in shared mode: a comment line, a warning for evicted CPUs", "[host][stat][format]")
+{
+	std::vector<CpuReading> cpus(3);
+	for (unsigned i = 0; i < 3; ++i) {
+		cpus[i].cpu = i;
+		cpus[i].state = read_state::enabled | read_state::shared;
+	}
+	StatReport r = sample_report();
+	add_pmu_state(r, PmuMode::shared, cpus);
+	CHECK(r.pmu_mode == PmuMode::shared);
+	CHECK(r.evicted_cpus.empty());
+	std::string t = format_stat_text(r);
+	INFO(t);
+	CHECK_THAT(t, Contains("\n# pmu: shared mode: arm_pmu owns the PMU, counted through perf core (pinned "
+			       "counters)\n"));
+	CHECK_THAT(t, !Contains("evicted"));
+
+	cpus[2].state |= read_state::evicted;
+	cpus[0].state |= read_state::evicted;
+	StatReport e = sample_report();
+	add_pmu_state(e, PmuMode::shared, cpus);
+	add_pmu_state(e, PmuMode::shared, cpus);	// a CPU is named once
+	CHECK(e.evicted_cpus == std::vector<unsigned>{0, 2});
+	t = format_stat_text(e);
+	CHECK_THAT(t, Contains("\n# warning: perf core took counters away on CPUs 0,2 (evicted): counts short\n"));
+	cpus[0].state &= ~read_state::evicted;
+	StatReport one = sample_report();
+	add_pmu_state(one, PmuMode::shared, cpus);
+	CHECK_THAT(format_stat_csv(one, ","),
+		   Contains("\n# warning: perf core took counters away on CPU 2 (evicted): counts short\n"));
+	// perf's JSON has no comments: nothing added there
+	CHECK_THAT(format_stat_json(one), !Contains("evicted"));
+
+	// exclusive mode: no line about the mode
+	StatReport x = sample_report();
+	cpus[2].state = read_state::enabled;
+	add_pmu_state(x, PmuMode::exclusive, cpus);
+	CHECK_THAT(format_stat_text(x), !Contains("# pmu:"));
+}
+
+namespace {
+
+// A multiplexed group on CPUs 0 and 1 (Counters with set_multiplex()):
+// cycles ran 2/3 of the time on both, instructions all the time, br_pred
+// never.
+CounterResult multiplexed_result(std::uint64_t scale = 1)
+{
+	std::vector<CpuReading> cpus(2);
+	std::vector<CpuTimes> times(2);
+	const std::uint64_t raw[2][3] = {{1000, 3000, 0}, {1000, 1000, 0}};
+	for (unsigned k = 0; k < 2; ++k) {
+		cpus[k].cpu = k;
+		cpus[k].nr_values = 3;
+		cpus[k].state = read_state::enabled | read_state::shared;
+		cpus[k].time_running = 3000 * scale;
+		for (unsigned e = 0; e < 3; ++e)
+			cpus[k].values[e].value = raw[k][e] * scale;
+		times[k].events[0] = {.enabled = 3000 * scale, .running = 2000 * scale};
+		times[k].events[1] = {.enabled = 3000 * scale, .running = 3000 * scale};
+		times[k].events[2] = {.enabled = 3000 * scale, .running = 0};
+	}
+	return CounterResult{{parse_event("cycles", 0), parse_event("instructions", 0), parse_event("br_pred", 0)},
+			     cpus, times, 3000 * scale};
+}
+
+StatReport multiplexed_report(const CounterResult& counts, bool per_cpu)
+{
+	StatReport r;
+	r.cpus = "0-1";
+	r.seconds = 0.5;
+	add_counter_rows(r, counts, per_cpu);
+	std::vector<CpuReading> readings(2);
+	readings[0].state = readings[1].state = read_state::shared;
+	add_pmu_state(r, PmuMode::shared, readings);
+	derive_report_metrics(r);
+	return r;
+}
+
+} // namespace
+
+TEST_CASE("stat --multiplex: perf's scaled counts with their running share, <not counted>", "[host][stat][format][multiplex]")
+{
+	const StatReport r = multiplexed_report(multiplexed_result(), false);
+	CHECK(r.multiplexed);
+	REQUIRE(r.rows.size() == 3);
+	// perf stat's aggregate: raw 2000 in 4000 of 6000 ns -> 3000
+	CHECK(r.rows[0].value == 3000);
+	CHECK(r.rows[0].raw == 2000);
+	CHECK(r.rows[0].time_enabled == 6000);
+	CHECK(r.rows[0].time_running == 4000);
+	CHECK(r.rows[0].multiplexed);
+	CHECK(r.rows[1].value == 4000);
+	CHECK(r.rows[1].time_running == 6000);
+	CHECK_FALSE(r.rows[2].counted);
+	CHECK(r.rows[2].time_running == 0);
+	// the metric of the estimates: ipc 4000 / 3000; none of a count not counted
+	REQUIRE(r.metrics.size() == 1);
+	CHECK(r.metrics[0].value == Approx(4000.0 / 3000));
+
+	const std::string t = format_stat_text(r);
+	INFO(t);
+	CHECK_THAT(t, Contains("\n             3,000      cycles                              "
+			       "                                    (66.67%)\n"));
+	CHECK_THAT(t, Contains("\n             4,000      instructions                     #     1.33 ipc\n"));
+	CHECK_THAT(t, Contains("\n     <not counted>      br_pred                             "
+			       "                                    (0.00%)\n"));
+	CHECK_THAT(t, Contains("\n# pmu: shared mode: arm_pmu owns the PMU, counted through perf core (multiplexed: a "
+			       "count that ran part of the time is perf's estimate, count x time enabled / time "
+			       "running, with its running share)\n"));
+	CHECK_THAT(t, Contains("\n# note: br_pred was never on a counter (multiplexed): not counted\n"));
+
+	// -x: perf's run time (ns) and running % columns
+	const std::string csv = format_stat_csv(r, ",");
+	INFO(csv);
+	CHECK(csv.starts_with("3000,,cycles,4000,66.67,,\n"
+			      "4000,,instructions,6000,100.00,1.33,ipc\n"
+			      "<not counted>,,br_pred,0,0.00,,\n"));
+	// --json: perf's "event-runtime" and "pcnt-running"
+	const std::string j = format_stat_json(r);
+	INFO(j);
+	const auto lines = split(j, '\n');
+	REQUIRE(lines.size() == 4);
+	for (std::size_t i = 0; i < 3; ++i)
+		CHECK(test::JsonChecker{lines[i]}.error().empty());
+	CHECK(lines[0] == R"({"counter-value" : "3000.000000", "unit" : "", "event" : "cycles", )"
+			  R"("event-runtime" : 4000, "pcnt-running" : 66.67})");
+	CHECK(lines[2] == R"({"counter-value" : "<not counted>", "unit" : "", "event" : "br_pred", )"
+			  R"("event-runtime" : 0, "pcnt-running" : 0.00})");
+
+	// -A: each CPU's count scaled by its own times
+	const StatReport per = multiplexed_report(multiplexed_result(), true);
+	REQUIRE(per.rows.size() == 6);
+	CHECK(per.rows[0].cpu == 0);
+	CHECK(per.rows[0].value == 1500);
+	CHECK(per.rows[0].time_enabled == 3000);
+	CHECK(per.rows[0].time_running == 2000);
+	CHECK(per.rows[3].cpu == 1);
+	CHECK(per.rows[3].value == 1000);
+	CHECK_FALSE(per.rows[5].counted);
+	CHECK_THAT(format_stat_csv(per, ","), Contains("CPU1,1500,,cycles,2000,66.67,,\n"));
+
+	// pinned shared mode keeps its comment
+	StatReport pinned;
+	pinned.pmu_mode = PmuMode::shared;
+	CHECK_THAT(format_stat_text(pinned), Contains("(pinned counters)"));
+}
+
+TEST_CASE("stat -I --multiplex: an interval's count scaled from the deltas, as perf's", "[host][stat][multiplex]")
+{
+	// the totals at the first and the second interval: the second interval
+	// adds what the first counted again (the same raw counts and times)
+	const StatReport first = multiplexed_report(multiplexed_result(1), false);
+	StatReport second = multiplexed_report(multiplexed_result(2), false);
+	subtract_previous(second, first.rows);
+	CHECK(second.rows[0].raw == 2000);
+	CHECK(second.rows[0].time_enabled == 6000);
+	CHECK(second.rows[0].time_running == 4000);
+	CHECK(second.rows[0].value == 3000);
+	CHECK(second.rows[1].value == 4000);
+	CHECK_FALSE(second.rows[2].counted);
+
+	// pinned rows: the values' differences (the times as they were)
+	StatReport a, b;
+	a.rows = {{.name = "cycles", .value = 100, .time_enabled = 10, .time_running = 10}};
+	b.rows = {{.name = "cycles", .value = 250, .time_enabled = 20, .time_running = 20},
+		  {.name = "extra", .value = 7}};
+	subtract_previous(b, a.rows);
+	CHECK(b.rows[0].value == 150);
+	CHECK(b.rows[0].time_enabled == 20);
+	CHECK(b.rows[1].value == 7);	// beyond the previous rows: as it was
+}

@@ -13,6 +13,7 @@
 #include <amupmu/counters.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
+#include <amupmu/info.hpp>
 #include <amupmu/metrics.hpp>
 
 #include <cstdint>
@@ -29,9 +30,20 @@ struct StatRow {
 	std::uint16_t number = 0;
 	std::uint32_t flags = 0;	///< evflag::*
 	std::string modifiers{};	///< perf's modifiers, canonical ("u"; "" none)
-	double value = 0;		///< raw total over the CPUs (-r: the mean of the runs)
-	std::uint64_t time_enabled = 0;	///< ns, largest over the CPUs
-	std::uint64_t time_running = 0;	///< ns, smallest over the CPUs
+	/// total over the CPUs (-r: the mean of the runs); a multiplexed
+	/// group's: perf's estimate (ScaledCount::value)
+	double value = 0;
+	/// ns: the group's time enabled, and the smallest time running over
+	/// the CPUs; a multiplexed group's: the event's, summed over the CPUs
+	/// (perf stat's aggregate)
+	std::uint64_t time_enabled = 0;
+	std::uint64_t time_running = 0;
+	/// The event multiplexed (Scheduling::multiplex): value is scaled
+	/// from raw by time_enabled / time_running, and "<not counted>" when
+	/// it never ran (counted false)
+	bool multiplexed = false;
+	std::uint64_t raw = 0;		///< multiplexed: what the counters counted
+	bool counted = true;		///< false: never on a counter (perf's <not counted>)
 	bool added = false;		///< added for an erratum model, not asked for
 	int cpu = -1;			///< -A: the CPU this row counts; -1: summed over the CPUs
 	/// -r: the standard deviation of the runs' mean, in % of the mean
@@ -65,6 +77,15 @@ struct StatReport {
 	/// Metric::source indexes rows: the row whose line carries it.
 	std::vector<Metric> metrics{};
 	std::vector<std::string> notes{};	///< errata not applied, warnings
+	/// The PMU mode the counts were taken in (Info::pmu_mode()): shared
+	/// mode gets a comment line (perf core placed the counters)
+	PmuMode pmu_mode = PmuMode::exclusive;
+	/// Shared mode: the CPUs whose READ said evicted (perf core took a
+	/// counter away): a warning line, their counts are short
+	std::vector<unsigned> evicted_cpus{};
+	/// The group multiplexed (amupmu stat --multiplex): the pmu comment
+	/// line says the counts are perf's estimates
+	bool multiplexed = false;
 	/// amupmu stat --amu: the AMU over the same interval, as counter lines
 	/// of their own: amu/frequency/ (MHz), amu/ipc/, amu/mem_stall/ (%),
 	/// amu/active/ (%), summed over the CPUs (per CPU with per_cpu), a
@@ -83,11 +104,27 @@ struct CompensationOptions {
 /// Appends the rows of a Counters reading: one per event with
 /// CounterResult's exact totals, or with per_cpu (-A) one per event and
 /// CPU, event by event; time enabled is the group's, time running the
-/// smallest over the CPUs (a summed row) or the CPU's. added[i] marks
-/// event i as added for an erratum model (missing: false). Each CPU that
-/// was offline when read gets a note.
+/// smallest over the CPUs (a summed row) or the CPU's. A multiplexed
+/// result's rows are CounterResult::count()'s: perf's estimates with the
+/// event's own times (summed over the CPUs, or the CPU's), "<not counted>"
+/// where it never ran (a note names it), and report.multiplexed.
+/// added[i] marks event i as added for an erratum model (missing: false).
+/// Each CPU that was offline when read gets a note.
 void add_counter_rows(StatReport& report, const CounterResult& result, bool per_cpu,
 		      const std::vector<bool>& added = {});
+
+/// -I: the rows of report (totals since the start) become the counts
+/// since previous (the rows of the report before, in the same order, as
+/// they were before this call changed them): each value minus the previous
+/// one; a multiplexed row, as perf stat -I computes it, its raw count and
+/// times minus the previous ones, scaled again (scale_count()). Rows
+/// beyond previous stay as they are.
+void subtract_previous(StatReport& report, std::span<const StatRow> previous);
+
+/// The report's PMU mode and the CPUs of readings that say evicted (shared
+/// mode: counts short), from what the counters' last read gave
+/// (Counters::reading()).
+void add_pmu_state(StatReport& report, PmuMode mode, std::span<const CpuReading> readings);
 
 /// Fills compensated/erratum/note of the rows the errata of midr touch and
 /// the report's notes. Disabled: rows stay raw, and a note says which

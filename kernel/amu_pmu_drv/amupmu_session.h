@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * amupmu: a session (an open file of /dev/amupmu) as the PMU modes see it:
+ * exclusive mode (amupmu_pmu.c) and shared mode through perf core
+ * (amupmu_perf.c) keep their counter state apart and share this.
+ */
+#ifndef AMUPMU_SESSION_H
+#define AMUPMU_SESSION_H
+
+#include <linux/cpumask.h>
+#include <linux/irq_work.h>
+#include <linux/mutex.h>
+#include <linux/percpu.h>
+#include <linux/wait.h>
+
+#include "amupmu.h"
+
+struct amupmu_perf_cpu;
+struct pt_regs;
+
+/**
+ * struct amupmu_sess_cpu - a session's state on one CPU of its set
+ * @idx: counter of each event
+ * @run_ns: time counted before @run_since
+ * @run_since: when it last started counting there (0: not counting);
+ *	written by commands and hotplug callbacks, which exclude each other
+ *	through the hotplug lock
+ * @samples: records written by that CPU (under its amupmu_pmu_cpu.lock)
+ * @lost: records it dropped because the ring was full (idem)
+ * @skid: samples it dropped as kernel context of a no-kernel counter (idem)
+ */
+struct amupmu_sess_cpu {
+	u8 idx[AMUPMU_PMU_MAX_EVENTS];
+	u64 run_ns;
+	u64 run_since;
+	u64 samples;
+	u64 lost;
+	u64 skid;
+};
+
+/**
+ * struct amupmu_session - an open file of /dev/amupmu
+ * @lock: serialises the session's commands (taken inside cpus_read_lock())
+ * @gen: amupmu_pmu_gen when the group was configured, 0 without a group:
+ *	a group of an earlier binding of the device is gone (ENXIO)
+ * @configured: it holds a group
+ * @enabled: the group counts
+ * @nr_events: events in the group
+ * @evtyper: each event's PMEVTYPER value
+ * @no_kernel: each event's filter excludes the kernel
+ * @ev_flags: each event's enum amupmu_event_flags (shared mode: perf's
+ *	exclude bits)
+ * @cpus: the CPU set (empty without a group); allocated with the session
+ * @scratch: a CPU mask for the commands (under @lock), idem
+ * @pcpu: per CPU of the set: counters, times, sample counts
+ * @enabled_ns: time enabled before @enabled_since
+ * @enabled_since: when it was last enabled (valid while @enabled)
+ * @period: each event's sample period (0: counting only)
+ * @pid_ns: pid namespace of the configuring process: samples name tasks
+ *	in it
+ * @ring: the sample ring, NULL until a sampling group is configured; kept
+ *	when the group is released, freed with the session (under @lock)
+ * @ring_mm: the mm @ring's pages are accounted to (RLIMIT_MEMLOCK)
+ * @ring_locked: pages accounted to @ring_mm
+ * @read_lock: serialises read()
+ * @wait: read() and poll() wait here for records
+ * @wake: wakes @wait from the interrupt handler
+ * @node: in amupmu_sessions (so that a departing device wakes readers)
+ * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
+ * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
+ *	check: later ones do not check again (amupmu_amu.c; set once, never
+ *	cleared, read and written with READ_ONCE/WRITE_ONCE)
+ * @nl: the group as the netlink family reports it (registered while
+ *	@configured)
+ * @shared: the group counts through perf core (amupmu_perf.c); fixed
+ *	while @configured
+ * @multiplex: shared mode, AMUPMU_PMU_CONFIG_MULTIPLEX: flexible events
+ * @perf: shared mode: per CPU of the set, the perf events and totals
+ * @perf_node: shared mode: in amupmu_perf.c's list of configured groups
+ *	(what the hotplug callbacks walk)
+ */
+struct amupmu_session {
+	struct mutex lock; /* see @lock above */
+	unsigned int gen;
+	bool configured;
+	bool enabled;
+	u32 nr_events;
+	u32 evtyper[AMUPMU_PMU_MAX_EVENTS];
+	bool no_kernel[AMUPMU_PMU_MAX_EVENTS];
+	u32 ev_flags[AMUPMU_PMU_MAX_EVENTS];
+	cpumask_var_t cpus;
+	cpumask_var_t scratch;
+	struct amupmu_sess_cpu __percpu *pcpu;
+	u64 enabled_ns;
+	u64 enabled_since;
+	u64 period[AMUPMU_PMU_MAX_EVENTS];
+	struct pid_namespace *pid_ns;
+	struct amupmu_ring *ring;
+	struct mm_struct *ring_mm;
+	unsigned long ring_locked;
+	struct mutex read_lock; /* see @read_lock above */
+	wait_queue_head_t wait;
+	struct irq_work wake;
+	struct list_head node;
+	struct amupmu_spe_sess *spe;
+	bool amu_perfmon;
+	struct amupmu_nl_sess nl;
+	bool shared;
+	bool multiplex;
+	struct amupmu_perf_cpu __percpu *perf;
+	struct list_head perf_node;
+};
+
+static inline struct amupmu_sess_cpu *amupmu_sc(struct amupmu_session *s, unsigned int cpu)
+{
+	return per_cpu_ptr(s->pcpu, cpu);
+}
+
+/* amupmu_pmu.c: a sample of event @ev on this CPU with the group's @values (IRQ context) */
+void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int ev,
+			struct pt_regs *regs, const u64 *values);
+
+/* amupmu_perf.c: shared mode */
+int amupmu_perf_config(struct amupmu_session *s);
+void amupmu_perf_release(struct amupmu_session *s);
+void amupmu_perf_enable(struct amupmu_session *s);
+void amupmu_perf_disable(struct amupmu_session *s);
+void amupmu_perf_reset(struct amupmu_session *s);
+bool amupmu_perf_live(struct amupmu_session *s, unsigned int cpu);
+void amupmu_perf_read_entry(struct amupmu_session *s, unsigned int cpu,
+			    struct amupmu_pmu_read_cpu *ent);
+/**
+ * struct amupmu_ev_times - one event's times of a READ with AMUPMU_PMU_READ_TIMES
+ * @enabled: ns enabled
+ * @running: ns on a counter
+ */
+struct amupmu_ev_times {
+	u64 enabled;
+	u64 running;
+};
+
+void amupmu_perf_read_mux(struct amupmu_session *s, unsigned int cpu,
+			  struct amupmu_pmu_read_cpu *ent, struct amupmu_ev_times *times);
+
+#endif /* AMUPMU_SESSION_H */
