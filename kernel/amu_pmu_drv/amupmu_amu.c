@@ -428,23 +428,39 @@ static bool amupmu_amu_capable(struct amupmu_session *s)
 	return true;
 }
 
-/* Read this CPU's counters into @e; on the CPU, interrupts off. */
+/* Tries of amupmu_amu_read_local() before it keeps a slow reading. */
+#define AMUPMU_AMU_READ_TRIES	4
+
+/*
+ * Read this CPU's counters into @e; on the CPU, interrupts off.
+ *
+ * The generic timer is read on both sides of the counters and @e->time is
+ * the middle. Interrupts off do not stop a hypervisor (or TCG's host) from
+ * preempting the vCPU between the two: a reading that took more than
+ * 100 us would pair the counts with the wrong moment, and is taken again
+ * (the last one is kept after AMUPMU_AMU_READ_TRIES).
+ */
 static void amupmu_amu_read_local(struct amupmu_amu_cpu *e)
 {
 	const struct amupmu_amu_bookkeeping *st = this_cpu_ptr(&amupmu_amu_pcpu);
 	u64 (*rd)(enum amupmu_reg reg) = amupmu_dev.backend->read;
-	unsigned int n;
+	u64 slow = arch_timer_get_cntfrq() / 10000, t0, t1;
+	unsigned int n, tries = 0;
 
 	e->nr_group0 = st->nr[0];
 	e->nr_group1 = st->nr[1];
 	e->restarts = st->restarts;
-	e->time = arch_timer_read_counter();
-	e->enabled0 = rd(AMUPMU_REG_AMCNTENSET0);
-	e->enabled1 = st->nr[1] ? rd(AMUPMU_REG_AMCNTENSET1) : 0;
-	for (n = 0; n < st->nr[0]; n++)
-		e->group0[n] = st->base[0][n] + rd(AMUPMU_REG_AMEVCNTR0 + n);
-	for (n = 0; n < st->nr[1]; n++)
-		e->group1[n] = st->base[1][n] + rd(AMUPMU_REG_AMEVCNTR1 + n);
+	do {
+		t0 = arch_timer_read_counter();
+		e->enabled0 = rd(AMUPMU_REG_AMCNTENSET0);
+		e->enabled1 = st->nr[1] ? rd(AMUPMU_REG_AMCNTENSET1) : 0;
+		for (n = 0; n < st->nr[0]; n++)
+			e->group0[n] = st->base[0][n] + rd(AMUPMU_REG_AMEVCNTR0 + n);
+		for (n = 0; n < st->nr[1]; n++)
+			e->group1[n] = st->base[1][n] + rd(AMUPMU_REG_AMEVCNTR1 + n);
+		t1 = arch_timer_read_counter();
+	} while (t1 - t0 > slow && ++tries < AMUPMU_AMU_READ_TRIES);
+	e->time = t0 + (t1 - t0) / 2;
 }
 
 /**

@@ -2012,6 +2012,7 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	bool all = rd->flags & AMUPMU_PMU_READ_ALL;
 	bool times = rd->flags & AMUPMU_PMU_READ_TIMES;
 	size_t nent = all ? min_t(size_t, rd->nr_cpus, nr_cpu_ids) : 1;
+	u32 gstate = 0;
 	u64 ustride;
 	int ret;
 
@@ -2047,8 +2048,11 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 
 	amupmu_pmu_lock(s);
 	ret = amupmu_pmu_owned(s) ?: amupmu_pmu_read(&q);
-	if (!ret && all)
+	if (!ret && all) {
 		rd->nr_cpus = cpumask_weight(s->cpus);
+		gstate = (s->enabled ? AMUPMU_READ_ENABLED : 0) |
+			 (s->shared ? AMUPMU_READ_SHARED : 0);
+	}
 	amupmu_pmu_unlock(s);
 	if (ret)
 		goto out;
@@ -2082,7 +2086,7 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd)
 	}
 	if (all) {
 		rd->time_running = 0;
-		rd->state = s->enabled ? AMUPMU_READ_ENABLED : 0;
+		rd->state = gstate;
 		rd->samples = 0;
 		rd->lost = 0;
 		rd->skid = 0;

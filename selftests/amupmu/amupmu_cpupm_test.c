@@ -719,8 +719,14 @@ TEST_F(cpupm, overflow_pending_at_power_down)
 		} else {
 			EXPECT_LT(a.v[sidx].overflows, b.v[sidx].overflows);
 		}
-		/* and the period goes on: about 20 more in 20 ms */
-		EXPECT_LE(b.v[sidx].overflows + 5, c.v[sidx].overflows) {
+		/*
+		 * and the period goes on: about 20 more in 20 ms; at least 5
+		 * under -icount, at least 1 without it (cycles then follow a
+		 * loaded host and QEMU raises an event counter's overflow
+		 * late: 4 in 20 ms seen in make check), which still catches
+		 * sampling that stopped
+		 */
+		EXPECT_LE(b.v[sidx].overflows + (self->icount ? 5 : 1), c.v[sidx].overflows) {
 			TH_LOG("%s: no sampling after a power-down with an overflow pending",
 			       cases[i].what);
 		}

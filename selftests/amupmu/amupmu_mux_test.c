@@ -211,6 +211,7 @@ TEST_F(mux, read_all_times)
 	ASSERT_EQ(1U, rd.nr_cpus);
 	EXPECT_EQ(0U, ent->cpu);
 	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_SHARED), ent->state);
+	EXPECT_EQ((__u32)(AMUPMU_READ_ENABLED | AMUPMU_READ_SHARED), rd.state);
 	for (e = 0; e < NR_MUX; e++) {
 		EXPECT_LT(0ULL, v[e].time_enabled);
 		EXPECT_LE(v[e].time_running, v[e].time_enabled);

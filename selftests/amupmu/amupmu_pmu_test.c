@@ -4064,7 +4064,7 @@ TEST_F(pmu, read_all_every_cpu)
 	       (unsigned long long)ra.rd.time_enabled);
 	EXPECT_EQ(nset, ra.rd.nr_cpus);
 	EXPECT_EQ(2U, ra.rd.nr_values);
-	EXPECT_EQ((__u32)AMUPMU_READ_ENABLED, ra.rd.state);
+	EXPECT_EQ(RD_STATE(AMUPMU_READ_ENABLED), ra.rd.state);
 	EXPECT_EQ(0ULL, ra.rd.time_running);
 	EXPECT_NE(AMUPMU_SENTINEL64, ra.rd.time_enabled);
 	EXPECT_LT(0ULL, ra.rd.time_enabled);
@@ -4118,7 +4118,7 @@ TEST_F(pmu, read_all_every_cpu)
 		}
 		EXPECT_EQ(nset, ra.rd.nr_cpus);
 		EXPECT_EQ(2U, ra.rd.nr_values);
-		EXPECT_EQ(0U, ra.rd.state);
+		EXPECT_EQ(RD_STATE(0), ra.rd.state);
 		for (i = 0; i < nset; i++) {
 			e = amupmu_read_all_entry(ra.buf, nv, i);
 			EXPECT_EQ(set[i], e->cpu);

@@ -430,9 +430,10 @@ record_all_cpus() {
 	grep -q '^command$' /tmp/a.rec && grep -q '  amupmu-workload$' /tmp/a.txt || return 1
 	# the workload's PCs named from its mappings, read at a drain (-a
 	# follows nothing); the tool's own share small: its drains are paced
-	# (it was 28 % when it woke at every sample)
+	# (it was 28 % when it woke at every sample); the bound is 10 %: a
+	# loaded host has shown 6.76 % on 6.12 vhe -i
 	grep -q '\[\.\] amupmu::workloads::insn_loop+0x[0-9a-f]*  /tests/amupmu-workload$' /tmp/a.txt &&
-		awk '$3 == "amupmu" { sub("%", "", $1); if ($1 + 0 >= 5) bad = 1 } END { exit bad }' /tmp/a.txt
+		awk '$3 == "amupmu" { sub("%", "", $1); if ($1 + 0 >= 10) bad = 1 } END { exit bad }' /tmp/a.txt
 }
 
 # with the module loaded and PMU sessions working (payload pmu.sh). The tool's

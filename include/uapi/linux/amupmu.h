@@ -613,7 +613,8 @@ struct amupmu_pmu_read_cpu {
  * @time_running: out: ns it has counted on @cpu (enabled and online);
  *	0 with AMUPMU_PMU_READ_ALL (see the entries)
  * @state: out: enum amupmu_read_flags of @cpu; with AMUPMU_PMU_READ_ALL only
- *	the group's AMUPMU_READ_ENABLED (each entry has its CPU's state)
+ *	the group's AMUPMU_READ_ENABLED and AMUPMU_READ_SHARED (each entry has
+ *	its CPU's state)
  * @nr_cpus: in: with AMUPMU_PMU_READ_ALL the entries' room, at least the
  *	CPUs of the set (else EINVAL), at most 4096; out: entries written.
  *	Without it must be 0.
@@ -819,7 +820,9 @@ enum amupmu_amu_state {
  * struct amupmu_amu_cpu - one CPU's entry of AMUPMU_AMU_READ
  * @cpu: the CPU
  * @state: enum amupmu_amu_state (0: read now, on the CPU)
- * @time: the generic timer's count when the counters were read
+ * @time: the generic timer's count when the counters were read: the middle
+ *	of the timer reads on either side of them, a reading that took over
+ *	100 us (a preempted vCPU) taken again up to 4 times
  *	(amupmu_info.clock says which; amupmu_amu_read.timer_freq its Hz)
  * @nr_group0: group 0 counters (AMCGCR_EL0.CG0NC), valid in @group0
  * @nr_group1: group 1 counters (AMCGCR_EL0.CG1NC), valid in @group1

@@ -547,9 +547,13 @@ TEST_CASE("board: Counters agrees with a Session", "[board][counters]")
 		  << " instructions:u" << std::endl;
 	CHECK(counters_cycles >= n);
 	CHECK(direct.values[0].value >= n);
-	// TCG's cycles follow the host: the same loop within a factor of 4
-	CHECK(counters_cycles <= 4 * direct.values[0].value);
-	CHECK(direct.values[0].value <= 4 * counters_cycles);
+	// Under -icount the cycles follow the instructions: the same loop
+	// within a factor of 4. Without it TCG's cycles follow the host clock,
+	// and a preempted vCPU has made one side 6.7 times the other.
+	if (icount) {
+		CHECK(counters_cycles <= 4 * direct.values[0].value);
+		CHECK(direct.values[0].value <= 4 * counters_cycles);
+	}
 	if (insns && icount) {
 		// exact: the loop's instructions plus the few of the library
 		// around it, the same number of them both ways within 1 %
