@@ -9,7 +9,7 @@
  * instructions executed, so two boots compare.
  *
  *   pmu_read_bench amupmu|shared|perf|null|null-shared|amupmu-all|shared-all|perf-all|
- *                  amupmu-remote|shared-remote|perf-remote [N]
+ *                  amupmu-remote|shared-remote|perf-remote|shared-mux|perf-mux [N]
  *
  * amupmu is exclusive mode (amupmu devicetree: amupmu owns the PMU);
  * shared is the same READ in shared mode (stock devicetree, ABI 2.3: the
@@ -25,6 +25,14 @@
  * AMUPMU_PMU_READ of CPU 1 (the driver's IPI to it) against one read() of a
  * perf group bound to CPU 1 (perf's IPI to it). Printed as
  *   BENCH pmu_read_remote.<amupmu|shared|perf>_ns <median> (n=<N>, ...)
+ *
+ * shared-mux / perf-mux: the 7 events as a multiplexed group (shared mode,
+ * AMUPMU_PMU_CONFIG_MULTIPLEX: each event a flexible perf event of its own)
+ * read with AMUPMU_PMU_READ_TIMES, each value with its time enabled and
+ * running, against what perf offers for the same thing: 7 events opened
+ * on their own (not a group, so each multiplexes on its own), one read()
+ * of each with PERF_FORMAT_TOTAL_TIME_ENABLED and _RUNNING. Printed as
+ *   BENCH pmu_read_mux.<shared|perf>_ns <median> (n=<N>, ...)
  *
  * amupmu-all / perf-all: the same seven events counted system-wide on every
  * online CPU (CPUs 0 .. online - 1), and one read of all of them: amupmu's
@@ -76,6 +84,7 @@ static const unsigned int events[NR_EVENTS] = { 0x11, 0x08, 0x00, 0x23, 0x24, 0x
 static int nr_cpus = 1;	/* CPUs counted: 1 (CPU 0), or every online one for *-all */
 static int remote_cpu;		/* *-remote: the one CPU counted (1); else 0 */
 static int shared_mode;		/* the amupmu figure is shared mode's, not exclusive's */
+static int mux;			/* *-mux: a multiplexed group, values with their times */
 
 /* CPUs 0 .. nr_cpus - 1 as an amupmu CPU bitmap */
 static uint64_t cpu_mask[MAX_CPUS / 64];
@@ -96,6 +105,7 @@ static int amupmu_setup(void)
 	cfg.nr_events = NR_EVENTS;
 	cfg.event_size = sizeof(evs[0]);
 	cfg.events_uptr = (uintptr_t)evs;
+	cfg.flags = mux ? AMUPMU_PMU_CONFIG_MULTIPLEX : 0;
 	if (remote_cpu) {
 		cpu_mask[remote_cpu / 64] |= 1ULL << (remote_cpu % 64);
 		cfg.cpus_len = (remote_cpu / 64 + 1) * sizeof(uint64_t);
@@ -129,6 +139,19 @@ static void amupmu_read_once(int fd)
 
 	if (ioctl(fd, AMUPMU_PMU_READ, &rd))
 		die("AMUPMU_PMU_READ");
+}
+
+/* a multiplexed group's READ: each value with its time enabled and running */
+static void amupmu_read_mux_once(int fd)
+{
+	static struct amupmu_pmu_value_times vals[NR_EVENTS];
+	struct amupmu_pmu_read rd = {
+		.size = sizeof(rd), .flags = AMUPMU_PMU_READ_TIMES, .nr_values = NR_EVENTS,
+		.values_uptr = (uintptr_t)vals,
+	};
+
+	if (ioctl(fd, AMUPMU_PMU_READ, &rd))
+		die("AMUPMU_PMU_READ with AMUPMU_PMU_READ_TIMES");
 }
 
 /* AMUPMU_PMU_READ_ALL: every CPU's entry (struct amupmu_pmu_read_cpu and
@@ -175,10 +198,43 @@ static int perf_group(int cpu)
 	return leader;
 }
 
+/* perf-mux: the NR_EVENTS events each on its own on CPU 0, in perf_leaders[] */
+static int perf_solo_setup(void)
+{
+	struct perf_event_attr attr;
+	int i;
+
+	for (i = 0; i < NR_EVENTS; i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = PERF_TYPE_RAW;
+		attr.config = events[i];
+		attr.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		perf_leaders[i] = syscall(SYS_perf_event_open, &attr, -1, 0, -1, 0);
+		if (perf_leaders[i] < 0)
+			die("perf_event_open");
+	}
+	return perf_leaders[0];
+}
+
+/* one read() per event: value, time enabled, time running */
+static void perf_read_solo_once(int fd)
+{
+	uint64_t buf[3];
+	int i;
+
+	(void)fd;
+	for (i = 0; i < NR_EVENTS; i++)
+		if (read(perf_leaders[i], buf, sizeof(buf)) != (ssize_t)sizeof(buf))
+			die("read of a perf event");
+}
+
 static int perf_setup(void)
 {
 	int cpu;
 
+	if (mux)
+		return perf_solo_setup();
 	if (remote_cpu)
 		return perf_group(remote_cpu);
 	for (cpu = 0; cpu < nr_cpus; cpu++)
@@ -296,10 +352,12 @@ int main(int argc, char **argv)
 	int all = !strcmp(mode, "amupmu-all") || !strcmp(mode, "perf-all") || !strcmp(mode, "shared-all");
 	int remote = !strcmp(mode, "amupmu-remote") || !strcmp(mode, "perf-remote") ||
 		     !strcmp(mode, "shared-remote");
-	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all") || !strcmp(mode, "perf-remote");
+	int is_mux = !strcmp(mode, "shared-mux") || !strcmp(mode, "perf-mux");
+	int perf = !strcmp(mode, "perf") || !strcmp(mode, "perf-all") || !strcmp(mode, "perf-remote") ||
+		   !strcmp(mode, "perf-mux");
 	int null = !strcmp(mode, "null") || !strcmp(mode, "null-shared");
 	int shared = !strcmp(mode, "shared") || !strcmp(mode, "shared-all") || !strcmp(mode, "shared-remote") ||
-		     !strcmp(mode, "null-shared");
+		     !strcmp(mode, "null-shared") || !strcmp(mode, "shared-mux");
 	/* the figure's name: amupmu (exclusive), shared, perf, null, null_shared */
 	const char *who = perf ? "perf" : !null ? (shared ? "shared" : "amupmu") : shared ? "null_shared" : "null";
 	int amu_min = !strcmp(mode, "amu-min"), amu_bare = !strcmp(mode, "amu-bare");
@@ -312,11 +370,13 @@ int main(int argc, char **argv)
 
 	if ((!perf && !null && !all && !remote && !shared && !amu && !pmu4 && strcmp(mode, "amupmu")) || n < 1) {
 		fprintf(stderr, "usage: pmu_read_bench amupmu|shared|perf|null|null-shared|amupmu-all|shared-all|"
-			"perf-all|amupmu-remote|shared-remote|perf-remote|amu|amu-min|amu-bare|amupmu4 [N]\n");
+			"perf-all|amupmu-remote|shared-remote|perf-remote|shared-mux|perf-mux|amu|amu-min|amu-bare|"
+			"amupmu4 [N]\n");
 		return 2;
 	}
 	bench_name = "pmu_read_bench";
 	shared_mode = shared;
+	mux = is_mux;
 	if (all) {
 		nr_cpus = (int)sysconf(_SC_NPROCESSORS_ONLN);
 		if (nr_cpus < 1 || nr_cpus > MAX_CPUS)
@@ -335,6 +395,8 @@ int main(int argc, char **argv)
 		read_once = amu ? amu_read_once : pmu4_read_once;
 	else if (all)
 		read_once = perf ? perf_read_all_once : amupmu_read_all_once;
+	else if (mux)
+		read_once = perf ? perf_read_solo_once : amupmu_read_mux_once;
 	else
 		read_once = perf ? perf_read_once : null ? null_read_once : amupmu_read_once;
 	t = calloc(n, sizeof(*t));
@@ -370,7 +432,8 @@ int main(int argc, char **argv)
 		       who, (unsigned long long)t[n / 2], nr_cpus, n,
 		       (unsigned long long)t[0], (unsigned long long)t[n * 9 / 10]);
 	else
-		printf("BENCH pmu_read%s.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n", remote ? "_remote" : "", who,
+		printf("BENCH pmu_read%s.%s_ns %llu (n=%ld, min %llu, p90 %llu)\n",
+		       remote ? "_remote" : mux ? "_mux" : "", who,
 		       (unsigned long long)t[n / 2], n, (unsigned long long)t[0],
 		       (unsigned long long)t[n * 9 / 10]);
 	return 0;

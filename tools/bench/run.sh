@@ -12,7 +12,9 @@
 #    boot beside perf's figures: amupmu's READ and READ_ALL and its
 #    sampling through perf core (pmu_read_shared, pmu_read_all's shared_ns_N,
 #    pmu_sample_shared); pmu_read_remote: CPU 1's 7 counters read from
-#    CPU 0, amupmu (exclusive and shared) against perf;
+#    CPU 0, amupmu (exclusive and shared) against perf; pmu_read_shared_mux:
+#    the 7 as a multiplexed group read with their times, against 7 solo
+#    perf events read one by one;
 #  - pmu_read_all: the same counters on every vCPU read from CPU 0, one
 #    AMUPMU_PMU_READ_ALL against one read() per CPU, at -smp 2, 4 and 8
 #    (el1) and 2 (vhe);
@@ -56,7 +58,8 @@ for m in el1 vhe; do
 	hs=$(fig "$ls" pmu_sample.shared_ns_per_irq)
 	ra1=$(fig "$la" pmu_read_remote.amupmu_ns) rh1=$(fig "$ls" pmu_read_remote.shared_ns)
 	rp1=$(fig "$ls" pmu_read_remote.perf_ns)
-	[ -n "$h" ] && [ -n "$hs" ] && [ -n "$rh1" ] && [ -n "$rp1" ] ||
+	hx=$(fig "$ls" pmu_read_mux.shared_ns) px=$(fig "$ls" pmu_read_mux.perf_ns)
+	[ -n "$h" ] && [ -n "$hs" ] && [ -n "$rh1" ] && [ -n "$rp1" ] && [ -n "$hx" ] && [ -n "$px" ] ||
 		{ echo "bench: no shared-mode figure on $m (see $OUT/$m-stock-*.log)" >&2; exit 1; }
 	lm=$(boot "$m" amupmu 2 mock)
 	ua=$(fig "$lm" amu_read.amu_ns) up=$(fig "$lm" amu_read.pmu4_ns) um=$(fig "$lm" amu_read.amu_min_ns)
@@ -84,6 +87,7 @@ for m in el1 vhe; do
                          \"refused_ioctl_ns\": $(num "$hz"), \"exclusive_ns\": $a, \"shared_over_exclusive\": $(ratio "$h" "$a") },
     \"pmu_read_remote\": { \"amupmu_ns\": $(num "$ra1"), \"shared_ns\": $rh1, \"perf_ns\": $rp1,
                          \"ratio\": $(ratio "$ra1" "$rp1"), \"shared_ratio\": $(ratio "$rh1" "$rp1") },
+    \"pmu_read_shared_mux\": { \"shared_ns\": $hx, \"perf_ns\": $px, \"ratio\": $(ratio "$hx" "$px") },
     \"pmu_read_all\": { $all },
     \"pmu_sample\": { \"amupmu_ns_per_irq\": $sa, \"perf_ns_per_irq\": $sp, \"ratio\": $(ratio "$sa" "$sp"),
                     \"amupmu_run\": \"$(sline "$la" amupmu)\", \"perf_run\": \"$(sline "$ls" perf)\" },
@@ -104,6 +108,7 @@ cat >"$OUT/results.json" <<JSON
     "pmu_read_all": "median guest ns of reading the same 7 counters on every vCPU from CPU 0, 2000 reads, at -smp N: one AMUPMU_PMU_READ_ALL against one read() per CPU of a perf group per CPU; shared_ns_N: amupmu's READ_ALL in shared mode on the stock devicetree's boot, shared_ratio_N against that boot's perf",
     "pmu_read_shared": "pmu_read in shared mode (ABI 2.3, stock devicetree, pmu_shared=Y: the 7 events are pinned in-kernel perf counters, read on CPU 0 by the ioctl's local path), against perf's group read() in the same boot; refused_ioctl_ns: the refused AMUPMU_PMU_CTL with the shared group configured; exclusive_ns: pmu_read's amupmu_ns (amupmu devicetree boot)",
     "pmu_read_remote": "median guest ns of one read of the 7 counters of CPU 1 from CPU 0, 10000 reads, at -smp 2: AMUPMU_PMU_READ of CPU 1 (exclusive: amupmu devicetree boot; shared: stock boot) against read() of a perf group bound to CPU 1 (stock boot): each a cross-CPU call",
+    "pmu_read_shared_mux": "median guest ns of one read of the same 7 events configured as a multiplexed group (shared mode, AMUPMU_PMU_CONFIG_MULTIPLEX: each a flexible perf event of its own), AMUPMU_PMU_READ with AMUPMU_PMU_READ_TIMES (each value with its time enabled and running), against perf's equivalent in the same boot: the 7 events opened on their own, one read() each with the times; 10000 reads; the 7 fit QEMU's counters, so this is the read path, not rotation",
     "pmu_sample_shared": "pmu_sample with amupmu in shared mode (stock devicetree: perf core's overflow callback writes amupmu's record), against perf sampling in the same boot",
     "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
     "amu_read": "median guest ns of one AMUPMU_AMU_READ of CPU 0 (4 group 0 + 2 group 1 counters and the time, read on the CPU) against one AMUPMU_PMU_READ of 4 PMU counters on CPU 0, 10000 reads each, same boot of the mock build (amupmu devicetree): QEMU hides the AMU, so the mock model computes each AMU register in a function call where hardware runs an mrs; the figure is the ioctl path around the reads, not the hardware's register cost; amu_read_model_min_ns: the same read with the model at its cheapest (active fixed, counters disabled: no idle-time lookup, no 128-bit divisions), what the read costs with little model arithmetic; amu_read_driver_path_ns: the same read with CPU 0's model frozen (amu_model frozen=1: each counter read a plain load of a held value), the driver's path around the eight register reads, which is what hardware would add its eight mrs to",

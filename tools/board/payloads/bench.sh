@@ -68,6 +68,10 @@ if [ "$ncpu" -le 2 ]; then
 		bench pmu_read_bench shared 10000
 		[ "$ncpu" = 2 ] && bench pmu_read_bench shared-remote 10000
 		bench pmu_sample_bench shared "100003 10000000"
+		# a multiplexed group read with its times, against perf's 7
+		# solo events read one by one with theirs
+		bench pmu_read_bench shared-mux 10000
+		bench pmu_read_bench perf-mux 10000
 	fi
 fi
 bench pmu_read_bench $mode-all 2000
