@@ -156,6 +156,7 @@ void amupmu_frames_cpu_online(unsigned int cpu);
 
 /* amupmu_perf.c: shared mode (counting through perf core) */
 bool amupmu_perf_available(void);
+bool amupmu_perf_has_pmu(void);
 void amupmu_perf_cpu_online(unsigned int cpu);
 void amupmu_perf_cpu_offline(unsigned int cpu);
 

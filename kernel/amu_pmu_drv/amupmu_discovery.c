@@ -178,6 +178,7 @@ void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out)
 u64 amupmu_features(void)
 {
 	u64 feat = 0;
+	bool shared = false;
 	unsigned int cpu;
 	u32 fl;
 
@@ -193,9 +194,12 @@ u64 amupmu_features(void)
 	}
 	if (amupmu_dev.exclusive)
 		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
-	else if ((feat & AMUPMU_FEAT_PMU) && amupmu_perf_available())
-		feat |= AMUPMU_FEAT_PMU_SHARED;
+	else
+		shared = (feat & AMUPMU_FEAT_PMU) && amupmu_perf_available();
 	mutex_unlock(&amupmu_dev.lock);
+	/* outside the lock: the probe creates a perf event */
+	if (shared && amupmu_perf_has_pmu())
+		feat |= AMUPMU_FEAT_PMU_SHARED;
 	if (amupmu_dev.backend->mock_flags)
 		feat |= AMUPMU_FEAT_MOCK;
 	return feat;

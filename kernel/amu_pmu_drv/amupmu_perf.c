@@ -103,6 +103,43 @@ bool amupmu_perf_available(void)
 	return READ_ONCE(pmu_shared);
 }
 
+/* a PMU for PERF_TYPE_RAW events has been seen: stays (arm_pmu is built in) */
+static bool amupmu_perf_seen;
+
+/**
+ * amupmu_perf_has_pmu() - perf core has a PMU for amupmu's events
+ *
+ * Shared mode needs an arm_pmu instance registered with perf core. There
+ * is none where firmware describes no PMU, or where amupmu's devicetree
+ * node took the PMU's place and its device is unbound. Probed with a
+ * disabled counter on this CPU (a heterogeneous system whose arm_pmu
+ * serves only other CPUs answers no here: CONFIG tells per CPU). Once
+ * seen it stays: arm_pmu is built in and never unregisters its PMUs.
+ * Process context, no amupmu lock held.
+ *
+ * Return: whether INFO may advertise AMUPMU_FEAT_PMU_SHARED.
+ */
+bool amupmu_perf_has_pmu(void)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_RAW,
+		.size = sizeof(attr),
+		.config = ARMV8_PMUV3_PERFCTR_CPU_CYCLES,
+		.disabled = 1,
+	};
+	struct perf_event *ev;
+
+	if (READ_ONCE(amupmu_perf_seen))
+		return true;
+	ev = perf_event_create_kernel_counter(&attr, raw_smp_processor_id(), NULL, NULL, NULL);
+	if (IS_ERR(ev))
+		/* ENODEV: the CPU went offline under the probe; ask again next time */
+		return PTR_ERR(ev) != -ENOENT;
+	perf_event_release_kernel(ev);
+	WRITE_ONCE(amupmu_perf_seen, true);
+	return true;
+}
+
 static struct amupmu_perf_cpu *amupmu_perf_pc(struct amupmu_session *s, unsigned int cpu)
 {
 	return per_cpu_ptr(s->perf, cpu);

@@ -279,6 +279,10 @@ TEST_F(unbind, idle)
 	       (unsigned long long)info.features);
 	EXPECT_NE((__u32)AMUPMU_PMU_OWNER_AMUPMU, info.pmu_owner);
 	EXPECT_FALSE(!!(info.features & AMUPMU_FEAT_PMU_EXCLUSIVE));
+	/* no arm_pmu took the PMU (the devicetree's node is amupmu's): no shared mode either */
+	EXPECT_FALSE(!!(info.features & AMUPMU_FEAT_PMU_SHARED)) {
+		TH_LOG("shared mode advertised with no PMU registered with perf core");
+	}
 	expect_owner_event(_metadata, &nl, info.pmu_owner);
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	ASSERT_LE(0, fd);

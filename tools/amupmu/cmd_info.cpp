@@ -24,8 +24,9 @@ constexpr std::string_view usage = R"(Usage: amupmu info [--json] [-v|--verbose]
 Show what the amupmu driver found: its ABI version and features, who owns
 the PMU and the PMU mode in force and why (exclusive: the devicetree node
 amupmu,pmuv3 gave amupmu the PMU; shared: arm_pmu owns it and amupmu
-counts through perf core, module parameter pmu_shared=Y; refused: arm_pmu
-owns it and pmu_shared=N; none), the register backend, the exception level the kernel runs at
+counts through perf core, module parameter pmu_shared=Y; refused: the
+kernel owns it and pmu_shared=N or no arm_pmu is registered with perf core;
+none), the register backend, the exception level the kernel runs at
 (EL2 with VHE, or EL1), the interrupt controller (GICv3 or GICv2, from
 /proc/interrupts), the counter sample times read, and for each possible CPU
 its identification (MIDR_EL1), PMUv3 version and counters (free ones when

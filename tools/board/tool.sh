@@ -202,7 +202,7 @@ stat_kernel_owner() {
 	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
 	rc=$?
 	sed 's/^/# /' /tmp/err.txt
-	[ $rc = 1 ] && grep -q "AMUPMU_PMU_CONFIG: PMU owned by the kernel's arm_pmu and shared mode is off (module parameter pmu_shared=N) (ENXIO)" /tmp/err.txt
+	[ $rc = 1 ] && grep -qF "AMUPMU_PMU_CONFIG: PMU owned by the kernel and shared mode is off (module parameter pmu_shared=N, or no arm_pmu registered with perf core) (ENXIO)" /tmp/err.txt
 }
 
 # amupmu info says which mode is in force and why, in text and JSON
@@ -214,7 +214,7 @@ info_pmu_mode() {
 		grep -q '"pmu_mode": "shared"' /tmp/info.json ;;
 	exclusive) grep -q '^pmu mode: *exclusive: devicetree node amupmu,pmuv3$' /tmp/info.txt &&
 		grep -q '"pmu_mode": "exclusive"' /tmp/info.json ;;
-	refused) grep -q '^pmu mode: *refused: arm_pmu owns the PMU and pmu_shared=N$' /tmp/info.txt &&
+	refused) grep -qx 'pmu mode: *refused: the kernel owns the PMU and shared mode is off (pmu_shared=N, or no arm_pmu registered with perf core)' /tmp/info.txt &&
 		grep -q '"pmu_mode": "refused"' /tmp/info.json ;;
 	*) return 1 ;;
 	esac

@@ -62,7 +62,8 @@ AbiMismatch::AbiMismatch(const std::string& operation, std::uint32_t driver_majo
 
 OwnedByKernel::OwnedByKernel(const std::string& operation, int err)
 	: OwnedByKernel{operation, err,
-			"PMU owned by the kernel's arm_pmu and shared mode is off (module parameter pmu_shared=N)"}
+			"PMU owned by the kernel and shared mode is off (module parameter pmu_shared=N, or no "
+			"arm_pmu registered with perf core)"}
 {
 }
 

@@ -71,7 +71,8 @@ std::string_view describe(PmuOwner owner) noexcept
 		return "no CPU implements PMUv3";
 	case PmuOwner::kernel:
 		return "arm_pmu/perf owns the PMU; amupmu counts through perf core (shared mode), or refuses "
-		       "PMU requests with ENXIO when shared mode is off (pmu_shared=N)";
+		       "PMU requests with ENXIO when shared mode is off (pmu_shared=N, or no arm_pmu registered "
+		       "with perf core)";
 	case PmuOwner::amupmu:
 		return "the devicetree node \"amupmu,pmuv3\" gave amupmu the PMU registers "
 		       "and the overflow interrupt";
@@ -104,7 +105,8 @@ std::string pmu_mode_reason(const Info& info)
 		if (info.abi_major == abi_major && info.abi_minor < 3)
 			return "arm_pmu owns the PMU and this driver (ABI " + std::to_string(info.abi_major) + "." +
 			       std::to_string(info.abi_minor) + ") has no shared mode";
-		return "arm_pmu owns the PMU and pmu_shared=N";
+		return "the kernel owns the PMU and shared mode is off (pmu_shared=N, or no arm_pmu "
+		       "registered with perf core)";
 	}
 	return "mode unknown to this libamupmu version";
 }

@@ -67,10 +67,11 @@ class Busy : public Error { using Error::Error; };
 /// ENXIO on a command: the unit is owned by the kernel -- the kernel's
 /// arm_pmu owns the PMU (Info::pmu_owner is PmuOwner::kernel) and shared
 /// mode is off (Info::pmu_mode() is PmuMode::refused: module parameter
-/// pmu_shared=N, which affects new groups); a devicetree that hands the
-/// PMU to amupmu, or shared mode, changes it. what() is "<operation>: PMU
-/// owned by the kernel's arm_pmu and shared mode is off (module parameter
-/// pmu_shared=N) (ENXIO)"; Session says more where AMUPMU_INFO tells it
+/// pmu_shared=N, which affects new groups, or no arm_pmu registered with
+/// perf core); a devicetree that hands the PMU to amupmu, or shared mode,
+/// changes it. what() is "<operation>: PMU owned by the kernel and shared
+/// mode is off (module parameter pmu_shared=N, or no arm_pmu registered
+/// with perf core) (ENXIO)"; Session says more where AMUPMU_INFO tells it
 /// (shared mode with no perf PMU serving a CPU of the set, a driver before
 /// ABI 2.3).
 /// For another unit, owner_text says what owns it instead: what() is then

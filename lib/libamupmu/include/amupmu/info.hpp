@@ -65,8 +65,9 @@ enum class PmuMode : std::uint32_t {
 	/// arm_pmu owns the PMU, amupmu counts through perf core (ABI 2.3,
 	/// module parameter pmu_shared=Y): perf core places the counters
 	shared = 2,
-	/// arm_pmu owns the PMU and shared mode is off (pmu_shared=N, or a
-	/// driver before ABI 2.3): PMU sessions are refused with ENXIO
+	/// the kernel owns the PMU and shared mode is off (pmu_shared=N, no
+	/// arm_pmu registered with perf core, or a driver before ABI 2.3): PMU
+	/// sessions are refused with ENXIO
 	refused = 3,
 };
 
@@ -261,7 +262,8 @@ struct Info {
 [[nodiscard]] std::string_view to_string(PmuMode mode) noexcept;
 /// Why info's PMU mode is in force, one phrase without the mode's name:
 /// "arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)",
-/// "devicetree node amupmu,pmuv3", "arm_pmu owns the PMU and pmu_shared=N"
+/// "devicetree node amupmu,pmuv3", "the kernel owns the PMU and shared
+/// mode is off (pmu_shared=N, or no arm_pmu registered with perf core)"
 /// (a driver before ABI 2.3: "... and this driver (ABI 2.2) has no shared
 /// mode"), "no CPU implements PMUv3".
 [[nodiscard]] std::string pmu_mode_reason(const Info& info);

@@ -52,7 +52,8 @@ TEST_CASE("feature, ioctl and owner names", "[host][format]")
 					    "requests are refused with ENXIO");
 	CHECK(describe(PmuOwner::kernel) ==
 	      "arm_pmu/perf owns the PMU; amupmu counts through perf core (shared mode), or refuses PMU "
-	      "requests with ENXIO when shared mode is off (pmu_shared=N)");
+	      "requests with ENXIO when shared mode is off (pmu_shared=N, or no arm_pmu registered with perf "
+	      "core)");
 	CHECK(to_string(PmuMode::none) == "none");
 	CHECK(to_string(PmuMode::exclusive) == "exclusive");
 	CHECK(to_string(PmuMode::shared) == "shared");
@@ -118,7 +119,8 @@ TEST_CASE("PMU mode: which one is in force and why", "[host][format]")
 	const Info refused = test::qemu_info();
 	CHECK_FALSE(refused.pmu_shared());
 	CHECK(refused.pmu_mode() == PmuMode::refused);
-	CHECK(pmu_mode_text(refused) == "refused: arm_pmu owns the PMU and pmu_shared=N");
+	CHECK(pmu_mode_text(refused) == "refused: the kernel owns the PMU and shared mode is off (pmu_shared=N, or "
+				       "no arm_pmu registered with perf core)");
 	// a driver before ABI 2.3 has no shared mode to turn on
 	Info old = test::qemu_info();
 	old.abi_minor = 2;
@@ -128,7 +130,8 @@ TEST_CASE("PMU mode: which one is in force and why", "[host][format]")
 	Info nl = test::qemu_info();
 	nl.abi_major = 0;
 	nl.abi_minor = 0;
-	CHECK(pmu_mode_reason(nl) == "arm_pmu owns the PMU and pmu_shared=N");
+	CHECK(pmu_mode_reason(nl) == "the kernel owns the PMU and shared mode is off (pmu_shared=N, or no arm_pmu "
+				     "registered with perf core)");
 
 	Info none;
 	CHECK(none.pmu_mode() == PmuMode::none);
@@ -162,8 +165,10 @@ TEST_CASE("text report", "[host][format]")
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));
 		CHECK_THAT(text, Contains("pmu owner:      kernel (arm_pmu/perf owns the PMU; amupmu counts "
 					  "through perf core (shared mode), or refuses PMU requests with ENXIO "
-					  "when shared mode is off (pmu_shared=N))\n"));
-		CHECK_THAT(text, Contains("\npmu mode:       refused: arm_pmu owns the PMU and pmu_shared=N\n"));
+					  "when shared mode is off (pmu_shared=N, or no arm_pmu registered with "
+					  "perf core))\n"));
+		CHECK_THAT(text, Contains("\npmu mode:       refused: the kernel owns the PMU and shared mode is off "
+					  "(pmu_shared=N, or no arm_pmu registered with perf core)\n"));
 		CHECK_THAT(text, Contains("kernel:         EL1\n"));
 		CHECK_THAT(text, Contains("sample clock:   CNTVCT_EL0 (virtual count)\n"));
 		CHECK_THAT(text, !Contains("gic:"));	// not asked for
