@@ -333,28 +333,6 @@ int amupmu_perf_config(struct amupmu_session *s)
 }
 
 /**
- * amupmu_perf_release() - free a shared group's counters
- * @s: the session; under amupmu_pmu_lock()
- *
- * Once perf_event_release_kernel() returns the event is off its CPU (a
- * synchronous IPI), so no overflow handler runs for it any more.
- */
-void amupmu_perf_release(struct amupmu_session *s)
-{
-	unsigned int cpu;
-
-	mutex_lock(&amupmu_perf_lock);
-	list_del_init(&s->perf_node);
-	mutex_unlock(&amupmu_perf_lock);
-	if (!s->perf)
-		return;
-	for_each_cpu(cpu, s->cpus)
-		amupmu_perf_cpu_release(s, amupmu_perf_pc(s, cpu)->ev);
-	free_percpu(s->perf);
-	s->perf = NULL;
-}
-
-/**
  * amupmu_perf_live() - the group's counters are installed on @cpu
  * @s: a shared session with a group
  * @cpu: a CPU of its set
@@ -435,6 +413,34 @@ static void amupmu_perf_each_cpu(struct amupmu_session *s, enum amupmu_perf_op o
 	on_each_cpu_mask(s->scratch, amupmu_perf_ipi_fn, &a, true);
 	for_each_cpu_andnot(cpu, s->cpus, cpu_online_mask)
 		amupmu_perf_cpu_op(s, amupmu_perf_pc(s, cpu), op);
+}
+
+/**
+ * amupmu_perf_release() - free a shared group's counters
+ * @s: the session; under amupmu_pmu_lock()
+ *
+ * The group stops counting on every CPU first (on each CPU, interrupts
+ * off): an overflow handler of a sampling event reads every event of the
+ * group on its CPU, and must not find one already released while another
+ * still runs (the fuzzer's RELEASE of an enabled sampling group met a
+ * NULL event in the handler). Once perf_event_release_kernel() returns
+ * the event is off its CPU (a synchronous IPI), so no overflow handler
+ * runs for it any more.
+ */
+void amupmu_perf_release(struct amupmu_session *s)
+{
+	unsigned int cpu;
+
+	mutex_lock(&amupmu_perf_lock);
+	list_del_init(&s->perf_node);
+	mutex_unlock(&amupmu_perf_lock);
+	if (!s->perf)
+		return;
+	amupmu_perf_each_cpu(s, AMUPMU_PERF_STOP);
+	for_each_cpu(cpu, s->cpus)
+		amupmu_perf_cpu_release(s, amupmu_perf_pc(s, cpu)->ev);
+	free_percpu(s->perf);
+	s->perf = NULL;
 }
 
 /*

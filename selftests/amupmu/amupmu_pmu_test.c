@@ -3635,6 +3635,74 @@ TEST_F_TIMEOUT(pmu, sample_offline_cpu, 60)
 	munmap(r.hdr, r.len);
 }
 
+/*
+ * RELEASE, or close, of an enabled group whose sampling counter overflows
+ * every sample_period_min cycles, on CPUs 0 and 1 (a child spins there),
+ * 400 times, with as many events as the PMU holds and the sampling one
+ * last: an overflow must never meet the group half released. In
+ * shared mode the overflow handler reads every event of the group on its
+ * CPU while perf releases them one at a time (make check's fuzzer hit a
+ * kernel NULL dereference there before the release stopped the group on
+ * every CPU first). The kernel stays up and the counters are free again.
+ */
+TEST_F_TIMEOUT(pmu, sample_release_while_overflowing, 120)
+{
+	__u64 min = 10000, samples = 0;
+	pid_t spinner = 0;
+	unsigned int i, nr;
+	struct snap s;
+	struct group g;
+	int fd, ret;
+
+	PMU_BEGIN();
+	NEED_PMU();
+	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
+	/* as many events as the PMU holds (the cycle counter and N), at most 7 */
+	nr = self->nr_counters + 1 < 7 ? self->nr_counters + 1 : 7;
+	ASSERT_LE(2U, nr);
+	if (self->nr_cpu_ids > 1 && amupmu_cpu_online(1) == 1) {
+		spinner = amupmu_spin_on(1);
+		ASSERT_LT(0, spinner);
+	}
+	for (i = 0; i < 400; i++) {
+		fd = open_dev();
+		ASSERT_LE(0, fd);
+		/* the sampling counter last: it is released last */
+		group_init(&g, 0);
+		if (spinner > 0)
+			cpuset_add(&g.cpus, 1);
+		group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+		group_add_n(&g, self->filler, nr - 2);
+		group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+		g.ev[nr - 1].sample_period = min;
+		ret = group_config_ring(fd, &g, 1);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("round %u: CONFIG of %u events, period %llu: %s", i, nr,
+			       (unsigned long long)min, amupmu_errstr(ret));
+		}
+		ASSERT_EQ(0, amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_ENABLE));
+		amupmu_busy_ns(200000);
+		if (i & 1) {
+			ASSERT_EQ(0, snap_read(fd, 0, nr, &s));
+			samples += s.rd.samples + s.rd.lost;
+			ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
+			EXPECT_EQ(0, ret) {
+				TH_LOG("round %u: RELEASE: %s", i, amupmu_errstr(ret));
+			}
+		}
+		close(fd);
+	}
+	amupmu_spin_stop(spinner);
+	TH_LOG("400 groups of %u events released while sampling every %llu cycles on CPU 0%s: "
+	       "%llu samples and lost in the 200 READs before RELEASE", nr,
+	       (unsigned long long)min, spinner > 0 ? " and 1" : "",
+	       (unsigned long long)samples);
+	EXPECT_LT(0ULL, samples) {
+		TH_LOG("the groups never overflowed: the race was not exercised");
+	}
+	expect_all_free(_metadata, self, "after 400 releases while sampling");
+}
+
 /* ---------------------------------------------------------------- ABI 2: filters */
 
 /*

@@ -16,11 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <signal.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/klog.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include <linux/amupmu.h>
 
@@ -116,6 +119,31 @@ static inline int amupmu_pin_cpu(unsigned int cpu)
 	CPU_ZERO(&set);
 	CPU_SET(cpu, &set);
 	return sched_setaffinity(0, sizeof(set), &set) ? -errno : 0;
+}
+
+/*
+ * A child that spins on @cpu until amupmu_spin_stop() (and dies with its
+ * parent), so that counters there have cycles to count and overflow on.
+ * Returns its pid or -errno.
+ */
+static inline pid_t amupmu_spin_on(unsigned int cpu)
+{
+	pid_t pid = fork();
+
+	if (pid)
+		return pid < 0 ? -errno : pid;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || amupmu_pin_cpu(cpu))
+		_exit(1);
+	for (;;)
+		amupmu_busy_ns(1000000);
+}
+
+static inline void amupmu_spin_stop(pid_t pid)
+{
+	if (pid <= 0)
+		return;
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
 }
 #endif
 

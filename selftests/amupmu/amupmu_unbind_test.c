@@ -42,11 +42,8 @@
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <time.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
 
 #include "amupmu_test.h"
 #include "amupmu_nl.h"
@@ -639,31 +636,6 @@ static int set_shared(FIXTURE_DATA(unbind) *self, bool on)
 }
 
 /*
- * A child that spins on @cpu until killed (and dies with the test), so a
- * sampling counter there has cycles to overflow on. Returns its pid or
- * -errno.
- */
-static pid_t spin_on(unsigned int cpu)
-{
-	pid_t pid = fork();
-
-	if (pid)
-		return pid < 0 ? -errno : pid;
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || amupmu_pin_cpu(cpu))
-		_exit(1);
-	for (;;)
-		amupmu_busy_ns(NSEC_PER_MSEC);
-}
-
-static void spin_stop(pid_t pid)
-{
-	if (pid <= 0)
-		return;
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-}
-
-/*
  * pmu_shared=N under open sessions: the groups configured before keep
  * working (counting, sampling into a mapped ring, every command); what
  * has no group is refused (ENXIO), a RELEASEd session too; pmu_shared=Y
@@ -697,7 +669,7 @@ TEST_F_TIMEOUT(unbind, shared_off_with_sessions, 90)
 	if (!bcpu)
 		SKIP(return, "one CPU online: B would sample on the CPU A is read on");
 	bmask[bcpu / 64] = 1ULL << (bcpu % 64);
-	spinner = spin_on(bcpu);
+	spinner = amupmu_spin_on(bcpu);
 	ASSERT_LT(0, spinner);
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
 	fa = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
@@ -790,7 +762,7 @@ TEST_F_TIMEOUT(unbind, shared_off_with_sessions, 90)
 	ASSERT_EQ(0, amupmu_pmu_read(fc, 0, v0, 1, &rd));
 	EXPECT_LT(0ULL, v0[0].value);
 	EXPECT_EQ(0, config(fa, PMUV3_EV_CPU_CYCLES, 0, 1, &cpu0, 8, 0, 0));
-	spin_stop(spinner);
+	amupmu_spin_stop(spinner);
 	munmap(hdr, mlen);
 	close(fa);
 	close(fb);
