@@ -627,7 +627,15 @@ TEST_F(cpupm, sampling_period_kept)
 			       "restarted at each power-down", cases[i].what,
 			       (unsigned long long)s.v[sidx].value, (unsigned long long)p);
 		}
-		if (want >= 1) {
+		/*
+		 * floor(total / P) within one. Without -icount the counts
+		 * follow the host clock, QEMU raises an overflow only once the
+		 * host runs the vCPU again and the re-arm counts a period from
+		 * the interrupt (overflow_pending_at_power_down below): a vCPU
+		 * preempted across an overflow loses the counts of that time,
+		 * so there only the upper bound (and the sample above)
+		 */
+		if (want >= 1 && self->icount) {
 			EXPECT_LE(want - 1, s.v[sidx].overflows);
 		}
 		EXPECT_GE(want + 1, s.v[sidx].overflows);

@@ -572,14 +572,28 @@ static void *hammer_fn(void *arg)
 			ret = amupmu_pmu_ctl(h->fd, (i & 2) ? AMUPMU_PMU_CTL_ENABLE :
 						      AMUPMU_PMU_CTL_RESET);
 		if (!ret) {
-			h->ok++;
+			__atomic_add_fetch(&h->ok, 1, __ATOMIC_RELAXED);
 		} else if (ret == -ENXIO) {
-			h->enxio++;
+			__atomic_add_fetch(&h->enxio, 1, __ATOMIC_RELAXED);
 		} else if (!h->other++) {
 			h->first_other = ret;
 		}
 	}
 	return NULL;
+}
+
+/*
+ * Wait up to RETURN_TIMEOUT_NS for the hammer's count @n to be non-zero:
+ * 50 ms is plenty on an idle host, but without -icount a host that keeps
+ * the hammer's vCPU off its CPU that long has left it at zero.
+ */
+static void hammered(const unsigned long long *n)
+{
+	__u64 end = amupmu_now_ns() + RETURN_TIMEOUT_NS;
+
+	sleep_ms(50);
+	while (!__atomic_load_n(n, __ATOMIC_RELAXED) && amupmu_now_ns() < end)
+		sleep_ms(10);
 }
 
 /* Unbind while a thread hammers its session: success, then ENXIO, nothing else. */
@@ -594,12 +608,12 @@ TEST_F_TIMEOUT(unbind, while_in_use, 60)
 	ASSERT_LE(0, h.fd);
 	ASSERT_EQ(0, config(h.fd, PMUV3_EV_CPU_CYCLES, 0, 2, &cpu0, 8, 0, 0));
 	ASSERT_EQ(0, pthread_create(&h.tid, NULL, hammer_fn, &h));
-	sleep_ms(50);
+	hammered(&h.ok);
 	ret = do_unbind(self);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("unbind %s: %s", self->dev, amupmu_errstr(ret));
 	}
-	sleep_ms(50);
+	hammered(&h.enxio);
 	__atomic_store_n(&h.stop, 1, __ATOMIC_RELEASE);
 	ASSERT_EQ(0, pthread_join(h.tid, NULL));
 	TH_LOG("hammer: %llu calls succeeded, %llu ENXIO, %llu other (first: %s)", h.ok, h.enxio,
@@ -636,6 +650,17 @@ static int set_shared(FIXTURE_DATA(unbind) *self, bool on)
 }
 
 /*
+ * A sampling ring's overflows so far: records written or, once it is full
+ * (nobody reads B's 4 pages: 341 records, 34 ms at its period of 100000
+ * cycles, more where perf core throttles it), counted lost.
+ */
+static __u64 ring_taken(const struct amupmu_ring_header *hdr)
+{
+	return __atomic_load_n(&hdr->samples, __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(&hdr->lost, __ATOMIC_ACQUIRE);
+}
+
+/*
  * pmu_shared=N under open sessions: the groups configured before keep
  * working (counting, sampling into a mapped ring, every command); what
  * has no group is refused (ENXIO), a RELEASEd session too; pmu_shared=Y
@@ -654,7 +679,8 @@ TEST_F_TIMEOUT(unbind, shared_off_with_sessions, 90)
 	struct amupmu_ring_header *hdr;
 	struct amupmu_info info;
 	size_t mlen = 5 * self->page;
-	__u64 cpus[16] = { 0 }, cpu0 = 1, bmask[16] = { 0 }, head0, head1;
+	__u64 cpus[16] = { 0 }, cpu0 = 1, bmask[16] = { 0 }, head0, head1, taken0, taken1;
+	__u64 deadline;
 	__u32 len = ((self->nr_cpu_ids + 63) / 64) * 8;
 	unsigned int c, bcpu = 0;
 	int fa, fb, fc, ret;
@@ -702,18 +728,30 @@ TEST_F_TIMEOUT(unbind, shared_off_with_sessions, 90)
 	ASSERT_EQ(0, amupmu_pmu_read(fa, 0, v0, 2, &rd));
 	EXPECT_NE(0U, rd.state & AMUPMU_READ_SHARED);
 	head0 = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
+	taken0 = ring_taken(hdr);
 	amupmu_busy_ns(20 * NSEC_PER_MSEC);
 	ret = amupmu_pmu_read(fa, 0, v1, 2, &rd);
 	ASSERT_EQ(0, ret) {
 		TH_LOG("READ of A after pmu_shared=N: %s", amupmu_errstr(ret));
 	}
+	/*
+	 * B's overflows in those 20 ms (26 to 111 seen); none when a host
+	 * without -icount kept bcpu's vCPU off its CPU as long, so up to
+	 * RETURN_TIMEOUT_NS more for the first
+	 */
+	deadline = amupmu_now_ns() + RETURN_TIMEOUT_NS;
+	while (ring_taken(hdr) == taken0 && amupmu_now_ns() < deadline)
+		sleep_ms(1);
 	head1 = __atomic_load_n(&hdr->data_head, __ATOMIC_ACQUIRE);
-	TH_LOG("after pmu_shared=N: A's cycles on CPU 0 %llu -> %llu, B's ring head (CPU %u) %llu -> %llu",
+	taken1 = ring_taken(hdr);
+	TH_LOG("after pmu_shared=N: A's cycles on CPU 0 %llu -> %llu, B's ring head (CPU %u) "
+	       "%llu -> %llu, samples + lost %llu -> %llu",
 	       (unsigned long long)v0[0].value, (unsigned long long)v1[0].value, bcpu,
-	       (unsigned long long)head0, (unsigned long long)head1);
+	       (unsigned long long)head0, (unsigned long long)head1,
+	       (unsigned long long)taken0, (unsigned long long)taken1);
 	EXPECT_LT(v0[0].value, v1[0].value);
 	EXPECT_LT(v0[1].value, v1[1].value);
-	EXPECT_LT(head0, head1) {
+	EXPECT_LT(taken0, taken1) {
 		TH_LOG("B stopped sampling when shared mode went off");
 	}
 	EXPECT_EQ(0, amupmu_pmu_ctl(fa, AMUPMU_PMU_CTL_DISABLE));

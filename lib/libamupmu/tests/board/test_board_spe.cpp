@@ -8,9 +8,11 @@
 //    fd); after DISABLE and the last drain: records on every CPU, every
 //    record decoded by spe::RecordReader complete, the bytes consumed equal
 //    the driver's `bytes`, the records decoded equal its `records` (and the
-//    buffer header's), no fault, nothing lost. The operation stream is
-//    slowed through /sys/kernel/debug/amupmu/spe_stream (ops_per_us=50)
-//    and restored. A second session on a CPU the first profiles: Busy.
+//    buffer header's), no fault, nothing lost (unless the drain loop was
+//    kept away half the time a buffer lasts: a host's preemption without
+//    -icount). The operation stream is slowed through
+//    /sys/kernel/debug/amupmu/spe_stream (ops_per_us=50) and restored. A
+//    second session on a CPU the first profiles: Busy.
 //  - no SPE (QEMU hides it; a production build): SpeSession is refused
 //    with Unsupported, EOPNOTSUPP, as the UAPI says.
 //  - hardware SPE: the same checks as the mock, without the model's knob.
@@ -22,6 +24,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -147,16 +150,31 @@ void profile_and_check(const Info& info, const std::vector<unsigned>& cpus)
 	std::atomic<unsigned> running{0};
 	std::vector<std::thread> threads = busy_on(cpus, 300, running);
 	unsigned wakeups = 0;
+	// the longest the buffers went undrained while the CPUs were profiled
+	auto drained_at = std::chrono::steady_clock::now();
+	std::chrono::steady_clock::duration longest{};
 	while (running.load() != 0) {
 		if (SpeBuffer::wait(s.fd(), 20))
 			++wakeups;
 		drain_all();
+		const auto now = std::chrono::steady_clock::now();
+		longest = std::max(longest, now - drained_at);
+		drained_at = now;
 	}
 	for (std::thread& t : threads)
 		t.join();
 	s.disable();
 	drain_all();
 
+	// A buffer holds 84 ms of records (64 KiB, about 12 records of 64 bytes
+	// per ms), drained every 20 ms or so. Without -icount the host may keep
+	// the drain loop's vCPU off its CPU longer while the other vCPU goes on
+	// profiling: lost bytes are allowed only after a drain loop away for
+	// half that (the host's doing, measured), never otherwise
+	const auto longest_ms = std::chrono::duration_cast<std::chrono::milliseconds>(longest).count();
+	const bool drained_late = longest_ms >= 42;
+	std::cout << "# longest time between drains " << longest_ms << " ms"
+		  << (drained_late ? ": lost bytes allowed" : "") << std::endl;
 	const std::vector<SpeCpuStatus> st = s.read();
 	REQUIRE(st.size() == cpus.size());
 	for (std::size_t i = 0; i < st.size(); ++i) {
@@ -176,7 +194,7 @@ void profile_and_check(const Info& info, const std::vector<unsigned>& cpus)
 		CHECK(got[i].incomplete == 0);
 		CHECK(got[i].truncated == 0);
 		CHECK(e.faults == 0);
-		CHECK(e.lost_bytes == 0);
+		CHECK((e.lost_bytes == 0 || drained_late));
 		CHECK((e.state & spe_state::enabled) == 0);
 		CHECK(bufs[i].cpu() == cpus[i]);
 		CHECK(bufs[i].timer_freq() > 0);
