@@ -327,6 +327,22 @@ void Session::enable() const { ctl(AMUPMU_PMU_CTL_ENABLE, "ENABLE"); }
 void Session::disable() const { ctl(AMUPMU_PMU_CTL_DISABLE, "DISABLE"); }
 void Session::reset() const { ctl(AMUPMU_PMU_CTL_RESET, "RESET"); }
 
+namespace {
+
+// A one-CPU READ's header fields into @out (the values are the caller's).
+void fill_header(const amupmu_pmu_read& rd, unsigned cpu, CpuReading& out) noexcept
+{
+	out.cpu = cpu;
+	out.time_enabled = rd.time_enabled;
+	out.time_running = rd.time_running;
+	out.state = rd.state;
+	out.samples = rd.samples;
+	out.lost = rd.lost;
+	out.skid = rd.skid;
+}
+
+}	// namespace
+
 void Session::read(unsigned cpu, CpuReading& out) const
 {
 	if (multiplex_)
@@ -340,14 +356,8 @@ void Session::read(unsigned cpu, CpuReading& out) const
 	rd.values_uptr = reinterpret_cast<std::uintptr_t>(out.values.data());
 	if (::ioctl(device_.fd(), AMUPMU_PMU_READ, &rd) != 0)
 		throw_error("AMUPMU_PMU_READ", errno);
-	out.cpu = cpu;
 	out.nr_values = rd.nr_values;
-	out.time_enabled = rd.time_enabled;
-	out.time_running = rd.time_running;
-	out.state = rd.state;
-	out.samples = rd.samples;
-	out.lost = rd.lost;
-	out.skid = rd.skid;
+	fill_header(rd, cpu, out);
 }
 
 void Session::read(unsigned cpu, CpuReading& out, CpuTimes& times) const
@@ -362,13 +372,7 @@ void Session::read(unsigned cpu, CpuReading& out, CpuTimes& times) const
 	if (::ioctl(device_.fd(), AMUPMU_PMU_READ, &rd) != 0)
 		throw_error("AMUPMU_PMU_READ with AMUPMU_PMU_READ_TIMES", errno);
 	decode_read_times(std::as_bytes(std::span{raw}), rd.nr_values, out, times);
-	out.cpu = cpu;
-	out.time_enabled = rd.time_enabled;
-	out.time_running = rd.time_running;
-	out.state = rd.state;
-	out.samples = rd.samples;
-	out.lost = rd.lost;
-	out.skid = rd.skid;
+	fill_header(rd, cpu, out);
 }
 
 void Session::read_all(GroupReading& out) const
