@@ -1472,12 +1472,17 @@ static int worker(unsigned int proc)
 			t->nl_ok = true;
 		}
 	}
+	/*
+	 * The kicker first: a thread stuck with mmap_lock held would keep
+	 * pthread_create() (an mmap() of the stack) from starting it.
+	 */
+	k.th = th;
+	k.n = n;
+	if (pthread_create(&k.pt, NULL, kicker_fn, &k))
+		return 2;
 	for (i = 0; i < n; i++)
 		if (pthread_create(&th[i].pt, NULL, thread_fn, &th[i]))
 			return 2;
-	k.th = th;
-	k.n = n;
-	pthread_create(&k.pt, NULL, kicker_fn, &k);
 	/* every thread ends by the deadline unless a call hangs */
 	while (joined < n) {
 		struct timespec ts;
@@ -1867,9 +1872,12 @@ int main(int argc, char **argv)
 		if (g.excl & (1U << i))
 			snprintf(xs + strlen(xs), sizeof(xs) - strlen(xs), "%s%s", xs[0] ? "," : "",
 				 x_names[i]);
-	printf("# %u processes x %u files x %u threads, %.0f s%s%llu calls, excluded: %s%s\n",
-	       g.procs, g.fds, g.threads, g.seconds, g.calls ? " or " : ", calls unbounded ",
-	       g.calls, xs[0] ? xs : "nothing", g.strict_priv ? ", SPE needs CAP_PERFMON (-P)" : "");
+	printf("# %u processes x %u files x %u threads, %.0f s", g.procs, g.fds, g.threads,
+	       g.seconds);
+	if (g.calls)
+		printf(" or %llu calls", g.calls);
+	printf(", excluded: %s%s\n", xs[0] ? xs : "nothing",
+	       g.strict_priv ? ", SPE needs CAP_PERFMON (-P)" : "");
 	printf("# interleavings differ from run to run: -s %llu replays each thread's decisions, "
 	       "not the schedule\n", g.seed);
 	if (!(g.excl & X_NETLINK) && !nl_open(&nl)) {
