@@ -817,7 +817,11 @@ static void *stress_worker_fn(void *arg)
 
 	amupmu_pmu_event_set(&ev[0], PMUV3_EV_CPU_CYCLES, 0);
 	amupmu_pmu_event_set(&ev[1], PMUV3_EV_CPU_CYCLES, AMUPMU_EV_USER_ONLY);
-	while (amupmu_now_ns() < w->sh->deadline) {
+	/*
+	 * At least one round (open and CONFIG), whenever the thread starts:
+	 * a loaded host without -icount may start it after the deadline
+	 */
+	do {
 		rng ^= rng << 13;
 		rng ^= rng >> 7;
 		rng ^= rng << 17;
@@ -876,7 +880,7 @@ static void *stress_worker_fn(void *arg)
 				}
 			}
 		}
-	}
+	} while (amupmu_now_ns() < w->sh->deadline);
 	if (fd >= 0)
 		close(fd);
 	return NULL;
@@ -966,7 +970,7 @@ static void *stress_hammer_fn(void *arg)
 	unsigned int i = 0, cpu;
 	int ret;
 
-	while (amupmu_now_ns() < h->sh->deadline) {
+	do {	/* at least one, as the workers */
 		cpu = i % h->sh->nr_cpus;
 		ret = cpu_pm_cycle(cpu, (i / h->sh->nr_cpus) % 3 == 2);
 		if (ret) {
@@ -976,7 +980,7 @@ static void *stress_hammer_fn(void *arg)
 			h->cycles[cpu]++;
 		}
 		i++;
-	}
+	} while (amupmu_now_ns() < h->sh->deadline);
 	return NULL;
 }
 

@@ -220,8 +220,9 @@ t_session_start() {
 	esac
 	"$SESSION" count 0-1 >"$SESSION_OUT" 2>&1 &
 	session_pid=$!
+	# up to 30 s: a loaded host without -icount can take seconds to start it
 	i=0
-	while ! grep -q counting "$SESSION_OUT" 2>/dev/null && kill -0 "$session_pid" 2>/dev/null && [ "$i" -lt 50 ]; do
+	while ! grep -q counting "$SESSION_OUT" 2>/dev/null && kill -0 "$session_pid" 2>/dev/null && [ "$i" -lt 300 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done

@@ -219,8 +219,9 @@ expect_mode() {
 	shared | exclusive)
 		"$SESSION" count 0 >/tmp/sess.$$ 2>&1 &
 		pid=$!
+		# up to 30 s: a loaded host without -icount can take seconds
 		i=0
-		while ! grep -q counting /tmp/sess.$$ 2>/dev/null && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 50 ]; do
+		while ! grep -q counting /tmp/sess.$$ 2>/dev/null && kill -0 "$pid" 2>/dev/null && [ "$i" -lt 300 ]; do
 			sleep 0.1
 			i=$((i + 1))
 		done

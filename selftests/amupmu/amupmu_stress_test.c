@@ -436,7 +436,12 @@ static void *worker_fn(void *arg)
 	__u32 len;
 	int fd, ret;
 
-	while (amupmu_now_ns() < t->deadline) {
+	/*
+	 * At least one round, whenever the thread starts: a loaded host
+	 * without -icount may start it after the deadline (the counts below
+	 * must not be 0)
+	 */
+	do {
 		unsigned int nr, c, cpu;
 
 		rng ^= rng << 13;
@@ -474,11 +479,11 @@ static void *worker_fn(void *arg)
 					     amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE), false);
 		}
 		close(fd);
-	}
+	} while (amupmu_now_ns() < t->deadline);
 	return NULL;
 }
 
-/* Turns pmu_shared off and on until the deadline. */
+/* Turns pmu_shared off and on until the deadline (at least once). */
 struct shared_toggler {
 	pthread_t tid;
 	__u64 deadline;
@@ -490,12 +495,12 @@ static void *shared_toggler_fn(void *arg)
 	struct shared_toggler *st = arg;
 	struct timespec ts = { 0, 2000000 };
 
-	while (amupmu_now_ns() < st->deadline) {
+	do {
 		if (amupmu_set_pmu_shared(st->toggles & 1, NULL))
 			st->failed++;
 		st->toggles++;
 		nanosleep(&ts, NULL);
-	}
+	} while (amupmu_now_ns() < st->deadline);
 	if (amupmu_set_pmu_shared(true, NULL))
 		st->failed++;
 	return NULL;
@@ -514,13 +519,15 @@ static void *toggler_fn(void *arg)
 	struct toggler *h = arg;
 	unsigned int i = 0;
 
-	while (h->nr && amupmu_now_ns() < h->deadline) {
+	if (!h->nr)
+		return NULL;
+	do {	/* at least one cycle, as the workers */
 		unsigned int cpu = h->cpus[i++ % h->nr];
 
 		if (amupmu_set_online(cpu, false) || amupmu_set_online(cpu, true))
 			h->failed++;
 		h->toggles++;
-	}
+	} while (amupmu_now_ns() < h->deadline);
 	return NULL;
 }
 

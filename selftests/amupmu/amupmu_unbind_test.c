@@ -230,7 +230,8 @@ static void expect_owner_event(struct __test_metadata *_metadata, struct nl *nl,
 {
 	struct nl_msg ev;
 	char buf[4096];
-	int ret = nl_event(nl, &ev, buf, sizeof(buf), 5000);
+	/* 30 s: a work item sends it, which a loaded host can keep waiting */
+	int ret = nl_event(nl, &ev, buf, sizeof(buf), 30000);
 
 	ASSERT_EQ(0, ret) {
 		TH_LOG("no ownership event: %s", amupmu_errstr(ret));
@@ -839,9 +840,9 @@ static void *cycler_fn(void *arg)
 	}
 	while (!__atomic_load_n(&cy->stop, __ATOMIC_ACQUIRE)) {
 		ret = config(fd, PMUV3_EV_CPU_CYCLES, 0, 2, &cpu0, 8, 0, 0);
-		cy->configs++;
+		__atomic_add_fetch(&cy->configs, 1, __ATOMIC_RELAXED);
 		if (ret == -ENXIO) {
-			cy->enxio++;
+			__atomic_add_fetch(&cy->enxio, 1, __ATOMIC_RELAXED);
 			continue;
 		}
 		if (ret) {
@@ -858,7 +859,7 @@ static void *cycler_fn(void *arg)
 			if (ret)
 				cycler_bad(cy, i < 3 ? "CTL" : "READ", ret);
 			else
-				cy->ok++;
+				__atomic_add_fetch(&cy->ok, 1, __ATOMIC_RELAXED);
 		}
 		ret = amupmu_pmu_ctl(fd, AMUPMU_PMU_CTL_RELEASE);
 		if (ret)
@@ -873,11 +874,20 @@ TEST_F_TIMEOUT(unbind, shared_toggled_while_in_use, 60)
 {
 	struct cycler cy = { 0 };
 	unsigned int i, toggles = 0;
+	__u64 deadline;
 	int ret;
 
 	SHARED_BEGIN();
 	ASSERT_EQ(0, pthread_create(&cy.tid, NULL, cycler_fn, &cy));
-	for (i = 0; i < 100; i++) {
+	/*
+	 * 100 toggles, 2 ms apart, and on until the cycler has seen both
+	 * answers (up to a minute): without -icount a loaded host can keep
+	 * the cycler's vCPU off its CPU for all of the first 100
+	 */
+	deadline = amupmu_now_ns() + 12 * RETURN_TIMEOUT_NS;
+	for (i = 0; i < 100 || ((!__atomic_load_n(&cy.enxio, __ATOMIC_RELAXED) ||
+				  !__atomic_load_n(&cy.ok, __ATOMIC_RELAXED)) &&
+				 amupmu_now_ns() < deadline); i++) {
 		ret = set_shared(self, i & 1);
 		EXPECT_EQ(0, ret) {
 			TH_LOG("toggle %u: %s", i, amupmu_errstr(ret));

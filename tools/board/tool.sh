@@ -10,6 +10,27 @@ owner() { cat /sys/class/misc/amupmu/pmu_owner 2>/dev/null || echo unloaded; }
 # (lib.sh's pmu_mode reads sysfs instead and says "off" for refused)
 info_mode() { amupmu info 2>/dev/null | sed -n 's/^pmu mode: *\([a-z]*\):.*/\1/p'; }
 icount() { case $AMUPMU_BOARD in *icount1) return 0 ;; esac; return 1; }
+# intervals N: N under -icount; 1 without it, where guest time follows the
+# host's clock and a loaded host can keep the tool off its vCPU for several
+# of them (an interval's report is then late, never repeated)
+intervals() { if icount; then echo "$1"; else echo 1; fi; }
+
+# wait_file FILE: until FILE exists, up to 60 s (a loaded host without
+# -icount can take seconds to start a command)
+wait_file() {
+	i=0
+	while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1" ]
+}
+
+# holder_cmd NAME: a command that says it runs (/tmp/NAME.held) and runs
+# until /tmp/NAME.release exists: "amupmu stat -- CMD" counts before it
+# starts CMD, so once the file is there the session is in place, and it
+# stays there until released, however slow the host
+holder_cmd() {
+	rm -f "/tmp/$1.held" "/tmp/$1.release"
+	echo ": >/tmp/$1.held; while [ ! -e /tmp/$1.release ]; do sleep 0.05; done"
+}
 
 # the value of EVENT in FILE, "amupmu stat -x," output in perf stat's
 # columns (value,unit,event,run time,running %,metric value,metric unit)
@@ -68,7 +89,7 @@ stat_interval() {
 	sed 's/^/# /' /tmp/iv.csv
 	# interval lines carry perf's time column first, the totals after them
 	# perf's "summary" (perf stat -I --summary)
-	[ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,[0-9]*,[0-9.]*,,$' /tmp/iv.csv)" -ge 3 ] &&
+	[ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,[0-9]*,[0-9.]*,,$' /tmp/iv.csv)" -ge "$(intervals 3)" ] &&
 		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/iv.csv
 }
 
@@ -99,7 +120,7 @@ stat_until_signal() {
 	wait $pid
 	rc=$?
 	sed 's/^/# /' /tmp/swi.csv
-	[ $rc = 130 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/swi.csv)" -ge 5 ] &&
+	[ $rc = 130 ] && [ "$(grep -c '^[0-9.]*,[0-9]*,,cpu_cycles,' /tmp/swi.csv)" -ge "$(intervals 5)" ] &&
 		grep -q '^summary,[0-9]*,,cpu_cycles,' /tmp/swi.csv
 }
 
@@ -181,11 +202,12 @@ stat_busy() {
 	[ -n "$n" ] || return 1
 	ev=cpu_cycles i=0
 	while [ $i -lt "$n" ]; do ev=$ev,sw_incr; i=$((i + 1)); done
-	amupmu stat -e "$ev" -o /dev/null -- sleep 3 &
+	amupmu stat -e "$ev" -o /dev/null -- sh -c "$(holder_cmd busy)" &
 	holder=$!
-	sleep 1
+	wait_file /tmp/busy.held || { echo "# the holder did not start"; touch /tmp/busy.release; wait $holder; return 1; }
 	amupmu stat -e cpu_cycles -- true 2>/tmp/err.txt
 	rc=$?
+	touch /tmp/busy.release
 	wait $holder
 	sed 's/^/# /' /tmp/err.txt
 	if [ "$(info_mode)" = shared ]; then
@@ -281,16 +303,18 @@ shared_mode_off() {
 # the module cannot go away under an open session: rmmod is refused while
 # stat counts, and stat ends normally
 rmmod_while_counting() {
-	amupmu stat -e cpu_cycles -o /tmp/held.txt -- sleep 2 &
+	amupmu stat -e cpu_cycles -o /tmp/held.txt -- sh -c "$(holder_cmd rmmod)" &
 	holder=$!
-	sleep 1
+	wait_file /tmp/rmmod.held || { echo "# the holder did not start"; touch /tmp/rmmod.release; wait $holder; return 1; }
 	if rmmod amupmu 2>/tmp/rmmod.txt; then
+		touch /tmp/rmmod.release
 		wait $holder
 		echo "# rmmod succeeded under an open session"
 		insmod "$AMUPMU_KO"
 		return 1
 	fi
 	sed 's/^/# /' /tmp/rmmod.txt
+	touch /tmp/rmmod.release
 	wait $holder && grep -q cpu_cycles /tmp/held.txt
 }
 
@@ -496,7 +520,10 @@ monitor_until_signal() {
 		i=0
 		while ! grep -q 'Ctrl-C ends' /tmp/mon.err && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 		echo 0 >/sys/devices/system/cpu/cpu1/online && echo 1 >/sys/devices/system/cpu/cpu1/online
-		sleep 0.5
+		# until it printed the online event (up to 30 s), not a fixed
+		# 0.5 s a loaded host without -icount can outlast
+		i=0
+		while ! grep -q ' cpu-online cpu=1 ' /tmp/mon.txt && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
 		kill -$sig $pid
 		wait $pid
 		rc=$?

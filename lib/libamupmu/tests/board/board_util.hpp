@@ -7,9 +7,24 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace amupmu::board {
+
+// The board runs under QEMU's -icount (run.sh -i puts icount1 in
+// amupmu_board= on the kernel command line): guest time and cycles follow
+// the instructions, not the host. Without it they follow the host clock,
+// and a test may assert only what holds at any host speed (the accounting,
+// counts that only grow), not minimum counts or rates.
+inline bool icount()
+{
+	std::ifstream f{"/proc/cmdline"};
+	std::string cmdline;
+	std::getline(f, cmdline);
+	return cmdline.find("/icount1") != std::string::npos;
+}
 
 // INFO of the loaded driver; fails the test when the device cannot be opened
 inline Info live_info()

@@ -133,8 +133,10 @@ TEST_CASE("board: a session in Monitor's dump and its start and end events", "[b
 			CHECK(c.pmu_sessions == (std::find(cpus.begin(), cpus.end(), c.cpu) != cpus.end() ? 1u : 0u));
 	}
 	CHECK(m.sessions().empty());
-	const auto start = m.next_event(5s);
-	const auto end = m.next_event(5s);
+	// (generous: the kernel's work item sends them, and a loaded host
+	// without -icount can keep it off the CPU a long while)
+	const auto start = m.next_event(60s);
+	const auto end = m.next_event(60s);
 	REQUIRE(start);
 	REQUIRE(end);
 	REQUIRE(std::holds_alternative<SessionEvent>(*start));
@@ -179,13 +181,19 @@ TEST_CASE("board: Monitor reports an overrun and the gaps it left", "[board][mon
 		else
 			++events;
 	};
-	// what the socket holds; then one more cycle, whose events show the gap
-	std::this_thread::sleep_for(200ms);	// the kernel's work item sends them
+	// what the socket holds; then one more cycle, whose events show the gap.
+	// The kernel's work item sends them: wait until it has found the
+	// buffer full at least once (its undelivered count), not a fixed 200
+	// ms a loaded host without -icount may keep that work item waiting
+	// (a reader that starts first drains them as they come: no overrun)
+	const auto deadline = std::chrono::steady_clock::now() + 60s;
+	while (m.status().events_undelivered == undelivered0 && std::chrono::steady_clock::now() < deadline)
+		std::this_thread::sleep_for(20ms);
 	m.read_events(count);
 	set_cpu1(false);
 	set_cpu1(true);
 	while (events + missed < 2 * cycles + 2) {
-		const auto r = m.next_event(5s);
+		const auto r = m.next_event(60s);
 		if (!r)
 			break;
 		count(*r);

@@ -31,6 +31,7 @@
 #include <sched.h>
 
 using namespace amupmu;
+using amupmu::board::icount;
 using amupmu::board::live_info;
 using amupmu::board::online;
 using Catch::Matchers::Contains;
@@ -363,7 +364,15 @@ TEST_CASE("board: overflow samples through the mmap ring", "[board][sample]")
 		  << signed_ns(after, latest) << " ns before the end of a " << (after - before)
 		  << " ns CLOCK_MONOTONIC_RAW window (" << to_string(conv.clock) << ", mult " << conv.time_mult
 		  << ", shift " << conv.time_shift << ")" << std::endl;
-	CHECK(n > 100);
+	// Under -icount the 20 loops are 4 s of user cycles, 400 periods.
+	// Without it the cycles follow the host clock, and what a period turns
+	// into depends on the host: a loaded one has given 16 samples of 18
+	// overflows in shared mode (perf throttles an event whose interrupts
+	// take long, and QEMU raises an overflow only when the host runs the
+	// vCPU). There: every overflow accounted for (below), at least one
+	const bool exact = icount();
+	if (exact)
+		CHECK(n > 100);
 	CHECK(ours > n / 2);
 	// the kernel is not counted, and the driver drops an interrupt that
 	// lands there (skid) as perf does: every sample is user space
@@ -372,14 +381,30 @@ TEST_CASE("board: overflow samples through the mmap ring", "[board][sample]")
 	CHECK(latest <= after + slack);
 	CpuReading r;
 	s.read(cpus.front(), r);
-	CHECK(r.samples > 0);
 	CHECK(r.shared() == (mode == PmuMode::shared));
+	if (exact)
+		CHECK(r.samples > 0);
 	// shared mode: overflows are the sampling counter's periods, as many
 	// as the interrupts that wrote, lost or dropped a sample
 	if (mode == PmuMode::shared)
 		CHECK(r.values[0].overflows == r.samples + r.lost + r.skid);
 	std::cout << "# CPU " << cpus.front() << ": " << r.samples << " samples, " << r.lost << " lost, " << r.skid
-		  << " dropped as kernel skid, " << r.values[0].overflows << " overflows" << std::endl;
+		  << " dropped as kernel skid, " << r.values[0].overflows << " overflows" << (exact ? " (-icount)" : "")
+		  << std::endl;
+	// at any host speed: every record a CPU wrote was read from the ring,
+	// every one it dropped is the ring's lost count, and the loop's user
+	// cycles made at least one period (a sample, a loss or a skid)
+	const GroupReading all = s.read_all();
+	std::uint64_t written = 0, lost = 0, skid = 0;
+	for (const CpuReading& c : all.cpus()) {
+		written += c.samples;
+		lost += c.lost;
+		skid += c.skid;
+	}
+	CHECK(written == n);
+	CHECK(ring.samples() == n);
+	CHECK(ring.lost() == lost);
+	CHECK(written + lost + skid > 0);
 }
 
 TEST_CASE("board: one READ_ALL agrees with the per-CPU reads", "[board][session]")
@@ -482,13 +507,8 @@ TEST_CASE("board: Counters agrees with a Session", "[board][counters]")
 		CHECK_FALSE(c.running());
 		return;
 	}
-	// -icount makes INST_RETIRED exact (run.sh -i puts icount1 in amupmu_board=)
-	std::string cmdline;
-	{
-		std::ifstream f{"/proc/cmdline"};
-		std::getline(f, cmdline);
-	}
-	const bool icount = cmdline.find("/icount1") != std::string::npos;
+	// -icount makes INST_RETIRED exact
+	const bool icount = board::icount();
 	const std::vector<unsigned> cpus = online(info);
 	const unsigned cpu = cpus.front();
 	pin(cpu);

@@ -86,7 +86,9 @@ struct SlowStream {
 	SlowStream& operator=(const SlowStream&) = delete;
 };
 
-// A user-space loop pinned on each CPU for about ms milliseconds.
+// A user-space loop pinned on each CPU for about ms milliseconds, counted
+// from when it runs there (a loaded host without -icount can take longer
+// than that to start a thread and move it), and at least one round
 std::vector<std::thread> busy_on(const std::vector<unsigned>& cpus, unsigned ms, std::atomic<unsigned>& running)
 {
 	std::vector<std::thread> threads;
@@ -98,8 +100,9 @@ std::vector<std::thread> busy_on(const std::vector<unsigned>& cpus, unsigned ms,
 			CPU_SET(c, &set);
 			(void)pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 			const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-			while (std::chrono::steady_clock::now() < end)
+			do
 				workloads::insn_loop(100000);
+			while (std::chrono::steady_clock::now() < end);
 			--running;
 		});
 	}
