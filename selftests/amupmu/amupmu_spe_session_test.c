@@ -1671,6 +1671,31 @@ TEST_F(sess, privilege)
 	}
 }
 
+/*
+ * The privilege row without SPE (production builds on QEMU): the privilege
+ * is checked first, so uid 65534 gets EACCES, not what the hardware lacks;
+ * with CAP_PERFMON, EOPNOTSUPP. Skips where SPE is present (privilege).
+ */
+TEST_F(sess, privilege_no_spe)
+{
+	struct priv_arg a = { .mask = 1, .enables = AMUPMU_SPE_EN_USER };
+	int r;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (!spe_only(_metadata->name))
+		SKIP(return, "AMUPMU_SPE_ONLY=%s", getenv("AMUPMU_SPE_ONLY"));
+	TH_LOG("backend: %s", self->backend);
+	if (self->spe)
+		SKIP(return, "SPE present: the privilege test covers it");
+	a.fd = self->fd;
+	r = amupmu_run_as(AMUPMU_NOBODY, AMUPMU_NOBODY, 0, priv_config, &a);
+	TH_LOG("uid 65534 no caps, no SPE: %s", amupmu_errstr(r));
+	EXPECT_EQ(-EACCES, r);
+	r = amupmu_run_as(AMUPMU_NOBODY, AMUPMU_NOBODY, 1ULL << CAP_PERFMON, priv_config, &a);
+	TH_LOG("uid 65534 + CAP_PERFMON, no SPE: %s", amupmu_errstr(r));
+	EXPECT_EQ(-EOPNOTSUPP, r);
+}
+
 /* ---------------------------------------------------------------- 10. lifetime */
 
 static long module_refcnt(void)
@@ -1781,6 +1806,7 @@ TEST_F(sess, lifetime)
 struct poller {
 	pthread_t th;
 	int fd;
+	short events;
 	int timeout_ms;
 	int ret;
 	short revents;
@@ -1790,7 +1816,7 @@ struct poller {
 static void *poller_fn(void *p)
 {
 	struct poller *a = p;
-	struct pollfd pfd = { .fd = a->fd, .events = POLLIN | POLLPRI };
+	struct pollfd pfd = { .fd = a->fd, .events = a->events };
 	__u64 t0 = amupmu_now_ns();
 
 	a->ret = poll(&pfd, 1, a->timeout_ms);
@@ -1799,10 +1825,11 @@ static void *poller_fn(void *p)
 	return NULL;
 }
 
-static int poller_start(struct poller *a, int fd, int timeout_ms)
+static int poller_start(struct poller *a, int fd, short events, int timeout_ms)
 {
 	memset(a, 0, sizeof(*a));
 	a->fd = fd;
+	a->events = events;
 	a->timeout_ms = timeout_ms;
 	if (pthread_create(&a->th, NULL, poller_fn, a))
 		return -1;
@@ -1815,7 +1842,8 @@ static int poller_start(struct poller *a, int fd, int timeout_ms)
  * configuration, which RELEASE freed under the poller (use-after-free in
  * remove_wait_queue() when the poll returned; on slub_debug=P or KASAN
  * the kernel reports it). The queue is the file's now, and RELEASE wakes
- * it: the poller returns at once (EPOLLERR: no configuration, no ring).
+ * it: the poller returns at once (EPOLLERR: no configuration, no ring;
+ * POLLNVAL when the fd was closed meanwhile).
  * Orders: RELEASE then join then close; RELEASE, close while the poller
  * still holds the file, join; close without RELEASE while polling (the
  * file lives until the poll returns at its timeout, then is released).
@@ -1834,7 +1862,7 @@ TEST_F(sess, poll_release)
 		ASSERT_LE(0, fd);
 		cfg_init(&c, &mask, AMUPMU_SPE_EN_USER, 4);
 		CONFIG(fd, &c);
-		ASSERT_EQ(0, poller_start(&a, fd, order == 2 ? 500 : 5000));
+		ASSERT_EQ(0, poller_start(&a, fd, POLLIN | POLLPRI, order == 2 ? 500 : 10000));
 		if (order < 2)
 			CTL(fd, AMUPMU_SPE_CTL_RELEASE);
 		if (order >= 1)
@@ -1843,12 +1871,14 @@ TEST_F(sess, poll_release)
 		TH_LOG("order %u: poll returned %d revents 0x%x after %llu ms", order, a.ret,
 		       a.revents, (unsigned long long)a.ns / 1000000);
 		if (order < 2) {
-			/* woken by RELEASE, not by its 5 s timeout */
-			EXPECT_GT(2000ULL, a.ns / 1000000);
+			/* woken by RELEASE, not by its 10 s timeout */
+			EXPECT_GT(5000ULL, a.ns / 1000000);
 			EXPECT_EQ(1, a.ret);
 			EXPECT_FALSE(!!(a.revents & (POLLIN | POLLPRI)));
 		} else {
-			EXPECT_EQ(0, a.ret);
+			/* its timeout; POLLNVAL: its last look found the fd closed */
+			EXPECT_LE(500ULL, a.ns / 1000000);
+			EXPECT_TRUE(a.ret == 0 || a.revents == POLLNVAL);
 		}
 		if (order == 0)
 			close(fd);
@@ -2097,14 +2127,15 @@ TEST_F(sess, unbind_stale)
 	MAP(h, self->fd, cpu, 16);
 	CTL(self->fd, AMUPMU_SPE_CTL_ENABLE);
 	busy_on(mask, 30);
-	ASSERT_EQ(0, poller_start(&a, self->fd, 5000));
+	/* POLLPRI (no fault comes): only the unbind's POLLHUP wakes it */
+	ASSERT_EQ(0, poller_start(&a, self->fd, POLLPRI, 10000));
 	r = write_fmt(SPE_DRV "/unbind", "%s\n", self->spe_dev);
 	ASSERT_EQ(0, r);
 	pthread_join(a.th, NULL);
 	TH_LOG("unbound: poll returned %d revents 0x%x after %llu ms", a.ret, a.revents,
 	       (unsigned long long)a.ns / 1000000);
 	EXPECT_TRUE(!!(a.revents & POLLHUP));
-	EXPECT_GT(2000ULL, a.ns / 1000000);
+	EXPECT_GT(5000ULL, a.ns / 1000000);
 	r = spe_ctl(self->fd, AMUPMU_SPE_CTL_ENABLE);
 	EXPECT_EQ(-ENXIO, r) {
 		TH_LOG("ENABLE after unbind: %s", amupmu_errstr(r));
@@ -2198,7 +2229,8 @@ TEST_F(sess, irq_o1)
 		EXPECT_LT(0ULL, st[ST_EV_FULL]);
 		EXPECT_EQ(e.records, w.records);
 		EXPECT_EQ(e.records, h->records);
-		EXPECT_EQ(st[ST_RECORDS], e.records);
+		/* the model also counts what it wrote into the discard area */
+		EXPECT_LE(e.records, st[ST_RECORDS]);
 		if (st[ST_IRQS])
 			best = st[ST_IRQ_NS_MAX] < best ? st[ST_IRQ_NS_MAX] : best;
 		munmap(h, (pages + 1) * sysconf(_SC_PAGESIZE));
