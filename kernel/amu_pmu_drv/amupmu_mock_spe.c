@@ -319,13 +319,15 @@ enum {
 	AMUPMU_SPE_ST_EV_UNKNOWN,	/* an EC the driver does not know */
 	AMUPMU_SPE_ST_IRQS,		/* amupmu_spe_irq_handle() calls */
 	AMUPMU_SPE_ST_LOST_NS,		/* profiled time beyond two periods a tick dropped */
+	AMUPMU_SPE_ST_IRQ_NS_MIN,	/* shortest amupmu_spe_irq_handle() call (0: none yet) */
+	AMUPMU_SPE_ST_IRQ_NS_MAX,	/* longest: interrupts off all along */
 	AMUPMU_SPE_ST_NR,
 };
 
 static const char * const amupmu_spe_st_names[AMUPMU_SPE_ST_NR] = {
 	"ops_el0", "ops_kernel", "selected", "collisions", "rej_type", "rej_event",
 	"rej_latency", "multi_load", "multi_store", "records", "bytes", "ev_full", "ev_s1",
-	"ev_s2", "ev_ea", "ev_dl", "ev_unknown", "irqs", "lost_ns",
+	"ev_s2", "ev_ea", "ev_dl", "ev_unknown", "irqs", "lost_ns", "irq_ns_min", "irq_ns_max",
 };
 
 /* Injected faults (debugfs spe_fault), taken by the next record write */
@@ -902,8 +904,15 @@ static enum hrtimer_restart amupmu_mock_spe_tick(struct hrtimer *t)
 		amupmu_mock_spe_run(m, now);
 	m->t_last = now;
 	if (m->reg[AMUPMU_SPE_SR_PMBSR] & PMBSR_EL1_S) {
+		u64 t0 = ktime_get_ns(), d;
+
 		m->st[AMUPMU_SPE_ST_IRQS]++;
 		amupmu_spe_irq_handle();
+		/* the driver's buffer interrupt, all of it with interrupts off */
+		d = ktime_get_ns() - t0;
+		if (!m->st[AMUPMU_SPE_ST_IRQ_NS_MIN] || d < m->st[AMUPMU_SPE_ST_IRQ_NS_MIN])
+			m->st[AMUPMU_SPE_ST_IRQ_NS_MIN] = d;
+		m->st[AMUPMU_SPE_ST_IRQ_NS_MAX] = max(m->st[AMUPMU_SPE_ST_IRQ_NS_MAX], d);
 	}
 	m->in_tick = false;
 	if (READ_ONCE(m->dead) || !amupmu_mock_spe_busy(m))

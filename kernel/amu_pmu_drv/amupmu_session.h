@@ -66,7 +66,8 @@ struct amupmu_sess_cpu {
  * @wait: read() and poll() wait here for records
  * @wake: wakes @wait from the interrupt handler
  * @node: in amupmu_sessions (so that a departing device wakes readers)
- * @spe: the session's SPE configuration (amupmu_spe.c), NULL without one
+ * @spe: the file's SPE state (amupmu_spe.c: its configuration and poll
+ *	wait queue), NULL until its first AMUPMU_SPE_CONFIG, freed at release
  * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
  *	check: later ones do not check again (amupmu_amu.c; set once, never
  *	cleared, read and written with READ_ONCE/WRITE_ONCE)

@@ -365,10 +365,16 @@ static void amupmu_spe_hw_write(enum amupmu_spe_sysreg r, u64 val)
 	}
 }
 
+/*
+ * As arm_spe_pmu (and KVM's SPE save) before reading PMBPTR_EL1/PMBSR_EL1:
+ * PSB CSYNC makes the CPU's sampling writes complete, DSB NSH waits for
+ * them, ISB makes the later register reads see the updated values.
+ */
 static void amupmu_spe_hw_drain(void)
 {
 	psb_csync();
 	dsb(nsh);
+	isb();
 }
 
 const struct amupmu_spe_ops amupmu_spe_hw_ops = {
@@ -389,7 +395,7 @@ static const struct amupmu_spe_ops *const amupmu_spe_regs = &amupmu_spe_hw_ops;
 
 /**
  * struct amupmu_spe_buf - one CPU's profiling buffer
- * @mb: its memory (header page, data), references (session, mappings)
+ * @mb: its memory (header page, data), references (configuration, mappings)
  * @hdr: the header page, shared with user space
  * @data: the data area; PMBPTR_EL1 points into it (a kernel address)
  * @size: bytes of @data, a power of two
@@ -402,16 +408,21 @@ struct amupmu_spe_buf {
 };
 
 /**
- * struct amupmu_spe_pcs - a session's SPE on one CPU
- * @sess: the session
+ * struct amupmu_spe_pcs - a configuration's SPE on one CPU
+ * @sess: the configuration
  * @cpu: the CPU
  * @buf: its buffer
- * @head: bytes published (the kernel's copy of hdr->data_head)
+ * @head: bytes published (the kernel's copy of hdr->data_head): walked,
+ *	counted, a partial record at their end made PAD bytes
+ * @written: bytes the CPU wrote into the buffer (@head up to here is not
+ *	published yet: amupmu_spe_publish() does it, in process context)
  * @region: data offset PMBPTR_EL1 started at when last programmed
  * @running: programmed on the CPU (profiling, or stopped by a buffer event
  *	whose interrupt is pending)
  * @discarding: PMBPTR_EL1 points into the CPU's discard area
  * @pm_stopped: stopped for a CPU power-down (CPU_PM_ENTER)
+ * @dl_pending: the bytes up to @written end with a partial record (DL):
+ *	the CPU writes into the discard area until they are published
  * @state: AMUPMU_SPE_FAULT when a fault stopped it
  * @records: records published
  * @lost_bytes: bytes written to the discard area
@@ -422,17 +433,21 @@ struct amupmu_spe_buf {
  * @events: buffer management events taken
  *
  * Everything but @sess, @cpu and @buf under the CPU's amupmu_spe_pcpu.lock,
- * changed on the CPU with interrupts off (or for an offline CPU).
+ * changed on the CPU with interrupts off (or for an offline CPU), except
+ * @head, @records and @dl_pending, which the publisher (process context,
+ * under the configuration's @pub_lock) changes under that lock too.
  */
 struct amupmu_spe_pcs {
-	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_cfg *sess;
 	unsigned int cpu;
 	struct amupmu_spe_buf *buf;
 	u64 head;
+	u64 written;
 	u64 region;
 	bool running;
 	bool discarding;
 	bool pm_stopped;
+	bool dl_pending;
 	u32 state;
 	u64 records;
 	u64 lost_bytes;
@@ -444,39 +459,62 @@ struct amupmu_spe_pcs {
 };
 
 /**
- * struct amupmu_spe_sess - a session's SPE configuration
+ * struct amupmu_spe_cfg - a session's SPE configuration (AMUPMU_SPE_CONFIG
+ *	until RELEASE or the file's release)
+ * @file: the file's SPE state, which outlives the configuration
  * @cpus: the CPU set
  * @nr: CPUs in it
  * @pcs: per CPU of the set, ascending
  * @f: the filter registers
  * @pmscr: PMSCR_EL1
  * @enabled: profiling was enabled (AMUPMU_SPE_CTL_ENABLE)
+ * @gen: amupmu_spe_gen at CONFIG: stale (ENXIO) once the device went
  * @watermark: bytes unread that make poll() report EPOLLIN
  * @mm: the mm the buffers are charged to (RLIMIT_MEMLOCK)
  * @locked: pages charged
- * @wait: poll() waits here
- * @wake: wakes @wait from the buffer interrupt
+ * @kick: from the buffer interrupt and the idle path: queues @pub
+ * @pub: publishes the CPUs' written bytes (process context)
+ * @pub_lock: serialises the publishers (@pub, READ, DISABLE, release)
  * @nl: the configuration as the netlink family reports it
  */
-struct amupmu_spe_sess {
+struct amupmu_spe_cfg {
+	struct amupmu_spe_sess *file;
 	cpumask_var_t cpus;
 	unsigned int nr;
 	struct amupmu_spe_pcs *pcs;
 	struct amupmu_spe_filter f;
 	u64 pmscr;
 	bool enabled;
+	unsigned int gen;
 	u64 watermark;
 	struct mm_struct *mm;
 	unsigned long locked;
-	wait_queue_head_t wait;
-	struct irq_work wake;
+	struct irq_work kick;
+	struct work_struct pub;
+	struct mutex pub_lock;	/* see @pub_lock above */
 	struct amupmu_nl_sess nl;
+};
+
+/**
+ * struct amupmu_spe_sess - a file's SPE state: what lives as long as the
+ *	file (the slot of its amupmu_session), allocated at its first CONFIG
+ * @cfg: the configuration, NULL without one (under amupmu_spe_sess_lock)
+ * @wait: poll() and epoll wait here. It is the file's, not the
+ *	configuration's: a poller or an epoll entry may stay queued across
+ *	RELEASE (and a CONFIG whose reply could not be copied back), and
+ *	leaves it before the file's release (poll holds the file; epoll
+ *	removes its entries before ->release), so it is never freed under
+ *	them.
+ */
+struct amupmu_spe_sess {
+	struct amupmu_spe_cfg *cfg;
+	wait_queue_head_t wait;
 };
 
 /**
  * struct amupmu_spe_pcpu - SPE of one CPU
  * @lock: guards @active and its amupmu_spe_pcs
- * @active: the session that holds this CPU's SPE, NULL when free
+ * @active: the configuration that holds this CPU's SPE, NULL when free
  * @discard: the discard area (allocated with the first session, kept)
  */
 struct amupmu_spe_pcpu {
@@ -486,8 +524,35 @@ struct amupmu_spe_pcpu {
 };
 
 static DEFINE_PER_CPU(struct amupmu_spe_pcpu, amupmu_spe_pcpu);
-static DEFINE_MUTEX(amupmu_spe_sess_lock);	/* sessions' SPE, @active changes */
+/*
+ * amupmu_spe_sess_lock: the files' SPE slots (amupmu_spe_sess.cfg), every
+ * amupmu_spe_pcpu.active change, amupmu_spe_gen, the discard areas.
+ *
+ * Lock order (outer first):
+ *   mmap_lock (amupmu_spe_mmap() is called under it)
+ *     -> amupmu_spe_sess_lock
+ *       -> cpus_read_lock()
+ *       -> amupmu_spe_cfg.pub_lock
+ *         -> amupmu_spe_pcpu.lock (raw, interrupts off)
+ * amupmu_spe_dev.c's amupmu_spe_dev_lock is outside all of them (the
+ * device's remove() calls amupmu_spe_dev_gone()).
+ *
+ * So nothing under amupmu_spe_sess_lock takes the mmap_lock: no
+ * copy_{to,from}_user(), no account_locked_vm() (the RLIMIT_MEMLOCK charge
+ * and uncharge are made before it is taken and after it is dropped), no
+ * mmdrop() of a configuration's mm. READ gathers into a kernel buffer under
+ * it and copies out after.
+ */
+static DEFINE_MUTEX(amupmu_spe_sess_lock);
+/* the SPE device's binding: bumped when it goes (under amupmu_spe_sess_lock) */
+static unsigned int amupmu_spe_gen = 1;
 static enum cpuhp_state amupmu_spe_hp_state;
+
+/* The configuration belongs to a binding of the SPE device that went away. */
+static bool amupmu_spe_stale(const struct amupmu_spe_cfg *sess)
+{
+	return sess->gen != READ_ONCE(amupmu_spe_gen);
+}
 
 /* Largest record of @cpu: PMSIDR_EL1.MaxSize. */
 static u64 amupmu_spe_max_record(unsigned int cpu)
@@ -512,6 +577,8 @@ static u64 amupmu_spe_max_record(unsigned int cpu)
  * @p: the bytes (starting at a record boundary)
  * @len: their length
  * @records: incremented per complete record
+ *
+ * Process context only (amupmu_spe_publish()): O(@len).
  *
  * Return: the offset just after the last complete record, or after
  * trailing PAD bytes (what can be published as is).
@@ -555,30 +622,33 @@ static u64 amupmu_spe_walk(const u8 *p, u64 len, u64 *records)
 	return end;
 }
 
-/* Wake poll() when a buffer holds the watermark (from the interrupt: irq_work). */
-static void amupmu_spe_wake_fn(struct irq_work *w)
-{
-	struct amupmu_spe_sess *sess = container_of(w, struct amupmu_spe_sess, wake);
-
-	wake_up_all(&sess->wait);
-}
-
-static u64 amupmu_spe_unread(const struct amupmu_spe_pcs *pcs)
+/*
+ * The bytes that are not free for the CPU to write: from what the reader
+ * has not consumed (data_tail, but never beyond @head: unpublished bytes
+ * are the publisher's until published) to @written. Under the lock.
+ */
+static u64 amupmu_spe_used(const struct amupmu_spe_pcs *pcs)
 {
 	/* pairs with the reader's release of data_tail */
-	return pcs->head - smp_load_acquire(&pcs->buf->hdr->data_tail);
+	u64 tail = smp_load_acquire(&pcs->buf->hdr->data_tail);
+
+	if ((s64)(tail - pcs->head) > 0)
+		tail = pcs->head;
+	return pcs->written - tail;
 }
 
 /*
- * Publish what the CPU wrote up to PMBPTR_EL1 @ptr: count its records, make
- * a partial record at the end (DL, or a stop) PAD bytes, move the head.
- * In discard mode the bytes are counted as lost. On the CPU, under the lock.
+ * The CPU wrote up to PMBPTR_EL1 @ptr: account for it (O(1): interrupts
+ * are off, and this runs in hard IRQ and on the idle path). The bytes are
+ * walked, counted and published by amupmu_spe_publish() in process
+ * context; @dl says their last record may be partial. In discard mode the
+ * bytes are counted as lost. On the CPU, under the lock.
  */
-static void amupmu_spe_publish(struct amupmu_spe_pcs *pcs, u64 ptr)
+static void amupmu_spe_wrote(struct amupmu_spe_pcs *pcs, u64 ptr, bool dl)
 {
 	struct amupmu_spe_buf *b = pcs->buf;
 	u8 *start = b->data + pcs->region;
-	u64 len, end;
+	u64 len;
 
 	if (pcs->discarding) {
 		u8 *d = this_cpu_ptr(&amupmu_spe_pcpu)->discard;
@@ -591,25 +661,31 @@ static void amupmu_spe_publish(struct amupmu_spe_pcs *pcs, u64 ptr)
 	if (ptr <= (u64)start || ptr > (u64)b->data + b->size)
 		return;
 	len = ptr - (u64)start;
-	end = amupmu_spe_walk(start, len, &pcs->records);
-	if (end < len)
-		memset(start + end, AMUPMU_SPE_PKT_PAD, len - end);
-	pcs->head += len;
+	pcs->written += len;
 	pcs->region += len;
-	WRITE_ONCE(b->hdr->records, pcs->records);
-	/* the records are in place before the head moves past them */
-	smp_store_release(&b->hdr->data_head, pcs->head);
-	if (amupmu_spe_unread(pcs) >= pcs->sess->watermark &&
-	    wq_has_sleeper(&pcs->sess->wait))
-		irq_work_queue(&pcs->sess->wake);
+	if (dl)
+		pcs->dl_pending = true;
+}
+
+/* Have the publisher run (from hard IRQ or the idle path: irq_work). */
+static void amupmu_spe_kick(struct amupmu_spe_pcs *pcs)
+{
+	irq_work_queue(&pcs->sess->kick);
+}
+
+static void amupmu_spe_kick_fn(struct irq_work *w)
+{
+	struct amupmu_spe_cfg *sess = container_of(w, struct amupmu_spe_cfg, kick);
+
+	queue_work(system_wq, &sess->pub);
 }
 
 /*
  * Point the CPU's buffer registers at the next free region of the buffer,
- * or at the discard area when the reader has not made room for a record.
- * The end of the data area that cannot hold a record is padded and
- * published, so that records never wrap. On the CPU, under the lock,
- * profiling stopped.
+ * or at the discard area when the reader has not made room for a record
+ * (or a partial record waits for the publisher). The end of the data area
+ * that cannot hold a record is padded (at most MaxSize bytes), so that
+ * records never wrap. On the CPU, under the lock, profiling stopped.
  */
 static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 {
@@ -617,17 +693,16 @@ static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit, want;
 	u8 *d;
 
-	used = amupmu_spe_unread(pcs);
+	used = amupmu_spe_used(pcs);
 	room = used <= b->size ? b->size - used : 0;
-	off = pcs->head & (b->size - 1);
-	if (b->size - off < max_rec && room >= b->size - off) {
+	off = pcs->written & (b->size - 1);
+	if (!pcs->dl_pending && b->size - off < max_rec && room >= b->size - off) {
 		/* too little before the end: PAD to it and start over at 0 */
 		memset(b->data + off, AMUPMU_SPE_PKT_PAD, b->size - off);
 		room -= b->size - off;
-		pcs->head += b->size - off;
+		pcs->written += b->size - off;
+		used += b->size - off;
 		off = 0;
-		/* the PAD bytes are in place before the head moves past them */
-		smp_store_release(&b->hdr->data_head, pcs->head);
 	}
 	/*
 	 * End the region where the unread bytes reach the watermark (or one
@@ -637,7 +712,7 @@ static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 	want = used < pcs->sess->watermark ? pcs->sess->watermark - used : pcs->sess->watermark;
 	limit = min(round_down(off + min(room, b->size - off), PAGE_SIZE),
 		    round_up(off + max(want, max_rec), PAGE_SIZE));
-	if (limit >= off + max_rec) {
+	if (!pcs->dl_pending && limit >= off + max_rec) {
 		pcs->discarding = false;
 		pcs->region = off;
 		amupmu_spe_regs->write(AMUPMU_SPE_SR_PMBPTR, (u64)b->data + off);
@@ -657,7 +732,7 @@ static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 /* Start profiling on this CPU: filters, buffer, then PMSCR_EL1. Under the lock. */
 static void amupmu_spe_cpu_start(struct amupmu_spe_pcs *pcs)
 {
-	const struct amupmu_spe_sess *sess = pcs->sess;
+	const struct amupmu_spe_cfg *sess = pcs->sess;
 	const struct amupmu_spe_ops *r = amupmu_spe_regs;
 
 	if (pcs->running || (pcs->state & AMUPMU_SPE_FAULT))
@@ -679,15 +754,18 @@ static void amupmu_spe_cpu_start(struct amupmu_spe_pcs *pcs)
 }
 
 /*
- * Stop profiling on this CPU and publish what it wrote (the sequence of
- * arm_spe_pmu: PMSCR_EL1 0, drain, buffer off). A buffer event that came
- * meanwhile is counted. Under the lock.
+ * Stop profiling on this CPU and account for what it wrote (the sequence
+ * of arm_spe_pmu: PMSCR_EL1 0, drain, buffer off). A buffer event that
+ * came meanwhile is counted. The publisher runs when the unread bytes
+ * reach the watermark (else at the next READ, DISABLE or buffer event).
+ * Under the lock.
  */
 static void amupmu_spe_cpu_stop(struct amupmu_spe_pcs *pcs)
 {
 	const struct amupmu_spe_ops *r = amupmu_spe_regs;
 	u64 pmbsr;
 
+	pcs->pm_stopped = false;
 	if (!pcs->running)
 		return;
 	r->write(AMUPMU_SPE_SR_PMSCR, 0);
@@ -705,20 +783,24 @@ static void amupmu_spe_cpu_stop(struct amupmu_spe_pcs *pcs)
 		r->write(AMUPMU_SPE_SR_PMBSR, 0);
 		isb();
 	}
-	amupmu_spe_publish(pcs, r->read(AMUPMU_SPE_SR_PMBPTR));
+	amupmu_spe_wrote(pcs, r->read(AMUPMU_SPE_SR_PMBPTR),
+			 (pmbsr & PMBSR_EL1_S) && (pmbsr & PMBSR_EL1_DL));
 	pcs->running = false;
 	WRITE_ONCE(pcs->buf->hdr->flags, pcs->state);
+	if (pcs->written != pcs->head && amupmu_spe_used(pcs) >= pcs->sess->watermark)
+		amupmu_spe_kick(pcs);
 }
 
 /**
  * amupmu_spe_irq_handle() - the buffer management event of this CPU
  *
  * From the SPE PPI's handler (hardware) or the mock model's timer, in hard
- * interrupt context on the CPU. Decodes PMBSR_EL1: buffer full (publish,
+ * interrupt context on the CPU. Decodes PMBSR_EL1: buffer full (account,
  * count DL and COLL, go on in the next free region or the discard area),
  * a stage-1 or stage-2 fault, an external abort or an unknown syndrome
  * (stop this CPU's profiling, report the syndrome, never restart by
  * itself). Clears PMBSR_EL1.S in every case, so the level interrupt drops.
+ * O(1): the bytes are walked and published in process context.
  */
 void amupmu_spe_irq_handle(void)
 {
@@ -730,6 +812,7 @@ void amupmu_spe_irq_handle(void)
 
 	raw_spin_lock(&pp->lock);
 	pcs = pp->active;
+	/* PSB CSYNC, DSB NSH, ISB: PMBPTR_EL1 and PMBSR_EL1 cover every record */
 	r->drain();
 	pmbsr = r->read(AMUPMU_SPE_SR_PMBSR);
 	if (!(pmbsr & PMBSR_EL1_S) || !pcs || !pcs->running) {
@@ -753,7 +836,7 @@ void amupmu_spe_irq_handle(void)
 	fault = (pmbsr & PMBSR_EL1_EA) ||
 		FIELD_GET(PMBSR_EL1_EC, pmbsr) != PMBSR_EL1_EC_BUF ||
 		FIELD_GET(AMUPMU_PMBSR_BSC, pmbsr) != PMBSR_EL1_BUF_BSC_FULL;
-	amupmu_spe_publish(pcs, ptr);
+	amupmu_spe_wrote(pcs, ptr, pmbsr & PMBSR_EL1_DL);
 	r->write(AMUPMU_SPE_SR_PMBSR, 0);
 	isb();
 	amupmu_nl_spe_buffer(pcs->sess->nl.id, pcs->cpu,
@@ -766,13 +849,88 @@ void amupmu_spe_irq_handle(void)
 		isb();
 		pcs->running = false;
 		WRITE_ONCE(pcs->buf->hdr->flags, pcs->state);
-		if (wq_has_sleeper(&pcs->sess->wait))
-			irq_work_queue(&pcs->sess->wake);
 	} else {
 		amupmu_spe_program_buffer(pcs);
 		isb();
 	}
+	/* publish, and wake poll() at the watermark or for the fault */
+	amupmu_spe_kick(pcs);
 	raw_spin_unlock(&pp->lock);
+}
+
+/*
+ * Walk the written bytes of @pcs from @from, @len of them (segments that
+ * end at the end of the data area are whole: the wrap PAD), counting the
+ * records; a partial record at the end of a segment becomes PAD bytes.
+ * Process context, under @pub_lock: nothing else writes these bytes but
+ * a reader through its writable mapping (which only hurts itself: the
+ * walk stays within the data area).
+ */
+static u64 amupmu_spe_walk_range(struct amupmu_spe_buf *b, u64 from, u64 len)
+{
+	u64 records = 0, off = from & (b->size - 1);
+
+	while (len) {
+		u64 seg = min(len, b->size - off), end;
+
+		end = amupmu_spe_walk(b->data + off, seg, &records);
+		if (end < seg)
+			memset(b->data + off + end, AMUPMU_SPE_PKT_PAD, seg - end);
+		len -= seg;
+		off = 0;
+		cond_resched();
+	}
+	return records;
+}
+
+/*
+ * Publish what the CPUs of @sess wrote: walk it (count the records, PAD a
+ * partial record), then move data_head. Process context: the walk is
+ * O(bytes) and preemptible. Wakes poll() when a buffer holds its
+ * watermark or a CPU faulted. Takes @pub_lock and the CPUs' locks.
+ */
+static void amupmu_spe_publish(struct amupmu_spe_cfg *sess)
+{
+	bool wake = false;
+	unsigned int i;
+
+	mutex_lock(&sess->pub_lock);
+	for (i = 0; i < sess->nr; i++) {
+		struct amupmu_spe_pcs *pcs = &sess->pcs[i];
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, pcs->cpu);
+		struct amupmu_spe_buf *b = pcs->buf;
+		u64 head, written, records = 0;
+		unsigned long flags;
+		bool dl;
+
+		raw_spin_lock_irqsave(&pp->lock, flags);
+		head = pcs->head;
+		written = pcs->written;
+		dl = pcs->dl_pending;
+		raw_spin_unlock_irqrestore(&pp->lock, flags);
+		if (written != head)
+			records = amupmu_spe_walk_range(b, head, written - head);
+		raw_spin_lock_irqsave(&pp->lock, flags);
+		/* @written only grows; with @dl_pending it does not move */
+		pcs->head = written;
+		pcs->records += records;
+		if (dl)
+			pcs->dl_pending = false;
+		WRITE_ONCE(b->hdr->records, pcs->records);
+		/* the records are in place before the head moves past them */
+		smp_store_release(&b->hdr->data_head, pcs->head);
+		if (amupmu_spe_used(pcs) >= sess->watermark || (pcs->state & AMUPMU_SPE_FAULT))
+			wake = true;
+		raw_spin_unlock_irqrestore(&pp->lock, flags);
+	}
+	mutex_unlock(&sess->pub_lock);
+	if (wake)
+		wake_up_all(&sess->file->wait);
+}
+
+static void amupmu_spe_pub_fn(struct work_struct *work)
+{
+	amupmu_spe_publish(container_of(work, struct amupmu_spe_cfg, pub));
 }
 
 static void amupmu_spe_start_fn(void *arg)
@@ -786,19 +944,20 @@ static void amupmu_spe_start_fn(void *arg)
 	raw_spin_unlock(&pp->lock);
 }
 
+/* Stop @arg on this CPU if it holds it; NULL: whatever holds this CPU. */
 static void amupmu_spe_stop_fn(void *arg)
 {
 	struct amupmu_spe_pcs *pcs = arg;
 	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
 
 	raw_spin_lock(&pp->lock);
-	if (pp->active == pcs)
-		amupmu_spe_cpu_stop(pcs);
+	if (pp->active && (!pcs || pp->active == pcs))
+		amupmu_spe_cpu_stop(pp->active);
 	raw_spin_unlock(&pp->lock);
 }
 
 /* Start or stop every online CPU of @sess. Under amupmu_spe_sess_lock and cpus_read_lock(). */
-static void amupmu_spe_each_online(struct amupmu_spe_sess *sess, smp_call_func_t fn)
+static void amupmu_spe_each_online(struct amupmu_spe_cfg *sess, smp_call_func_t fn)
 {
 	unsigned int i;
 
@@ -807,15 +966,20 @@ static void amupmu_spe_each_online(struct amupmu_spe_sess *sess, smp_call_func_t
 			smp_call_function_single(sess->pcs[i].cpu, fn, &sess->pcs[i], 1);
 }
 
-/* CPU hotplug: a CPU of an enabled session profiles while it is online. */
+/*
+ * CPU hotplug: a CPU of an enabled configuration profiles while it is
+ * online, unless the SPE device it was configured with went away.
+ */
 static int amupmu_spe_cpu_online(unsigned int cpu)
 {
 	struct amupmu_spe_pcpu *pp = this_cpu_ptr(&amupmu_spe_pcpu);
+	struct amupmu_spe_pcs *pcs;
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&pp->lock, flags);
-	if (pp->active && pp->active->sess->enabled)
-		amupmu_spe_cpu_start(pp->active);
+	pcs = pp->active;
+	if (pcs && READ_ONCE(pcs->sess->enabled) && !amupmu_spe_stale(pcs->sess))
+		amupmu_spe_cpu_start(pcs);
 	raw_spin_unlock_irqrestore(&pp->lock, flags);
 	return 0;
 }
@@ -833,8 +997,9 @@ static int amupmu_spe_cpu_offline(unsigned int cpu)
 }
 
 /*
- * A core that powers down in idle loses its SPE registers: stop and publish
- * before, start again after (the buffer state is the driver's).
+ * A core that powers down in idle loses its SPE registers: stop before,
+ * start again after (the buffer state is the driver's). O(1): the bytes
+ * are published in process context.
  */
 static int amupmu_spe_cpu_pm_notify(struct notifier_block *nb, unsigned long action, void *v)
 {
@@ -895,14 +1060,19 @@ static struct amupmu_spe_buf *amupmu_spe_buf_alloc(unsigned int cpu, unsigned in
 	return b;
 }
 
-/* Free what amupmu_spe_sess_alloc() made (its CPUs are not claimed). */
-static void amupmu_spe_sess_free(struct amupmu_spe_sess *sess)
+/*
+ * Free a configuration no CPU holds any more (amupmu_spe_pcpu.active
+ * cleared, or never set): after its last kick and publication. Without
+ * amupmu_spe_sess_lock (it uncharges RLIMIT_MEMLOCK: the mmap_lock).
+ */
+static void amupmu_spe_sess_free(struct amupmu_spe_cfg *sess)
 {
 	unsigned int i;
 
 	if (!sess)
 		return;
-	irq_work_sync(&sess->wake);
+	irq_work_sync(&sess->kick);
+	cancel_work_sync(&sess->pub);
 	for (i = 0; sess->pcs && i < sess->nr; i++)
 		amupmu_mbuf_put(sess->pcs[i].buf ? &sess->pcs[i].buf->mb : NULL);
 	if (sess->mm) {
@@ -1008,16 +1178,22 @@ static u64 amupmu_spe_pmscr(const struct amupmu_spe_config *c)
 	return v;
 }
 
-static struct amupmu_spe_sess *amupmu_spe_sess_alloc(const struct amupmu_spe_config *c,
-						     const struct cpumask *cpus)
+/*
+ * A configuration and its buffers: after RLIMIT_MEMLOCK was charged
+ * (amupmu_spe_config()), so that a caller beyond its limit never makes
+ * the kernel allocate them. Without amupmu_spe_sess_lock.
+ */
+static struct amupmu_spe_cfg *amupmu_spe_sess_alloc(const struct amupmu_spe_config *c,
+						    const struct cpumask *cpus)
 {
-	struct amupmu_spe_sess *sess = kzalloc(sizeof(*sess), GFP_KERNEL);
+	struct amupmu_spe_cfg *sess = kzalloc(sizeof(*sess), GFP_KERNEL);
 	unsigned int cpu, i = 0;
 
 	if (!sess)
 		return NULL;
-	init_waitqueue_head(&sess->wait);
-	init_irq_work(&sess->wake, amupmu_spe_wake_fn);
+	init_irq_work(&sess->kick, amupmu_spe_kick_fn);
+	INIT_WORK(&sess->pub, amupmu_spe_pub_fn);
+	mutex_init(&sess->pub_lock);
 	if (!zalloc_cpumask_var(&sess->cpus, GFP_KERNEL))
 		goto fail;
 	cpumask_copy(sess->cpus, cpus);
@@ -1043,28 +1219,55 @@ fail:
 }
 
 /*
+ * Can @file take a configuration on @cpus? EBUSY when it holds one or
+ * another configuration holds a CPU of the set. Under amupmu_spe_sess_lock.
+ */
+static int amupmu_spe_busy(struct amupmu_spe_sess *file, const struct cpumask *cpus)
+{
+	unsigned int cpu;
+
+	if (file && file->cfg)
+		return -EBUSY;
+	for_each_cpu(cpu, cpus)
+		if (READ_ONCE(per_cpu_ptr(&amupmu_spe_pcpu, cpu)->active))
+			return -EBUSY;
+	return 0;
+}
+
+/*
  * AMUPMU_SPE_CONFIG. The errno order: the struct (EINVAL), privilege
- * (EACCES), ownership (ENXIO), the CPU set (EINVAL/ENODEV/EFAULT), the
- * CPUs (EOPNOTSUPP, ENODEV unclaimed), the filter (EINVAL/EOPNOTSUPP), KPTI
- * (EOPNOTSUPP), in use (EBUSY), memory (ENOMEM).
+ * (EACCES: CAP_PERFMON for every configuration), ownership (ENXIO), the CPU
+ * set (EINVAL/ENODEV/EFAULT), the CPUs (EOPNOTSUPP, ENODEV unclaimed), the
+ * filter (EINVAL/EOPNOTSUPP), KPTI (EOPNOTSUPP), in use (EBUSY), memory
+ * (ENOMEM: RLIMIT_MEMLOCK, charged before anything is allocated), in use
+ * again (EBUSY: another CONFIG won the race meanwhile).
  */
 static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_config *c)
 {
-	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_cfg *sess = NULL;
+	struct amupmu_spe_sess *file;
 	struct amupmu_spe_filter f;
+	struct mm_struct *mm = current->mm;
 	cpumask_var_t cpus;
 	unsigned long pages;
-	unsigned int cpu;
+	unsigned int i;
 	int ret;
 
 	ret = amupmu_spe_config_shape(c);
 	if (ret)
 		return ret;
-	if ((c->enables & (AMUPMU_SPE_EN_KERNEL | AMUPMU_SPE_EN_CX | AMUPMU_SPE_EN_PA) ||
-	     c->pct != AMUPMU_SPE_PCT_VIRTUAL) && !perfmon_capable())
+	/*
+	 * SPE samples every task on the CPUs of the set, other users' and
+	 * setuid programs' EL0 included (PCs, data addresses, latencies):
+	 * CPU-wide, like perf's CPU-wide events, so CAP_PERFMON whatever the
+	 * enables.
+	 */
+	if (!perfmon_capable())
 		return -EACCES;
 	if (amupmu_spe_owner() == AMUPMU_SPE_OWNER_KERNEL)
 		return -ENXIO;
+	if (!mm)
+		return -EINVAL;
 	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
 		return -ENOMEM;
 	ret = amupmu_cpuset_from_user(cpus, c->cpus_uptr, c->cpus_len);
@@ -1090,37 +1293,63 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 	ret = amupmu_spe_filter_check(&f, cpus);
 	if (ret)
 		goto out;
-	/* under KPTI the buffer (a kernel address) faults for samples taken at EL0 */
-	if ((c->enables & AMUPMU_SPE_EN_USER) && arm64_kernel_unmapped_at_el0()) {
+	/*
+	 * Under KPTI the kernel is unmapped at EL0: the buffer (a kernel
+	 * address) faults for a sample taken there, and a sample taken on
+	 * the way in or out of the kernel (the trampoline) the same way: the
+	 * kernel's arm_spe_pmu does not probe at all under KPTI.
+	 */
+	if (arm64_kernel_unmapped_at_el0()) {
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
+	/* the file's SPE state: lives until the file's release */
+	mutex_lock(&amupmu_spe_sess_lock);
+	file = *slot;
+	if (!file) {
+		file = kzalloc(sizeof(*file), GFP_KERNEL);
+		if (file) {
+			init_waitqueue_head(&file->wait);
+			WRITE_ONCE(*slot, file);
+		}
+	}
+	ret = file ? amupmu_spe_busy(file, cpus) : -ENOMEM;
+	mutex_unlock(&amupmu_spe_sess_lock);
+	if (ret)
+		goto out;
+
+	/* charge first, then allocate; neither under amupmu_spe_sess_lock */
+	pages = (unsigned long)cpumask_weight(cpus) * (c->buf_pages + 1);
+	ret = account_locked_vm(mm, pages, true);
+	if (ret)
+		goto out;
+	sess = amupmu_spe_sess_alloc(c, cpus);
+	if (!sess) {
+		account_locked_vm(mm, pages, false);
+		ret = -ENOMEM;
+		goto out;
+	}
+	sess->mm = mm;
+	mmgrab(mm);
+	sess->locked = pages;
+	sess->f = f;
+	sess->file = file;
 
 	mutex_lock(&amupmu_spe_sess_lock);
-	ret = -EBUSY;
-	if (*slot)
-		goto out_unlock;
-	for_each_cpu(cpu, cpus)
-		if (READ_ONCE(per_cpu_ptr(&amupmu_spe_pcpu, cpu)->active))
-			goto out_unlock;
-	ret = -ENOMEM;
-	sess = amupmu_spe_sess_alloc(c, cpus);
-	if (!sess || amupmu_spe_discard_alloc(cpus))
-		goto out_free;
-	sess->f = f;
-	pages = (unsigned long)sess->nr * (c->buf_pages + 1);
-	ret = account_locked_vm(current->mm, pages, true);
-	if (ret)
-		goto out_free;
-	sess->mm = current->mm;
-	mmgrab(sess->mm);
-	sess->locked = pages;
-	for (cpu = 0; cpu < sess->nr; cpu++) {
-		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, sess->pcs[cpu].cpu);
+	ret = amupmu_spe_busy(file, cpus);
+	if (!ret && amupmu_spe_discard_alloc(cpus))
+		ret = -ENOMEM;
+	if (ret) {
+		mutex_unlock(&amupmu_spe_sess_lock);
+		goto out;
+	}
+	sess->gen = amupmu_spe_gen;
+	for (i = 0; i < sess->nr; i++) {
+		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, sess->pcs[i].cpu);
 		unsigned long flags;
 
 		raw_spin_lock_irqsave(&pp->lock, flags);
-		pp->active = &sess->pcs[cpu];
+		pp->active = &sess->pcs[i];
 		raw_spin_unlock_irqrestore(&pp->lock, flags);
 	}
 	sess->nl = (struct amupmu_nl_sess) {
@@ -1130,28 +1359,27 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 		.pmsirr = sess->f.pmsirr,
 	};
 	amupmu_nl_session_start(&sess->nl);
-	*slot = sess;
-	mutex_unlock(&amupmu_spe_sess_lock);
-	free_cpumask_var(cpus);
-	return 0;
-
-out_free:
-	amupmu_spe_sess_free(sess);
-out_unlock:
+	WRITE_ONCE(file->cfg, sess);
+	sess = NULL;
 	mutex_unlock(&amupmu_spe_sess_lock);
 out:
+	amupmu_spe_sess_free(sess);	/* uncharges */
 	free_cpumask_var(cpus);
 	return ret;
 }
 
-/* Stop every CPU and give them back; the buffers go with their last mapping. */
-static void amupmu_spe_release_locked(struct amupmu_spe_sess **slot)
+/*
+ * Take the configuration from its file: stop every CPU and give them
+ * back. Under amupmu_spe_sess_lock; the caller frees it after dropping the
+ * lock (amupmu_spe_cfg_end()). The buffers go with their last mapping.
+ */
+static struct amupmu_spe_cfg *amupmu_spe_unconfig_locked(struct amupmu_spe_sess *file)
 {
-	struct amupmu_spe_sess *sess = *slot;
+	struct amupmu_spe_cfg *sess = file ? file->cfg : NULL;
 	unsigned int i;
 
 	if (!sess)
-		return;
+		return NULL;
 	cpus_read_lock();
 	amupmu_spe_each_online(sess, amupmu_spe_stop_fn);
 	for (i = 0; i < sess->nr; i++) {
@@ -1163,14 +1391,32 @@ static void amupmu_spe_release_locked(struct amupmu_spe_sess **slot)
 		raw_spin_unlock_irqrestore(&pp->lock, flags);
 	}
 	cpus_read_unlock();
-	*slot = NULL;
+	/*
+	 * No CPU reaches it from here on: the interrupt handler, the hotplug
+	 * and CPU PM callbacks find it through amupmu_spe_pcpu.active under
+	 * the CPU's lock, which was just cleared under that lock.
+	 */
+	WRITE_ONCE(file->cfg, NULL);
 	amupmu_nl_session_end(&sess->nl);
+	/* pollers see the configuration gone (no EPOLLIN/EPOLLPRI from it) */
+	wake_up_all(&file->wait);
+	return sess;
+}
+
+/* Publish a taken configuration's last bytes and free it: without the lock. */
+static void amupmu_spe_cfg_end(struct amupmu_spe_cfg *sess)
+{
+	if (!sess)
+		return;
+	irq_work_sync(&sess->kick);
+	amupmu_spe_publish(sess);
 	amupmu_spe_sess_free(sess);
 }
 
 static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe_ctl *ctl)
 {
-	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_cfg *sess, *gone = NULL;
+	struct amupmu_spe_sess *file;
 	int ret = 0;
 	unsigned int i;
 
@@ -1178,9 +1424,15 @@ static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe
 	    ctl->op > AMUPMU_SPE_CTL_RELEASE)
 		return -EINVAL;
 	mutex_lock(&amupmu_spe_sess_lock);
-	sess = *slot;
+	file = *slot;
+	sess = file ? file->cfg : NULL;
 	if (!sess) {
 		ret = -ENODEV;
+		goto out;
+	}
+	/* the SPE device it was made with went away: only RELEASE */
+	if (ctl->op != AMUPMU_SPE_CTL_RELEASE && amupmu_spe_stale(sess)) {
+		ret = -ENXIO;
 		goto out;
 	}
 	switch (ctl->op) {
@@ -1206,45 +1458,59 @@ static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe
 		WRITE_ONCE(sess->enabled, false);
 		amupmu_spe_each_online(sess, amupmu_spe_stop_fn);
 		cpus_read_unlock();
+		irq_work_sync(&sess->kick);
+		amupmu_spe_publish(sess);
 		break;
 	default:
-		amupmu_spe_release_locked(slot);
+		gone = amupmu_spe_unconfig_locked(file);
 		break;
 	}
 out:
 	mutex_unlock(&amupmu_spe_sess_lock);
+	amupmu_spe_cfg_end(gone);
 	return ret;
 }
 
 static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read *rd)
 {
-	struct amupmu_spe_sess *sess;
-	struct amupmu_spe_cpu e;
+	struct amupmu_spe_cfg *sess;
+	struct amupmu_spe_sess *file;
+	struct amupmu_spe_cpu *ents;
 	u8 __user *dst = u64_to_user_ptr(rd->cpus_uptr);
-	size_t klen = min_t(size_t, rd->entry_size, sizeof(e));
-	unsigned int i;
+	size_t klen = min_t(size_t, rd->entry_size, sizeof(*ents));
+	unsigned int i, nr = 0, room;
 	int ret = 0;
 
 	if (rd->flags || rd->entry_size < AMUPMU_SPE_CPU_SIZE_VER0 || rd->entry_size > 4096 ||
 	    !IS_ALIGNED(rd->entry_size, sizeof(u64)) || rd->nr_cpus > AMUPMU_SPE_READ_CPUS_MAX)
 		return -EINVAL;
+	/* gathered under the lock into a kernel buffer, copied out after it */
+	room = min_t(unsigned int, rd->nr_cpus, nr_cpu_ids);
+	ents = kvcalloc(max(room, 1U), sizeof(*ents), GFP_KERNEL);
+	if (!ents)
+		return -ENOMEM;
 	mutex_lock(&amupmu_spe_sess_lock);
-	sess = *slot;
+	file = *slot;
+	sess = file ? file->cfg : NULL;
 	if (!sess) {
 		ret = -ENODEV;
-		goto out;
+		goto out_unlock;
 	}
 	if (rd->nr_cpus < sess->nr) {
 		ret = -EINVAL;
-		goto out;
+		goto out_unlock;
 	}
-	for (i = 0; i < sess->nr; i++, dst += rd->entry_size) {
+	/* the records and data_head up to what the CPUs wrote by now */
+	irq_work_sync(&sess->kick);
+	amupmu_spe_publish(sess);
+	nr = sess->nr;
+	for (i = 0; i < nr; i++) {
 		struct amupmu_spe_pcs *pcs = &sess->pcs[i];
 		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, pcs->cpu);
 		unsigned long flags;
 
 		raw_spin_lock_irqsave(&pp->lock, flags);
-		e = (struct amupmu_spe_cpu) {
+		ents[i] = (struct amupmu_spe_cpu) {
 			.cpu = pcs->cpu,
 			.state = pcs->state | (sess->enabled ? AMUPMU_SPE_ENABLED : 0) |
 				 (pcs->discarding && pcs->running ? AMUPMU_SPE_DISCARDING : 0),
@@ -1259,23 +1525,25 @@ static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read
 		};
 		raw_spin_unlock_irqrestore(&pp->lock, flags);
 		if (!cpu_online(pcs->cpu))
-			e.state |= AMUPMU_SPE_OFFLINE;
-		if (copy_to_user(dst, &e, klen) ||
-		    (rd->entry_size > klen && clear_user(dst + klen, rd->entry_size - klen))) {
-			ret = -EFAULT;
-			goto out;
-		}
+			ents[i].state |= AMUPMU_SPE_OFFLINE;
 	}
-	rd->nr_cpus = sess->nr;
-	rd->entry_size = sizeof(e);
-out:
+out_unlock:
 	mutex_unlock(&amupmu_spe_sess_lock);
+	for (i = 0; !ret && i < nr; i++, dst += rd->entry_size)
+		if (copy_to_user(dst, &ents[i], klen) ||
+		    (rd->entry_size > klen && clear_user(dst + klen, rd->entry_size - klen)))
+			ret = -EFAULT;
+	if (!ret) {
+		rd->nr_cpus = nr;
+		rd->entry_size = sizeof(*ents);
+	}
+	kvfree(ents);
 	return ret;
 }
 
 /**
  * amupmu_spe_cmd() - AMUPMU_SPE_CONFIG, _CTL and _READ of a session
- * @slot: the session's SPE configuration (amupmu_session_spe())
+ * @slot: the session's SPE state (amupmu_session_spe())
  * @cmd: AMUPMU_CMD_SPE_*
  * @arg: the command's struct (kernel copy)
  *
@@ -1295,18 +1563,46 @@ int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg)
 	}
 }
 
-/* The session's file goes: stop and free its SPE configuration. */
+/*
+ * Stop and free the session's SPE configuration (a CONFIG whose reply could
+ * not be copied back). The file's SPE state (its wait queue) stays.
+ */
 void amupmu_spe_release(struct amupmu_spe_sess **slot)
 {
+	struct amupmu_spe_cfg *gone;
+
 	mutex_lock(&amupmu_spe_sess_lock);
-	amupmu_spe_release_locked(slot);
+	gone = amupmu_spe_unconfig_locked(*slot);
 	mutex_unlock(&amupmu_spe_sess_lock);
+	amupmu_spe_cfg_end(gone);
+}
+
+/*
+ * The session's file goes (->release): the configuration, then the file's
+ * SPE state. No poller is left (poll() holds the file, epoll removed its
+ * entries before ->release).
+ */
+void amupmu_spe_file_release(struct amupmu_spe_sess **slot)
+{
+	struct amupmu_spe_sess *file;
+
+	amupmu_spe_release(slot);
+	mutex_lock(&amupmu_spe_sess_lock);
+	file = *slot;
+	WRITE_ONCE(*slot, NULL);
+	mutex_unlock(&amupmu_spe_sess_lock);
+	kfree(file);
 }
 
 /**
  * amupmu_spe_mmap() - map one CPU's buffer (offset AMUPMU_SPE_MMAP_OFFSET(cpu))
- * @slot: the session's SPE configuration
+ * @slot: the session's SPE state
  * @vma: the mapping: 1 + buf_pages pages, shared, not executable
+ *
+ * Called under the mmap_lock: takes amupmu_spe_sess_lock inside it (the
+ * lock order above). The mapping holds a reference on the buffer (struct
+ * amupmu_mbuf: vm_ops open/close), as perf's mappings hold the ring
+ * buffer: it outlives RELEASE, and its file (vm_file) the file's release.
  *
  * Return: 0; -EINVAL without a configuration, for a CPU not in its set or
  * another shape of mapping.
@@ -1314,14 +1610,14 @@ void amupmu_spe_release(struct amupmu_spe_sess **slot)
 int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma)
 {
 	u64 off = (u64)vma->vm_pgoff << PAGE_SHIFT;
-	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_cfg *sess;
 	unsigned int i;
 	int ret = -EINVAL;
 
 	if (off < AMUPMU_SPE_MMAP_OFFSET(0) || (off - AMUPMU_SPE_MMAP_OFFSET(0)) & U32_MAX)
 		return -EINVAL;
 	mutex_lock(&amupmu_spe_sess_lock);
-	sess = *slot;
+	sess = *slot ? (*slot)->cfg : NULL;
 	for (i = 0; sess && i < sess->nr; i++)
 		if (AMUPMU_SPE_MMAP_OFFSET(sess->pcs[i].cpu) == off)
 			ret = amupmu_mbuf_mmap(&sess->pcs[i].buf->mb, vma, vma->vm_pgoff);
@@ -1329,24 +1625,30 @@ int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma)
 	return ret;
 }
 
-/* poll(): EPOLLIN when a CPU's buffer holds its watermark, EPOLLPRI on a fault. */
+/*
+ * poll(): EPOLLIN when a CPU's buffer holds its watermark, EPOLLPRI on a
+ * fault, EPOLLHUP once the SPE device the configuration was made with is
+ * gone. Waits on the file's queue, which outlives the configuration.
+ */
 __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 			 struct poll_table_struct *wait)
 {
-	struct amupmu_spe_sess *sess;
+	struct amupmu_spe_sess *file;
+	struct amupmu_spe_cfg *sess;
 	__poll_t mask = 0;
 	unsigned int i;
 
 	mutex_lock(&amupmu_spe_sess_lock);
-	sess = *slot;
-	if (!sess) {
+	file = *slot;
+	if (!file) {
 		mutex_unlock(&amupmu_spe_sess_lock);
 		return 0;
 	}
-	poll_wait(filp, &sess->wait, wait);
-	/* queued before looking: pairs with wq_has_sleeper() in the interrupt */
+	poll_wait(filp, &file->wait, wait);
+	/* queued before looking: pairs with the publisher's wake_up_all() */
 	smp_mb();
-	for (i = 0; i < sess->nr; i++) {
+	sess = file->cfg;
+	for (i = 0; sess && i < sess->nr; i++) {
 		const struct amupmu_spe_pcs *pcs = &sess->pcs[i];
 
 		/* pairs with the head's release in amupmu_spe_publish() */
@@ -1356,6 +1658,8 @@ __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 		if (READ_ONCE(pcs->state) & AMUPMU_SPE_FAULT)
 			mask |= EPOLLPRI;
 	}
+	if (sess && amupmu_spe_stale(sess))
+		mask |= EPOLLHUP;
 	mutex_unlock(&amupmu_spe_sess_lock);
 	return mask;
 }
@@ -1405,28 +1709,41 @@ int amupmu_spe_live_regs(unsigned int cpu, u64 *regs)
 
 bool amupmu_spe_configured(struct amupmu_spe_sess **slot)
 {
-	return READ_ONCE(*slot);
+	struct amupmu_spe_sess *file = READ_ONCE(*slot);
+
+	/* the file's SPE state lives as long as the file */
+	return file && READ_ONCE(file->cfg);
 }
 
 /**
  * amupmu_spe_dev_gone() - the claimed SPE device is going (unbind, unload):
- *	stop every session's profiling before its interrupt is freed
+ *	stop every configuration's profiling before its interrupt is freed
  *
- * The sessions keep their buffers and data; they do not run again until
- * they are enabled with a device (or released).
+ * The configurations keep their buffers and data (READ, the mappings),
+ * and go stale: CTL ENABLE and DISABLE fail with ENXIO, CPUs coming online
+ * do not start them, poll() reports EPOLLHUP; RELEASE frees them.
  */
 void amupmu_spe_dev_gone(void)
 {
 	unsigned int cpu;
 
+	mutex_lock(&amupmu_spe_sess_lock);
+	WRITE_ONCE(amupmu_spe_gen, amupmu_spe_gen + 1 ?: 1);
 	cpus_read_lock();
-	for_each_online_cpu(cpu) {
-		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, cpu);
-
-		if (READ_ONCE(pp->active))
-			smp_call_function_single(cpu, amupmu_spe_stop_fn, pp->active, 1);
-	}
+	/* amupmu_spe_pcpu.active is read on the CPU, under its lock */
+	for_each_online_cpu(cpu)
+		smp_call_function_single(cpu, amupmu_spe_stop_fn, NULL, 1);
 	cpus_read_unlock();
+	/* .active changes only under amupmu_spe_sess_lock, held */
+	for_each_possible_cpu(cpu) {
+		struct amupmu_spe_pcs *pcs = per_cpu_ptr(&amupmu_spe_pcpu, cpu)->active;
+
+		if (pcs) {
+			WRITE_ONCE(pcs->sess->enabled, false);
+			wake_up_all(&pcs->sess->file->wait);
+		}
+	}
+	mutex_unlock(&amupmu_spe_sess_lock);
 }
 
 /**

@@ -77,9 +77,10 @@ enum amupmu_spe_sysreg {
  * @read: read @r; on the CPU, preemption (or interrupts) off
  * @write: write @r; same context. Writes are followed by isb() where the
  *	architecture needs it: the caller issues isb() itself.
- * @drain: PSB CSYNC then DSB NSH: every record the CPU has sampled so far
- *	is written to memory and PMBPTR_EL1 covers it (the sequence of the
- *	kernel's arm_spe_pmu before it reads PMBPTR_EL1)
+ * @drain: PSB CSYNC, DSB NSH, then ISB: every record the CPU has sampled
+ *	so far is written to memory and PMBPTR_EL1/PMBSR_EL1 as read next
+ *	cover it (the sequence of the kernel's arm_spe_pmu before it reads
+ *	PMBPTR_EL1)
  *
  * The buffer management interrupt of a CPU, level-sensitive while
  * PMBSR_EL1.S is 1, makes the hardware backend's PPI handler call
@@ -108,13 +109,20 @@ int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpum
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);
 int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val, u64 *old);
 
-/* sessions: the file's SPE configuration, a slot in its amupmu_session */
+/*
+ * sessions: the file's SPE state (a slot in its amupmu_session, allocated
+ * at the first CONFIG, freed by amupmu_spe_file_release()), which holds its
+ * configuration and the poll() wait queue
+ */
 struct amupmu_spe_sess;
 struct file;
 struct poll_table_struct;
 struct vm_area_struct;
 int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg);
+/* frees the configuration (CONFIG's failed copy-back); the file's state stays */
 void amupmu_spe_release(struct amupmu_spe_sess **slot);
+/* the file's ->release: the configuration and the file's SPE state */
+void amupmu_spe_file_release(struct amupmu_spe_sess **slot);
 int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma);
 __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 			 struct poll_table_struct *wait);
@@ -128,7 +136,7 @@ int amupmu_spe_live_regs(unsigned int cpu, u64 *regs);
  * mutex, which nothing outside that file takes: it may take
  * cpus_read_lock() and any SPE lock). The PPI stays enabled, and its
  * handler may run, until it returns; amupmu_spe_dev_serves() already says
- * false for the device's CPUs.
+ * false for the device's CPUs. The configurations go stale (ENXIO).
  */
 void amupmu_spe_dev_gone(void);
 

@@ -66,6 +66,7 @@ for m in el1 vhe; do
 	sr=$(fig "$lm" spe_report.records_per_s)
 	srl=$(sed -n "s/.*BENCH spe_report\.records_per_s [0-9]* (\(.*\)).*/\1/p" "$lm" | head -1)
 	ub=$(fig "$lm" amu_read.amu_bare_ns)
+	si=$(fig "$lm" spe_irq.max_ns)
 	[ -n "$ua" ] && [ -n "$up" ] || { echo "bench: no AMU figure on $m (see $OUT/$m-*mock*.log)" >&2; exit 1; }
 	[ -n "$a" ] && [ -n "$p" ] && [ -n "$sa" ] && [ -n "$sp" ] ||
 		{ echo "bench: no figure on $m (see $OUT/$m-*.log)" >&2; exit 1; }
@@ -96,7 +97,8 @@ for m in el1 vhe; do
     \"amu_read\": { \"backend\": \"mock\", \"amu_read_ns\": $ua, \"pmu_read4_ns\": $up, \"ratio\": $(ratio "$ua" "$up"),
                   \"amu_read_model_min_ns\": $(num "$um"), \"ratio_model_min\": $(ratio "$um" "$up"),
                   \"amu_read_driver_path_ns\": $(num "$ub"), \"ratio_driver_path\": $(ratio "$ub" "$up") },
-    \"spe_report\": { \"backend\": \"mock\", \"records_per_s\": $(num "$sr"), \"run\": \"$srl\" }
+    \"spe_report\": { \"backend\": \"mock\", \"records_per_s\": $(num "$sr"), \"run\": \"$srl\" },
+    \"spe_irq\": { \"backend\": \"mock\", \"max_ns\": $(num "$si") }
   }"
 done
 cat >"$OUT/results.json" <<JSON
@@ -112,7 +114,8 @@ cat >"$OUT/results.json" <<JSON
     "pmu_sample_shared": "pmu_sample with amupmu in shared mode (stock devicetree: perf core's overflow callback writes amupmu's record), against perf sampling in the same boot",
     "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
     "amu_read": "median guest ns of one AMUPMU_AMU_READ of CPU 0 (4 group 0 + 2 group 1 counters and the time, read on the CPU) against one AMUPMU_PMU_READ of 4 PMU counters on CPU 0, 10000 reads each, same boot of the mock build (amupmu devicetree): QEMU hides the AMU, so the mock model computes each AMU register in a function call where hardware runs an mrs; the figure is the ioctl path around the reads, not the hardware's register cost; amu_read_model_min_ns: the same read with the model at its cheapest (active fixed, counters disabled: no idle-time lookup, no 128-bit divisions), what the read costs with little model arithmetic; amu_read_driver_path_ns: the same read with CPU 0's model frozen (amu_model frozen=1: each counter read a plain load of a held value), the driver's path around the eight register reads, which is what hardware would add its eight mrs to",
-    "spe_report": "records per second through \`amupmu spe report -i FILE\` on CPU 0 (exec, reading the file, decoding every record, symbols, aggregation; median of 5 runs, guest time) of a recording of a pointer chase on CPU 0 (interval 1024, timestamps) made in the same boot by the mock SPE model (QEMU has no SPE): the records are the model's, the decoding and the report are the real code"
+    "spe_report": "records per second through \`amupmu spe report -i FILE\` on CPU 0 (exec, reading the file, decoding every record, symbols, aggregation; median of 5 runs, guest time) of a recording of a pointer chase on CPU 0 (interval 1024, timestamps) made in the same boot by the mock SPE model (QEMU has no SPE): the records are the model's, the decoding and the report are the real code",
+    "spe_irq": "guest ns of the longest call of the SPE buffer interrupt handler (interrupts off all along) in a run with the largest buffer (4 MiB) and its watermark at 4 MiB, so that each buffer event ends a 4 MiB region; best of 3 runs (selftest amupmu_spe_session_test irq_o1, the mock model timing each call): the handler is O(1), the region's records are walked in process context"
   },
 $machines
 }

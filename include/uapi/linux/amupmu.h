@@ -903,14 +903,15 @@ struct amupmu_amu_read {
  *  EOPNOTSUPP  a CPU of the set has no SPE (or firmware keeps the profiling
  *              buffer: PMBIDR_EL1.P), or lacks a filter asked for (see the
  *              arm_spe knobs in Documentation/admin-guide/amupmu.rst for the
- *              checks, which are the same)
+ *              checks, which are the same); the kernel runs with KPTI
  *  EINVAL      a value the architecture leaves CONSTRAINED UNPREDICTABLE
  *              (FL with min_latency 0; FT with no type without
  *              FEAT_SPE_EFT), out of range, a reserved bit
- *  EACCES      without CAP_PERFMON: profiling the kernel, physical
- *              addresses (PA), physical timestamps (pct not virtual),
- *              CONTEXTIDR (CX)
- *  ENXIO       the kernel's arm_spe_pmu owns SPE (amupmu_info.spe_owner)
+ *  EACCES      without CAP_PERFMON (every configuration: SPE samples
+ *              every task on its CPUs, as perf's CPU-wide events)
+ *  ENXIO       the kernel's arm_spe_pmu owns SPE (amupmu_info.spe_owner);
+ *              CTL ENABLE/DISABLE of a configuration made before the
+ *              claimed SPE device was unbound (stale: RELEASE it)
  *  ENODEV      a CPU of the set is not possible; on hardware, no SPE device
  *              claimed by amupmu serves a CPU of the set (spe_owner
  *              AMUPMU_SPE_OWNER_UNCLAIMED: "amupmu spe claim")

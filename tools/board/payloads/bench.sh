@@ -48,6 +48,12 @@ if [ "$(cat /sys/class/misc/amupmu/backend)" = mock ]; then
 	records=$(grep -a '^cpu ' $f | sed 's/.* records=\([0-9]*\) .*/\1/' | awk '{ n += $1 } END { print n + 0 }')
 	run_test "spe_report_bench" sh -c "/tests/spe_report_bench $records 5 -- amupmu spe report -i $f |
 		sed 's/^BENCH/ok 1 - BENCH/'"
+	# the SPE buffer interrupt with interrupts off at the largest buffer
+	# (4 MiB, watermark 4 MiB: each buffer event ends a 4 MiB region): the
+	# longest handler call of a run, best of 3 runs (selftest irq_o1; the
+	# mock model times each call); O(1) since issue 24 (it walked the region)
+	run_test "spe_irq_bench" sh -c "AMUPMU_SPE_ONLY=irq_o1 /selftests/amupmu_spe_session_test 2>&1 |
+		sed -n 's/.*best of 3 runs with a 4 MiB region: \([0-9]*\) ns.*/ok 1 - BENCH spe_irq.max_ns \1 (buffer=4MiB watermark=4MiB best-of-3)/p'"
 	exit 0
 fi
 # the stock devicetree: amupmu in shared mode beside perf (pmu_shared=Y,
