@@ -72,7 +72,7 @@ if [ -z "$TIMEOUT" ]; then
 	TIMEOUT=300
 	case $K in *-debug) TIMEOUT=900 ;; esac
 fi
-case $TIMEOUT in [1-9] | [1-9]*[0-9]) ;; *) echo "board: -t SECS" >&2; exit 2 ;; esac
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "board: -t SECS" >&2; exit 2; }
 machine_opt "$MACH" >/dev/null || { echo "board: -m ${BOARD_MACHINES// /|}" >&2; exit 2; }
 case $SMP in [1-9] | [1-9][0-9]) ;; *) echo "board: -s 1..99 vCPUs" >&2; exit 2 ;; esac
 case $FRAMES in
@@ -201,12 +201,14 @@ extra=()
 # BOARD_APPEND="ARGS": more kernel command line, e.g. nokaslr
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
 extra+=("${qextra[@]}")
+# the debug kernel prints every KASAN report, not only the first
+case $K in *-debug) extra_append=" kasan_multi_shot" ;; *) extra_append="" ;; esac
 LOG=$W/console.log
 set +e
 timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
 	-serial stdio -monitor none -no-reboot \
 	-kernel "$KC/Image" -initrd "$W/initramfs.cpio" \
-	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$MACH/$DT/$VARIANT/smp$SMP/icount$ICOUNT${BOARD_APPEND:+ $BOARD_APPEND}" \
+	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$MACH/$DT/$VARIANT/smp$SMP/icount$ICOUNT$extra_append${BOARD_APPEND:+ $BOARD_APPEND}" \
 	</dev/null >"$LOG" 2>&1
 qrc=$?
 set -e
