@@ -3,21 +3,22 @@
 #
 # build-module.sh KERNEL [VARIANT]
 #   KERNEL  6.1 | 6.12   (Debian bookworm / trixie arm64 kernels from make deps)
+#           6.1-debug    (the debug kernel of tools/debug-kernel.sh: its tree)
 #   VARIANT prod (default) | mock  (mock = CONFIG_AMUPMU_MOCK=y test build)
 #
 # Cross-builds amupmu.ko with W=1 into build/module/KERNEL/VARIANT/ using the
 # compiler the kernel was built with: the host's gcc-12 cross compiler for
-# 6.1, gcc-14 inside the trixie build chroot for 6.12. Fails on any compiler
+# 6.1 and 6.1-debug, gcc-14 inside the trixie build chroot for 6.12. Fails on any compiler
 # or modpost warning. Set SPARSE=1 to also run sparse (C=2).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
-K=${1:?usage: build-module.sh 6.1|6.12 [prod|mock]}
+K=${1:?usage: build-module.sh 6.1|6.12|6.1-debug [prod|mock]}
 VARIANT=${2:-prod}
 OUT=$TOP/build/module/$K/$VARIANT
 KC=$CACHE/kernels/$K
-[ -f "$KC/.complete" ] || { echo "build-module: kernel $K missing: run make deps" >&2; exit 1; }
+[ -f "$KC/.complete" ] || { echo "build-module: kernel $K missing: run make deps (6.1-debug: tools/debug-kernel.sh)" >&2; exit 1; }
 ABI=$(cat "$KC/abi")
 
 extra=()
@@ -41,6 +42,14 @@ case $K in
 		ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- W=1 "${extra[@]}" modules >"$log" 2>&1 \
 		|| { cat "$log" >&2; exit 1; }
 	;;
+6.1-debug)
+	# the configured and built tree in the debug kernel's cache entry
+	src=$OUT/src
+	stage "$src"
+	make -C "$KC/build" M="$src/kernel/amu_pmu_drv" \
+		ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- W=1 "${extra[@]}" modules >"$log" 2>&1 \
+		|| { cat "$log" >&2; exit 1; }
+	;;
 6.12)
 	CH=$CACHE/chroot-trixie
 	[ -f "$CH/.complete" ] || { echo "build-module: trixie chroot missing: run make deps" >&2; exit 1; }
@@ -60,7 +69,7 @@ case $K in
 	src=$CH/$rel
 	;;
 *)
-	echo "build-module: unknown kernel $K (6.1 or 6.12)" >&2; exit 1 ;;
+	echo "build-module: unknown kernel $K (6.1, 6.12 or 6.1-debug)" >&2; exit 1 ;;
 esac
 
 cp "$src/kernel/amu_pmu_drv/amupmu.ko" "$OUT/amupmu.ko"

@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# make deps: install every Debian package amupmu needs and fetch Debian's
-# arm64 kernels (bookworm 6.1, trixie 6.12) into $CACHE. Idempotent: when
+# make deps: install every Debian package amupmu needs, fetch Debian's
+# arm64 kernels (bookworm 6.1, trixie 6.12) into $CACHE and build the debug
+# kernel (tools/debug-kernel.sh, 6.1-debug; cached outside). Idempotent: when
 # everything is in place it downloads nothing (set REFRESH=1 to re-resolve
 # the newest kernel ABI from the archive).
 set -euo pipefail
@@ -18,7 +19,7 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs Debian packages)"
 
 HOST_PKGS=(
-	make cmake g++ gcc pkg-config cpio gzip xz-utils python3 bc kmod
+	make cmake g++ gcc pkg-config cpio gzip xz-utils python3 bc kmod flex bison
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 	qemu-system-arm qemu-user-static
 	device-tree-compiler dt-schema sparse mmdebstrap
@@ -220,5 +221,8 @@ fetch_kernel 6.1 bookworm
 fetch_kernel 6.12 trixie
 make_chroot
 extract_ksrc
-log "ready: 6.1=$(cat "$CACHE/kernels/6.1/abi") 6.12=$(cat "$CACHE/kernels/6.12/abi")," \
+# the debug kernel (6.1-debug), built once into a cache outside the tree
+CACHE=$CACHE "$TOP/tools/debug-kernel.sh" || die "the debug kernel did not build"
+log "ready: 6.1=$(cat "$CACHE/kernels/6.1/abi") 6.12=$(cat "$CACHE/kernels/6.12/abi")" \
+    "6.1-debug=$(cat "$CACHE/kernels/6.1-debug/abi")," \
     "$(qemu-system-aarch64 --version | head -1), $(aarch64-linux-gnu-gcc --version | head -1)"

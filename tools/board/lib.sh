@@ -44,6 +44,16 @@ demo() {
 	echo "AMUPMU-END $step rc=$rc"
 }
 
+# board_kernel: the running kernel as run.sh -k names it: 6.1, 6.12, or
+# 6.1-debug for the debug kernel of tools/debug-kernel.sh (its release
+# is 6.1.N-amupmu-debug)
+board_kernel() {
+	case $(uname -r) in
+	*-amupmu-debug) echo "$(uname -r | cut -d. -f1,2)-debug" ;;
+	*) uname -r | cut -d. -f1,2 ;;
+	esac
+}
+
 # board_identity: the board of this boot, one line of key=value. The
 # kernel, its exception level, the GIC, the devicetree, its number of
 # "amupmu,cpu-frames" nodes and of SPE nodes ("arm,statistical-profiling-
@@ -74,7 +84,7 @@ board_identity() {
 		grep -q 'amupmu,cpu-frames' "$f" && echo "$f"; done | wc -l)
 	spe=$(find /proc/device-tree/ -name compatible | while read -r f; do
 		grep -q 'arm,statistical-profiling-extension-v1' "$f" && echo "$f"; done | wc -l)
-	echo "kernel=$(uname -r | cut -d. -f1,2) machine=$(echo "$amupmu_board" | cut -d/ -f2)" \
+	echo "kernel=$(board_kernel) machine=$(echo "$amupmu_board" | cut -d/ -f2)" \
 		"kernel_el=${el:-unknown} gic=$gic dt=$dt module=$(echo "$amupmu_board" | cut -d/ -f4)" \
 		"icount=$(echo "$amupmu_board" | cut -d/ -f6 | sed 's/^icount//')" \
 		"smp=$(grep -c '^processor' /proc/cpuinfo) frames=$frames spe=$spe"

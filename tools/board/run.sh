@@ -6,9 +6,10 @@
 # kernel on qemu-system-aarch64 -M virt, run a payload, collect its KTAP/TAP
 # results from the serial console and check the kernel log.
 #
-# run.sh -k 6.1|6.12 -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
+# run.sh -k 6.1|6.12|6.1-debug -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
 #        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
-#   -k  kernel (Debian bookworm 6.1 / trixie 6.12)
+#   -k  kernel (Debian bookworm 6.1 / trixie 6.12; 6.1-debug: the debug
+#       kernel of tools/debug-kernel.sh, lockdep/KASAN/KFENCE/UBSAN/...)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
 #       amupmu = QEMU's DTB + dts/amupmu-virt.dtso (the PMU goes to amupmu)
 #   -m  machine (tools/board/machines.sh): el1 = -M virt (kernel at EL1,
@@ -29,7 +30,8 @@
 #       claim (payload spe-claim.sh). two: a second node, /spe2, on the
 #       same PPI (amupmu takes one SPE device at a time). With -d stock,
 #       QEMU's DTB is dumped and gets the node(s), nothing else.
-#   -t  timeout in seconds (default 300)
+#   -t  timeout in seconds (default 300; 6.1-debug: 900, KASAN and
+#       lockdep under TCG run the check payload about 3 times slower)
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
@@ -40,20 +42,22 @@
 # counts to build/board/NAME/summary; exits 1 when anything failed, also
 # when the booted system is not the board asked for (the AMUPMU-BOARD line
 # init prints: kernel, exception level, GIC, devicetree, vCPUs, frame nodes,
-# SPE nodes).
+# SPE nodes), and when the kernel complained in its log: an Oops, BUG or
+# WARNING, a lockdep, KASAN, KFENCE, UBSAN or DEBUG_OBJECTS report, list
+# corruption, a hung task, a soft or hard lockup, an RCU stall.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
-K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT=300 QUIET=0 FRAMES="" SPE=no
+K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT="" QUIET=0 FRAMES="" SPE=no
 while getopts "k:d:m:s:v:if:S:t:q" o; do
 	case $o in
 	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; s) SMP=$OPTARG ;;
 	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
 	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;;
-	*) sed -n '4,42p' "$0"; exit 2 ;;
+	*) sed -n '4,47p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -62,7 +66,13 @@ PAYLOAD=${1:?payload name missing (see tools/board/payloads/)}
 PSCRIPT=$TOP/tools/board/payloads/$PAYLOAD.sh
 case $PAYLOAD in */*) PSCRIPT=$(realpath "$PAYLOAD"); PAYLOAD=$(basename "$PAYLOAD" .sh) ;; esac
 [ -f "$PSCRIPT" ] || { echo "board: no payload $PSCRIPT" >&2; exit 2; }
+case $K in 6.1 | 6.12 | 6.1-debug) ;; *) echo "board: -k 6.1|6.12|6.1-debug" >&2; exit 2 ;; esac
 case $DT in stock|amupmu) ;; *) echo "board: -d stock|amupmu" >&2; exit 2 ;; esac
+if [ -z "$TIMEOUT" ]; then
+	TIMEOUT=300
+	case $K in *-debug) TIMEOUT=900 ;; esac
+fi
+[[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "board: -t SECS" >&2; exit 2; }
 machine_opt "$MACH" >/dev/null || { echo "board: -m ${BOARD_MACHINES// /|}" >&2; exit 2; }
 case $SMP in [1-9] | [1-9][0-9]) ;; *) echo "board: -s 1..99 vCPUs" >&2; exit 2 ;; esac
 case $FRAMES in
@@ -94,7 +104,7 @@ AARCH64=$TOP/build/aarch64
 SELFTESTS=$TOP/build/selftests/aarch64
 BUSYBOX=$CACHE/kernels/6.1/root/bin/busybox
 for f in "$KC/Image" "$KO" "$BUSYBOX"; do
-	[ -e "$f" ] || { echo "board: missing $f (make deps / make module)" >&2; exit 2; }
+	[ -e "$f" ] || { echo "board: missing $f (make deps / tools/build-module.sh $K $VARIANT)" >&2; exit 2; }
 done
 rm -rf "$W"; mkdir -p "$W"
 
@@ -191,12 +201,14 @@ extra=()
 # BOARD_APPEND="ARGS": more kernel command line, e.g. nokaslr
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
 extra+=("${qextra[@]}")
+# the debug kernel prints every KASAN report, not only the first
+case $K in *-debug) extra_append=" kasan_multi_shot" ;; *) extra_append="" ;; esac
 LOG=$W/console.log
 set +e
 timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
 	-serial stdio -monitor none -no-reboot \
 	-kernel "$KC/Image" -initrd "$W/initramfs.cpio" \
-	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$MACH/$DT/$VARIANT/smp$SMP/icount$ICOUNT${BOARD_APPEND:+ $BOARD_APPEND}" \
+	-append "console=ttyAMA0 panic=-1 loglevel=5 amupmu_board=$K/$MACH/$DT/$VARIANT/smp$SMP/icount$ICOUNT$extra_append${BOARD_APPEND:+ $BOARD_APPEND}" \
 	</dev/null >"$LOG" 2>&1
 qrc=$?
 set -e
@@ -236,8 +248,28 @@ awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 		next
 	}
 	/^AMUPMU-BOARD: done/ { done = 1 }
-	/(Oops|BUG:|WARNING:|Unable to handle kernel|Kernel panic|soft lockup|hard LOCKUP|rcu_sched self-detected|detected stalls|Call trace:)/ {
-		if (!(seen[$0]++)) fail("kernel log: " $0)
+	# what any kernel prints when something is wrong, and what the debug
+	# kernel adds: lockdep ("WARNING: possible circular locking ...",
+	# "BUG: Invalid wait context"), KASAN/KFENCE ("BUG: KASAN: ..."),
+	# UBSAN, DEBUG_OBJECTS, DEBUG_LIST, hung tasks, soft/hard lockups,
+	# RCU stalls (rcu_sched or rcu_preempt, expedited or not), workqueue
+	# lockups, usercopy, refcount, SLUB debug and IRQ storms. Fixed strings
+	# (mawk 1.3.4 cannot compile them as one long alternation)
+	BEGIN {
+		nsplat = split("Oops|BUG:|WARNING:|Unable to handle kernel|Kernel panic|kernel BUG at|" \
+			"Internal error:|Call trace:|soft lockup|hard LOCKUP|self-detected stall|" \
+			"detected stalls|detected expedited stalls|workqueue lockup|blocked for more than|" \
+			"UBSAN:|ODEBUG:|list_add corruption|list_del corruption|DEBUG_LOCKS_WARN_ON|" \
+			"scheduling while atomic|sleeping function called from invalid context|" \
+			"usercopy: Kernel memory|refcount_t: |nobody cared|Poison overwritten|" \
+			"Redzone overwritten|Object already free", splat, "|")
+	}
+	{
+		for (i = 1; i <= nsplat; i++)
+			if (index($0, splat[i])) {
+				if (!(seen[$0]++)) fail("kernel log: " $0)
+				break
+			}
 	}
 	END {
 		if (insec) fail(sec " did not finish")

@@ -5,7 +5,7 @@
 set -uo pipefail
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 D=$TOP/tools/board/selftest
-echo "1..4"
+echo "1..5"
 out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/warn.sh" 2>&1); rc=$?
 if [ $rc != 0 ] && echo "$out" | grep -q 'kernel log: .*WARNING: CPU'; then
 	echo "ok 1 - harness fails a boot whose kernel log has a WARNING"
@@ -32,4 +32,16 @@ if [ $rc != 0 ] && echo "$out" | grep -q 'booted kernel_el=2, asked for kernel_e
 	echo "ok 4 - harness fails a boot on another machine than the one asked for"
 else
 	echo "not ok 4 - harness missed a machine mismatch (status $rc)"; sed 's/^/# /' <<<"$out"
+fi
+# every debug-kernel report (splats.sh writes their first lines into the
+# kernel log) fails the boot, each named in a "kernel log:" failure
+# (printk.devkmsg=on: /dev/kmsg would keep only 10 lines in 5 s)
+out=$(BOARD_APPEND=printk.devkmsg=on "$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/splats.sh" 2>&1); rc=$?
+missed=$(sed -n '/^SPLATS$/,$d; 1,/<<.SPLATS.$/d; p' "$D/splats.sh" | while IFS= read -r l; do
+	grep -F "kernel log: " <<<"$out" | grep -qF "$l" || echo "$l"
+done)
+if [ $rc != 0 ] && [ -z "$missed" ]; then
+	echo "ok 5 - harness fails a boot on each debug-kernel report (lockdep, KASAN, KFENCE, UBSAN, ODEBUG, lists, hung task, RCU stall, lockups)"
+else
+	echo "not ok 5 - harness missed debug-kernel reports (status $rc)"; sed 's/^/# missed: /' <<<"$missed"
 fi
