@@ -508,9 +508,10 @@ static int recv_fd(int sock)
 
 /*
  * The child of session_dump_visibility, uid 65534 with CAP_PERFMON: a
- * session of its own; then, CAP_PERFMON dropped, a netlink socket opened
- * here and handed to the parent, and its own dump. Exit status: 0 when
- * that dump showed exactly its own session, 10 + n otherwise, 1..9 for
+ * session of its own and a dump; then, CAP_PERFMON dropped, a netlink
+ * socket opened here and handed to the parent, and its own dump. Exit
+ * status: 0 when its dump with CAP_PERFMON showed both sessions (else
+ * 20 + n) and the one without exactly its own (else 10 + n); 1..9 for
  * setup failures.
  */
 static int vis_child(const struct amupmu_info *info, int ctl, int go)
@@ -528,6 +529,12 @@ static int vis_child(const struct amupmu_info *info, int ctl, int go)
 	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
 	if (fd < 0 || start_session(fd, info, &kind))
 		return 2;
+	/* with CAP_PERFMON: root's session and its own */
+	if (nl_open(&mine) || nl_resolve(&mine) || vis_dump(&mine, &d))
+		return 6;
+	close(mine.fd);
+	if (d.n != 2)
+		return 20 + (int)d.n;
 	/* no CAP_PERFMON any more: its socket's opener has none, it sees its own */
 	memset(caps, 0, sizeof(caps));
 	if (syscall(SYS_capset, &hdr, caps))
@@ -544,11 +551,30 @@ static int vis_child(const struct amupmu_info *info, int ctl, int go)
 	return 10 + (int)d.n;
 }
 
+/* root without capabilities: its uid's session only (@arg: root's pid) */
+static int vis_root_nocaps(void *arg)
+{
+	struct vis_dump d;
+	struct nl nl;
+	int ret = nl_open(&nl);
+
+	if (!ret)
+		ret = nl_resolve(&nl);
+	if (!ret)
+		ret = vis_dump(&nl, &d);
+	if (ret)
+		return ret;
+	close(nl.fd);
+	return d.n == 1 && d.pid[0] == *(__u32 *)arg ? 0 : -EMLINK;
+}
+
 /*
  * SESSION_GET shows other users' sessions only to CAP_PERFMON (issue 24,
  * defect 3): root with a session of its own, a child at uid 65534 with
- * CAP_PERFMON with another. Root's dump has both (their pids); the child,
- * its capability dropped, sees only its own. A netlink socket the child
+ * CAP_PERFMON with another. Root's dump has both (their pids), so has the
+ * child's while it has CAP_PERFMON; root without capabilities sees only
+ * uid 0's, the child with its capability dropped only its own (the rows
+ * of Documentation/admin-guide/amupmu-privileges.rst). A netlink socket the child
  * opened and passed to root (SCM_RIGHTS) shows root nothing and cannot
  * subscribe to the session group: the opener's credentials count as
  * well as the sender's (netlink_capable()), so an unprivileged opener
@@ -560,7 +586,7 @@ TEST_F(nl, session_dump_visibility)
 	struct vis_dump d;
 	struct nl passed;
 	struct nl_err err;
-	__u32 kind;
+	__u32 kind, me;
 	pid_t pid;
 	char c;
 
@@ -605,6 +631,12 @@ TEST_F(nl, session_dump_visibility)
 	EXPECT_EQ(2U, d.n);
 	EXPECT_EQ((__u32)getpid(), d.pid[0]);
 	EXPECT_EQ((__u32)pid, d.pid[1]);
+	me = getpid();
+	ret = amupmu_run_as(0, 0, 0, vis_root_nocaps, &me);
+	EXPECT_EQ(0, ret) {
+		TH_LOG("root without capabilities: %s (EMLINK: not exactly root's session)",
+		       amupmu_errstr(ret));
+	}
 
 	/* opened by uid 65534 without CAP_PERFMON, sent on by root: nothing */
 	ASSERT_EQ(0, nl_resolve(&passed));
@@ -622,8 +654,8 @@ TEST_F(nl, session_dump_visibility)
 	ASSERT_EQ(pid, waitpid(pid, &status, 0));
 	ASSERT_TRUE(WIFEXITED(status));
 	EXPECT_EQ(0, WEXITSTATUS(status)) {
-		TH_LOG("uid 65534 without CAP_PERFMON: exit %d (10 + sessions it saw; "
-		       "below 10: setup failed)", WEXITSTATUS(status));
+		TH_LOG("uid 65534: exit %d (20 + sessions seen with CAP_PERFMON, 10 + "
+		       "without; below 10: setup failed)", WEXITSTATUS(status));
 	}
 	close(fd);
 	close(ctl[0]);
