@@ -46,6 +46,7 @@
 #include <linux/perf_event.h>
 
 #include "amupmu_test.h"
+#include "amupmu_nl.h"
 
 #define CFG_SZ		sizeof(struct amupmu_pmu_config)
 #define EV_SZ		sizeof(struct amupmu_pmu_event)
@@ -3221,13 +3222,16 @@ static void throttle_run(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *s
  * DIV_ROUND_UP(rate, HZ) plus the interrupt that goes over it, at most
  * 11 for HZ >= 100, per window of at least a tick, plus the window cut
  * at the end; and every overflow is an interrupt that sampled, lost or
- * skidded.
+ * skidded. The netlink buffer group hears the first throttle (THROTTLE,
+ * THROTTLED 1, CPU 0).
  */
 TEST_F(pmu, sample_throttled)
 {
-	char saved_min[32] = "", saved_rate[32] = "", rate[32];
+	char saved_min[32] = "", saved_rate[32] = "", rate[32], buf[4096];
 	const char *rate_path;
+	struct nl_msg ev;
 	struct snap sn;
+	struct nl ln;
 	__u64 irqs, bound, t;
 	int ret;
 
@@ -3241,6 +3245,7 @@ TEST_F(pmu, sample_throttled)
 		TH_LOG("%s: cannot read it", rate_path);
 	}
 	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	ASSERT_EQ(0, nl_listen(&ln, 1U << AMUPMU_NL_GROUP_BUFFER));
 	snprintf(rate, sizeof(rate), "%llu", THROTTLE_RATE);
 	ret = amupmu_write_str(PERIOD_MIN_PARAM, "1000");
 	if (!ret)
@@ -3273,6 +3278,20 @@ TEST_F(pmu, sample_throttled)
 	EXPECT_LT(0ULL, sn.rd.throttled);
 	EXPECT_GE(bound, irqs);
 	EXPECT_EQ(irqs, sn.v[0].overflows);
+
+	/* the first THROTTLE event (RING_LOST ones may come too: the same group) */
+	while (!(ret = nl_event(&ln, &ev, buf, sizeof(buf), 2000)) &&
+	       ev.cmd != AMUPMU_NL_CMD_THROTTLE)
+		;
+	ASSERT_EQ(0, ret) {
+		TH_LOG("no THROTTLE event: %s", amupmu_errstr(ret));
+	}
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_THROTTLED]);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_CPU]);
+	ASSERT_NE(NULL, ev.a[AMUPMU_NL_A_SESSION_ID]);
+	EXPECT_EQ(1ULL, attr_u64(ev.a[AMUPMU_NL_A_THROTTLED]));
+	EXPECT_EQ(0U, attr_u32(ev.a[AMUPMU_NL_A_CPU]));
+	close(ln.fd);
 }
 
 /*
