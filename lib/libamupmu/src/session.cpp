@@ -339,7 +339,6 @@ void fill_header(const amupmu_pmu_read& rd, unsigned cpu, CpuReading& out) noexc
 	out.samples = rd.samples;
 	out.lost = rd.lost;
 	out.skid = rd.skid;
-	out.throttled = rd.throttled;
 }
 
 }	// namespace

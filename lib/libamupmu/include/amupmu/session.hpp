@@ -144,10 +144,6 @@ struct CpuReading {
 	/// samples dropped because the interrupt came in the kernel while the
 	/// counter excludes the kernel (as perf drops skid samples)
 	std::uint64_t skid = 0;
-	/// times this CPU's sample interrupts were throttled until the next
-	/// tick (ABI 2.4; one-CPU reads only: 0 in a read of every CPU, and
-	/// from drivers before 2.4)
-	std::uint64_t throttled = 0;
 
 	[[nodiscard]] std::span<const CounterValue> counters() const noexcept
 	{
