@@ -3342,12 +3342,13 @@ TEST_F(pmu, shared_read_local_moves)
  * interrupt (the k-th sample's total is at least k periods: the PMU was
  * started again).
  *
- * What QEMU cannot show: under -icount its counters advance with the
- * instruction count, and the handler's instructions between the two
- * counter reads are the same at every interrupt, so without the freeze the
- * difference would be constant too (larger by those instructions). On
- * hardware, where the reads' distance varies with the memory system, an
- * unfrozen PMU gives a difference that varies from sample to sample.
+ * Without the freeze the two totals are read at different moments, and
+ * their difference moves from sample to sample: on the 6.1 el1 -icount
+ * board the driver before the fix gave 206 differing samples of 207
+ * (the re-arm's write and read of the sampled counter lie between the
+ * two reads). -icount only: without it QEMU's cycle counters follow the
+ * host clock, and two counters frozen together are still read from it at
+ * two instants.
  */
 TEST_F(pmu, sample_values_one_moment)
 {
