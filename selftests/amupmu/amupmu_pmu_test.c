@@ -3346,9 +3346,9 @@ TEST_F(pmu, shared_read_local_moves)
  * their difference moves from sample to sample: on the 6.1 el1 -icount
  * board the driver before the fix gave 206 differing samples of 207
  * (the re-arm's write and read of the sampled counter lie between the
- * two reads). -icount only: without it QEMU's cycle counters follow the
- * host clock, and two counters frozen together are still read from it at
- * two instants.
+ * two reads). -icount only, as the other sampled-loop tests: without it
+ * QEMU's cycle counters follow the host clock, which this test does not
+ * rely on.
  */
 TEST_F(pmu, sample_values_one_moment)
 {
