@@ -363,10 +363,7 @@ TEST_CASE("board: overflow samples through the mmap ring", "[board][sample]")
 		  << signed_ns(after, latest) << " ns before the end of a " << (after - before)
 		  << " ns CLOCK_MONOTONIC_RAW window (" << to_string(conv.clock) << ", mult " << conv.time_mult
 		  << ", shift " << conv.time_shift << ")" << std::endl;
-	// how many depends on the host's speed and on the throttle (perf core
-	// lowers kernel.perf_event_max_sample_rate when QEMU's interrupts take
-	// long, ABI 2.4): only that some came, and the accounting below
-	CHECK(n > 0);
+	CHECK(n > 100);
 	CHECK(ours > n / 2);
 	// the kernel is not counted, and the driver drops an interrupt that
 	// lands there (skid) as perf does: every sample is user space
@@ -377,9 +374,10 @@ TEST_CASE("board: overflow samples through the mmap ring", "[board][sample]")
 	s.read(cpus.front(), r);
 	CHECK(r.samples > 0);
 	CHECK(r.shared() == (mode == PmuMode::shared));
-	// overflows are the sampling counter's interrupts, each wrote, lost or
-	// dropped a sample (a throttled overflow raises none, in either mode)
-	CHECK(r.values[0].overflows == r.samples + r.lost + r.skid);
+	// shared mode: overflows are the sampling counter's periods, as many
+	// as the interrupts that wrote, lost or dropped a sample
+	if (mode == PmuMode::shared)
+		CHECK(r.values[0].overflows == r.samples + r.lost + r.skid);
 	std::cout << "# CPU " << cpus.front() << ": " << r.samples << " samples, " << r.lost << " lost, " << r.skid
 		  << " dropped as kernel skid, " << r.values[0].overflows << " overflows" << std::endl;
 }
