@@ -257,6 +257,8 @@ const char *amupmu_owner_name(u32 owner);
  * @node: in the family's registry (amupmu_netlink.c's lock)
  * @id: its number, given by amupmu_nl_session_start()
  * @owner: thread group of the configuring process (a reference)
+ * @uid: effective uid of the configuring process: who sees it in a
+ *	SESSION_GET dump without CAP_PERFMON
  * @kind: enum amupmu_nl_session_kind
  * @cpus: its CPU set; unchanged while registered
  * @nr_events: PMU events (0 for SPE)
@@ -269,6 +271,7 @@ struct amupmu_nl_sess {
 	struct list_head node;
 	u64 id;
 	struct pid *owner;
+	kuid_t uid;
 	u32 kind;
 	const struct cpumask *cpus;
 	u32 nr_events;
@@ -287,5 +290,6 @@ void amupmu_nl_owner_event(u32 unit, u32 owner);
 void amupmu_nl_knob_event(const char *name, u64 old, u64 new);
 void amupmu_nl_ring_lost(u64 id, unsigned int cpu, u64 lost);
 void amupmu_nl_spe_buffer(u64 id, unsigned int cpu, u32 what, u64 pmbsr);
+void amupmu_nl_throttle(u64 id, unsigned int cpu, u64 throttled);
 
 #endif /* AMUPMU_H */

@@ -36,7 +36,7 @@ static_assert(sizeof(struct amupmu_amu_cpu) == AMUPMU_AMU_CPU_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
 static_assert(sizeof(struct amupmu_pmu_ctl) == AMUPMU_PMU_CTL_SIZE_VER0);
-static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2);
+static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER3);
 static_assert(sizeof(struct amupmu_spe_config) == AMUPMU_SPE_CONFIG_SIZE_VER0);
 static_assert(sizeof(struct amupmu_spe_ctl) == AMUPMU_SPE_CTL_SIZE_VER0);
 static_assert(sizeof(struct amupmu_spe_read) == AMUPMU_SPE_READ_SIZE_VER0);

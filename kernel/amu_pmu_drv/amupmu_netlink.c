@@ -4,8 +4,23 @@
  * amupmu_netlink.h, Documentation/netlink/specs/amupmu.yaml).
  *
  * Requests: STATUS_GET, CPU_GET (do and dump), SESSION_GET (dump) and
- * SUBSCRIBE. Events: the driver's files call the amupmu_nl_*() emitters
- * from any context; an emitter only copies the event into a fixed queue
+ * SUBSCRIBE.
+ *
+ * Privilege: what shows other users' sessions (the SESSION_GET dump beyond
+ * the caller's own sessions, the session and buffer event groups) needs
+ * CAP_PERFMON or CAP_SYS_ADMIN (perfmon_capable()'s pair) of both the
+ * socket's opener and the process that sends the request, as
+ * netlink_capable() checks them (and GENL_ADMIN_PERM does for
+ * CAP_NET_ADMIN): a socket opened without it and handed to a privileged
+ * process (a setuid program's stdout) cannot be made to ask for it. A dump
+ * decides in its start callback, which runs in the sender's context; the
+ * later parts of a dump run in whoever reads the socket, and use what the
+ * start decided. The CPU group (hotplug, ownership) and the per-CPU session
+ * counts of CPU_GET are open to every user, as AMUPMU_INFO's free counters
+ * are: they name no process, event or filter.
+ *
+ * Events: the driver's files call the amupmu_nl_*() emitters from any
+ * context; an emitter only copies the event into a fixed queue
  * under a raw spinlock (no allocation, no sleeping) and queues a work item,
  * which builds one message per subscriber and unicasts it.
  *
@@ -15,13 +30,14 @@
  * and _SYS_ADMIN, checked in the network namespace's user namespace; the
  * family bind() callback of later kernels cannot refuse), and a multicast
  * sender does not learn which listener's buffer overflowed. A subscription
- * is checked once, by the subscribing process, and a unicast that finds the
+ * is checked once, on the subscribing socket and process, and a unicast that finds the
  * receiver's buffer full is counted (the receiver reads ENOBUFS).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitmap.h>
 #include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/cpumask.h>
 #include <linux/netlink.h>
 #include <linux/notifier.h>
@@ -32,9 +48,11 @@
 #include <linux/spinlock.h>
 #include <linux/string.h>
 #include <linux/timekeeping.h>
+#include <linux/uidgid.h>
 #include <linux/workqueue.h>
 #include <net/genetlink.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 #include <linux/amupmu_netlink.h>
 
 #include "amupmu.h"
@@ -97,7 +115,7 @@ struct amupmu_nl_ev {
 			u64 id;
 			u32 cpu;
 			u32 what;
-			u64 val;	/* LOST: records lost; SPE: PMBSR_EL1 */
+			u64 val;	/* LOST: records lost; SPE: PMBSR_EL1; THROTTLE: count */
 		} buf;
 	} u;
 };
@@ -300,6 +318,27 @@ void amupmu_nl_spe_buffer(u64 id, unsigned int cpu, u32 what, u64 pmbsr)
 	amupmu_nl_queue(&ev);
 }
 
+/**
+ * amupmu_nl_throttle() - a session's sample interrupts were throttled on a CPU
+ * @id: the session's id
+ * @cpu: the CPU
+ * @throttled: its throttled count now; an event when it is a power of 2
+ *
+ * Any context (the PMU overflow handler).
+ */
+void amupmu_nl_throttle(u64 id, unsigned int cpu, u64 throttled)
+{
+	struct amupmu_nl_ev ev = {
+		.cmd = AMUPMU_NL_CMD_THROTTLE,
+		.group = AMUPMU_NL_GROUP_BUFFER,
+		.u.buf = { .id = id, .cpu = cpu, .val = throttled },
+	};
+
+	if (!is_power_of_2(throttled))
+		return;
+	amupmu_nl_queue(&ev);
+}
+
 static void amupmu_nl_session_event(const struct amupmu_nl_sess *ns, u8 cmd)
 {
 	struct amupmu_nl_ev ev = {
@@ -323,6 +362,7 @@ static void amupmu_nl_session_event(const struct amupmu_nl_sess *ns, u8 cmd)
 void amupmu_nl_session_start(struct amupmu_nl_sess *ns)
 {
 	ns->owner = get_pid(task_tgid(current));
+	ns->uid = current_euid();
 	mutex_lock(&amupmu_nl_sess_lock);
 	ns->id = amupmu_nl_next_id++;
 	list_add_tail(&ns->node, &amupmu_nl_sessions);
@@ -401,11 +441,16 @@ static int amupmu_nl_fill_event(struct sk_buff *skb, const struct amupmu_nl_ev *
 		break;
 	case AMUPMU_NL_CMD_RING_LOST:
 	case AMUPMU_NL_CMD_SPE_BUFFER:
+	case AMUPMU_NL_CMD_THROTTLE:
 		if (nla_put_u64_64bit(skb, AMUPMU_NL_A_SESSION_ID, ev->u.buf.id,
 				      AMUPMU_NL_A_PAD) ||
 		    nla_put_u32(skb, AMUPMU_NL_A_CPU, ev->u.buf.cpu))
 			goto cancel;
-		if (ev->cmd == AMUPMU_NL_CMD_RING_LOST ?
+		if (ev->cmd == AMUPMU_NL_CMD_THROTTLE) {
+			if (nla_put_u64_64bit(skb, AMUPMU_NL_A_THROTTLED, ev->u.buf.val,
+					      AMUPMU_NL_A_PAD))
+				goto cancel;
+		} else if (ev->cmd == AMUPMU_NL_CMD_RING_LOST ?
 		    nla_put_u64_64bit(skb, AMUPMU_NL_A_LOST, ev->u.buf.val, AMUPMU_NL_A_PAD) :
 		    nla_put_u32(skb, AMUPMU_NL_A_SPE_EVENT, ev->u.buf.what) ||
 		    nla_put_u64_64bit(skb, AMUPMU_NL_A_PMBSR, ev->u.buf.val, AMUPMU_NL_A_PAD))
@@ -688,7 +733,59 @@ cancel:
 	return -EMSGSIZE;
 }
 
-/* cb->args[0]: the id of the last session sent */
+/*
+ * CAP_PERFMON (or CAP_SYS_ADMIN) of the request's socket opener and of
+ * the sending process, in the initial user namespace (perfmon_capable()).
+ * In the sender's context: a doit, or a dump's start callback.
+ */
+static bool amupmu_nl_perfmon(const struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_PERFMON) || netlink_capable(skb, CAP_SYS_ADMIN);
+}
+
+/* SESSION_GET dump, cb->args[1]: what the caller may see */
+enum {
+	AMUPMU_NL_SEE_NONE,	/* opener and sender differ in uid: nothing */
+	AMUPMU_NL_SEE_OWN,	/* sessions of the uid in cb->args[2] */
+	AMUPMU_NL_SEE_ALL,	/* CAP_PERFMON: every session */
+};
+
+/*
+ * The dump's start, in the sender's context: what it may see, decided once
+ * (the dump's later parts run in the context of whoever reads the socket).
+ */
+static int amupmu_nl_session_dump_start(struct netlink_callback *cb)
+{
+	const struct sock *sk = NETLINK_CB(cb->skb).sk;
+	const struct file *f = sk && sk->sk_socket ? sk->sk_socket->file : NULL;
+	kuid_t uid = current_euid();
+
+	if (amupmu_nl_perfmon(cb->skb)) {
+		cb->args[1] = AMUPMU_NL_SEE_ALL;
+	} else if (f && uid_eq(f->f_cred->euid, uid)) {
+		cb->args[1] = AMUPMU_NL_SEE_OWN;
+		cb->args[2] = __kuid_val(uid);
+	} else {
+		cb->args[1] = AMUPMU_NL_SEE_NONE;
+	}
+	return 0;
+}
+
+/* May the dump of @cb show @ns? */
+static bool amupmu_nl_session_visible(const struct netlink_callback *cb,
+				      const struct amupmu_nl_sess *ns)
+{
+	switch (cb->args[1]) {
+	case AMUPMU_NL_SEE_ALL:
+		return true;
+	case AMUPMU_NL_SEE_OWN:
+		return __kuid_val(ns->uid) == cb->args[2];
+	default:
+		return false;
+	}
+}
+
+/* cb->args[0]: the id of the last session sent; args[1], [2]: see above */
 static int amupmu_nl_session_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	const struct amupmu_nl_sess *ns;
@@ -696,7 +793,7 @@ static int amupmu_nl_session_dump(struct sk_buff *skb, struct netlink_callback *
 	mutex_lock(&amupmu_nl_sess_lock);
 	cb->seq = atomic_read(&amupmu_nl_gen);
 	list_for_each_entry(ns, &amupmu_nl_sessions, node) {
-		if (ns->id <= cb->args[0])
+		if (ns->id <= cb->args[0] || !amupmu_nl_session_visible(cb, ns))
 			continue;
 		if (amupmu_nl_fill_session(skb, cb, ns))
 			break;
@@ -717,7 +814,7 @@ static int amupmu_nl_subscribe(struct sk_buff *skb, struct genl_info *info)
 	if (GENL_REQ_ATTR_CHECK(info, AMUPMU_NL_A_GROUPS))
 		return -EINVAL;
 	groups = nla_get_u32(attr);
-	if ((groups & AMUPMU_NL_GROUPS_PERFMON) && !perfmon_capable()) {
+	if ((groups & AMUPMU_NL_GROUPS_PERFMON) && !amupmu_nl_perfmon(skb)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, attr,
 				    "the session and buffer groups need CAP_PERFMON");
 		return -EACCES;
@@ -785,6 +882,7 @@ static const struct genl_ops amupmu_nl_ops[] = {
 	},
 	{
 		.cmd = AMUPMU_NL_CMD_SESSION_GET,
+		.start = amupmu_nl_session_dump_start,
 		.dumpit = amupmu_nl_session_dump,
 	},
 	{

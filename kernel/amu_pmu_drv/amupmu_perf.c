@@ -52,7 +52,12 @@ module_param(pmu_shared, bool, 0644);
 MODULE_PARM_DESC(pmu_shared,
 		 "count through the kernel's perf core where arm_pmu owns the PMU (shared mode, default Y); N refuses PMU sessions there with ENXIO (new CONFIGs only)");
 
-/* perf core's mark of a throttled event in hw.interrupts (core.c, not in a header) */
+/*
+ * perf core's mark of a throttled event in hw.interrupts (MAX_INTERRUPTS,
+ * core.c, not in a header): set before the overflow handler is called for
+ * the interrupt that went over the limit; perf then stops the event until
+ * its CPU's next tick (perf_adjust_freq_unthr_context()).
+ */
 #define AMUPMU_PERF_THROTTLED	(~0ULL)
 /* the largest period perf_event_period() takes: a disabled group's sampling counters */
 #define AMUPMU_PERF_PARKED	(BIT_ULL(63) - 1)
@@ -146,11 +151,24 @@ static struct amupmu_perf_cpu *amupmu_perf_pc(struct amupmu_session *s, unsigned
 }
 
 /*
- * An event's count as perf_event_read_local() gives it (which modules
- * cannot call): on the event's CPU with interrupts off, which keeps perf
- * core's scheduling and IPIs out. An event not on this CPU (offline,
- * evicted) is not read in hardware: its count is what perf last folded.
- * Every shared-mode read goes through here.
+ * An event's count as perf_event_read_local() gives it: on the event's CPU
+ * with interrupts off, which keeps perf core's scheduling and IPIs out. An
+ * event not on this CPU (offline, evicted) is not read in hardware: its
+ * count is what perf last folded. Every shared-mode read goes through here.
+ *
+ * Why perf's fields and not an exported reader: perf_event_read_local() is
+ * not exported on 6.1 or 6.12 (Module.symvers of both), and the exported
+ * perf_event_read_value() takes the event's mutex (it may sleep, so not in
+ * the IPIs or the overflow handler) and makes a cross-call per event: the
+ * multiplexed group's READ, which uses it, costs 7696 guest ns for seven
+ * events against 2336 for this path (Documentation/dev-tools/
+ * amupmu-performance.rst, shared mode, 6.1 el1). The fields are
+ * perf_event_read_local()'s own test (oncpu == this CPU, then pmu->read()
+ * and count). amupmu_pmu_test's shared_read_local_moves fails if a kernel
+ * changes what they mean: a pinned counter read on its CPU twice around a
+ * busy loop must have moved by at least the loop (it would not, with
+ * oncpu no longer the CPU number, or pmu->read() no longer folding into
+ * count).
  */
 static __always_inline u64 amupmu_perf_count(struct perf_event *ev)
 {
@@ -194,10 +212,12 @@ static void amupmu_perf_attr(const struct amupmu_session *s, unsigned int e, boo
 /*
  * The overflow of a sampling counter: perf core calls this from arm_pmu's
  * interrupt on the event's CPU (PMU stopped meanwhile). The sample carries
- * the group's totals on this CPU. perf's throttle is taken out of the way
- * (as the hard-lockup watchdog does): amupmu's own floor, sample_period_min,
- * bounds the rate as in exclusive mode, and a throttled counter would stop
- * counting. A pseudo-NMI (not on Debian's kernels, which have no
+ * the group's totals on this CPU. perf core throttles the event as it does
+ * its own (kernel.perf_event_max_sample_rate per tick,
+ * perf_cpu_time_max_percent): the interrupt that goes over the limit still
+ * comes here, marked, and is counted as a throttle of the session on this
+ * CPU; perf then stops the counter (it does not count) until the tick. A
+ * pseudo-NMI (not on Debian's kernels, which have no
  * CONFIG_ARM64_PSEUDO_NMI) could interrupt a reader of the state: its
  * samples are dropped.
  */
@@ -209,10 +229,14 @@ static void amupmu_perf_overflow(struct perf_event *ev, struct perf_sample_data 
 	u64 values[AMUPMU_PMU_MAX_EVENTS];
 	unsigned int e, i;
 
-	if (ev->hw.interrupts != AMUPMU_PERF_THROTTLED)
-		ev->hw.interrupts = 0;
 	if (in_nmi() || !pc->counting)
 		return;
+	if (READ_ONCE(ev->hw.interrupts) == AMUPMU_PERF_THROTTLED) {
+		struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
+
+		sc->throttled++;
+		amupmu_nl_throttle(s->nl.id, pc->cpu, sc->throttled);
+	}
 	for (e = 0; e < s->nr_events && pc->ev[e] != ev; e++)
 		;
 	if (e == s->nr_events)
@@ -388,6 +412,7 @@ static void amupmu_perf_cpu_op(struct amupmu_session *s, struct amupmu_perf_cpu 
 		sc->samples = 0;
 		sc->lost = 0;
 		sc->skid = 0;
+		sc->throttled = 0;
 	}
 }
 

@@ -32,6 +32,16 @@
  * it 2^31 events before the next wrap could hide one, however late the
  * interrupt comes and however rarely the session reads.
  *
+ * Throttling: a CPU takes at most DIV_ROUND_UP(sample_rate_max, HZ) sample
+ * interrupts per tick (a window of TICK_NSEC from its first). The one that
+ * goes over masks the interrupts of the CPU's sampling counters
+ * (PMINTENCLR_EL1; they keep counting) and starts a pinned hrtimer one tick
+ * later that unmasks them, re-arming a counter that overflowed meanwhile
+ * (that overflow gives no sample). Each session whose counter was masked
+ * counts one throttle on that CPU (READ's throttled, a netlink event). As
+ * perf's throttle, with the budget per CPU rather than per event: what
+ * bounds the interrupt load is the CPU's rate, whoever asks for it.
+ *
  * Power-down: a CPU whose idle state powers the PMU down passes through the
  * CPU PM notifier, which saves each counter's hardware value on entry and
  * writes the same value back on exit, so a sampling counter keeps the part
@@ -45,6 +55,7 @@
 #include <linux/cpu.h>
 #include <linux/cpu_pm.h>
 #include <linux/cpumask.h>
+#include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/irq_work.h>
 #include <linux/list.h>
@@ -60,6 +71,7 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/jiffies.h>
 #include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
@@ -130,6 +142,43 @@ module_param_cb(sample_period_min, &amupmu_period_min_ops, &amupmu_sample_period
 MODULE_PARM_DESC(sample_period_min,
 		 "smallest sample_period accepted, 1000 .. 4294967295 (default 10000)");
 
+/*
+ * The sample interrupts a CPU may take per second in exclusive mode:
+ * perf's default kernel.perf_event_max_sample_rate (DEFAULT_MAX_SAMPLE_RATE,
+ * 100000), which a module cannot read (sysctl_perf_event_sample_rate is not
+ * exported on 6.1 or 6.12). Per tick: DIV_ROUND_UP(rate, HZ) interrupts,
+ * then the CPU's sampling counters are throttled until the next tick. Root
+ * may change it at any time through /sys/module/amupmu/parameters/.
+ */
+#define AMUPMU_SAMPLE_RATE_DEFAULT	100000
+
+static unsigned int amupmu_sample_rate_max = AMUPMU_SAMPLE_RATE_DEFAULT;
+
+static int amupmu_sample_rate_set(const char *val, const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || !v)
+		return -EINVAL;
+	WRITE_ONCE(amupmu_sample_rate_max, v);
+	return 0;
+}
+
+static const struct kernel_param_ops amupmu_sample_rate_ops = {
+	.set = amupmu_sample_rate_set,
+	.get = param_get_uint,
+};
+
+module_param_cb(sample_rate_max, &amupmu_sample_rate_ops, &amupmu_sample_rate_max, 0644);
+MODULE_PARM_DESC(sample_rate_max,
+		 "exclusive mode: sample interrupts per second and CPU before they are throttled until the next tick, 1 .. 4294967295 (default 100000, perf's default perf_event_max_sample_rate); shared mode follows kernel.perf_event_max_sample_rate");
+
+/* The interrupts a CPU may take in a tick before it is throttled. */
+static unsigned int amupmu_sample_budget(void)
+{
+	return DIV_ROUND_UP(READ_ONCE(amupmu_sample_rate_max), HZ);
+}
+
 /* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS (the kernel's name from 6.4) */
 #ifdef ARMV8_PMU_CYCLE_IDX
 #define AMUPMU_CYCLE_IDX	ARMV8_PMU_CYCLE_IDX
@@ -187,6 +236,14 @@ static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_cou
  * @ovs_saved: counters whose overflow was pending (PMOVSSET_EL0) when the
  *	CPU was saved: amupmu_pmu_hw_setup() raises it again, so that its
  *	interrupt re-arms the counter and samples as it would have
+ * @throttled: sampling counters whose interrupt is masked until
+ *	@unthrottle fires (the CPU went over its budget)
+ * @irqs: sample interrupts taken in the window that started at @window
+ * @window: local_clock() when the window started (a window is a tick long)
+ * @throttle_seq: throttles of this CPU so far (see amupmu_sess_cpu)
+ * @unthrottle: pinned to the CPU, one tick after a throttle: unmasks the
+ *	@throttled counters (runs in hard interrupt context, on the CPU
+ *	unless it went offline meanwhile)
  * @nr_counters: PMCR_EL0.N
  * @cnt: the counters
  */
@@ -198,6 +255,11 @@ struct amupmu_pmu_cpu {
 	unsigned int cpu;
 	u64 mask;
 	u32 ovs_saved;
+	u32 throttled;
+	unsigned int irqs;
+	u64 window;
+	u64 throttle_seq;
+	struct hrtimer unthrottle;
 	unsigned int nr_counters;
 	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
 };
@@ -327,6 +389,7 @@ static void amupmu_hw_counter_program(struct amupmu_pmu_cpu *pc, unsigned int id
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
+	pc->throttled &= ~BIT(idx);	/* its interrupt is enabled below */
 	amupmu_hw_counter_stop(idx);
 	amupmu_hw_write_type(idx, c->evtyper);
 	amupmu_hw_write_counter(idx, c->prev);
@@ -421,17 +484,119 @@ void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int
 	}
 }
 
+/*
+ * Stop every counter of this CPU at once (PMCR_EL0.E), as
+ * armv8pmu_handle_irq() does, so that the totals folded meanwhile are of
+ * one moment. Returns PMCR_EL0 as it was, for amupmu_pmu_thaw().
+ */
+static __always_inline u64 amupmu_pmu_freeze(void)
+{
+	u64 pmcr = read_sysreg(pmcr_el0);
+
+	write_sysreg(pmcr & ~(u64)ARMV8_PMU_PMCR_E, pmcr_el0);
+	isb();
+	return pmcr;
+}
+
+static __always_inline void amupmu_pmu_thaw(u64 pmcr)
+{
+	write_sysreg(pmcr, pmcr_el0);
+	isb();
+}
+
+/*
+ * The CPU went over its sample budget: mask the interrupts of its sampling
+ * counters until the next tick, and count a throttle for each session they
+ * belong to. On the CPU, PMU frozen, under pc->lock.
+ */
+static void amupmu_pmu_throttle(struct amupmu_pmu_cpu *pc)
+{
+	unsigned long mask = 0, used = pc->used & ~pc->throttled;
+	unsigned int idx;
+
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
+		if (pc->cnt[idx].period)
+			mask |= BIT(idx);
+	if (!mask)
+		return;
+	write_sysreg(mask, pmintenclr_el1);
+	isb();
+	pc->throttled |= mask;
+	pc->throttle_seq++;
+	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS) {
+		struct amupmu_session *s = pc->cnt[idx].owner;
+		struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
+
+		if (sc->throttle_seq == pc->throttle_seq)
+			continue;
+		sc->throttle_seq = pc->throttle_seq;
+		sc->throttled++;
+		amupmu_nl_throttle(s->nl.id, pc->cpu, sc->throttled);
+	}
+	hrtimer_start(&pc->unthrottle, ns_to_ktime(TICK_NSEC), HRTIMER_MODE_REL_PINNED_HARD);
+}
+
+/* @n more sample interrupts on this CPU: throttle it past its budget. Under pc->lock. */
+static void amupmu_pmu_budget(struct amupmu_pmu_cpu *pc, unsigned int n)
+{
+	u64 now = local_clock();
+
+	if (now - pc->window >= TICK_NSEC) {
+		pc->window = now;
+		pc->irqs = 0;
+	}
+	pc->irqs += n;
+	if (pc->irqs > amupmu_sample_budget())
+		amupmu_pmu_throttle(pc);
+}
+
+/*
+ * A tick after a throttle: unmask the throttled counters' interrupts. A
+ * counter that overflowed while masked is re-armed from that overflow, as
+ * its interrupt would have (no sample: it was throttled). On the CPU, hard
+ * interrupt context; a CPU that went offline meanwhile (the timer then
+ * runs on another CPU) or that was saved and set up again (CPU PM, which
+ * unmasks everything) has nothing left to do.
+ */
+static enum hrtimer_restart amupmu_pmu_unthrottle(struct hrtimer *t)
+{
+	struct amupmu_pmu_cpu *pc = container_of(t, struct amupmu_pmu_cpu, unthrottle);
+	unsigned long flags, mask;
+	unsigned int idx;
+	u64 pmcr;
+
+	raw_spin_lock_irqsave(&pc->lock, flags);
+	mask = pc->throttled & pc->used;
+	pc->throttled = 0;
+	pc->irqs = 0;
+	pc->window = local_clock();
+	if (mask && pc->live && pc->cpu == smp_processor_id()) {
+		pmcr = amupmu_pmu_freeze();
+		for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS) {
+			if (read_sysreg(pmovsclr_el0) & BIT(idx)) {
+				write_sysreg(BIT(idx), pmovsclr_el0);
+				amupmu_counter_rearm(pc, idx);
+			}
+		}
+		write_sysreg(mask, pmintenset_el1);
+		amupmu_pmu_thaw(pmcr);
+	}
+	raw_spin_unlock_irqrestore(&pc->lock, flags);
+	return HRTIMER_NORESTART;
+}
+
 static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 {
 	struct amupmu_pmu_cpu *pc;
+	unsigned int idx, cpu, sampled = 0;
 	unsigned long ovs;
-	unsigned int idx, cpu;
+	u64 pmcr;
 
 	ovs = read_sysreg(pmovsclr_el0) & U32_MAX;
 	if (!ovs)
 		return IRQ_NONE;
 	write_sysreg(ovs, pmovsclr_el0);
-	isb();
+	pmcr = amupmu_pmu_freeze();
 
 	cpu = smp_processor_id();
 	pc = amupmu_pc(cpu);
@@ -445,13 +610,18 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 				amupmu_counter_rearm(pc, idx);
 			else
 				amupmu_counter_fold(c, idx);
-			if (c->period)
+			if (c->period) {
 				amupmu_sess_sample(c->owner, cpu, c->ev, get_irq_regs(), NULL);
+				sampled++;
+			}
 		} else {
 			/* not ours: left over from before, mask it */
 			write_sysreg(BIT(idx), pmintenclr_el1);
 		}
 	}
+	if (sampled)
+		amupmu_pmu_budget(pc, sampled);
+	amupmu_pmu_thaw(pmcr);
 	raw_spin_unlock(&pc->lock);
 	return IRQ_HANDLED;
 }
@@ -587,6 +757,8 @@ void amupmu_pmu_cpu_stop(void)
 	disable_percpu_irq(irq);
 	pc = amupmu_pc(cpu);
 	amupmu_pmu_hw_save(pc);
+	/* not waiting: it may be queued behind this IPI; it finds the CPU not live */
+	hrtimer_try_to_cancel(&pc->unthrottle);
 
 	now = local_clock();
 	raw_spin_lock_irqsave(&pc->lock, flags);
@@ -683,12 +855,18 @@ int amupmu_pmu_init(void)
 	for_each_possible_cpu(cpu) {
 		raw_spin_lock_init(&amupmu_pc(cpu)->lock);
 		amupmu_pc(cpu)->cpu = cpu;
+		hrtimer_init(&amupmu_pc(cpu)->unthrottle, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+		amupmu_pc(cpu)->unthrottle.function = amupmu_pmu_unthrottle;
 	}
 	return 0;
 }
 
 void amupmu_pmu_exit(void)
 {
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&amupmu_pc(cpu)->unthrottle);
 	free_percpu(amupmu_pmu_cpus);
 	amupmu_pmu_cpus = NULL;
 }
@@ -766,6 +944,7 @@ void amupmu_pmu_release(void)
 		raw_spin_lock_irqsave(&pc->lock, flags);
 		pc->used = 0;
 		pc->running = 0;
+		pc->throttled = 0;
 		memset(pc->cnt, 0, sizeof(pc->cnt));
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
@@ -773,6 +952,9 @@ void amupmu_pmu_release(void)
 	mutex_unlock(&amupmu_pmu_alloc_lock);
 	up_write(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
+	/* no counter is left to unthrottle: the timers find nothing, or are gone */
+	for_each_possible_cpu(cpu)
+		hrtimer_cancel(&amupmu_pc(cpu)->unthrottle);
 	cpu_pm_unregister_notifier(&amupmu_cpu_pm_nb);
 	free_percpu_irq(irq, &amupmu_pmu_irq_cookie);
 	amupmu_sessions_wake();
@@ -935,6 +1117,7 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 		sc->samples = 0;
 		sc->lost = 0;
 		sc->skid = 0;
+		sc->throttled = 0;
 	}
 }
 
@@ -957,6 +1140,7 @@ static void amupmu_op_release(struct amupmu_session *s, struct amupmu_pmu_cpu *p
 		amupmu_hw_counter_stop(idx);
 	pc->used &= ~BIT(idx);
 	pc->running &= ~BIT(idx);
+	pc->throttled &= ~BIT(idx);
 	pc->cnt[idx].owner = NULL;
 }
 
@@ -1698,6 +1882,10 @@ static int amupmu_pmu_read(struct amupmu_read_req *q)
 	}
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? q->now - s->enabled_since : 0);
+	/* the CPU's throttles, or with READ_ALL their sum (the entries have no room) */
+	rd->throttled = 0;
+	for_each_cpu(cpu, (rd->flags & AMUPMU_PMU_READ_ALL) ? s->cpus : cpumask_of(rd->cpu))
+		rd->throttled += READ_ONCE(amupmu_sc(s, cpu)->throttled);
 	/* a group that does not multiplex: the group's and the CPU's times */
 	if (q->times && !s->multiplex) {
 		unsigned int n = (rd->flags & AMUPMU_PMU_READ_ALL) ? cpumask_weight(s->cpus) : 1;
@@ -1808,6 +1996,7 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 		goto slow;
 
 	amupmu_read_fill(rd, &one->ent);
+	rd->throttled = READ_ONCE(sc->throttled);
 	rd->nr_values = s->nr_events;
 	rd->time_enabled = s->enabled_ns + (s->enabled ? now - s->enabled_since : 0);
 	mutex_unlock(&s->lock);
@@ -1923,6 +2112,7 @@ static int amupmu_put_read(struct amupmu_pmu_read __user *u, const struct amupmu
 	unsafe_put_user(rd->samples, &u->samples, efault);
 	unsafe_put_user(rd->lost, &u->lost, efault);
 	unsafe_put_user(rd->skid, &u->skid, efault);
+	unsafe_put_user(rd->throttled, &u->throttled, efault);
 	user_access_end();
 	return 0;
 efault:

@@ -28,6 +28,11 @@ struct pt_regs;
  * @samples: records written by that CPU (under its amupmu_pmu_cpu.lock)
  * @lost: records it dropped because the ring was full (idem)
  * @skid: samples it dropped as kernel context of a no-kernel counter (idem)
+ * @throttled: times its sample interrupts were throttled until the next
+ *	tick (idem; shared mode: in the overflow handler, on the CPU)
+ * @throttle_seq: exclusive mode: the CPU's throttle this session's
+ *	@throttled last counted (one throttle stops all of the CPU's sampling
+ *	counters, counted once per session); under amupmu_pmu_cpu.lock
  */
 struct amupmu_sess_cpu {
 	u8 idx[AMUPMU_PMU_MAX_EVENTS];
@@ -36,6 +41,8 @@ struct amupmu_sess_cpu {
 	u64 samples;
 	u64 lost;
 	u64 skid;
+	u64 throttled;
+	u64 throttle_seq;
 };
 
 /**

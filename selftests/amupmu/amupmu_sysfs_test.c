@@ -72,6 +72,9 @@ static const struct writable writable[] = {
 	/* below the floor, above U32_MAX, not a number: EINVAL */
 	{ "/sys/module/amupmu/parameters", "sample_period_min", 1000, 0xffffffffULL, EINVAL, NULL,
 	  NULL, NULL, false },
+	/* exclusive mode's throttle (ABI 2.4): 0, above U32_MAX, not a number: EINVAL */
+	{ "/sys/module/amupmu/parameters", "sample_rate_max", 1, 0xffffffffULL, EINVAL, NULL,
+	  NULL, NULL, false },
 	/* shared mode (ABI 2.3): a bool (bool_files[]); what kstrtobool() refuses, EINVAL */
 	{ "/sys/module/amupmu/parameters", "pmu_shared", 0, 1, EINVAL, NULL, NULL, NULL, false },
 	/*

@@ -590,8 +590,8 @@ _Static_assert(sizeof(struct amupmu_pmu_ctl) >= AMUPMU_PMU_CTL_SIZE_VER0,
 	       "struct amupmu_pmu_ctl shrank below its first version");
 _Static_assert(sizeof(struct amupmu_pmu_read) >= AMUPMU_PMU_READ_SIZE_VER0,
 	       "struct amupmu_pmu_read shrank below its first version");
-_Static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2,
-	       "struct amupmu_pmu_read: the tests know ABI 2.0's layout (skid)");
+_Static_assert(sizeof(struct amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER3,
+	       "struct amupmu_pmu_read: the tests know ABI 2.4's layout (throttled)");
 _Static_assert(sizeof(struct amupmu_pmu_read_cpu) == 40,
 	       "struct amupmu_pmu_read_cpu layout");
 

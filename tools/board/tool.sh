@@ -456,8 +456,15 @@ record_all_cpus() {
 	# follows nothing); the tool's own share small: its drains are paced
 	# (it was 28 % when it woke at every sample); the bound is 10 %: a
 	# loaded host has shown 6.76 % on 6.12 vhe -i
-	grep -q '\[\.\] amupmu::workloads::insn_loop+0x[0-9a-f]*  /tests/amupmu-workload$' /tmp/a.txt &&
-		awk '$3 == "amupmu" { sub("%", "", $1); if ($1 + 0 >= 10) bad = 1 } END { exit bad }' /tmp/a.txt
+	grep -q '\[\.\] amupmu::workloads::insn_loop+0x[0-9a-f]*  /tests/amupmu-workload$' /tmp/a.txt ||
+		return 1
+	# shared mode: perf core throttles amupmu's counters (ABI 2.4), and
+	# QEMU's slow PMU interrupts make it lower perf_event_max_sample_rate to
+	# a few hundred per second at the first sampling test ("perf: interrupt
+	# took too long"); a throttled counter stops until the next tick and
+	# samples what runs then, the tool's drain among others: no share bound
+	[ "$(info_mode)" = shared ] && return 0
+	awk '$3 == "amupmu" { sub("%", "", $1); if ($1 + 0 >= 10) bad = 1 } END { exit bad }' /tmp/a.txt
 }
 
 # with the module loaded and PMU sessions working (payload pmu.sh). The tool's

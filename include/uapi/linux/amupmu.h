@@ -48,9 +48,10 @@
 /*
  * 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO); 2.2: SPE sessions, spe_owner;
  * 2.3: PMU shared mode (AMUPMU_FEAT_PMU_SHARED, AMUPMU_READ_SHARED/EVICTED,
- * AMUPMU_PMU_CONFIG_MULTIPLEX, AMUPMU_PMU_READ_TIMES)
+ * AMUPMU_PMU_CONFIG_MULTIPLEX, AMUPMU_PMU_READ_TIMES);
+ * 2.4: sample interrupts throttled in both modes, amupmu_pmu_read.throttled
  */
-#define AMUPMU_ABI_MINOR	3
+#define AMUPMU_ABI_MINOR	4
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096
@@ -623,6 +624,19 @@ struct amupmu_pmu_read_cpu {
  * @lost: out (idem): samples @cpu dropped because the ring was full
  * @skid: out (since AMUPMU_PMU_READ_SIZE_VER2): samples @cpu dropped as
  *	kernel context of a counter that excludes the kernel
+ * @throttled: out (since AMUPMU_PMU_READ_SIZE_VER3, ABI 2.4): times the
+ *	group's sample interrupts on @cpu were throttled since configuration
+ *	or the last reset: the CPU took more overflow interrupts in a tick
+ *	than the limit allows, so the group's sampling counters there gave
+ *	no interrupt (and no sample) until the next tick. Exclusive mode: a
+ *	budget per CPU and tick of DIV_ROUND_UP(sample_rate_max, HZ)
+ *	interrupts (module parameter sample_rate_max, default 100000 per
+ *	second, perf's default perf_event_max_sample_rate); the counters
+ *	keep counting meanwhile. Shared mode: perf core's throttle
+ *	(kernel.perf_event_max_sample_rate per event and tick, lowered by
+ *	perf when its interrupts take too long), which also stops the
+ *	sampling counter until the tick. With AMUPMU_PMU_READ_ALL: the sum
+ *	over the set's CPUs (the entries have no room for it).
  */
 struct amupmu_pmu_read {
 	__u32 size;
@@ -637,11 +651,13 @@ struct amupmu_pmu_read {
 	__aligned_u64 samples;
 	__aligned_u64 lost;
 	__aligned_u64 skid;
+	__aligned_u64 throttled;
 };
 
 #define AMUPMU_PMU_READ_SIZE_VER0	48
 #define AMUPMU_PMU_READ_SIZE_VER1	64	/* adds samples, lost */
 #define AMUPMU_PMU_READ_SIZE_VER2	72	/* adds skid */
+#define AMUPMU_PMU_READ_SIZE_VER3	80	/* adds throttled (ABI 2.4) */
 #define AMUPMU_PMU_READ_CPUS_MAX	4096
 
 /*

@@ -18,7 +18,8 @@
  *    AMUPMU_NL_CMD_SUBSCRIBE with the groups it wants (enum
  *    amupmu_nl_group); the kernel then sends each event of those groups to
  *    that socket until it subscribes again or closes. Groups that name
- *    processes or describe counters need CAP_PERFMON (EACCES otherwise).
+ *    processes or describe counters need CAP_PERFMON (EACCES otherwise),
+ *    checked on the socket's opener and on the sender (netlink_capable()).
  *  - Every event carries AMUPMU_NL_A_SEQ, a 64-bit sequence number of its
  *    group: consecutive events of a group have consecutive numbers, so a
  *    listener sees what it missed (a full receive buffer, ENOBUFS, or the
@@ -36,8 +37,9 @@
  *	and SPE ownership changes. Open to every user (like AMUPMU_INFO).
  * @AMUPMU_NL_GROUP_SESSION: sessions start and end (owner pid, kind), SPE
  *	debugfs knob changes (knob, old, new, writer pid). CAP_PERFMON.
- * @AMUPMU_NL_GROUP_BUFFER: a sample ring losing records, SPE buffer full,
- *	fault or collision with the PMBSR_EL1 syndrome. CAP_PERFMON.
+ * @AMUPMU_NL_GROUP_BUFFER: a sample ring losing records, sample interrupts
+ *	throttled, SPE buffer full, fault or collision with the PMBSR_EL1
+ *	syndrome. CAP_PERFMON.
  */
 enum amupmu_nl_group {
 	AMUPMU_NL_GROUP_CPU,
@@ -134,6 +136,8 @@ enum amupmu_nl_spe_event {
  * @AMUPMU_NL_A_PMBSR: u64, PMBSR_EL1 of an SPE buffer event
  * @AMUPMU_NL_A_PMSFCR: u64, PMSFCR_EL1 of an SPE session
  * @AMUPMU_NL_A_PMSIRR: u64, PMSIRR_EL1 of an SPE session
+ * @AMUPMU_NL_A_THROTTLED: u64, times the session's sample interrupts were
+ *	throttled on the CPU so far (as amupmu_pmu_read.throttled)
  */
 enum amupmu_nl_attrs {
 	AMUPMU_NL_A_UNSPEC,
@@ -177,6 +181,7 @@ enum amupmu_nl_attrs {
 	AMUPMU_NL_A_PMBSR,
 	AMUPMU_NL_A_PMSFCR,
 	AMUPMU_NL_A_PMSIRR,
+	AMUPMU_NL_A_THROTTLED,
 
 	/* private: */
 	__AMUPMU_NL_A_MAX,
@@ -209,9 +214,13 @@ enum amupmu_nl_event_attrs {
  *	possible CPU): the CPU's INFO entry summary, owners and session
  *	counts. Open to every user. ENODEV for a CPU number that is not
  *	possible.
- * @AMUPMU_NL_CMD_SESSION_GET: dump: every session (SESSION_ID,
- *	SESSION_KIND, PID, CPUS, then EVENT nests or PMSFCR/PMSIRR). Open to
- *	every user (as /proc shows processes); pids are translated.
+ * @AMUPMU_NL_CMD_SESSION_GET: dump: the sessions (SESSION_ID,
+ *	SESSION_KIND, PID, CPUS, then EVENT nests or PMSFCR/PMSIRR); pids are
+ *	translated. Every session for a caller with CAP_PERFMON (or
+ *	CAP_SYS_ADMIN), checked on both the socket's opener and the process
+ *	that starts the dump, as netlink_capable() does; any other caller gets
+ *	only the sessions configured by its own effective uid (when the
+ *	socket's opener has that uid too; else none).
  * @AMUPMU_NL_CMD_SUBSCRIBE: do: AMUPMU_NL_A_GROUPS (required) replaces the
  *	sending socket's subscription; 0 ends it. EACCES for a group that
  *	needs CAP_PERFMON without it; EBUSY when AMUPMU_NL_SUBSCRIBERS_MAX
@@ -229,6 +238,10 @@ enum amupmu_nl_event_attrs {
  *	CPU, LOST; sent when a CPU's lost count reaches 1, 2, 4, 8, ...
  * @AMUPMU_NL_CMD_SPE_BUFFER: event (GROUP_BUFFER): SEQ, TIME, SESSION_ID,
  *	CPU, SPE_EVENT, PMBSR
+ * @AMUPMU_NL_CMD_THROTTLE: event (GROUP_BUFFER): SEQ, TIME, SESSION_ID, CPU,
+ *	THROTTLED; a session's sample interrupts on the CPU were throttled
+ *	until the next tick, sent when its throttled count reaches 1, 2, 4,
+ *	8, ... (unthrottling is at the next tick, always: no event of its own)
  */
 enum amupmu_nl_cmds {
 	AMUPMU_NL_CMD_UNSPEC,
@@ -244,6 +257,7 @@ enum amupmu_nl_cmds {
 	AMUPMU_NL_CMD_KNOB_CHANGE,
 	AMUPMU_NL_CMD_RING_LOST,
 	AMUPMU_NL_CMD_SPE_BUFFER,
+	AMUPMU_NL_CMD_THROTTLE,
 
 	/* private: */
 	__AMUPMU_NL_CMD_MAX,

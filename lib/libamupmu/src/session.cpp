@@ -28,7 +28,7 @@ static_assert(read_state::shared == AMUPMU_READ_SHARED && read_state::evicted ==
 static_assert(counter_perf == AMUPMU_COUNTER_PERF);
 static_assert(sizeof(amupmu_pmu_config) == AMUPMU_PMU_CONFIG_SIZE_VER0);
 static_assert(sizeof(amupmu_pmu_event) == AMUPMU_PMU_EVENT_SIZE_VER0);
-static_assert(sizeof(amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER2);
+static_assert(sizeof(amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER3);
 static_assert(sizeof(amupmu_pmu_value) == sizeof(CounterValue));
 static_assert(sizeof(amupmu_pmu_read_cpu) + sizeof(amupmu_pmu_value) == read_all_entry_size(1));
 static_assert(offsetof(amupmu_pmu_read_cpu, values) == read_all_entry_size(0));

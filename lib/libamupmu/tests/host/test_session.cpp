@@ -16,6 +16,7 @@
 
 #include <array>
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -33,6 +34,10 @@ TEST_CASE("Session is a move-only handle; readings are fixed-size", "[host][sess
 	STATIC_REQUIRE_FALSE(std::is_copy_assignable_v<Session>);
 	STATIC_REQUIRE(std::is_nothrow_move_constructible_v<Session>);
 	STATIC_REQUIRE(std::is_trivially_copyable_v<CpuReading>);
+	// ABI 2.4: throttled at the end of the READ, the one-CPU entry header unchanged
+	STATIC_REQUIRE(sizeof(amupmu_pmu_read) == AMUPMU_PMU_READ_SIZE_VER3);
+	STATIC_REQUIRE(offsetof(amupmu_pmu_read, throttled) == AMUPMU_PMU_READ_SIZE_VER2);
+	STATIC_REQUIRE(sizeof(amupmu_pmu_read_cpu) == 40);
 }
 
 TEST_CASE("Session::open errors", "[host][session]")
