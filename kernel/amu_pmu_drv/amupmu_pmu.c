@@ -176,7 +176,8 @@ MODULE_PARM_DESC(sample_rate_max,
 /* The interrupts a CPU may take in a tick before it is throttled. */
 static unsigned int amupmu_sample_budget(void)
 {
-	return DIV_ROUND_UP(READ_ONCE(amupmu_sample_rate_max), HZ);
+	/* in 64 bits: rates near U32_MAX must not wrap to a budget of 0 */
+	return DIV_ROUND_UP_ULL((u64)READ_ONCE(amupmu_sample_rate_max), HZ);
 }
 
 /* PMCCNTR_EL0's bit in PMCNTEN/PMINTEN/PMOVS (the kernel's name from 6.4) */
@@ -533,7 +534,15 @@ static void amupmu_pmu_throttle(struct amupmu_pmu_cpu *pc)
 		sc->throttled++;
 		amupmu_nl_throttle(s->nl.id, pc->cpu, sc->throttled);
 	}
-	hrtimer_start(&pc->unthrottle, ns_to_ktime(TICK_NSEC), HRTIMER_MODE_REL_PINNED_HARD);
+	/*
+	 * A tick from the first throttle, not from the last: restarting a
+	 * queued timer would push the unthrottle out for as long as other
+	 * counters keep crossing the budget (a session configured and released
+	 * over and over would keep another session's counters masked)
+	 */
+	if (!hrtimer_is_queued(&pc->unthrottle))
+		hrtimer_start(&pc->unthrottle, ns_to_ktime(TICK_NSEC),
+			      HRTIMER_MODE_REL_PINNED_HARD);
 }
 
 /* @n more sample interrupts on this CPU: throttle it past its budget. Under pc->lock. */
@@ -592,15 +601,21 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
 	unsigned long ovs;
 	u64 pmcr;
 
-	ovs = read_sysreg(pmovsclr_el0) & U32_MAX;
-	if (!ovs)
-		return IRQ_NONE;
-	write_sysreg(ovs, pmovsclr_el0);
-	pmcr = amupmu_pmu_freeze();
-
 	cpu = smp_processor_id();
 	pc = amupmu_pc(cpu);
 	raw_spin_lock(&pc->lock);
+	/*
+	 * A throttled counter's overflow stays pending for
+	 * amupmu_pmu_unthrottle() (its interrupt is masked; another counter's
+	 * interrupt must not re-arm and sample it early)
+	 */
+	ovs = read_sysreg(pmovsclr_el0) & U32_MAX & ~(unsigned long)pc->throttled;
+	if (!ovs) {
+		raw_spin_unlock(&pc->lock);
+		return IRQ_NONE;
+	}
+	write_sysreg(ovs, pmovsclr_el0);
+	pmcr = amupmu_pmu_freeze();
 	for_each_set_bit(idx, &ovs, AMUPMU_PMU_MAX_EVENTS) {
 		struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
@@ -637,7 +652,7 @@ static irqreturn_t amupmu_pmu_irq_handler(int irq, void *dev_id)
  */
 static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 {
-	unsigned long used, flags;
+	unsigned long used, flags, throttled;
 	unsigned int idx;
 	u64 pmcr;
 
@@ -654,12 +669,19 @@ static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 	raw_spin_lock_irqsave(&pc->lock, flags);
 	pc->mask = pmcr & ARMV8_PMU_PMCR_LP ? U64_MAX : U32_MAX;
 	used = pc->used;
+	/* a throttle outlives a power-down: its unthrottle timer ends it */
+	throttled = pc->throttled & used;
 	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
 		if (pc->cnt[idx].mask != amupmu_counter_mask(pc, idx)) {
 			amupmu_counter_init(pc, idx);
 			pc->ovs_saved &= ~BIT(idx);
 		}
 		amupmu_hw_counter_program(pc, idx);
+	}
+	if (throttled) {
+		write_sysreg(throttled, pmintenclr_el1);
+		isb();
+		pc->throttled = throttled;
 	}
 	/*
 	 * An overflow the save found pending: its interrupt comes once
@@ -771,6 +793,9 @@ void amupmu_pmu_cpu_stop(void)
 			sc->run_since = 0;
 		}
 	}
+	/* the unthrottle timer is cancelled: the CPU starts again unthrottled */
+	pc->throttled = 0;
+	pc->irqs = 0;
 	WRITE_ONCE(pc->live, false);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 	write_sysreg(0, pmcr_el0);

@@ -635,7 +635,10 @@ struct amupmu_pmu_read_cpu {
  *	keep counting meanwhile. Shared mode: perf core's throttle
  *	(kernel.perf_event_max_sample_rate per event and tick, lowered by
  *	perf when its interrupts take too long), which also stops the
- *	sampling counter until the tick. With AMUPMU_PMU_READ_ALL: the sum
+ *	sampling counter until the tick: in shared mode a sampling
+ *	counter's value is a lower bound whenever @throttled is not 0, and
+ *	ENABLE, which sets the period again, ends perf's throttle at once
+ *	as PERF_EVENT_IOC_PERIOD does. With AMUPMU_PMU_READ_ALL: the sum
  *	over the set's CPUs (the entries have no room for it).
  */
 struct amupmu_pmu_read {
