@@ -108,7 +108,7 @@ for d in "$KCACHE"/*/; do
 	fi
 done
 
-if [ -f "$E/.complete" ]; then
+if [ -f "$E/.complete" ] && [ -s "$E/abi" ]; then
 	log "$TAG: $(cat "$E/abi") cached in $E"
 else
 	rm -rf "$E"; mkdir -p "$E"
@@ -129,7 +129,7 @@ fi
 
 # the harness's view: $CACHE/kernels/6.1-debug, links into the cache entry
 K=$CACHE/kernels/$TAG
-if [ "$(cat "$K/key" 2>/dev/null)" != "$KEY" ] || [ ! -f "$K/.complete" ]; then
+if [ "$(cat "$K/key" 2>/dev/null)" != "$KEY" ] || [ ! -f "$K/.complete" ] || ! cmp -s "$E/abi" "$K/abi"; then
 	rm -rf "$K.tmp"; mkdir -p "$K.tmp"
 	ln -s "$E/linux/arch/arm64/boot/Image" "$K.tmp/Image"
 	ln -s "$E/linux" "$K.tmp/build"
