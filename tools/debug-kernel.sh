@@ -112,7 +112,7 @@ if [ -f "$E/.complete" ] && [ -s "$E/abi" ]; then
 	log "$TAG: $(cat "$E/abi") cached in $E"
 else
 	rm -rf "$E"; mkdir -p "$E"
-	log "$TAG: building in $E (linux-source-6.1 $srcver, -j$JOBS; about 8 min on 2 cores)"
+	log "$TAG: building in $E (linux-source-6.1 $srcver, -j$JOBS; 877 files: about 8 min on 2 idle cores, 47 min measured on 2 busy ones)"
 	t0=$(date +%s)
 	tar -xJf "$TARBALL" -C "$E"
 	mv "$E"/linux-source-6.1 "$E/linux"
