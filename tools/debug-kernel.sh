@@ -64,6 +64,7 @@ configure() {
 		elif [ "$val" = n ]; then
 			grep -q "^CONFIG_$sym=" "$d/.config" && missing+=("$line")
 		else
+			# shellcheck disable=SC1087 # a regex bracket, not an array
 			grep -qxF "CONFIG_$sym=$val" "$d/.config" || missing+=("$line (got: $(grep "CONFIG_$sym[= ]" "$d/.config" || echo unset))")
 		fi
 	done < <(cat "$FRAG" "$d/amupmu-local.config")
