@@ -64,6 +64,7 @@ configure() {
 		elif [ "$val" = n ]; then
 			grep -q "^CONFIG_$sym=" "$d/.config" && missing+=("$line")
 		else
+			# shellcheck disable=SC1087 # a regex bracket, not an array
 			grep -qxF "CONFIG_$sym=$val" "$d/.config" || missing+=("$line (got: $(grep "CONFIG_$sym[= ]" "$d/.config" || echo unset))")
 		fi
 	done < <(cat "$FRAG" "$d/amupmu-local.config")
@@ -108,11 +109,11 @@ for d in "$KCACHE"/*/; do
 	fi
 done
 
-if [ -f "$E/.complete" ]; then
+if [ -f "$E/.complete" ] && [ -s "$E/abi" ]; then
 	log "$TAG: $(cat "$E/abi") cached in $E"
 else
 	rm -rf "$E"; mkdir -p "$E"
-	log "$TAG: building in $E (linux-source-6.1 $srcver, -j$JOBS; about 8 min on 2 cores)"
+	log "$TAG: building in $E (linux-source-6.1 $srcver, -j$JOBS; 877 files: about 8 min on 2 idle cores, 47 min measured on 2 busy ones)"
 	t0=$(date +%s)
 	tar -xJf "$TARBALL" -C "$E"
 	mv "$E"/linux-source-6.1 "$E/linux"
@@ -129,7 +130,7 @@ fi
 
 # the harness's view: $CACHE/kernels/6.1-debug, links into the cache entry
 K=$CACHE/kernels/$TAG
-if [ "$(cat "$K/key" 2>/dev/null)" != "$KEY" ] || [ ! -f "$K/.complete" ]; then
+if [ "$(cat "$K/key" 2>/dev/null)" != "$KEY" ] || [ ! -f "$K/.complete" ] || ! cmp -s "$E/abi" "$K/abi"; then
 	rm -rf "$K.tmp"; mkdir -p "$K.tmp"
 	ln -s "$E/linux/arch/arm64/boot/Image" "$K.tmp/Image"
 	ln -s "$E/linux" "$K.tmp/build"

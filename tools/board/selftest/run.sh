@@ -37,8 +37,9 @@ fi
 # kernel log) fails the boot, each named in a "kernel log:" failure
 # (printk.devkmsg=on: /dev/kmsg would keep only 10 lines in 5 s)
 out=$(BOARD_APPEND=printk.devkmsg=on "$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/splats.sh" 2>&1); rc=$?
+kl=$(grep -F "kernel log: " <<<"$out")
 missed=$(sed -n '/^SPLATS$/,$d; 1,/<<.SPLATS.$/d; p' "$D/splats.sh" | while IFS= read -r l; do
-	grep -F "kernel log: " <<<"$out" | grep -qF "$l" || echo "$l"
+	grep -qF -- "$l" <<<"$kl" || echo "$l"
 done)
 if [ $rc != 0 ] && [ -z "$missed" ]; then
 	echo "ok 5 - harness fails a boot on each debug-kernel report (lockdep, KASAN, KFENCE, UBSAN, ODEBUG, lists, hung task, RCU stall, lockups)"
