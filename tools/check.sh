@@ -67,7 +67,12 @@ board_run() {
 	shift 5
 	log=$(board_log "$p" "$k" "$m" "$dt" "$v" "$@")
 	t0=$(date +%s)
-	./tools/board/run.sh -q -k "$k" -m "$m" -d "$dt" -v "$v" "$@" "$p" >"$log" 2>&1
+	# a loaded host (distro CI) slows the boards without -icount: 300 s
+	# was once within 50 s of a check board; the debug kernel's own
+	# default (900 s) is kept
+	local t=()
+	case "$k $*" in *-debug*) ;; *) t=(-t 900) ;; esac
+	./tools/board/run.sh -q -k "$k" -m "$m" -d "$dt" -v "$v" "${t[@]}" "$@" "$p" >"$log" 2>&1
 	echo $(($(date +%s) - t0)) >"$log.time"
 }
 
@@ -133,7 +138,7 @@ tap "netlink spec (Documentation/netlink/specs/amupmu.yaml) and UAPI header agre
 tap "ioctl type free in ioctl-number.rst (linux-source), no AMUPMU_CMD_LAST" \
 	./selftests/amupmu/ioctl_number_check.sh
 
-for k in 6.1 6.12; do
+for k in 6.1 6.12 6.1-debug; do
 	for v in prod mock; do
 		step "module $k/$v (W=1 and sparse, 0 warnings)" env SPARSE=1 ./tools/build-module.sh "$k" "$v"
 	done
@@ -197,6 +202,24 @@ board frames 6.12 vhe amupmu mock -s 4
 board spe-claim 6.12 vhe amupmu mock -S yes
 board spe-claim 6.1 el1 amupmu prod -S yes
 board spe-claim 6.1 vhe amupmu mock -S two
+# the concurrency fuzzer (issue 24): hostile local users, root and uid
+# 65534, every command, poll/epoll, mmap, fork, close, while a controller
+# offlines CPUs, unbinds amupmu-spe, writes the SPE knobs and toggles
+# pmu_shared; shared mode on 6.12 (the debug kernel runs the others below)
+board hostile 6.12 vhe stock prod
+# The debug kernel (tools/debug-kernel.sh: Debian's linux-source-6.1 with
+# lockdep, KASAN, KFENCE, UBSAN, DEBUG_OBJECTS/LIST, atomic-sleep, hung-task
+# and stall detection): any report fails the board (run.sh's console
+# check). Both machines, prod and mock, both devicetrees: the check payload,
+# the ioctl fuzzer, spe-claim and the concurrency fuzzer; stress and cpupm
+# under -icount in the lanes below
+board check 6.1-debug el1 stock prod
+board check 6.1-debug el1 amupmu prod
+board check 6.1-debug vhe amupmu mock
+board fuzz 6.1-debug vhe amupmu prod
+board spe-claim 6.1-debug el1 amupmu mock -S yes
+board hostile 6.1-debug el1 amupmu mock -S yes
+board hostile 6.1-debug vhe amupmu prod
 
 # The boards under -icount last: QEMU runs their vCPUs on one thread, and
 # their guest time follows the instructions, not the host's load, so two
@@ -209,6 +232,8 @@ board spe-claim 6.1 vhe amupmu mock -S two
 # machines and kernels and the stress payload (hotplug, the storm with
 # pmu_shared toggled, load/unload) on the VHE board)
 icount_boards=(
+	"stress 6.1-debug el1 amupmu prod -i"
+	"cpupm 6.1-debug vhe amupmu mock -i"
 	"stress 6.12 vhe amupmu prod -i"	# 132
 	"cpupm 6.1 el1 amupmu mock -i"		# 119
 	"pmu 6.1 el1 amupmu prod -i"		# 37

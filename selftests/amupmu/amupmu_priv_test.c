@@ -146,6 +146,28 @@ static int row_amu_read(void *arg)
 	return ret;
 }
 
+/* AMUPMU_SPE_CONFIG of CPU 0, user space only, in a new session. */
+static int row_spe_user(void *arg)
+{
+	__u64 mask = 1;
+	struct amupmu_spe_config c = {
+		.size = sizeof(c),
+		.enables = AMUPMU_SPE_EN_USER,
+		.interval = 1024,
+		.buf_pages = 4,
+		.cpus_len = sizeof(mask),
+		.cpus_uptr = (__u64)(unsigned long)&mask,
+	};
+	int fd = open_dev(), ret;
+
+	(void)arg;
+	if (fd < 0)
+		return -errno;
+	ret = ioctl(fd, AMUPMU_SPE_CONFIG, &c) ? -errno : 0;
+	close(fd);
+	return ret;
+}
+
 static int row_ctl_no_group(void *arg)
 {
 	int fd = open_dev(), ret;
@@ -428,6 +450,11 @@ TEST_F(priv, paranoid_levels)
 		close(fd);
 		snprintf(what, sizeof(what), "PMU_CONFIG EL0 only, paranoid %s", levels[i]);
 		expect_row(_metadata, &whos[0], what, row_config, (void *)&el0_only, -EACCES);
+		/* the threat model's table: the AMU and SPE at every level too */
+		snprintf(what, sizeof(what), "AMU_READ, paranoid %s", levels[i]);
+		expect_row(_metadata, &whos[0], what, row_amu_read, NULL, -EACCES);
+		snprintf(what, sizeof(what), "SPE_CONFIG EL0 only, paranoid %s", levels[i]);
+		expect_row(_metadata, &whos[0], what, row_spe_user, NULL, -EACCES);
 	}
 }
 
