@@ -1543,17 +1543,15 @@ static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read
 	mutex_lock(&amupmu_spe_sess_lock);
 	file = *slot;
 	sess = file ? file->cfg : NULL;
-	if (sess && rd->nr_cpus >= sess->nr)
+	if (!sess)
+		ret = -ENODEV;
+	else if (rd->nr_cpus < sess->nr)
+		ret = -EINVAL;
+	else
 		kref_get(&sess->ref);
 	mutex_unlock(&amupmu_spe_sess_lock);
-	if (!sess) {
-		ret = -ENODEV;
+	if (ret)
 		goto out;
-	}
-	if (rd->nr_cpus < sess->nr) {
-		ret = -EINVAL;
-		goto out;
-	}
 	/*
 	 * The records and data_head up to what the CPUs wrote by now: under
 	 * the reference alone (a RELEASE meanwhile publishes and frees after
