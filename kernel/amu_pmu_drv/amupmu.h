@@ -204,6 +204,9 @@ extern unsigned int amupmu_sample_period_min;
  * @mmaps: live mappings (VMAs)
  * @base: header page, then @pages data pages (vmalloc_user())
  * @pages: data pages
+ * @user: the user its 1 + @pages pages are charged to (RLIMIT_MEMLOCK,
+ *	user_struct.locked_vm), a reference held; uncharged when the last
+ *	reference goes, with the memory
  * @free: frees the owner's struct after the memory
  */
 struct amupmu_mbuf {
@@ -211,6 +214,7 @@ struct amupmu_mbuf {
 	atomic_t mmaps;
 	void *base;
 	unsigned int pages;
+	struct user_struct *user;
 	void (*free)(struct amupmu_mbuf *mb);
 };
 

@@ -195,8 +195,10 @@ static int name(struct platform_device *pdev)				\
 /* vm_flags may only be changed through helpers from 6.3 */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
 #define amupmu_vm_flags_clear(vma, flags)	vm_flags_clear(vma, flags)
+#define amupmu_vm_flags_set(vma, flags)		vm_flags_set(vma, flags)
 #else
 #define amupmu_vm_flags_clear(vma, flags)	((vma)->vm_flags &= ~(flags))
+#define amupmu_vm_flags_set(vma, flags)		((vma)->vm_flags |= (flags))
 #endif
 
 /*

@@ -186,14 +186,18 @@ static __always_inline int amupmu_ioctl_spe(struct amupmu_ucmd *ucmd, unsigned i
 					    size_t len)
 {
 	struct amupmu_spe_sess **slot = amupmu_session_spe(ucmd->sess);
-	int ret = amupmu_spe_cmd(slot, cmd, ucmd->cmd);
+	u64 seq = 0;
+	int ret = amupmu_spe_cmd(slot, cmd, ucmd->cmd, &seq);
 
 	if (ret)
 		return ret;
 	ret = amupmu_ucmd_respond(ucmd, len);
-	/* a configuration the caller never heard of would hold its CPUs until close */
+	/*
+	 * A configuration the caller never heard of would hold its CPUs until
+	 * close: this one (not one another thread made meanwhile).
+	 */
 	if (ret && cmd == AMUPMU_CMD_SPE_CONFIG)
-		amupmu_spe_release(slot);
+		amupmu_spe_release(slot, seq);
 	return ret;
 }
 
@@ -328,6 +332,11 @@ static int amupmu_fops_open(struct inode *inode, struct file *filp)
 	filp->private_data = amupmu_session_alloc();
 	if (!filp->private_data)
 		return -ENOMEM;
+	/* the SPE wait queue from open on: poll()/epoll before the first CONFIG */
+	if (amupmu_spe_file_init(amupmu_session_spe(filp->private_data))) {
+		amupmu_session_free(filp->private_data);
+		return -ENOMEM;
+	}
 	/* read() returns sample records: a stream, no file position */
 	return stream_open(inode, filp);
 }
@@ -340,16 +349,19 @@ static ssize_t amupmu_fops_read(struct file *filp, char __user *buf, size_t coun
 /*
  * With an SPE configuration, poll() reports its buffers (EPOLLIN at a
  * watermark, EPOLLPRI on a fault) and the sample ring's EPOLLIN if there is
- * one; without, the sample ring's state (EPOLLERR without a ring).
+ * one; without, the sample ring's state (EPOLLERR without a ring). It
+ * always waits on both queues: a configuration made later wakes a poll()
+ * or an epoll entry that began before it.
  */
 static __poll_t amupmu_fops_poll(struct file *filp, struct poll_table_struct *wait)
 {
 	struct amupmu_spe_sess **spe = amupmu_session_spe(filp->private_data);
 	__poll_t ring = amupmu_session_poll(filp->private_data, filp, wait);
+	__poll_t mask = amupmu_spe_poll(spe, filp, wait);
 
 	if (!amupmu_spe_configured(spe))
-		return ring;
-	return amupmu_spe_poll(spe, filp, wait) | (ring & ~EPOLLERR);
+		return ring | mask;
+	return mask | (ring & ~EPOLLERR);
 }
 
 /* The sample ring at offset 0; the SPE buffers at AMUPMU_SPE_MMAP_OFFSET(cpu). */

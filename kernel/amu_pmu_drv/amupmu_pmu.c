@@ -1169,17 +1169,6 @@ static void amupmu_op_release(struct amupmu_session *s, struct amupmu_pmu_cpu *p
 	pc->cnt[idx].owner = NULL;
 }
 
-/* Give the ring's locked-memory charge back. Under s->lock, or at free. */
-static void amupmu_sess_ring_unaccount(struct amupmu_session *s)
-{
-	if (!s->ring_mm)
-		return;
-	account_locked_vm(s->ring_mm, s->ring_locked, false);
-	mmdrop(s->ring_mm);
-	s->ring_mm = NULL;
-	s->ring_locked = 0;
-}
-
 /* Free the group's per-CPU state (not its counters). */
 static void amupmu_sess_free_group(struct amupmu_session *s)
 {
@@ -1254,7 +1243,7 @@ void amupmu_session_free(struct amupmu_session *s)
 	}
 	/* no counter of the session runs: only a queued wake-up may be left */
 	irq_work_sync(&s->wake);
-	amupmu_sess_ring_unaccount(s);
+	/* the ring's locked-memory charge goes with its last mapping */
 	amupmu_ring_put(s->ring);
 	mutex_destroy(&s->read_lock);
 	mutex_destroy(&s->lock);
@@ -1336,21 +1325,14 @@ static long amupmu_event_type(const struct amupmu_pmu_event *ev,
  * struct amupmu_config_req - what AMUPMU_PMU_CONFIG copied in from user space
  * @evs: the events
  * @cpus: the CPU set
- * @charge: ring pages charged to the caller's locked memory before the
- *	locks; what a new ring does not take over is given back after them
- * @old_mm: the mm of a replaced ring's charge, given back after the locks
- * @old_locked: its pages
  *
  * Copied before any lock is taken: a fault on user memory must not stall
- * with the hotplug lock held. The locked-memory accounting takes the mmap
- * lock, which mmap() holds when it takes the session's lock: outside too.
+ * with the hotplug lock held. (A new ring's locked-memory charge is its
+ * own, atomic and taken under the locks: amupmu_mbuf_init().)
  */
 struct amupmu_config_req {
 	struct amupmu_pmu_event evs[AMUPMU_PMU_MAX_EVENTS];
 	cpumask_var_t cpus;
-	unsigned long charge;
-	struct mm_struct *old_mm;
-	unsigned long old_locked;
 };
 
 /**
@@ -1459,10 +1441,10 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 
 /*
  * Give a sampling group its ring: the session's own when it has the size
- * asked for (emptied), else a new one, which takes over @req's charge to
- * the caller's locked memory (the old ring's charge goes back after the
- * locks); EBUSY while a ring of another size is mapped. Under s->lock.
- * Changes nothing on error.
+ * asked for (emptied), else a new one, charged to the caller's locked
+ * memory (ENOMEM beyond RLIMIT_MEMLOCK; the old ring's charge goes with
+ * its last reference); EBUSY while a ring of another size is mapped.
+ * Under s->lock. Changes nothing on error.
  */
 static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
 			    struct amupmu_config_req *req)
@@ -1475,18 +1457,9 @@ static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
 	}
 	if (s->ring && amupmu_ring_mapped(s->ring))
 		return -EBUSY;
-	/* not charged: another command of the session changed the ring meanwhile */
-	if (!req->charge)
-		return -EBUSY;
 	r = amupmu_ring_alloc(pages);
 	if (!r)
 		return -ENOMEM;
-	req->old_mm = s->ring_mm;
-	req->old_locked = s->ring_locked;
-	mmgrab(current->mm);
-	s->ring_mm = current->mm;
-	s->ring_locked = req->charge;
-	req->charge = 0;
 	amupmu_ring_put(s->ring);
 	WRITE_ONCE(s->ring, r);
 	/* a reader waiting on the old ring looks again */
@@ -2314,17 +2287,14 @@ out:
 }
 
 /*
- * Charge a new ring to the caller's locked memory (ENOMEM beyond
- * RLIMIT_MEMLOCK without CAP_IPC_LOCK, as perf's buffers), before the
- * locks: the accounting takes the mmap lock. Not when the session's kept
- * ring will be reused; the errors due before (ENXIO, EACCES) come first.
+ * The errors a ring is due before the locks (ENXIO, EACCES). Its charge to
+ * the caller's locked memory (ENOMEM beyond RLIMIT_MEMLOCK without
+ * CAP_IPC_LOCK, as perf's buffers) is made with the ring, under the locks
+ * (atomic: amupmu_mbuf_init()).
  */
 static int amupmu_config_charge(struct amupmu_session *s, const struct amupmu_pmu_config *cfg,
 				struct amupmu_config_req *req)
 {
-	bool reuse;
-	int ret;
-
 	if (!cfg->ring_pages)
 		return 0;
 	if (!READ_ONCE(amupmu_dev.pmu_irq) && !amupmu_perf_available())
@@ -2333,15 +2303,7 @@ static int amupmu_config_charge(struct amupmu_session *s, const struct amupmu_pm
 		return -EACCES;
 	if (!current->mm)
 		return -EINVAL;
-	mutex_lock(&s->lock);
-	reuse = s->ring && amupmu_ring_pages(s->ring) == cfg->ring_pages;
-	mutex_unlock(&s->lock);
-	if (reuse)
-		return 0;
-	ret = account_locked_vm(current->mm, cfg->ring_pages + 1, true);
-	if (!ret)
-		req->charge = cfg->ring_pages + 1;
-	return ret;
+	return 0;
 }
 
 /**
@@ -2386,12 +2348,6 @@ int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg)
 	amupmu_pmu_unlock(s);
 out_req:
 	if (req) {
-		if (req->charge)
-			account_locked_vm(current->mm, req->charge, false);
-		if (req->old_mm) {
-			account_locked_vm(req->old_mm, req->old_locked, false);
-			mmdrop(req->old_mm);
-		}
 		free_cpumask_var(req->cpus);
 		kfree(req);
 	}

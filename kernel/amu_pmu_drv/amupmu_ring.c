@@ -17,11 +17,24 @@
  * progress hold a reference, so a ring that is replaced or whose session
  * goes away lives until the last of them lets go. That memory management
  * (struct amupmu_mbuf) also serves the SPE profiling buffers.
+ *
+ * Locked memory: a buffer is charged to its creator's user
+ * (user_struct.locked_vm, the count io_uring, AF_XDP/zerocopy and vfio
+ * charge against RLIMIT_MEMLOCK) before it is allocated, and uncharged
+ * when its last reference goes, with the memory: as long as a mapping
+ * (or a fork()ed copy: none, the mappings are VM_DONTCOPY as perf's)
+ * pins it. The charge is an atomic counter, not account_locked_vm(): the
+ * last reference may go in vm_ops->close, under the mmap_lock held for
+ * writing, and from any task (the delayed fput).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
+#include <linux/cred.h>
 #include <linux/kref.h>
 #include <linux/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/user.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/uaccess.h>
@@ -59,36 +72,89 @@ struct amupmu_ring {
 
 /* ------------------------------------------------------------ mappable buffers */
 
+/*
+ * user_struct.locked_vm exists with CONFIG_NET (among others), which the
+ * netlink family needs anyway.
+ */
+#ifndef CONFIG_NET
+#error "amupmu needs CONFIG_NET (netlink; user_struct.locked_vm)"
+#endif
+
+/*
+ * Charge @pages to @user's locked memory: ENOMEM beyond RLIMIT_MEMLOCK,
+ * unless the caller has CAP_IPC_LOCK (charged all the same, so that the
+ * uncharge is unconditional). io_uring's __io_account_mem(): atomic, no
+ * lock, the limit is the caller's.
+ */
+static int amupmu_mem_charge(struct user_struct *user, unsigned long pages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	long cur, new;
+
+	if (capable(CAP_IPC_LOCK)) {
+		atomic_long_add(pages, &user->locked_vm);
+		return 0;
+	}
+	cur = atomic_long_read(&user->locked_vm);
+	do {
+		new = cur + pages;
+		if ((unsigned long)new > limit)
+			return -ENOMEM;
+	} while (!atomic_long_try_cmpxchg(&user->locked_vm, &cur, new));
+	return 0;
+}
+
+/* Any context that may free: no lock, no capability check. */
+static void amupmu_mem_uncharge(struct user_struct *user, unsigned long pages)
+{
+	atomic_long_sub(pages, &user->locked_vm);
+	free_uid(user);
+}
+
 /**
  * amupmu_mbuf_init() - a header page and @pages data pages user space may map
  * @mb: the buffer, embedded in its owner's struct
  * @pages: data pages
  * @free: frees the owner once the last reference goes (after the memory)
  *
- * vmalloc_user() memory: zeroed, virtually contiguous in the kernel (the
+ * The 1 + @pages pages are charged to the calling user's locked memory
+ * first (RLIMIT_MEMLOCK, CAP_IPC_LOCK lifts it), then allocated:
+ * vmalloc_user() memory, zeroed, virtually contiguous in the kernel (the
  * SPE profiling buffer writes to that address), mappable with
- * remap_vmalloc_range(). One reference, the caller's.
+ * remap_vmalloc_range(). One reference, the caller's; the charge goes
+ * with the last one. Takes no lock.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0 or -ENOMEM (beyond the limit, or no memory).
  */
 int amupmu_mbuf_init(struct amupmu_mbuf *mb, unsigned int pages,
 		     void (*free)(struct amupmu_mbuf *mb))
 {
-	mb->base = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
-	if (!mb->base)
+	struct user_struct *user = get_current_user();
+
+	if (amupmu_mem_charge(user, (unsigned long)pages + 1)) {
+		free_uid(user);
 		return -ENOMEM;
+	}
+	mb->base = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
+	if (!mb->base) {
+		amupmu_mem_uncharge(user, (unsigned long)pages + 1);
+		return -ENOMEM;
+	}
 	kref_init(&mb->ref);
 	atomic_set(&mb->mmaps, 0);
 	mb->pages = pages;
+	mb->user = user;
 	mb->free = free;
 	return 0;
 }
 
+/* The last reference: from vm_ops->close (mmap_lock held) too. */
 static void amupmu_mbuf_release(struct kref *ref)
 {
 	struct amupmu_mbuf *mb = container_of(ref, struct amupmu_mbuf, ref);
 
 	vfree(mb->base);
+	amupmu_mem_uncharge(mb->user, (unsigned long)mb->pages + 1);
 	mb->free(mb);
 }
 
@@ -136,6 +202,10 @@ static const struct vm_operations_struct amupmu_mbuf_vm_ops = {
  *	shared, not executable
  * @pgoff: the page offset the buffer lives at in the file
  *
+ * VM_DONTCOPY, as perf's mappings: a fork()ed child does not inherit the
+ * mapping (nor make it pin the buffer); remap_vmalloc_range() adds
+ * VM_DONTEXPAND and VM_DONTDUMP.
+ *
  * Return: 0, or -EINVAL for any other shape of mapping.
  */
 int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigned long pgoff)
@@ -147,6 +217,7 @@ int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigne
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;
 	amupmu_vm_flags_clear(vma, VM_MAYEXEC);
+	amupmu_vm_flags_set(vma, VM_DONTCOPY);
 	ret = remap_vmalloc_range(vma, mb->base, 0);
 	if (ret)
 		return ret;

@@ -67,14 +67,12 @@ struct amupmu_sess_cpu {
  *	in it
  * @ring: the sample ring, NULL until a sampling group is configured; kept
  *	when the group is released, freed with the session (under @lock)
- * @ring_mm: the mm @ring's pages are accounted to (RLIMIT_MEMLOCK)
- * @ring_locked: pages accounted to @ring_mm
  * @read_lock: serialises read()
  * @wait: read() and poll() wait here for records
  * @wake: wakes @wait from the interrupt handler
  * @node: in amupmu_sessions (so that a departing device wakes readers)
  * @spe: the file's SPE state (amupmu_spe.c: its configuration and poll
- *	wait queue), NULL until its first AMUPMU_SPE_CONFIG, freed at release
+ *	wait queue), allocated at open, freed at release
  * @amu_perfmon: an AMUPMU_AMU_READ of this file passed the CAP_PERFMON
  *	check: later ones do not check again (amupmu_amu.c; set once, never
  *	cleared, read and written with READ_ONCE/WRITE_ONCE)
@@ -104,8 +102,6 @@ struct amupmu_session {
 	u64 period[AMUPMU_PMU_MAX_EVENTS];
 	struct pid_namespace *pid_ns;
 	struct amupmu_ring *ring;
-	struct mm_struct *ring_mm;
-	unsigned long ring_locked;
 	struct mutex read_lock; /* see @read_lock above */
 	wait_queue_head_t wait;
 	struct irq_work wake;

@@ -468,10 +468,13 @@ struct amupmu_spe_pcs {
  * @f: the filter registers
  * @pmscr: PMSCR_EL1
  * @enabled: profiling was enabled (AMUPMU_SPE_CTL_ENABLE)
- * @gen: amupmu_spe_gen at CONFIG: stale (ENXIO) once the device went
+ * @gen: amupmu_spe_gen before CONFIG checked the device: stale (ENXIO)
+ *	once the device went
+ * @seq: the file's CONFIG it was made by (amupmu_spe_sess.seq)
+ * @ref: references: the file's slot (amupmu_spe_sess.cfg) and READ or
+ *	DISABLE publishing without amupmu_spe_sess_lock; the last one frees
+ *	it, always while its file lives (the file's release drops the slot's)
  * @watermark: bytes unread that make poll() report EPOLLIN
- * @mm: the mm the buffers are charged to (RLIMIT_MEMLOCK)
- * @locked: pages charged
  * @kick: from the buffer interrupt and the idle path: queues @pub
  * @pub: publishes the CPUs' written bytes (process context)
  * @pub_lock: serialises the publishers (@pub, READ, DISABLE, release)
@@ -485,10 +488,10 @@ struct amupmu_spe_cfg {
 	struct amupmu_spe_filter f;
 	u64 pmscr;
 	bool enabled;
-	unsigned int gen;
+	u64 gen;
+	u64 seq;
+	struct kref ref;
 	u64 watermark;
-	struct mm_struct *mm;
-	unsigned long locked;
 	struct irq_work kick;
 	struct work_struct pub;
 	struct mutex pub_lock;	/* see @pub_lock above */
@@ -497,9 +500,12 @@ struct amupmu_spe_cfg {
 
 /**
  * struct amupmu_spe_sess - a file's SPE state: what lives as long as the
- *	file (the slot of its amupmu_session), allocated at its first CONFIG
- * @cfg: the configuration, NULL without one (under amupmu_spe_sess_lock)
- * @wait: poll() and epoll wait here. It is the file's, not the
+ *	file (the slot of its amupmu_session), allocated at open
+ * @cfg: the configuration, NULL without one (under amupmu_spe_sess_lock;
+ *	set and cleared only by the file's own ioctls)
+ * @seq: CONFIGs made (under amupmu_spe_sess_lock)
+ * @wait: poll() and epoll wait here, from open on (an epoll entry added
+ *	before the first CONFIG is woken by it). It is the file's, not the
  *	configuration's: a poller or an epoll entry may stay queued across
  *	RELEASE (and a CONFIG whose reply could not be copied back), and
  *	leaves it before the file's release (poll holds the file; epoll
@@ -508,6 +514,7 @@ struct amupmu_spe_cfg {
  */
 struct amupmu_spe_sess {
 	struct amupmu_spe_cfg *cfg;
+	u64 seq;
 	wait_queue_head_t wait;
 };
 
@@ -525,27 +532,32 @@ struct amupmu_spe_pcpu {
 
 static DEFINE_PER_CPU(struct amupmu_spe_pcpu, amupmu_spe_pcpu);
 /*
- * amupmu_spe_sess_lock: the files' SPE slots (amupmu_spe_sess.cfg), every
- * amupmu_spe_pcpu.active change, amupmu_spe_gen, the discard areas.
+ * amupmu_spe_sess_lock: the files' SPE slots (amupmu_spe_sess.cfg and
+ * .seq), every amupmu_spe_pcpu.active change, amupmu_spe_gen, the discard
+ * areas. Held only for O(CPUs) work: the publisher's O(bytes) walk runs
+ * under the configuration's pub_lock alone (READ and DISABLE take a
+ * reference on the configuration under amupmu_spe_sess_lock, drop it,
+ * then publish).
  *
  * Lock order (outer first):
  *   mmap_lock (amupmu_spe_mmap() is called under it)
  *     -> amupmu_spe_sess_lock
  *       -> cpus_read_lock()
- *       -> amupmu_spe_cfg.pub_lock
  *         -> amupmu_spe_pcpu.lock (raw, interrupts off)
+ *   amupmu_spe_cfg.pub_lock (never under amupmu_spe_sess_lock)
+ *     -> amupmu_spe_pcpu.lock
  * amupmu_spe_dev.c's amupmu_spe_dev_lock is outside all of them (the
  * device's remove() calls amupmu_spe_dev_gone()).
  *
  * So nothing under amupmu_spe_sess_lock takes the mmap_lock: no
- * copy_{to,from}_user(), no account_locked_vm() (the RLIMIT_MEMLOCK charge
- * and uncharge are made before it is taken and after it is dropped), no
- * mmdrop() of a configuration's mm. READ gathers into a kernel buffer under
- * it and copies out after.
+ * copy_{to,from}_user(), no mmdrop(). The buffers' RLIMIT_MEMLOCK charge
+ * is atomic (amupmu_mbuf_init(), user_struct.locked_vm) and goes with the
+ * buffer's last reference, possibly a mapping's close under the mmap_lock.
+ * READ gathers into a kernel buffer and copies out after.
  */
 static DEFINE_MUTEX(amupmu_spe_sess_lock);
 /* the SPE device's binding: bumped when it goes (under amupmu_spe_sess_lock) */
-static unsigned int amupmu_spe_gen = 1;
+static u64 amupmu_spe_gen = 1;
 static enum cpuhp_state amupmu_spe_hp_state;
 
 /* The configuration belongs to a binding of the SPE device that went away. */
@@ -683,19 +695,35 @@ static void amupmu_spe_kick_fn(struct irq_work *w)
 /*
  * Point the CPU's buffer registers at the next free region of the buffer,
  * or at the discard area when the reader has not made room for a record
- * (or a partial record waits for the publisher). The end of the data area
- * that cannot hold a record is padded (at most MaxSize bytes), so that
- * records never wrap. On the CPU, under the lock, profiling stopped.
+ * (or a partial record waits for the publisher). PMBPTR_EL1 is aligned to
+ * PMBIDR_EL1.Align: after a buffer event or a fault the CPU leaves it just
+ * past the last record, so the bytes up to the alignment are padded (as
+ * arm_spe_pmu's __arm_spe_pmu_next_off(); at most 1 << Align bytes; the
+ * mock model reports Align 0 and does not model it, so only hardware with
+ * Align > 0 takes this path). The end of the data area that cannot hold a
+ * record is padded (at most MaxSize bytes), so that records never wrap.
+ * On the CPU, under the lock, profiling stopped.
  */
 static void amupmu_spe_program_buffer(struct amupmu_spe_pcs *pcs)
 {
 	struct amupmu_spe_buf *b = pcs->buf;
-	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit, want;
+	u64 max_rec = amupmu_spe_max_record(pcs->cpu), used, room, off, limit, want, pad;
+	u64 align = 1ULL << FIELD_GET(PMBIDR_EL1_ALIGN, amupmu_spe_pmbidr(pcs->cpu));
 	u8 *d;
 
 	used = amupmu_spe_used(pcs);
 	room = used <= b->size ? b->size - used : 0;
 	off = pcs->written & (b->size - 1);
+	/* @size is a multiple of the page, Align at most PAGE_SHIFT: no wrap */
+	pad = ALIGN(off, align) - off;
+	if (pad && !pcs->dl_pending && room >= pad) {
+		memset(b->data + off, AMUPMU_SPE_PKT_PAD, pad);
+		room -= pad;
+		pcs->written += pad;
+		used += pad;
+		off = (off + pad) & (b->size - 1);
+	}
+	/* a misaligned @off (no room for the pad) ends in the discard area below */
 	if (!pcs->dl_pending && b->size - off < max_rec && room >= b->size - off) {
 		/* too little before the end: PAD to it and start over at 0 */
 		memset(b->data + off, AMUPMU_SPE_PKT_PAD, b->size - off);
@@ -1063,7 +1091,8 @@ static struct amupmu_spe_buf *amupmu_spe_buf_alloc(unsigned int cpu, unsigned in
 /*
  * Free a configuration no CPU holds any more (amupmu_spe_pcpu.active
  * cleared, or never set): after its last kick and publication. Without
- * amupmu_spe_sess_lock (it uncharges RLIMIT_MEMLOCK: the mmap_lock).
+ * amupmu_spe_sess_lock or @pub_lock (it waits for the publisher). The
+ * buffers (and their RLIMIT_MEMLOCK charge) go with their last mapping.
  */
 static void amupmu_spe_sess_free(struct amupmu_spe_cfg *sess)
 {
@@ -1075,10 +1104,6 @@ static void amupmu_spe_sess_free(struct amupmu_spe_cfg *sess)
 	cancel_work_sync(&sess->pub);
 	for (i = 0; sess->pcs && i < sess->nr; i++)
 		amupmu_mbuf_put(sess->pcs[i].buf ? &sess->pcs[i].buf->mb : NULL);
-	if (sess->mm) {
-		account_locked_vm(sess->mm, sess->locked, false);
-		mmdrop(sess->mm);
-	}
 	kfree(sess->pcs);
 	free_cpumask_var(sess->cpus);
 	kfree(sess);
@@ -1179,9 +1204,10 @@ static u64 amupmu_spe_pmscr(const struct amupmu_spe_config *c)
 }
 
 /*
- * A configuration and its buffers: after RLIMIT_MEMLOCK was charged
- * (amupmu_spe_config()), so that a caller beyond its limit never makes
- * the kernel allocate them. Without amupmu_spe_sess_lock.
+ * A configuration and its buffers, one reference (the file's slot). Each
+ * buffer is charged to the caller's RLIMIT_MEMLOCK before it is allocated
+ * (amupmu_mbuf_init()): a caller beyond its limit never makes the kernel
+ * allocate it. Without amupmu_spe_sess_lock.
  */
 static struct amupmu_spe_cfg *amupmu_spe_sess_alloc(const struct amupmu_spe_config *c,
 						    const struct cpumask *cpus)
@@ -1191,6 +1217,7 @@ static struct amupmu_spe_cfg *amupmu_spe_sess_alloc(const struct amupmu_spe_conf
 
 	if (!sess)
 		return NULL;
+	kref_init(&sess->ref);
 	init_irq_work(&sess->kick, amupmu_spe_kick_fn);
 	INIT_WORK(&sess->pub, amupmu_spe_pub_fn);
 	mutex_init(&sess->pub_lock);
@@ -1218,6 +1245,18 @@ fail:
 	return NULL;
 }
 
+static void amupmu_spe_cfg_free_ref(struct kref *ref)
+{
+	amupmu_spe_sess_free(container_of(ref, struct amupmu_spe_cfg, ref));
+}
+
+/* Drop a reference: without amupmu_spe_sess_lock and @pub_lock, the file alive. */
+static void amupmu_spe_cfg_put(struct amupmu_spe_cfg *sess)
+{
+	if (sess)
+		kref_put(&sess->ref, amupmu_spe_cfg_free_ref);
+}
+
 /*
  * Can @file take a configuration on @cpus? EBUSY when it holds one or
  * another configuration holds a CPU of the set. Under amupmu_spe_sess_lock.
@@ -1239,18 +1278,20 @@ static int amupmu_spe_busy(struct amupmu_spe_sess *file, const struct cpumask *c
  * (EACCES: CAP_PERFMON for every configuration), ownership (ENXIO), the CPU
  * set (EINVAL/ENODEV/EFAULT), the CPUs (EOPNOTSUPP, ENODEV unclaimed), the
  * filter (EINVAL/EOPNOTSUPP), KPTI (EOPNOTSUPP), in use (EBUSY), memory
- * (ENOMEM: RLIMIT_MEMLOCK, charged before anything is allocated), in use
- * again (EBUSY: another CONFIG won the race meanwhile).
+ * (ENOMEM: RLIMIT_MEMLOCK, each buffer charged before it is allocated), in
+ * use again (EBUSY: another CONFIG won the race meanwhile), the device
+ * went meanwhile (ENXIO: amupmu_spe_gen moved since before the checks).
+ * On success *@seq is the configuration's (amupmu_spe_release()).
  */
-static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_config *c)
+static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_config *c,
+			     u64 *seq)
 {
 	struct amupmu_spe_cfg *sess = NULL;
-	struct amupmu_spe_sess *file;
+	struct amupmu_spe_sess *file = *slot;
 	struct amupmu_spe_filter f;
-	struct mm_struct *mm = current->mm;
 	cpumask_var_t cpus;
-	unsigned long pages;
 	unsigned int i;
+	u64 gen;
 	int ret;
 
 	ret = amupmu_spe_config_shape(c);
@@ -1264,9 +1305,19 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 	 */
 	if (!perfmon_capable())
 		return -EACCES;
+	/*
+	 * The binding the checks below see: the device's remove() makes
+	 * amupmu_spe_dev_serves() false before amupmu_spe_dev_gone() bumps the
+	 * gen under the lock, so a device that goes after this point makes
+	 * the commit below fail (ENXIO), never a configuration of a binding
+	 * that is gone look fresh.
+	 */
+	mutex_lock(&amupmu_spe_sess_lock);
+	gen = amupmu_spe_gen;
+	mutex_unlock(&amupmu_spe_sess_lock);
 	if (amupmu_spe_owner() == AMUPMU_SPE_OWNER_KERNEL)
 		return -ENXIO;
-	if (!mm)
+	if (!current->mm)
 		return -EINVAL;
 	if (!zalloc_cpumask_var(&cpus, GFP_KERNEL))
 		return -ENOMEM;
@@ -1303,35 +1354,18 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 		ret = -EOPNOTSUPP;
 		goto out;
 	}
-	/* the file's SPE state: lives until the file's release */
 	mutex_lock(&amupmu_spe_sess_lock);
-	file = *slot;
-	if (!file) {
-		file = kzalloc(sizeof(*file), GFP_KERNEL);
-		if (file) {
-			init_waitqueue_head(&file->wait);
-			WRITE_ONCE(*slot, file);
-		}
-	}
-	ret = file ? amupmu_spe_busy(file, cpus) : -ENOMEM;
+	ret = amupmu_spe_busy(file, cpus);
 	mutex_unlock(&amupmu_spe_sess_lock);
 	if (ret)
 		goto out;
 
-	/* charge first, then allocate; neither under amupmu_spe_sess_lock */
-	pages = (unsigned long)cpumask_weight(cpus) * (c->buf_pages + 1);
-	ret = account_locked_vm(mm, pages, true);
-	if (ret)
-		goto out;
+	/* charged and allocated (each buffer in that order) without the lock */
 	sess = amupmu_spe_sess_alloc(c, cpus);
 	if (!sess) {
-		account_locked_vm(mm, pages, false);
 		ret = -ENOMEM;
 		goto out;
 	}
-	sess->mm = mm;
-	mmgrab(mm);
-	sess->locked = pages;
 	sess->f = f;
 	sess->file = file;
 
@@ -1339,11 +1373,15 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 	ret = amupmu_spe_busy(file, cpus);
 	if (!ret && amupmu_spe_discard_alloc(cpus))
 		ret = -ENOMEM;
+	if (!ret && amupmu_spe_gen != gen)
+		ret = -ENXIO;
 	if (ret) {
 		mutex_unlock(&amupmu_spe_sess_lock);
 		goto out;
 	}
-	sess->gen = amupmu_spe_gen;
+	sess->gen = gen;
+	sess->seq = ++file->seq;
+	*seq = sess->seq;
 	for (i = 0; i < sess->nr; i++) {
 		struct amupmu_spe_pcpu *pp = per_cpu_ptr(&amupmu_spe_pcpu, sess->pcs[i].cpu);
 		unsigned long flags;
@@ -1363,15 +1401,16 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 	sess = NULL;
 	mutex_unlock(&amupmu_spe_sess_lock);
 out:
-	amupmu_spe_sess_free(sess);	/* uncharges */
+	amupmu_spe_sess_free(sess);
 	free_cpumask_var(cpus);
 	return ret;
 }
 
 /*
  * Take the configuration from its file: stop every CPU and give them
- * back. Under amupmu_spe_sess_lock; the caller frees it after dropping the
- * lock (amupmu_spe_cfg_end()). The buffers go with their last mapping.
+ * back. Under amupmu_spe_sess_lock; after dropping it the caller publishes
+ * the last bytes and drops the slot's reference (amupmu_spe_publish_put()).
+ * The buffers go with their last mapping.
  */
 static struct amupmu_spe_cfg *amupmu_spe_unconfig_locked(struct amupmu_spe_sess *file)
 {
@@ -1403,19 +1442,22 @@ static struct amupmu_spe_cfg *amupmu_spe_unconfig_locked(struct amupmu_spe_sess 
 	return sess;
 }
 
-/* Publish a taken configuration's last bytes and free it: without the lock. */
-static void amupmu_spe_cfg_end(struct amupmu_spe_cfg *sess)
+/*
+ * Publish what the CPUs wrote by now, then drop the reference taken for
+ * it: without amupmu_spe_sess_lock (the walk is O(bytes)).
+ */
+static void amupmu_spe_publish_put(struct amupmu_spe_cfg *sess)
 {
 	if (!sess)
 		return;
 	irq_work_sync(&sess->kick);
 	amupmu_spe_publish(sess);
-	amupmu_spe_sess_free(sess);
+	amupmu_spe_cfg_put(sess);
 }
 
 static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe_ctl *ctl)
 {
-	struct amupmu_spe_cfg *sess, *gone = NULL;
+	struct amupmu_spe_cfg *sess, *pub = NULL;
 	struct amupmu_spe_sess *file;
 	int ret = 0;
 	unsigned int i;
@@ -1437,6 +1479,13 @@ static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe
 	}
 	switch (ctl->op) {
 	case AMUPMU_SPE_CTL_ENABLE:
+		/* as the gen: never program a CPU whose SPE is not amupmu's */
+		for (i = 0; i < sess->nr; i++) {
+			if (!amupmu_spe_dev_serves(sess->pcs[i].cpu)) {
+				ret = -ENXIO;
+				goto out;
+			}
+		}
 		cpus_read_lock();
 		for (i = 0; i < sess->nr; i++) {
 			struct amupmu_spe_pcs *pcs = &sess->pcs[i];
@@ -1458,16 +1507,18 @@ static int amupmu_spe_ctl(struct amupmu_spe_sess **slot, const struct amupmu_spe
 		WRITE_ONCE(sess->enabled, false);
 		amupmu_spe_each_online(sess, amupmu_spe_stop_fn);
 		cpus_read_unlock();
-		irq_work_sync(&sess->kick);
-		amupmu_spe_publish(sess);
+		/* published after the lock */
+		kref_get(&sess->ref);
+		pub = sess;
 		break;
 	default:
-		gone = amupmu_spe_unconfig_locked(file);
+		/* the slot's reference: published and dropped after the lock */
+		pub = amupmu_spe_unconfig_locked(file);
 		break;
 	}
 out:
 	mutex_unlock(&amupmu_spe_sess_lock);
-	amupmu_spe_cfg_end(gone);
+	amupmu_spe_publish_put(pub);
 	return ret;
 }
 
@@ -1492,15 +1543,20 @@ static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read
 	mutex_lock(&amupmu_spe_sess_lock);
 	file = *slot;
 	sess = file ? file->cfg : NULL;
-	if (!sess) {
+	if (!sess)
 		ret = -ENODEV;
-		goto out_unlock;
-	}
-	if (rd->nr_cpus < sess->nr) {
+	else if (rd->nr_cpus < sess->nr)
 		ret = -EINVAL;
-		goto out_unlock;
-	}
-	/* the records and data_head up to what the CPUs wrote by now */
+	else
+		kref_get(&sess->ref);
+	mutex_unlock(&amupmu_spe_sess_lock);
+	if (ret)
+		goto out;
+	/*
+	 * The records and data_head up to what the CPUs wrote by now: under
+	 * the reference alone (a RELEASE meanwhile publishes and frees after
+	 * the last reference is dropped; its counts stay readable here).
+	 */
 	irq_work_sync(&sess->kick);
 	amupmu_spe_publish(sess);
 	nr = sess->nr;
@@ -1512,7 +1568,7 @@ static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read
 		raw_spin_lock_irqsave(&pp->lock, flags);
 		ents[i] = (struct amupmu_spe_cpu) {
 			.cpu = pcs->cpu,
-			.state = pcs->state | (sess->enabled ? AMUPMU_SPE_ENABLED : 0) |
+			.state = pcs->state | (READ_ONCE(sess->enabled) ? AMUPMU_SPE_ENABLED : 0) |
 				 (pcs->discarding && pcs->running ? AMUPMU_SPE_DISCARDING : 0),
 			.bytes = pcs->head,
 			.records = pcs->records,
@@ -1527,8 +1583,8 @@ static int amupmu_spe_read(struct amupmu_spe_sess **slot, struct amupmu_spe_read
 		if (!cpu_online(pcs->cpu))
 			ents[i].state |= AMUPMU_SPE_OFFLINE;
 	}
-out_unlock:
-	mutex_unlock(&amupmu_spe_sess_lock);
+	amupmu_spe_cfg_put(sess);
+out:
 	for (i = 0; !ret && i < nr; i++, dst += rd->entry_size)
 		if (copy_to_user(dst, &ents[i], klen) ||
 		    (rd->entry_size > klen && clear_user(dst + klen, rd->entry_size - klen)))
@@ -1546,14 +1602,15 @@ out_unlock:
  * @slot: the session's SPE state (amupmu_session_spe())
  * @cmd: AMUPMU_CMD_SPE_*
  * @arg: the command's struct (kernel copy)
+ * @seq: CONFIG: the configuration it made, for amupmu_spe_release()
  *
  * Return: 0 or -errno; a failed command changes nothing.
  */
-int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg)
+int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg, u64 *seq)
 {
 	switch (cmd) {
 	case AMUPMU_CMD_SPE_CONFIG:
-		return amupmu_spe_config(slot, arg);
+		return amupmu_spe_config(slot, arg, seq);
 	case AMUPMU_CMD_SPE_CTL:
 		return amupmu_spe_ctl(slot, arg);
 	case AMUPMU_CMD_SPE_READ:
@@ -1564,33 +1621,64 @@ int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg)
 }
 
 /*
- * Stop and free the session's SPE configuration (a CONFIG whose reply could
- * not be copied back). The file's SPE state (its wait queue) stays.
+ * Stop and free the configuration CONFIG @seq made (its reply could not be
+ * copied back), if the file still holds that one: another thread of the
+ * file may have released it and configured its own meanwhile. The file's
+ * SPE state (its wait queue) stays.
  */
-void amupmu_spe_release(struct amupmu_spe_sess **slot)
+void amupmu_spe_release(struct amupmu_spe_sess **slot, u64 seq)
 {
-	struct amupmu_spe_cfg *gone;
+	struct amupmu_spe_cfg *gone = NULL;
+	struct amupmu_spe_sess *file = *slot;
 
 	mutex_lock(&amupmu_spe_sess_lock);
-	gone = amupmu_spe_unconfig_locked(*slot);
+	if (file->cfg && file->cfg->seq == seq)
+		gone = amupmu_spe_unconfig_locked(file);
 	mutex_unlock(&amupmu_spe_sess_lock);
-	amupmu_spe_cfg_end(gone);
+	amupmu_spe_publish_put(gone);
+}
+
+/**
+ * amupmu_spe_file_init() - the file's SPE state, at open
+ * @slot: the session's slot
+ *
+ * Its wait queue exists from open on, so that poll() and epoll_ctl(ADD)
+ * before the first CONFIG queue on it and are woken.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int amupmu_spe_file_init(struct amupmu_spe_sess **slot)
+{
+	struct amupmu_spe_sess *file = kzalloc(sizeof(*file), GFP_KERNEL);
+
+	if (!file)
+		return -ENOMEM;
+	init_waitqueue_head(&file->wait);
+	*slot = file;
+	return 0;
 }
 
 /*
  * The session's file goes (->release): the configuration, then the file's
  * SPE state. No poller is left (poll() holds the file, epoll removed its
- * entries before ->release).
+ * entries before ->release), and no ioctl of the file runs: only those
+ * set file->cfg, so a file without a configuration goes without
+ * amupmu_spe_sess_lock.
  */
 void amupmu_spe_file_release(struct amupmu_spe_sess **slot)
 {
-	struct amupmu_spe_sess *file;
+	struct amupmu_spe_sess *file = *slot;
+	struct amupmu_spe_cfg *gone;
 
-	amupmu_spe_release(slot);
-	mutex_lock(&amupmu_spe_sess_lock);
-	file = *slot;
-	WRITE_ONCE(*slot, NULL);
-	mutex_unlock(&amupmu_spe_sess_lock);
+	if (!file)
+		return;
+	if (READ_ONCE(file->cfg)) {
+		mutex_lock(&amupmu_spe_sess_lock);
+		gone = amupmu_spe_unconfig_locked(file);
+		mutex_unlock(&amupmu_spe_sess_lock);
+		amupmu_spe_publish_put(gone);
+	}
+	*slot = NULL;
 	kfree(file);
 }
 
@@ -1638,22 +1726,18 @@ __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 	__poll_t mask = 0;
 	unsigned int i;
 
-	mutex_lock(&amupmu_spe_sess_lock);
 	file = *slot;
-	if (!file) {
-		mutex_unlock(&amupmu_spe_sess_lock);
-		return 0;
-	}
 	poll_wait(filp, &file->wait, wait);
 	/* queued before looking: pairs with the publisher's wake_up_all() */
 	smp_mb();
+	mutex_lock(&amupmu_spe_sess_lock);
 	sess = file->cfg;
 	for (i = 0; sess && i < sess->nr; i++) {
 		const struct amupmu_spe_pcs *pcs = &sess->pcs[i];
 
-		/* pairs with the head's release in amupmu_spe_publish() */
-		if (smp_load_acquire(&pcs->buf->hdr->data_head) -
-		    READ_ONCE(pcs->buf->hdr->data_tail) >= sess->watermark)
+		/* the kernel's head, not the mapped header's (user-writable) */
+		if (READ_ONCE(pcs->head) - READ_ONCE(pcs->buf->hdr->data_tail) >=
+		    sess->watermark)
 			mask |= EPOLLIN | EPOLLRDNORM;
 		if (READ_ONCE(pcs->state) & AMUPMU_SPE_FAULT)
 			mask |= EPOLLPRI;
@@ -1728,7 +1812,7 @@ void amupmu_spe_dev_gone(void)
 	unsigned int cpu;
 
 	mutex_lock(&amupmu_spe_sess_lock);
-	WRITE_ONCE(amupmu_spe_gen, amupmu_spe_gen + 1 ?: 1);
+	WRITE_ONCE(amupmu_spe_gen, amupmu_spe_gen + 1);
 	cpus_read_lock();
 	/* amupmu_spe_pcpu.active is read on the CPU, under its lock */
 	for_each_online_cpu(cpu)

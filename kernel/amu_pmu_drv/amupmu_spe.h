@@ -111,16 +111,20 @@ int amupmu_spe_defaults_set(enum amupmu_spe_reg reg, u64 mask, u64 val, u64 *old
 
 /*
  * sessions: the file's SPE state (a slot in its amupmu_session, allocated
- * at the first CONFIG, freed by amupmu_spe_file_release()), which holds its
- * configuration and the poll() wait queue
+ * at open by amupmu_spe_file_init(), freed by amupmu_spe_file_release()),
+ * which holds its configuration and the poll() wait queue
  */
 struct amupmu_spe_sess;
 struct file;
 struct poll_table_struct;
 struct vm_area_struct;
-int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg);
-/* frees the configuration (CONFIG's failed copy-back); the file's state stays */
-void amupmu_spe_release(struct amupmu_spe_sess **slot);
+int amupmu_spe_file_init(struct amupmu_spe_sess **slot);
+int amupmu_spe_cmd(struct amupmu_spe_sess **slot, unsigned int cmd, void *arg, u64 *seq);
+/*
+ * frees the configuration CONFIG @seq made if the file still holds it
+ * (CONFIG's failed copy-back); the file's state stays
+ */
+void amupmu_spe_release(struct amupmu_spe_sess **slot, u64 seq);
 /* the file's ->release: the configuration and the file's SPE state */
 void amupmu_spe_file_release(struct amupmu_spe_sess **slot);
 int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma);

@@ -18,8 +18,9 @@
  * unbounded ones; read() of the sample ring; mmap()/munmap()/mprotect() of
  * the sample ring (offset 0), of every CPU's SPE buffer
  * (AMUPMU_SPE_MMAP_OFFSET(cpu)) and of random offsets and lengths, with
- * stores into the mapped headers; fork() with the files and mappings
- * inherited (the child uses them, then closes them); close()/reopen, dup()
+ * stores into the mapped headers; fork() with the files inherited (the
+ * child uses them, then closes them; the mappings are VM_DONTCOPY, and the
+ * child checks it has none); close()/reopen, dup()
  * and dup2() over a file other threads are using; requests to the "amupmu"
  * generic netlink family (status, CPU and session dumps, subscriptions,
  * unknown commands and attributes).
@@ -1178,8 +1179,12 @@ static void op_netlink(struct th *t)
 	end(t);
 	if (!ret)
 		ret = nl_answers(t);
+	/*
+	 * Not answered yet, and a child does not wait: nothing to check (a
+	 * request that must fail has not failed yet either).
+	 */
 	if (ret == -EAGAIN && t->child)
-		ret = 0;	/* not answered yet, and a child does not wait */
+		return;
 	check(t, op_names[OP_NETLINK], ret, nl_req_errnos, !must_fail);
 }
 
@@ -1188,9 +1193,10 @@ static void op_netlink(struct th *t)
 static void one(struct th *t);
 
 /*
- * fork() with every file and mapping inherited: the child (one thread, no
- * kicker, so no unbounded wait) makes some calls through them, closes
- * them and exits; its status is its violations.
+ * fork() with every file inherited, and no amupmu mapping (VM_DONTCOPY:
+ * checked): the child (one thread, no kicker, so no unbounded wait) makes
+ * some calls through them, closes them and exits; its status is its
+ * violations.
  */
 static void op_fork(struct th *t)
 {
@@ -1213,6 +1219,16 @@ static void op_fork(struct th *t)
 		t->st = &child_st;
 		t->violations = 0;
 		t->rng = splitmix(t->rng ^ 0xC41D);
+		/*
+		 * The amupmu mappings are VM_DONTCOPY (as perf's): the child
+		 * has none of them (the files it has).
+		 */
+		for (i = 0; i < MAX_MAPS; i++) {
+			if (t->maps[i].addr &&
+			    !(msync(t->maps[i].addr, t->maps[i].len, MS_ASYNC) && errno == ENOMEM))
+				violation(t, "fork child", "inherited an amupmu mapping");
+			t->maps[i].addr = NULL;
+		}
 		for (i = 0; i < n; i++)
 			one(t);
 		for (i = 0; i < g.fds; i++)

@@ -30,7 +30,9 @@
  * spe_model, ENODEV/EBUSY, READ and mmap checks, DEFAULTS takes the
  * arm_spe knobs), privilege (uid 65534 without caps), lifetime (close
  * with a mapping alive: the mapping holds the file, so the session lives
- * on and the module is pinned; RELEASE with a mapping alive).
+ * on and the module is pinned; RELEASE with a mapping alive),
+ * epoll_before_config (an epoll entry added before CONFIG is woken by
+ * SPE data and by RELEASE). RLIMIT_MEMLOCK: amupmu_memlock_test.c.
  *
  * The records are published (data_head, READ's bytes) at buffer events
  * and when profiling stops: the tests read the figures after DISABLE.
@@ -1953,6 +1955,95 @@ TEST_F(sess, epoll_release)
 			break;
 		}
 	}
+}
+
+/* A thread blocked in epoll_wait(). */
+struct ep_waiter {
+	pthread_t th;
+	int ep, timeout_ms, ret;
+	struct epoll_event out;
+	__u64 ns;
+};
+
+static void *ep_waiter_fn(void *p)
+{
+	struct ep_waiter *a = p;
+	__u64 t0 = amupmu_now_ns();
+
+	a->ret = epoll_wait(a->ep, &a->out, 1, a->timeout_ms);
+	a->ns = amupmu_now_ns() - t0;
+	return NULL;
+}
+
+/*
+ * Review of issue 24, S3: poll() queued on the SPE wait queue only once a
+ * configuration existed, and the queue was made by the first CONFIG: an
+ * epoll entry added before it was never put on the queue (epoll polls
+ * again later without registering), so it was deaf to SPE data, faults and
+ * RELEASE. The queue is the file's from open on now.
+ * Part 1: EPOLL_CTL_ADD before CONFIG (the fd reports EPOLLERR then: no
+ * ring, no configuration), CONFIG, ENABLE, user load: epoll_wait reports
+ * EPOLLIN at the watermark. Part 2: ADD before CONFIG, CONFIG, a thread
+ * blocks in epoll_wait; RELEASE wakes it (EPOLLERR again) at once, not at
+ * its 10 s timeout. Before the fix part 1 times out (0 events) and part 2
+ * waits 10 s.
+ */
+TEST_F(sess, epoll_before_config)
+{
+	unsigned int cpu = self->cpu;
+	__u64 mask = 1ULL << cpu;
+	struct amupmu_spe_config c;
+	struct epoll_event ev, out;
+	struct ep_waiter a;
+	int fd, ep, n;
+
+	BEGIN();
+	STREAM(cpu, "ops_per_us=200");
+
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ev = (struct epoll_event) { .events = EPOLLIN | EPOLLPRI };
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	n = epoll_wait(ep, &out, 1, 0);
+	TH_LOG("before CONFIG: epoll_wait %d events 0x%x", n, n > 0 ? out.events : 0);
+	cfg_init(&c, &mask, AMUPMU_SPE_EN_USER, 16);
+	c.watermark = 4096;
+	CONFIG(fd, &c);
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
+	CTL(fd, AMUPMU_SPE_CTL_ENABLE);
+	busy_on(mask, 100);
+	n = epoll_wait(ep, &out, 1, 3000);
+	TH_LOG("part 1, after CONFIG and ENABLE: epoll_wait %d events 0x%x", n,
+	       n > 0 ? out.events : 0);
+	EXPECT_EQ(1, n);
+	if (n == 1)
+		EXPECT_TRUE(!!(out.events & EPOLLIN));
+	CTL(fd, AMUPMU_SPE_CTL_RELEASE);
+	close(ep);
+	close(fd);
+
+	fd = open(AMUPMU_DEV, O_RDWR | O_CLOEXEC);
+	ASSERT_LE(0, fd);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev));
+	CONFIG(fd, &c);
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
+	memset(&a, 0, sizeof(a));
+	a.ep = ep;
+	a.timeout_ms = 10000;
+	ASSERT_EQ(0, pthread_create(&a.th, NULL, ep_waiter_fn, &a));
+	usleep(200 * 1000);	/* blocked by now */
+	CTL(fd, AMUPMU_SPE_CTL_RELEASE);
+	pthread_join(a.th, NULL);
+	TH_LOG("part 2, RELEASE: epoll_wait %d events 0x%x after %llu ms", a.ret,
+	       a.ret > 0 ? a.out.events : 0, (unsigned long long)a.ns / 1000000);
+	EXPECT_EQ(1, a.ret);
+	EXPECT_GT(5000ULL, a.ns / 1000000);
+	close(ep);
+	close(fd);
 }
 
 /* Two threads of one process: CONFIG/ENABLE/RELEASE against mmap/munmap/READ. */

@@ -692,10 +692,11 @@ struct amupmu_pmu_read {
  * amupmu_pmu_read.lost of the CPU that dropped it.
  *
  * The ring's pages (1 + ring_pages) count against the locked memory of
- * the process that configured the group that allocated it (RLIMIT_MEMLOCK,
- * as for perf's and VFIO's pinned buffers; CAP_IPC_LOCK lifts the limit)
- * until the ring is freed: a new ring beyond it is refused with ENOMEM; a
- * kept ring that is reused is not charged again.
+ * the user that configured the group that allocated it (per user, as
+ * perf's buffers; limited by the caller's RLIMIT_MEMLOCK, CAP_IPC_LOCK
+ * lifts it) until the ring is freed and its last mapping is gone: a new
+ * ring beyond it is refused with ENOMEM; a kept ring that is reused is not
+ * charged again. The mappings are not inherited by fork() (VM_DONTCOPY).
  */
 #define AMUPMU_RING_PAGES_MAX		256
 #define AMUPMU_RING_VERSION		1
@@ -929,6 +930,7 @@ struct amupmu_amu_read {
  *  EACCES      without CAP_PERFMON (every configuration: SPE samples
  *              every task on its CPUs, as perf's CPU-wide events)
  *  ENXIO       the kernel's arm_spe_pmu owns SPE (amupmu_info.spe_owner);
+ *              CONFIG while the claimed SPE device was unbound;
  *              CTL ENABLE/DISABLE of a configuration made before the
  *              claimed SPE device was unbound (stale: RELEASE it)
  *  ENODEV      a CPU of the set is not possible; on hardware, no SPE device
@@ -936,7 +938,9 @@ struct amupmu_amu_read {
  *              AMUPMU_SPE_OWNER_UNCLAIMED: "amupmu spe claim")
  *  EBUSY       another session profiles a CPU of the set, or this session
  *              already holds an SPE configuration
- *  ENOMEM      the buffers would take the caller beyond RLIMIT_MEMLOCK
+ *  ENOMEM      the buffers would take the caller's user beyond
+ *              RLIMIT_MEMLOCK: each buffer counts (1 + buf_pages pages)
+ *              until it is released and its last mapping is gone
  */
 
 /**
@@ -1172,7 +1176,10 @@ struct amupmu_spe_read {
  * modulo data_size; records never wrap: the driver pads the end of the data
  * area with PAD packets (0x00) before it wraps, as the decoder skips them),
  * then store data_tail with release semantics. PROT_EXEC is refused; a
- * mapping without PROT_WRITE can only watch.
+ * mapping without PROT_WRITE can only watch. The mapping holds the buffer
+ * (and its RLIMIT_MEMLOCK charge) after RELEASE and close; fork() does not
+ * copy it (VM_DONTCOPY). poll() on the file may start before the first
+ * CONFIG: a configuration made later wakes it.
  */
 #define AMUPMU_SPE_MMAP_OFFSET(cpu)	((1ULL << 40) + ((__u64)(cpu) << 32))
 #define AMUPMU_SPE_BUF_VERSION		1

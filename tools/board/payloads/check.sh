@@ -23,7 +23,7 @@ board_backend
 # per-event times (issue 16; skipped in exclusive mode but the refusals)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
 	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test \
-	amupmu_netlink_test amupmu_mux_test; do
+	amupmu_netlink_test amupmu_mux_test amupmu_memlock_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else
