@@ -564,8 +564,8 @@ static void amupmu_pmu_budget(struct amupmu_pmu_cpu *pc, unsigned int n)
  * counter that overflowed while masked is re-armed from that overflow, as
  * its interrupt would have (no sample: it was throttled). On the CPU, hard
  * interrupt context; a CPU that went offline meanwhile (the timer then
- * runs on another CPU) or that was saved and set up again (CPU PM, which
- * unmasks everything) has nothing left to do.
+ * runs on another CPU) has nothing left to do; a CPU PM save and set-up
+ * keeps the throttled counters masked for it.
  */
 static enum hrtimer_restart amupmu_pmu_unthrottle(struct hrtimer *t)
 {
@@ -2433,14 +2433,20 @@ ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t c
 __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 			     struct poll_table_struct *wait)
 {
-	struct amupmu_ring *r = amupmu_sess_ring_get(s);
+	struct amupmu_ring *r;
 	__poll_t mask;
 
-	if (!r)
-		return EPOLLERR;
+	/*
+	 * Queued whether or not a ring exists yet: an epoll entry added before
+	 * the first sampling CONFIG is never registered again, and must hear
+	 * the samples of the ring that CONFIG makes
+	 */
 	poll_wait(filp, &s->wait, wait);
 	/* queued before looking: pairs with wq_has_sleeper() in amupmu_sample() */
 	smp_mb();
+	r = amupmu_sess_ring_get(s);
+	if (!r)
+		return EPOLLERR;
 	mask = amupmu_ring_empty(r) ? 0 : EPOLLIN | EPOLLRDNORM;
 	if (amupmu_sess_stale(s))
 		mask |= EPOLLHUP;

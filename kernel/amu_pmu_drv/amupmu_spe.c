@@ -1730,6 +1730,13 @@ __poll_t amupmu_spe_poll(struct amupmu_spe_sess **slot, struct file *filp,
 	poll_wait(filp, &file->wait, wait);
 	/* queued before looking: pairs with the publisher's wake_up_all() */
 	smp_mb();
+	/*
+	 * A file without SPE configuration does not contend for the global
+	 * lock (an SPE mmap() waits for it holding its mmap_lock): a CONFIG
+	 * that races this look wakes the queue when it has data
+	 */
+	if (!READ_ONCE(file->cfg))
+		return 0;
 	mutex_lock(&amupmu_spe_sess_lock);
 	sess = file->cfg;
 	for (i = 0; sess && i < sess->nr; i++) {

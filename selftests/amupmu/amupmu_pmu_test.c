@@ -40,6 +40,7 @@
 #include <signal.h>
 #include <time.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -3395,6 +3396,59 @@ TEST_F(pmu, sample_values_one_moment)
 	EXPECT_EQ(0U, varied);
 	EXPECT_EQ(0U, stalled);
 	munmap(r.hdr, r.len);
+}
+
+/*
+ * An epoll entry added before the first sampling CONFIG (the file has no
+ * ring yet: EPOLLERR) is woken by the samples of the ring CONFIG makes:
+ * poll() queues on the session's wait queue whether or not a ring exists
+ * (epoll never registers an entry again). Before the fix the entry sat on
+ * the SPE queue only and epoll_wait() slept to its timeout. Any host
+ * speed: the loop runs until a sample arrives, at most 30 s.
+ */
+TEST_F_TIMEOUT(pmu, epoll_before_sampling_config, 90)
+{
+	struct epoll_event ev = { .events = EPOLLIN }, out;
+	struct group g;
+	struct ring r;
+	__u64 min = 10000, t_end;
+	int ep, ret, n = 0;
+
+	PMU_BEGIN();
+	NEED_PMU();
+	ASSERT_EQ(0, amupmu_pin_cpu(0));
+	ASSERT_EQ(0, amupmu_read_u64(PERIOD_MIN_PARAM, &min));
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	ASSERT_LE(0, ep);
+	ev.data.fd = self->fd;
+	ASSERT_EQ(0, epoll_ctl(ep, EPOLL_CTL_ADD, self->fd, &ev));
+	/* no ring yet */
+	ASSERT_EQ(1, epoll_wait(ep, &out, 1, 0));
+	EXPECT_NE(0U, out.events & EPOLLERR);
+	group_init(&g, 0);
+	group_add(&g, PMUV3_EV_CPU_CYCLES, 0);
+	g.ev[0].sample_period = min > 100000 ? min : 100000;
+	ret = group_config_ring(self->fd, &g, 16);
+	ASSERT_EQ(0, ret) {
+		TH_LOG("CONFIG sampling CPU_CYCLES: %s", amupmu_errstr(ret));
+	}
+	ASSERT_EQ(0, ring_map(self->fd, 16, &r));
+	/* the ring is empty: the entry leaves the ready list */
+	EXPECT_EQ(0, epoll_wait(ep, &out, 1, 0));
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
+	t_end = amupmu_now_ns() + 30ULL * 1000000000ULL;
+	do {
+		amupmu_busy_ns(2000000);
+		n = epoll_wait(ep, &out, 1, 0);
+	} while (n == 0 && amupmu_now_ns() < t_end);
+	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
+	TH_LOG("backend: QEMU PMU (%s); epoll_wait after the first samples: %d, events %#x",
+	       self->exclusive ? "exclusive" : "shared", n, n > 0 ? out.events : 0);
+	EXPECT_EQ(1, n);
+	if (n == 1)
+		EXPECT_NE(0U, out.events & EPOLLIN);
+	munmap(r.hdr, r.len);
+	close(ep);
 }
 
 /* The same run consumed with poll() and read() into a buffer of 3 records. */
