@@ -511,11 +511,14 @@ struct amupmu_spe_cfg {
  *	leaves it before the file's release (poll holds the file; epoll
  *	removes its entries before ->release), so it is never freed under
  *	them.
+ * @map_lock: @cfg changes under it (and amupmu_spe_sess_lock);
+ *	amupmu_spe_mmap() reads @cfg under it alone (the lock order below)
  */
 struct amupmu_spe_sess {
 	struct amupmu_spe_cfg *cfg;
 	u64 seq;
 	wait_queue_head_t wait;
+	struct mutex map_lock;	/* see @map_lock above */
 };
 
 /**
@@ -540,16 +543,26 @@ static DEFINE_PER_CPU(struct amupmu_spe_pcpu, amupmu_spe_pcpu);
  * then publish).
  *
  * Lock order (outer first):
+ *   amupmu_spe_sess_lock
+ *     -> cpus_read_lock()
+ *       -> amupmu_spe_pcpu.lock (raw, interrupts off)
+ *     -> amupmu_spe_sess.map_lock (a leaf: nothing is taken under it)
  *   mmap_lock (amupmu_spe_mmap() is called under it)
- *     -> amupmu_spe_sess_lock
- *       -> cpus_read_lock()
- *         -> amupmu_spe_pcpu.lock (raw, interrupts off)
+ *     -> amupmu_spe_sess.map_lock
  *   amupmu_spe_cfg.pub_lock (never under amupmu_spe_sess_lock)
  *     -> amupmu_spe_pcpu.lock
  * amupmu_spe_dev.c's amupmu_spe_dev_lock is outside all of them (the
  * device's remove() calls amupmu_spe_dev_gone()).
  *
- * So nothing under amupmu_spe_sess_lock takes the mmap_lock: no
+ * amupmu_spe_mmap() must not take amupmu_spe_sess_lock: the kernel has
+ * cpu_hotplug_lock -> sched_domains_mutex -> (debugfs) i_rwsem -> mmap_lock
+ * (CPU online rebuilds the sched domains' debugfs; readdir faults), so
+ * mmap_lock -> amupmu_spe_sess_lock -> cpus_read_lock() closes a cycle
+ * (lockdep on the 6.1-debug board). A file's @cfg therefore changes under
+ * both amupmu_spe_sess_lock and its map_lock, and mmap reads it under the
+ * map_lock alone.
+ *
+ * Nothing under amupmu_spe_sess_lock takes the mmap_lock: no
  * copy_{to,from}_user(), no mmdrop(). The buffers' RLIMIT_MEMLOCK charge
  * is atomic (amupmu_mbuf_init(), user_struct.locked_vm) and goes with the
  * buffer's last reference, possibly a mapping's close under the mmap_lock.
@@ -1397,7 +1410,9 @@ static int amupmu_spe_config(struct amupmu_spe_sess **slot, struct amupmu_spe_co
 		.pmsirr = sess->f.pmsirr,
 	};
 	amupmu_nl_session_start(&sess->nl);
+	mutex_lock(&file->map_lock);
 	WRITE_ONCE(file->cfg, sess);
+	mutex_unlock(&file->map_lock);
 	sess = NULL;
 	mutex_unlock(&amupmu_spe_sess_lock);
 out:
@@ -1435,7 +1450,9 @@ static struct amupmu_spe_cfg *amupmu_spe_unconfig_locked(struct amupmu_spe_sess 
 	 * and CPU PM callbacks find it through amupmu_spe_pcpu.active under
 	 * the CPU's lock, which was just cleared under that lock.
 	 */
+	mutex_lock(&file->map_lock);
 	WRITE_ONCE(file->cfg, NULL);
+	mutex_unlock(&file->map_lock);
 	amupmu_nl_session_end(&sess->nl);
 	/* pollers see the configuration gone (no EPOLLIN/EPOLLPRI from it) */
 	wake_up_all(&file->wait);
@@ -1654,6 +1671,7 @@ int amupmu_spe_file_init(struct amupmu_spe_sess **slot)
 	if (!file)
 		return -ENOMEM;
 	init_waitqueue_head(&file->wait);
+	mutex_init(&file->map_lock);
 	*slot = file;
 	return 0;
 }
@@ -1679,6 +1697,7 @@ void amupmu_spe_file_release(struct amupmu_spe_sess **slot)
 		amupmu_spe_publish_put(gone);
 	}
 	*slot = NULL;
+	mutex_destroy(&file->map_lock);
 	kfree(file);
 }
 
@@ -1687,7 +1706,7 @@ void amupmu_spe_file_release(struct amupmu_spe_sess **slot)
  * @slot: the session's SPE state
  * @vma: the mapping: 1 + buf_pages pages, shared, not executable
  *
- * Called under the mmap_lock: takes amupmu_spe_sess_lock inside it (the
+ * Called under the mmap_lock: takes only the file's map_lock inside it (the
  * lock order above). The mapping holds a reference on the buffer (struct
  * amupmu_mbuf: vm_ops open/close), as perf's mappings hold the ring
  * buffer: it outlives RELEASE, and its file (vm_file) the file's release.
@@ -1704,12 +1723,15 @@ int amupmu_spe_mmap(struct amupmu_spe_sess **slot, struct vm_area_struct *vma)
 
 	if (off < AMUPMU_SPE_MMAP_OFFSET(0) || (off - AMUPMU_SPE_MMAP_OFFSET(0)) & U32_MAX)
 		return -EINVAL;
-	mutex_lock(&amupmu_spe_sess_lock);
-	sess = *slot ? (*slot)->cfg : NULL;
+	if (!*slot)
+		return -EINVAL;
+	/* the map_lock, not amupmu_spe_sess_lock: see the lock order */
+	mutex_lock(&(*slot)->map_lock);
+	sess = (*slot)->cfg;
 	for (i = 0; sess && i < sess->nr; i++)
 		if (AMUPMU_SPE_MMAP_OFFSET(sess->pcs[i].cpu) == off)
 			ret = amupmu_mbuf_mmap(&sess->pcs[i].buf->mb, vma, vma->vm_pgoff);
-	mutex_unlock(&amupmu_spe_sess_lock);
+	mutex_unlock(&(*slot)->map_lock);
 	return ret;
 }
 
