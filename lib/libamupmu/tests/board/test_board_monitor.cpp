@@ -135,8 +135,8 @@ TEST_CASE("board: a session in Monitor's dump and its start and end events", "[b
 	CHECK(m.sessions().empty());
 	// (generous: the kernel's work item sends them, and a loaded host
 	// without -icount can keep it off the CPU a long while)
-	const auto start = m.next_event(60s);
-	const auto end = m.next_event(60s);
+	const auto start = m.next_event(std::chrono::seconds(60));
+	const auto end = m.next_event(std::chrono::seconds(60));
 	REQUIRE(start);
 	REQUIRE(end);
 	REQUIRE(std::holds_alternative<SessionEvent>(*start));
@@ -186,14 +186,14 @@ TEST_CASE("board: Monitor reports an overrun and the gaps it left", "[board][mon
 	// buffer full at least once (its undelivered count), not a fixed 200
 	// ms a loaded host without -icount may keep that work item waiting
 	// (a reader that starts first drains them as they come: no overrun)
-	const auto deadline = std::chrono::steady_clock::now() + 60s;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
 	while (m.status().events_undelivered == undelivered0 && std::chrono::steady_clock::now() < deadline)
 		std::this_thread::sleep_for(20ms);
 	m.read_events(count);
 	set_cpu1(false);
 	set_cpu1(true);
 	while (events + missed < 2 * cycles + 2) {
-		const auto r = m.next_event(60s);
+		const auto r = m.next_event(std::chrono::seconds(60));
 		if (!r)
 			break;
 		count(*r);
