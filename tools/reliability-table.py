@@ -32,7 +32,7 @@ SUITES = [
      "pmu_shared toggled too): every answer in the errno contract, nothing left allocated",
      "QEMU PMU (exclusive or shared mode), mock AMU/SPE"),
     ("hostile", "amupmu_hostile (payload hostile)",
-     "hostile: 6.1 el1 amupmu/mock -S yes, 6.1 el1 stock/prod, 6.12 vhe amupmu/prod",
+     "hostile: 6.12 vhe stock/prod; 6.1-debug el1 amupmu/mock -S yes, vhe amupmu/prod",
      "hostile local users for 60 guest s: 4 processes (root; uid 65534 after and before open) x 3 "
      "files x 2 threads of random valid and invalid commands, poll/epoll (unbounded waits "
      "too), mmap of the ring, the SPE buffers and random offsets, read, fork, close/dup, "
@@ -209,6 +209,25 @@ Findings
   (400 releases of 7-event groups sampling every ``sample_period_min``
   cycles on two CPUs) crashed the board in 1 run of 3 before the fix and in
   none of 10 after it; every stock check board runs it.
+- **Hostile local users (issue 24)** (amupmu, fixed). Found by review,
+  the debug kernel and the ``hostile`` fuzzer: a poller or epoll entry on
+  an SPE wait queue that RELEASE freed (KASAN use-after-free in
+  ``remove_wait_queue()``); SPE CONFIG charging locked memory and READ
+  copying to user space under the lock ``mmap()`` takes (two threads hung
+  in ``account_locked_vm()`` and ``amupmu_spe_mmap()``; the fuzzer's
+  seed 2030299122 on 6.1 el1 mock); ``mmap()`` taking the SPE session
+  lock at all (lockdep on 6.1-debug: ``mmap_lock`` -> session lock ->
+  ``cpu_hotplug_lock`` -> ``sched_domains_mutex`` -> debugfs ``i_rwsem``
+  -> ``mmap_lock``); the SPE buffer interrupt walking up to 4 MiB with
+  interrupts off (33 ms measured; another CPU's ``AMU_READ`` cross call
+  then soft-locked); exclusive-mode sampling without a limit (an
+  interrupt storm soft-locked CPU 0 of the 6.1-debug el1 board in
+  ``nl.ring_lost_event``); shared mode zeroing perf's throttle count (RCU
+  stall and hard lockup on 6.12 vhe at the smallest period); user-only
+  SPE sessions without ``CAP_PERFMON``; SPE sessions restarting after
+  their device was unbound; locked memory uncharged at RELEASE while the
+  buffers stayed mapped. Each has its test
+  (``Documentation/admin-guide/amupmu-privileges.rst`` for the rows).
 - ``sample_period_min`` refused values above ``U32_MAX`` with ``ERANGE``
   (``kstrtouint()``) where the documentation says ``EINVAL``: fixed, every
   refused write is now ``EINVAL`` and the sysfs suite checks it.

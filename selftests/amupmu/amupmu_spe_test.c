@@ -1130,9 +1130,11 @@ static void bad_input_sweep(struct __test_metadata *_metadata, FIXTURE_DATA(spe)
  * field's range (TYPE 0x20, a flag 2, MINLAT beyond CountSize, the
  * interval 0, 255, 257, not a multiple of 256, beyond PMSIRR.INTERVAL's 24
  * bits, truncations): EINVAL and no knob changed. And the number forms
- * the documentation allows (hex, octal, one newline).
+ * the documentation allows (hex, octal, one newline). 180 s: on the debug
+ * kernel (KASAN, lockdep) its debugfs writes took longer than the
+ * harness's default 30 s.
  */
-TEST_F(spe, bad_input)
+TEST_F_TIMEOUT(spe, bad_input, 180)
 {
 	unsigned int cases = 0;
 	struct snap s;
