@@ -19,7 +19,7 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "run as root (it installs Debian packages)"
 
 HOST_PKGS=(
-	make cmake g++ gcc pkg-config cpio gzip xz-utils python3 bc kmod flex bison
+	make cmake g++ gcc pkg-config cpio gzip xz-utils python3 bc kmod flex bison libssl-dev libelf-dev
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
 	qemu-system-arm qemu-user-static
 	device-tree-compiler dt-schema sparse mmdebstrap
