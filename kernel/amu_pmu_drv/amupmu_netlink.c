@@ -277,6 +277,20 @@ void amupmu_nl_knob_event(const char *name, u64 old, u64 new)
 	amupmu_nl_queue(&ev);
 }
 
+/* A buffer-group count event @cmd, sent when @count reaches a power of 2. */
+static void amupmu_nl_buf_count(u8 cmd, u64 id, unsigned int cpu, u64 count)
+{
+	struct amupmu_nl_ev ev = {
+		.cmd = cmd,
+		.group = AMUPMU_NL_GROUP_BUFFER,
+		.u.buf = { .id = id, .cpu = cpu, .val = count },
+	};
+
+	if (!is_power_of_2(count))
+		return;
+	amupmu_nl_queue(&ev);
+}
+
 /**
  * amupmu_nl_ring_lost() - a CPU's part of a sample ring lost a record
  * @id: the session's id
@@ -287,15 +301,7 @@ void amupmu_nl_knob_event(const char *name, u64 old, u64 new)
  */
 void amupmu_nl_ring_lost(u64 id, unsigned int cpu, u64 lost)
 {
-	struct amupmu_nl_ev ev = {
-		.cmd = AMUPMU_NL_CMD_RING_LOST,
-		.group = AMUPMU_NL_GROUP_BUFFER,
-		.u.buf = { .id = id, .cpu = cpu, .val = lost },
-	};
-
-	if (!is_power_of_2(lost))
-		return;
-	amupmu_nl_queue(&ev);
+	amupmu_nl_buf_count(AMUPMU_NL_CMD_RING_LOST, id, cpu, lost);
 }
 
 /**
@@ -328,15 +334,7 @@ void amupmu_nl_spe_buffer(u64 id, unsigned int cpu, u32 what, u64 pmbsr)
  */
 void amupmu_nl_throttle(u64 id, unsigned int cpu, u64 throttled)
 {
-	struct amupmu_nl_ev ev = {
-		.cmd = AMUPMU_NL_CMD_THROTTLE,
-		.group = AMUPMU_NL_GROUP_BUFFER,
-		.u.buf = { .id = id, .cpu = cpu, .val = throttled },
-	};
-
-	if (!is_power_of_2(throttled))
-		return;
-	amupmu_nl_queue(&ev);
+	amupmu_nl_buf_count(AMUPMU_NL_CMD_THROTTLE, id, cpu, throttled);
 }
 
 static void amupmu_nl_session_event(const struct amupmu_nl_sess *ns, u8 cmd)

@@ -122,15 +122,23 @@ MODULE_PARM_DESC(pmu_counter_bits,
 
 unsigned int amupmu_sample_period_min = AMUPMU_PERIOD_MIN_DEFAULT;
 
-static int amupmu_period_min_set(const char *val, const struct kernel_param *kp)
+/*
+ * A 32-bit parameter of at least @min: not a number, or beyond 32 bits
+ * (kstrtouint: ERANGE), EINVAL all the same; a refused write changes nothing
+ */
+static int amupmu_param_set_uint_min(const char *val, unsigned int min, unsigned int *dst)
 {
 	unsigned int v;
 
-	/* not a number, or beyond 32 bits (kstrtouint: ERANGE): EINVAL all the same */
-	if (kstrtouint(val, 0, &v) || v < AMUPMU_PERIOD_MIN_FLOOR)
+	if (kstrtouint(val, 0, &v) || v < min)
 		return -EINVAL;
-	WRITE_ONCE(amupmu_sample_period_min, v);
+	WRITE_ONCE(*dst, v);
 	return 0;
+}
+
+static int amupmu_period_min_set(const char *val, const struct kernel_param *kp)
+{
+	return amupmu_param_set_uint_min(val, AMUPMU_PERIOD_MIN_FLOOR, &amupmu_sample_period_min);
 }
 
 static const struct kernel_param_ops amupmu_period_min_ops = {
@@ -156,12 +164,7 @@ static unsigned int amupmu_sample_rate_max = AMUPMU_SAMPLE_RATE_DEFAULT;
 
 static int amupmu_sample_rate_set(const char *val, const struct kernel_param *kp)
 {
-	unsigned int v;
-
-	if (kstrtouint(val, 0, &v) || !v)
-		return -EINVAL;
-	WRITE_ONCE(amupmu_sample_rate_max, v);
-	return 0;
+	return amupmu_param_set_uint_min(val, 1, &amupmu_sample_rate_max);
 }
 
 static const struct kernel_param_ops amupmu_sample_rate_ops = {
