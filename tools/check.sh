@@ -162,7 +162,7 @@ tap "board harness self-test (WARN, timeout and machine detection)" ./tools/boar
 nice -n 19 ./tools/static-check.sh >"$LOGS/static.tap" 2>&1 &
 static_pid=$!
 
-# The boards (README.md, "What runs where"): the EL1/GICv2 board (-M virt)
+# The boards (Documentation/dev-tools/amupmu-testing.rst, "The boards"): the EL1/GICv2 board (-M virt)
 # and the EL2/VHE/GICv3 board real hardware is like (-M
 # virt,virtualization=on,gic-version=3). Reliability (issue 5): hotplug,
 # concurrency, load/unload on the amupmu DT under -icount (without it QEMU's
