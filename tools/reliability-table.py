@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0
 """Documentation/dev-tools/amupmu-reliability.rst: the reliability suites
-(issue 5) and the figures they printed on the boards.
+and the figures they printed on the boards.
 
 Every suite prints "# AMUPMU-FIGURE <suite> key=value ..." lines; this
 script reads them from build/board/*/console.log.
@@ -135,7 +135,13 @@ def static_part():
 amupmu reliability and security
 ==================================
 
-The suites of issue 5. Each prints its figure as a line
+For developers and reviewers who want to know how amupmu is tested against
+misuse and load. It answers: which suites (fuzzers, hostile local users,
+ABI sweeps, privileges, hotplug, concurrency, load/unload) run on which
+boards and what each checks, which static gates the code passes, what the
+suites found, and what the boards of the last ``make check`` printed.
+
+Each suite prints its figure as a line
 ``# AMUPMU-FIGURE <suite> key=value ...``; ``tools/reliability-table.py
 --update`` (``make reliability-doc``) collects them from the last boards
 (``build/board/*/console.log``) into the table at the end. ``make check``
@@ -195,21 +201,20 @@ Findings
   due); there were no jumps without the sampling event nor under
   ``-icount`` (three runs each). ``unbind.shared_off_with_sessions``
   failed in ``make check`` this way (session A's cpu0 total fell while
-  session B sampled cpu0); it now samples on another CPU than the one
-  whose counts it checks, and passed 45 runs of 45 (6.1 el1 and 6.12 vhe
-  stock boards). The tests that check counts beside sampling on the same
-  CPU run under ``-icount``; on hardware the checks stand as written.
+  session B sampled cpu0), so it samples on another CPU than the one whose
+  counts it checks. The tests that check counts beside sampling on the
+  same CPU run under ``-icount``; on hardware the checks stand as written.
 - **Shared mode: RELEASE of an enabled sampling group crashed the
   kernel** (amupmu, fixed). The fuzzer on the 6.1 el1 stock board hit a
   NULL dereference in amupmu's perf overflow handler: RELEASE released the
   group's perf events one at a time while the group still counted, and an
   overflow of an event not yet released read every event of the group and
-  met a released one. The release now stops the group on every CPU first
-  (on each CPU, interrupts off). ``pmu.sample_release_while_overflowing``
-  (400 releases of 7-event groups sampling every ``sample_period_min``
-  cycles on two CPUs) crashed the board in 1 run of 3 before the fix and in
-  none of 10 after it; every stock check board runs it.
-- **Hostile local users (issue 24)** (amupmu, fixed). Found by review,
+  met a released one. The release stops the group on every CPU first (on
+  each CPU, interrupts off). ``pmu.sample_release_while_overflowing`` (400
+  releases of 7-event groups sampling every ``sample_period_min`` cycles
+  on two CPUs) crashed a board in one run of three without the fix;
+  every stock check board runs it.
+- **Hostile local users** (amupmu, fixed). Found by review,
   the debug kernel and the ``hostile`` fuzzer: a poller or epoll entry on
   an SPE wait queue that RELEASE freed (KASAN use-after-free in
   ``remove_wait_queue()``); SPE CONFIG charging locked memory and READ
@@ -229,8 +234,8 @@ Findings
   buffers stayed mapped. Each has its test
   (``Documentation/admin-guide/amupmu-privileges.rst`` for the rows).
 - ``sample_period_min`` refused values above ``U32_MAX`` with ``ERANGE``
-  (``kstrtouint()``) where the documentation says ``EINVAL``: fixed, every
-  refused write is now ``EINVAL`` and the sysfs suite checks it.
+  (``kstrtouint()``) where the documentation says ``EINVAL`` (fixed: every
+  refused write is ``EINVAL``, and the sysfs suite checks it).
 - amupmu cannot follow ``kernel.perf_event_paranoid`` (the sysctl is not
   exported to modules): ``CAP_PERFMON`` is required at every setting
   (``Documentation/admin-guide/amupmu-privileges.rst``).
@@ -239,8 +244,8 @@ Figures
 =======
 
 What the boards of the last ``make check`` printed. ``make soak``
-(10,000,000 fuzzer calls per kernel; on ABI 1: 0 unexpected) has not been
-run on ABI 2 yet; its rows come back with the next soak.
+(10,000,000 fuzzer calls per kernel) has not run on ABI 2; its rows appear
+here when it does.
 
 """
 
