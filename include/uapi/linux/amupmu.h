@@ -977,13 +977,14 @@ enum amupmu_spe_config_flags {
  * enum amupmu_spe_enables - amupmu_spe_config.enables (PMSCR_EL1 bits)
  * @AMUPMU_SPE_EN_USER: profile EL0 (E0SPE; E0HSPE on a VHE host)
  * @AMUPMU_SPE_EN_KERNEL: profile the kernel (E1SPE; E2SPE on a VHE host,
- *	where the kernel runs at EL2); needs CAP_PERFMON
+ *	where the kernel runs at EL2)
  * @AMUPMU_SPE_EN_CX: CONTEXT packets with CONTEXTIDR_EL1 (the pid with
- *	CONFIG_PID_IN_CONTEXTIDR; CONTEXTIDR_EL2 on a VHE host); CAP_PERFMON
- * @AMUPMU_SPE_EN_PA: physical data addresses; CAP_PERFMON
+ *	CONFIG_PID_IN_CONTEXTIDR; CONTEXTIDR_EL2 on a VHE host)
+ * @AMUPMU_SPE_EN_PA: physical data addresses
  * @AMUPMU_SPE_EN_TS: TIMESTAMP packets (see @pct)
  *
- * At least one of USER and KERNEL.
+ * At least one of USER and KERNEL. Every SPE configuration needs
+ * CAP_PERFMON, whichever bits it sets.
  */
 enum amupmu_spe_enables {
 	AMUPMU_SPE_EN_USER	= 1 << 0,
@@ -996,9 +997,9 @@ enum amupmu_spe_enables {
 /**
  * enum amupmu_spe_pct - amupmu_spe_config.pct (PMSCR_EL1.PCT)
  * @AMUPMU_SPE_PCT_VIRTUAL: the virtual count (the kernel's clock at EL1)
- * @AMUPMU_SPE_PCT_PHYSICAL: the physical count; CAP_PERFMON
+ * @AMUPMU_SPE_PCT_PHYSICAL: the physical count
  * @AMUPMU_SPE_PCT_GUEST_PHYSICAL: the guest physical count (FEAT_ECV,
- *	SPEv1p2); CAP_PERFMON
+ *	SPEv1p2)
  */
 enum amupmu_spe_pct {
 	AMUPMU_SPE_PCT_VIRTUAL		= 0,
