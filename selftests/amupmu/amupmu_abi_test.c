@@ -14,7 +14,7 @@
  * and after every refused call the argument is not written and the state
  * read back is unchanged: the INFO answer, and a disabled, counted group
  * (its totals, times and state) plus a fresh session that still has no
- * group. The per-command suites (amupmu_info_test, amupmu_pmu_test,
+ * group. The per-command suites (amupmu_info_test, amupmu_pmu_abi_test,
  * amupmu_amu_test) go
  * deeper into each command's own fields; this one checks that the rules
  * hold uniformly and prints the number of cases.

@@ -32,12 +32,13 @@ for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amu
 done
 # shared mode: RELEASE of groups whose sampling counter overflows every
 # sample_period_min cycles, 400 times on both vCPUs, where the vCPUs run
-# in parallel (no -icount; the pmu payload runs the whole suite under
+# in parallel (no -icount; the pmu payload runs every PMU program under
 # -icount, where this test makes 20 rounds): an overflow handler once met
-# a half-released group (kernel NULL dereference, found by the fuzzer)
+# a half-released group (kernel NULL dereference, found by the fuzzer).
+# The sampling program's other tests skip here (AMUPMU_PMU_ONLY)
 if [ "$(pmu_mode)" = shared ]; then
 	run_test amupmu_pmu_release_race env AMUPMU_PMU_ONLY=sample_release_while_overflowing \
-		/selftests/amupmu_pmu_test
+		/selftests/amupmu_pmu_sample_test
 fi
 
 # the library's unit tests, on the target CPU (they also run on the host

@@ -13,11 +13,17 @@ bits=${PMU_COUNTER_BITS:-64}
 tap_check "insmod-pmu_counter_bits=$bits" insmod "$AMUPMU_KO" pmu_counter_bits=$bits
 board_backend
 echo "# pmu_counter_bits=$(cat /sys/module/amupmu/parameters/pmu_counter_bits)"
-if [ -x /selftests/amupmu_pmu_test ]; then
-	run_test "amupmu_pmu_test-$bits" /selftests/amupmu_pmu_test
-else
-	tap_check amupmu_pmu_test-present false
-fi
+# the PMU session programs, one per area (selftests/amupmu/Makefile's
+# AMUPMU_PMU_TESTS)
+for t in amupmu_pmu_mode_test amupmu_pmu_count_test amupmu_pmu_filter_test \
+	amupmu_pmu_alloc_test amupmu_pmu_abi_test amupmu_pmu_sample_test \
+	amupmu_pmu_hotplug_test amupmu_pmu_priv_test; do
+	if [ -x "/selftests/$t" ]; then
+		run_test "$t-$bits" "/selftests/$t"
+	else
+		tap_check "$t-present" false
+	fi
+done
 # the amupmu tool: stat (the fixed loop within 0.1 % under -icount), errors,
 # record/report, calibrate
 [ "$bits" = 64 ] && tool_tests
