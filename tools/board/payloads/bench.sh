@@ -52,7 +52,7 @@ if [ "$(cat /sys/class/misc/amupmu/backend)" = mock ]; then
 	# (4 MiB, watermark 4 MiB: each buffer event ends a 4 MiB region): the
 	# longest handler call of a run, best of 3 runs (selftest irq_o1; the
 	# mock model times each call); O(1) since issue 24 (it walked the region)
-	run_test "spe_irq_bench" sh -c "AMUPMU_SPE_ONLY=irq_o1 /selftests/amupmu_spe_session_test 2>&1 |
+	run_test "spe_irq_bench" sh -c "AMUPMU_SPE_ONLY=irq_o1 /selftests/amupmu_spe_buffer_test 2>&1 |
 		sed -n 's/.*best of 3 runs with a 4 MiB region: \([0-9]*\) ns.*/ok 1 - BENCH spe_irq.max_ns \1 (buffer=4MiB watermark=4MiB best-of-3)/p'"
 	exit 0
 fi

@@ -17,13 +17,16 @@ board_backend
 # register touched on production builds (QEMU hides the AMU: an access
 # would be an undefined instruction in the kernel); the SPE filter knobs
 # (debugfs arm_spe/) and the mock's spe_model on mock builds, no arm_spe
-# directory on production builds (QEMU hides SPE); the generic netlink
-# family (issue 15: dumps, validation, hotplug events, privilege, unload
-# with a subscriber attached); shared mode's multiplexed groups and
+# directory on production builds (QEMU hides SPE); the SPE sessions, one
+# program per area (records, buffers, hotplug, refusals, lifetime: the
+# mock model on mock builds, EOPNOTSUPP on production builds); the generic
+# netlink family (issue 15: dumps, validation, hotplug events, privilege,
+# unload with a subscriber attached); shared mode's multiplexed groups and
 # per-event times (issue 16; skipped in exclusive mode but the refusals)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
-	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test amupmu_spe_session_test \
-	amupmu_netlink_test amupmu_mux_test amupmu_memlock_test; do
+	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_test amupmu_spe_test \
+	amupmu_spe_record_test amupmu_spe_buffer_test amupmu_spe_hotplug_test amupmu_spe_abi_test \
+	amupmu_spe_lifetime_test amupmu_netlink_test amupmu_mux_test amupmu_memlock_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else

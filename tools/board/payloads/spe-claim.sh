@@ -7,7 +7,7 @@
 # model and the claim succeeds. By hand (driver_override + bind, unbind),
 # then with "amupmu spe claim/release"; claim twice, release when not
 # claimed, hotplug of the last CPU and rmmod while claimed; SPE sessions
-# across unbind and bind (amupmu_spe_session_test unbind_stale). The harness
+# across unbind and bind (amupmu_spe_lifetime_test unbind_stale). The harness
 # fails the board on any WARN/Oops in the kernel log.
 #   ./tools/board/run.sh -q -k 6.12 -m vhe -d amupmu -v mock -S yes spe-claim
 #   ./tools/board/run.sh -q -k 6.1 -m el1 -d amupmu -v prod -S yes spe-claim
@@ -196,9 +196,9 @@ fi
 # sessions configured, enabled, polled and mapped across unbind and bind
 # (issue 24): stale with ENXIO, not restarted by CPU online, EPOLLHUP; the
 # data stays (mock builds: sessions need the model)
-if [ "$variant" = mock ] && [ -x /selftests/amupmu_spe_session_test ]; then
+if [ "$variant" = mock ] && [ -x /selftests/amupmu_spe_lifetime_test ]; then
 	run_test amupmu_spe_unbind_stale env AMUPMU_SPE_ONLY=unbind_stale \
-		/selftests/amupmu_spe_session_test
+		/selftests/amupmu_spe_lifetime_test
 	t unbind-stale-left-unbound released
 fi
 t rmmod rmmod amupmu
