@@ -170,11 +170,12 @@ static_pid=$!
 # sampling interrupts fire and a CPU comes online, Documentation/dev-tools/
 # amupmu-reliability.rst); concurrency and load/unload again with both vCPUs
 # in parallel; the fuzzer (parallel vCPUs) on both DTs and mock. The AMU
-# (issue 11) needs no board of its own: amupmu_amu_test runs in the check
-# payload (the mock model on the amupmu/mock boards, the EOPNOTSUPP paths
-# and "no AMU register touched" on every production board) and in cpupm
-# (the mock model under -icount on both machines); amupmu_modparam.sh loads
-# amu=0 on every check board; the fuzzer covers AMU_READ.
+# (issue 11) needs no board of its own: the amupmu_amu_*_test programs run
+# in the check payload (the mock model on the amupmu/mock boards, the
+# EOPNOTSUPP paths and "no AMU register touched" on every production board)
+# and in cpupm (the mock model under -icount on both machines);
+# amupmu_modparam.sh loads amu=0 on every check board; the fuzzer covers
+# AMU_READ.
 for k in 6.1 6.12; do
 	board check "$k" el1 stock prod
 	board check "$k" el1 amupmu prod

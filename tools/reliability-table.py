@@ -56,10 +56,10 @@ SUITES = [
     ("abi-AMUPMU_PMU_READ", "amupmu_abi_test", "check: every board", "as above", "QEMU PMU"),
     ("abi-AMUPMU_AMU_READ", "amupmu_abi_test", "check: every board",
      "as above; without a usable AMU a valid request is EOPNOTSUPP", "mock AMU / none (prod)"),
-    ("abi-AMUPMU_AMU_READ-fields", "amupmu_amu_test", "check: every board; cpupm",
+    ("abi-AMUPMU_AMU_READ-fields", "amupmu_amu_abi_test", "check: every board; cpupm",
      "every size below VER0, flags/reserved bits, entry_size, nr_cpus, CPU set, cpus_len, "
      "EFAULT pointers: the errno, nothing written back", "mock AMU / none (prod)"),
-    ("amu-hotplug-read", "amupmu_amu_test", "check: amupmu/mock boards; cpupm",
+    ("amu-hotplug-read", "amupmu_amu_hotplug_test", "check: amupmu/mock boards; cpupm",
      "4 threads reading every online CPU's AMU while cpu1 goes offline and back every 5 ms: "
      "each read succeeds, state 0 or AMUPMU_AMU_OFFLINE (time 0), counters, restarts and "
      "time never go backwards per CPU", "mock AMU"),

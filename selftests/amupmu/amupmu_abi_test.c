@@ -15,9 +15,8 @@
  * read back is unchanged: the INFO answer, and a disabled, counted group
  * (its totals, times and state) plus a fresh session that still has no
  * group. The per-command suites (amupmu_info_test, amupmu_pmu_abi_test,
- * amupmu_amu_test) go
- * deeper into each command's own fields; this one checks that the rules
- * hold uniformly and prints the number of cases.
+ * amupmu_amu_abi_test) go deeper into each command's own fields; this one
+ * checks that the rules hold uniformly and prints the number of cases.
  *
  * Backend: the PMU of the CPU (QEMU TCG PMUv3 on the board). The PMU
  * commands are swept whole where sessions work: exclusive mode (the amupmu

@@ -5,9 +5,9 @@
 # only; anything else (48, ...) fails the insmod with EINVAL and leaves no
 # module loaded. sample_period_min refuses values below its floor the same
 # way. amu (ABI 2.1, bool, 0444) takes a boolean only; with amu=0 the AMU
-# is left alone: amupmu_amu_test (run here) then expects AMUPMU_CPU_AMU_OFF on
-# every CPU of a mock build, no AMUPMU_CPU_AMU, AMUPMU_AMU_READ EOPNOTSUPP and
-# no AMU file in sysfs. pmu_shared (ABI 2.3, bool, 0644: shared mode where
+# is left alone: the amupmu_amu_*_test programs (run here) then expect
+# AMUPMU_CPU_AMU_OFF on every CPU of a mock build, no AMUPMU_CPU_AMU,
+# AMUPMU_AMU_READ EOPNOTSUPP and no AMU file in sysfs. pmu_shared (ABI 2.3, bool, 0644: shared mode where
 # the kernel's arm_pmu owns the PMU) takes a boolean only at load and at run
 # time (Y, N, 1, 0; other text EINVAL, the value unchanged), and INFO's
 # AMUPMU_FEAT_PMU_SHARED (amupmu_session info) and the sysfs features line
@@ -126,12 +126,14 @@ t_amu_refused() {
 
 # the mock build's count of the AMU system register reads its model served
 AMU_READS=/sys/kernel/debug/amupmu/amu_reads
+# the AMU programs (Makefile's AMUPMU_AMU_TESTS)
+AMU_TESTS="amupmu_amu_info_test amupmu_amu_abi_test amupmu_amu_model_test amupmu_amu_hotplug_test"
 
 # t_amu <0|1>: loads, reads back N/Y at mode 0444; no AMU file in sysfs
-# and no "amu" feature with amu=0, where amupmu_amu_test passes (with
-# amu=1 it is the default the payloads run it on). On a mock build the
+# and no "amu" feature with amu=0, where the AMU programs pass (with
+# amu=1 it is the default the payloads run them on). On a mock build the
 # proof that amu=0 reads no AMU system register: the model's amu_reads
-# is 0 after the load and after amupmu_amu_test (with amu=1 it is not:
+# is 0 after the load and after the AMU programs (with amu=1 it is not:
 # the counter works)
 t_amu() {
 	want=N
@@ -174,15 +176,18 @@ t_amu() {
 	elif [ "$backend" = mock ]; then
 		case " $feats " in *" amu "*) ;; *) log "mock build, amu=1, no amu feature"; rc=1 ;; esac
 	fi
-	if [ "$1" = 0 ] && [ -x "$(dirname "$0")/amupmu_amu_test" ]; then
-		"$(dirname "$0")/amupmu_amu_test" >/tmp/amu_test.$$ 2>&1
-		trc=$?
-		sed 's/^/#   /' /tmp/amu_test.$$
-		rm -f /tmp/amu_test.$$
-		[ "$trc" = 0 ] || { log "amupmu_amu_test with amu=$1: status $trc"; rc=1; }
+	if [ "$1" = 0 ]; then
+		for t in $AMU_TESTS; do
+			[ -x "$(dirname "$0")/$t" ] || continue
+			"$(dirname "$0")/$t" >/tmp/amu_test.$$ 2>&1
+			trc=$?
+			sed 's/^/#   /' /tmp/amu_test.$$
+			rm -f /tmp/amu_test.$$
+			[ "$trc" = 0 ] || { log "$t with amu=$1: status $trc"; rc=1; }
+		done
 		if [ -n "$reads" ]; then
 			reads=$(cat "$AMU_READS")
-			log "amu=0: $AMU_READS after amupmu_amu_test: $reads"
+			log "amu=0: $AMU_READS after the AMU programs: $reads"
 			[ "$reads" = 0 ] || { log "amu=0: $reads AMU register reads"; rc=1; }
 		fi
 	fi
@@ -386,7 +391,7 @@ step "insmod sample_period_min=1: EINVAL, nothing loaded" t_period_min_floor
 for v in $BAD_AMU; do
 	step "insmod amu=$v: EINVAL, nothing loaded" t_amu_refused "$v"
 done
-step "insmod amu=0: the AMU left alone (amupmu_amu_test)" t_amu 0
+step "insmod amu=0: the AMU left alone (the amupmu_amu_*_test programs)" t_amu 0
 step "insmod amu=1: the AMU in use" t_amu 1
 for v in $BAD_SHARED; do
 	step "insmod pmu_shared=$v: EINVAL, nothing loaded" t_shared_refused "$v"

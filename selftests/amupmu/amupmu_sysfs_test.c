@@ -84,7 +84,7 @@ static const struct writable writable[] = {
 	{ DEBUGFS "/amupmu", "cpu_pm", 0, 0, EINVAL, "0 fail", NULL, NULL, false },
 	/*
 	 * mock builds (ABI 2.1): "<cpu> key=value..." sets the AMU model of a
-	 * CPU (amupmu_amu_test has the rest); the sweep moves aux1 of CPU 0
+	 * CPU (amupmu_amu_info_test has the rest); the sweep moves aux1 of CPU 0
 	 * off its default and back
 	 */
 	{ DEBUGFS "/amupmu", "amu_model", 0, 0, EINVAL, "0 aux1=249", "0 aux1=250",

@@ -8,7 +8,8 @@
 # guest seconds, 4 here: under -icount a guest second of two busy vCPUs is
 # about ten host seconds, and make check has a 30-minute budget). check.sh runs the same program on its amupmu/mock board for the
 # default 5 s, without -icount and so without the sampling thread. On a
-# production module every test skips. amupmu_amu_test: the mock AMU model.
+# production module every test skips. The amupmu_amu_*_test programs: the
+# mock AMU model.
 #   ./tools/board/run.sh -k 6.1 -d amupmu -v mock -i cpupm
 . /lib.sh
 
@@ -22,9 +23,12 @@ else
 fi
 # the AMU model across the same power-downs, hotplug and readers, under
 # -icount (and on the VHE machine: check.sh's mock boards are el1 only)
-if [ -x /selftests/amupmu_amu_test ]; then
-	run_test amupmu_amu_test /selftests/amupmu_amu_test
-else
-	tap_check amupmu_amu_test-present false
-fi
+for t in amupmu_amu_info_test amupmu_amu_abi_test amupmu_amu_model_test \
+	amupmu_amu_hotplug_test; do
+	if [ -x "/selftests/$t" ]; then
+		run_test "$t" "/selftests/$t"
+	else
+		tap_check "$t-present" false
+	fi
+done
 tap_check rmmod rmmod amupmu
