@@ -27,8 +27,10 @@ using ull = unsigned long long;
 struct Print {
 	void operator()(const amupmu::CpuEvent& e) const
 	{
-		std::printf("cpu#%llu cpu-%s cpu=%u midr=0x%llx\n", ull{e.seq}, e.online ? "online" : "offline", e.cpu,
-			    ull{e.midr});
+		std::printf("cpu#%llu cpu-%s cpu=%u", ull{e.seq}, e.online ? "online" : "offline", e.cpu);
+		if (e.online)	// the CPU's MIDR_EL1 comes with online only
+			std::printf(" midr=0x%08llx", ull{e.midr});
+		std::printf("\n");
 	}
 	void operator()(const amupmu::SessionEvent& e) const
 	{
