@@ -65,7 +65,7 @@ host-asan-test: host-asan
 	@for t in $(ASAN_TESTS); do \
 		$(ASAN_ENV) ./tools/catch2-tap.sh --once -- $(CMAKE_ASAN)/$$t || exit 1; done
 
-# clang-tidy and cppcheck of lib/ and tools/ (.clang-tidy, tools/static/)
+# clang-tidy and cppcheck of lib/, tools/ and examples/ (.clang-tidy, tools/static/)
 static:
 	./tools/static-check.sh
 

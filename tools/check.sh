@@ -249,6 +249,9 @@ icount_boards=(
 	"pmu 6.1 vhe stock prod -i"		# 40
 	"stress 6.12 vhe stock prod -i"		# 85
 	"pmu 6.12 vhe stock prod -i"		# 40
+	# the programs of examples/, each checked on what it prints: exact
+	# instruction counts (-icount), the mock AMU model, CPU 1 hotplug
+	"examples 6.1 el1 amupmu mock -i"	# 24
 )
 lane() { # lane N: the boards at even (0) or odd (1) positions
 	local i args

@@ -6,7 +6,8 @@
 # then: what landed where; a consumer built and run four ways (CMake
 # find_package(amupmu) with the shared and with the static library,
 # pkg-config shared and --static), which also checks library_version() of
-# the libamupmu.so it runs with and links libnl through Monitor; the
+# the libamupmu.so it runs with and links libnl through Monitor; examples/
+# built against it with CMake and with its Makefile (pkg-config); the
 # installed amupmu command; the installed module's vermagic.
 # Host only.
 set -euo pipefail
@@ -86,4 +87,25 @@ echo "$libs" | grep -q -- '-lnl-genl-3' || { echo "install-test: pkg-config --st
 c++ -std=c++20 -o "$T/pcs" "$T/src/main.cpp" $(PKG_CONFIG_PATH=$pc pkg-config --cflags amupmu) ${libs/-lamupmu/-l:libamupmu.a}
 "$T/pcs"
 if ldd "$T/pcs" | grep -q libamupmu; then echo "pkg-config --static consumer links libamupmu.so" >&2; exit 1; fi
-echo "install-test: find_package(amupmu) shared + static, pkg-config shared + static: ok"
+
+# examples/ as a user builds them against the installed library, with
+# warnings as errors: CMake on its own (find_package) and the Makefile
+# (pkg-config); each runs against the installed libamupmu.so and, without
+# the driver here, fails as it should: status 1, its name and the
+# library's message with the errno's name
+cmake -S "$TOP/examples" -B "$T/examples-cmake" -DCMAKE_PREFIX_PATH="$T/usr" -DCMAKE_CXX_FLAGS="-Werror" >/dev/null
+cmake --build "$T/examples-cmake" >/dev/null
+mkdir -p "$T/examples-make"
+PKG_CONFIG_PATH=$pc make -s -C "$TOP/examples" O="$T/examples-make" CXXFLAGS="-O2 -Wall -Wextra -Werror"
+for dir in examples-cmake examples-make; do
+	for ex in count_region hot_pcs amu_rates netlink_events; do
+		out=$(LD_LIBRARY_PATH=$libdir "$T/$dir/amupmu-example-$ex" 2>&1) && rc=0 || rc=$?
+		if [ "$rc" != 1 ] || ! printf '%s\n' "$out" | grep -q "^$ex: .* ([A-Z]*)$"; then
+			echo "install-test: $dir/amupmu-example-$ex without the driver: status $rc, '$out'" >&2
+			exit 1
+		fi
+	done
+done
+LD_LIBRARY_PATH=$libdir ldd "$T/examples-make/amupmu-example-count_region" | grep -q "=> $libdir/libamupmu.so" ||
+	{ echo "install-test: the Makefile's examples do not link the installed libamupmu.so" >&2; exit 1; }
+echo "install-test: find_package(amupmu) shared + static, pkg-config shared + static, examples/ (CMake, Makefile): ok"

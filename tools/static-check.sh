@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Static analysis of the C++ in lib/ and tools/, as TAP: clang-tidy with
+# Static analysis of the C++ in lib/, tools/ and examples/, as TAP: clang-tidy with
 # the checked-in .clang-tidy (one result per file; files in
 # tools/static/clang-tidy-exclude.txt are skipped, with the reason given
 # there) and cppcheck (warning, performance, portability) with
@@ -29,7 +29,7 @@ sed -E 's# -Winvalid-pch -include [^ ]*/cmake_pch\.hxx##' "$BUILD/compile_comman
 	>"$OUT/compile_commands.json"
 
 mapfile -t excluded < <(grep -v '^[[:space:]]*\(#\|$\)' tools/static/clang-tidy-exclude.txt)
-mapfile -t files < <(git ls-files 'lib/*.cpp' 'tools/*.cpp')
+mapfile -t files < <(git ls-files 'lib/*.cpp' 'tools/*.cpp' 'examples/*.cpp')
 # skip[file]=1 for an excluded file: one lookup, no pipe (a "printf | grep
 # -q" under pipefail fails when grep exits at the match and printf gets
 # SIGPIPE, which once reported a checked file as skipped)
@@ -88,10 +88,10 @@ if cppcheck --quiet --enable=warning,performance,portability --std=c++20 --langu
 	-I lib/amupmu-report/include -I "$BUILD/lib/libamupmu/include" \
 	--library=tools/static/libnl.cfg \
 	--template='{file}:{line}: {severity} [{id}] {message}' \
-	lib/libamupmu/src lib/amupmu-report/src lib/libamupmu/tests tools/amupmu >"$OUT/cppcheck.log" 2>&1; then
-	echo "ok $n - cppcheck lib/ tools/ ($(grep -c . "$OUT/cppcheck.log") findings)"
+	lib/libamupmu/src lib/amupmu-report/src lib/libamupmu/tests tools/amupmu examples >"$OUT/cppcheck.log" 2>&1; then
+	echo "ok $n - cppcheck lib/ tools/ examples/ ($(grep -c . "$OUT/cppcheck.log") findings)"
 else
-	echo "not ok $n - cppcheck lib/ tools/ (log $OUT/cppcheck.log)"
+	echo "not ok $n - cppcheck lib/ tools/ examples/ (log $OUT/cppcheck.log)"
 	head -10 "$OUT/cppcheck.log" | sed 's/^/#   /'
 	failed=1
 fi
