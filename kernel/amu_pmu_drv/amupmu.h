@@ -160,13 +160,29 @@ bool amupmu_perf_has_pmu(void);
 void amupmu_perf_cpu_online(unsigned int cpu);
 void amupmu_perf_cpu_offline(unsigned int cpu);
 
-/* amupmu_pmu.c: exclusive mode and counting sessions */
+/* amupmu_session.c: the generic session (an open file) */
 struct amupmu_session;
-struct device;
+struct amupmu_spe_sess;
+struct cpumask;
+struct file;
+struct poll_table_struct;
+struct vm_area_struct;
 
 #define AMUPMU_CPUS_LEN_MAX	1024	/* bytes of a CPU set bitmap */
-struct cpumask;
 int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len);
+struct amupmu_session *amupmu_session_alloc(void);
+void amupmu_session_free(struct amupmu_session *s);
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
+bool *amupmu_session_amu_perfmon(struct amupmu_session *s);
+ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
+			    bool nonblock);
+__poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
+			     struct poll_table_struct *wait);
+int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
+
+/* amupmu_pmu.c: exclusive mode and the PMU commands of a session */
+struct device;
+
 int amupmu_pmu_init(void);
 void amupmu_pmu_exit(void);
 int amupmu_pmu_claim(struct device *dev, int irq);
@@ -177,25 +193,13 @@ void amupmu_pmu_power_loss(void);
 void amupmu_pmu_release(void);
 void amupmu_pmu_cpu_start(void);
 void amupmu_pmu_cpu_stop(void);
-struct amupmu_session *amupmu_session_alloc(void);
-void amupmu_session_free(struct amupmu_session *s);
-struct amupmu_spe_sess;
-struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
-bool *amupmu_session_amu_perfmon(struct amupmu_session *s);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
 int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u);
 void amupmu_pmu_release_group(struct amupmu_session *s);
+void amupmu_pmu_file_release(struct amupmu_session *s);
 ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf);
-struct file;
-struct poll_table_struct;
-struct vm_area_struct;
-ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
-			    bool nonblock);
-__poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
-			     struct poll_table_struct *wait);
-int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
 extern unsigned int amupmu_sample_period_min;
 
 /**

@@ -375,6 +375,7 @@ static int amupmu_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 static int amupmu_fops_release(struct inode *inode, struct file *filp)
 {
 	amupmu_spe_file_release(amupmu_session_spe(filp->private_data));
+	amupmu_pmu_file_release(filp->private_data);
 	amupmu_session_free(filp->private_data);
 	return 0;
 }

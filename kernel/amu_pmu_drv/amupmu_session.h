@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * amupmu: a session (an open file of /dev/amupmu) as the PMU modes see it:
- * exclusive mode (amupmu_pmu.c) and shared mode through perf core
- * (amupmu_perf.c) keep their counter state apart and share this.
+ * amupmu: a session (an open file of /dev/amupmu): its lifetime and ring
+ * are the core's (amupmu_session.c); its PMU group is configured by the
+ * PMU modes, exclusive (amupmu_pmu.c) and shared through perf core
+ * (amupmu_perf.c), which keep their counter state apart and share this.
  */
 #ifndef AMUPMU_SESSION_H
 #define AMUPMU_SESSION_H
@@ -118,6 +119,22 @@ struct amupmu_session {
 static inline struct amupmu_sess_cpu *amupmu_sc(struct amupmu_session *s, unsigned int cpu)
 {
 	return per_cpu_ptr(s->pcpu, cpu);
+}
+
+/* amupmu_session.c */
+extern unsigned int amupmu_sess_gen;
+void amupmu_sessions_wake(void);
+int amupmu_session_ring(struct amupmu_session *s, unsigned int pages);
+
+/*
+ * The group belongs to a binding of the PMU device that went away
+ * (amupmu_pmu_release() bumped amupmu_sess_gen since it was configured).
+ */
+static inline bool amupmu_sess_stale(const struct amupmu_session *s)
+{
+	unsigned int gen = READ_ONCE(s->gen);
+
+	return gen && gen != READ_ONCE(amupmu_sess_gen);
 }
 
 /* amupmu_pmu.c: a sample of event @ev on this CPU with the group's @values (IRQ context) */
