@@ -199,7 +199,19 @@ int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
 int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u);
 void amupmu_pmu_release_group(struct amupmu_session *s);
 void amupmu_pmu_file_release(struct amupmu_session *s);
-ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf);
+/**
+ * struct amupmu_pmu_counter_view - an allocated counter, for cpuN/pmu_counters_view
+ * @evtyper: its PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
+ * @total: its 64-bit total
+ * @overflows: its overflow interrupts
+ */
+struct amupmu_pmu_counter_view {
+	u32 evtyper;
+	u64 total;
+	u64 overflows;
+};
+
+u32 amupmu_pmu_cpu_counters(unsigned int cpu, struct amupmu_pmu_counter_view *cnt);
 extern unsigned int amupmu_sample_period_min;
 
 /**

@@ -71,7 +71,6 @@
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/jiffies.h>
-#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <asm/irq_regs.h>
@@ -1851,7 +1850,7 @@ slow:
 	return -EAGAIN;
 }
 
-/* ------------------------------------------------------------ sysfs view */
+/* ------------------------------------------------------------ counters view (sysfs) */
 
 static void amupmu_view_update_ipi(void *arg)
 {
@@ -1867,30 +1866,23 @@ static void amupmu_view_update_ipi(void *arg)
 }
 
 /**
- * amupmu_pmu_cpu_view() - cpuN/pmu_counters_view: the CPU's allocated counters
+ * amupmu_pmu_cpu_counters() - the counters allocated on a CPU in exclusive mode
  * @cpu: the CPU
- * @buf: sysfs page
+ * @cnt: AMUPMU_PMU_MAX_EVENTS entries: entry n gets counter n's type and
+ *	totals when it is allocated
  *
- * One line per allocated counter: "<n> type=0x<PMEVTYPER> total=<u64>
- * overflows=<u64>", n 0..30 event counters, 31 the cycle counter; the
- * totals are read on the CPU when it is online. Empty when amupmu does not
- * own the PMU or nothing is allocated. Live counters of CAP_PERFMON
- * sessions: the reader needs CAP_PERFMON too (else EACCES).
+ * The totals are folded on the CPU when it is online, so they include what
+ * it counted so far.
+ *
+ * Return: the allocated counters (bit n: event counter n, bit 31 the cycle
+ * counter); 0 when amupmu does not own the PMU.
  */
-ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
+u32 amupmu_pmu_cpu_counters(unsigned int cpu, struct amupmu_pmu_counter_view *cnt)
 {
-	struct {
-		u32 evtyper;
-		u64 total;
-		u64 overflows;
-	} cnt[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 	unsigned long used = 0, flags;
 	unsigned int idx;
-	int len = 0;
 
-	if (!perfmon_capable())
-		return -EACCES;
 	cpus_read_lock();
 	down_read(&amupmu_pmu_own_rwsem);
 	mutex_lock(&amupmu_pmu_alloc_lock);
@@ -1910,11 +1902,7 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	mutex_unlock(&amupmu_pmu_alloc_lock);
 	up_read(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
-
-	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
-		len += sysfs_emit_at(buf, len, "%u type=0x%08x total=%llu overflows=%llu\n",
-				     idx, cnt[idx].evtyper, cnt[idx].total, cnt[idx].overflows);
-	return len;
+	return used;
 }
 
 /*
