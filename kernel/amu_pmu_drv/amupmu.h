@@ -70,6 +70,7 @@ struct amupmu_backend {
 			  void __iomem *base, u32 offset);
 };
 
+/* amupmu_hw.c */
 extern const struct amupmu_backend amupmu_hw_backend;
 #ifdef CONFIG_AMUPMU_MOCK
 extern const struct amupmu_backend amupmu_mock_backend;
@@ -131,7 +132,6 @@ void amupmu_amu_exit(void);
 void amupmu_amu_discover(struct amupmu_cpu_info *ci);
 unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
 void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
-u64 amupmu_amu_hw_read(enum amupmu_reg reg);
 void amupmu_amu_cpu_stop(void);
 struct amupmu_session;
 int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);

@@ -13,58 +13,12 @@
 #include <linux/bitfield.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/io.h>
 #include <linux/slab.h>
-#include <asm/cputype.h>
 #include <asm/sysreg.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
 #include "amupmu_spe.h"
-
-static u64 amupmu_hw_read(enum amupmu_reg reg)
-{
-	switch (reg) {
-	case AMUPMU_REG_MIDR:
-		return read_cpuid_id();
-	case AMUPMU_REG_REVIDR:
-		return read_sysreg_s(SYS_REVIDR_EL1);
-	case AMUPMU_REG_ID_AA64DFR0:
-		return read_sysreg_s(SYS_ID_AA64DFR0_EL1);
-	case AMUPMU_REG_ID_AA64PFR0:
-		return read_sysreg_s(SYS_ID_AA64PFR0_EL1);
-	case AMUPMU_REG_PMCR:
-		return read_sysreg_s(SYS_PMCR_EL0);
-	case AMUPMU_REG_PMCEID0:
-		return read_sysreg_s(SYS_PMCEID0_EL0);
-	case AMUPMU_REG_PMCEID1:
-		return read_sysreg_s(SYS_PMCEID1_EL0);
-	case AMUPMU_REG_PMMIR:
-		return read_sysreg_s(SYS_PMMIR_EL1);
-	case AMUPMU_REG_AMCFGR:
-		return read_sysreg_s(SYS_AMCFGR_EL0);
-	case AMUPMU_REG_AMCGCR:
-		return read_sysreg_s(SYS_AMCGCR_EL0);
-	case AMUPMU_REG_PMBIDR:
-		return read_sysreg_s(SYS_PMBIDR_EL1);
-	case AMUPMU_REG_PMSIDR:
-		return read_sysreg_s(SYS_PMSIDR_EL1);
-	default:
-		return amupmu_amu_hw_read(reg);
-	}
-}
-
-static u32 amupmu_hw_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
-				void __iomem *base, u32 offset)
-{
-	return readl(base + offset);
-}
-
-const struct amupmu_backend amupmu_hw_backend = {
-	.name = "hardware",
-	.read = amupmu_hw_read,
-	.frame_read = amupmu_hw_frame_read,
-};
 
 /* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
 static bool amupmu_pmuver_is_v3(unsigned int pmuver)
