@@ -107,13 +107,15 @@ struct amupmu_device {
 
 extern struct amupmu_device amupmu_dev;
 
+/* amupmu_main.c: what INFO, sysfs and netlink report */
+u64 amupmu_features(void);
+u32 amupmu_pmu_owner(u64 features);
+
 /* amupmu_discovery.c */
 int amupmu_cpus_alloc(void);
 void amupmu_cpus_free(void);
 int amupmu_discovery_start(void);
 void amupmu_discovery_stop(void);
-u64 amupmu_features(void);
-u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
 /* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */

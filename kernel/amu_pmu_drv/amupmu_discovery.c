@@ -128,50 +128,6 @@ void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out)
 	mutex_unlock(&amupmu_dev.lock);
 }
 
-/* Feature bits: a unit is reported when at least one discovered CPU has it. */
-u64 amupmu_features(void)
-{
-	u64 feat = 0;
-	bool shared = false;
-	unsigned int cpu;
-	u32 fl;
-
-	mutex_lock(&amupmu_dev.lock);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		fl = amupmu_dev.cpus[cpu].flags;
-		if (fl & AMUPMU_CPU_PMU)
-			feat |= AMUPMU_FEAT_PMU;
-		if (fl & AMUPMU_CPU_AMU)
-			feat |= AMUPMU_FEAT_AMU;
-		if (fl & AMUPMU_CPU_SPE)
-			feat |= AMUPMU_FEAT_SPE;
-	}
-	if (amupmu_dev.exclusive)
-		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
-	else
-		shared = (feat & AMUPMU_FEAT_PMU) && amupmu_perf_available();
-	mutex_unlock(&amupmu_dev.lock);
-	/* outside the lock: the probe creates a perf event */
-	if (shared && amupmu_perf_has_pmu())
-		feat |= AMUPMU_FEAT_PMU_SHARED;
-	if (amupmu_dev.backend->mock_flags)
-		feat |= AMUPMU_FEAT_MOCK;
-	return feat;
-}
-
-/**
- * amupmu_pmu_owner() - who owns the PMU
- * @features: one amupmu_features() snapshot, so owner and features agree
- */
-u32 amupmu_pmu_owner(u64 features)
-{
-	if (!(features & AMUPMU_FEAT_PMU))
-		return AMUPMU_PMU_OWNER_NONE;
-	if (features & AMUPMU_FEAT_PMU_EXCLUSIVE)
-		return AMUPMU_PMU_OWNER_AMUPMU;
-	return AMUPMU_PMU_OWNER_KERNEL;
-}
-
 /* Allocate the per-CPU table; before anything can read it. */
 int amupmu_cpus_alloc(void)
 {
