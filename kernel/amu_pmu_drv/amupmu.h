@@ -111,12 +111,51 @@ extern struct amupmu_device amupmu_dev;
 u64 amupmu_features(void);
 u32 amupmu_pmu_owner(u64 features);
 
+/**
+ * struct amupmu_unit_ops - what a unit does when a CPU is discovered,
+ *	comes online or goes offline
+ * @discover: fill the unit's fields of the CPU's entry from its registers
+ *	(amupmu_dev.backend); on the CPU, preemption off, at its first
+ *	online after load
+ * @cpu_online: the CPU came online (@ci: its entry, online); on the CPU,
+ *	from its hotplug callback
+ * @cpu_offline: the CPU goes offline; on the CPU, from its hotplug
+ *	callback, its entry still online
+ * @cpu_changed: the CPU's online (@online) or offline is complete: every
+ *	unit's @cpu_online or @cpu_offline has run and its entry says which;
+ *	@first: its first online since load (the entry was just discovered)
+ *
+ * Any member may be NULL. Discovery runs them from one CPU hotplug state,
+ * in the order of the table amupmu_main.c gives amupmu_discovery_start()
+ * (which says why that order):
+ *  - online: the entry is read (first time: each @discover in table
+ *    order) and marked online; then each @cpu_online in table order; then
+ *    each @cpu_changed in table order;
+ *  - offline: each @cpu_offline in reverse table order; then the entry is
+ *    marked offline; then each @cpu_changed in table order.
+ */
+struct amupmu_unit_ops {
+	void (*discover)(struct amupmu_cpu_info *ci);
+	void (*cpu_online)(unsigned int cpu, const struct amupmu_cpu_info *ci);
+	void (*cpu_offline)(unsigned int cpu);
+	void (*cpu_changed)(unsigned int cpu, bool online, bool first);
+};
+
 /* amupmu_discovery.c */
 int amupmu_cpus_alloc(void);
 void amupmu_cpus_free(void);
-int amupmu_discovery_start(void);
+int amupmu_discovery_start(const struct amupmu_unit_ops *const *units, unsigned int nr);
 void amupmu_discovery_stop(void);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
+
+/* the units' hotplug tables, for amupmu_main.c */
+extern const struct amupmu_unit_ops amupmu_amu_unit;
+extern const struct amupmu_unit_ops amupmu_spe_unit;
+extern const struct amupmu_unit_ops amupmu_frames_unit;
+extern const struct amupmu_unit_ops amupmu_pmu_unit;
+extern const struct amupmu_unit_ops amupmu_perf_unit;
+extern const struct amupmu_unit_ops amupmu_nl_unit;
+extern const struct amupmu_unit_ops amupmu_sysfs_unit;
 
 /* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
 #define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
@@ -131,10 +170,7 @@ struct amupmu_amu_read;
 extern bool amupmu_amu_enabled;
 int amupmu_amu_init(void);
 void amupmu_amu_exit(void);
-void amupmu_amu_discover(struct amupmu_cpu_info *ci);
 unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
-void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
-void amupmu_amu_cpu_stop(void);
 struct amupmu_session;
 int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);
 int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u);
@@ -154,13 +190,10 @@ void amupmu_mock_amu_power_loss(void);
 /* amupmu_frames.c: the "amupmu,cpu-frames" devicetree nodes */
 int amupmu_frames_init(void);
 void amupmu_frames_exit(void);
-void amupmu_frames_cpu_online(unsigned int cpu);
 
 /* amupmu_perf.c: shared mode (counting through perf core) */
 bool amupmu_perf_available(void);
 bool amupmu_perf_has_pmu(void);
-void amupmu_perf_cpu_online(unsigned int cpu);
-void amupmu_perf_cpu_offline(unsigned int cpu);
 
 /* amupmu_session.c: the generic session (an open file) */
 struct amupmu_session;
@@ -193,8 +226,6 @@ u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
 void amupmu_pmu_power_loss(void);
 #endif
 void amupmu_pmu_release(void);
-void amupmu_pmu_cpu_start(void);
-void amupmu_pmu_cpu_stop(void);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
@@ -307,7 +338,6 @@ int amupmu_nl_init(void);
 void amupmu_nl_exit(void);
 void amupmu_nl_session_start(struct amupmu_nl_sess *ns);
 void amupmu_nl_session_end(struct amupmu_nl_sess *ns);
-void amupmu_nl_cpu_event(unsigned int cpu, bool online);
 void amupmu_nl_owner_event(u32 unit, u32 owner);
 void amupmu_nl_knob_event(const char *name, u64 old, u64 new);
 void amupmu_nl_ring_lost(u64 id, unsigned int cpu, u64 lost);

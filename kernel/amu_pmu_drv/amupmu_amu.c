@@ -104,7 +104,7 @@ unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned i
  * @ci: the entry being filled, on its CPU, preemption disabled; its
  *	amu_version is set
  */
-void amupmu_amu_discover(struct amupmu_cpu_info *ci)
+static void amupmu_amu_discover(struct amupmu_cpu_info *ci)
 {
 	const struct amupmu_backend *be = amupmu_dev.backend;
 	u64 (*rd)(enum amupmu_reg reg) = be->read;
@@ -174,12 +174,13 @@ static void amupmu_amu_check(struct amupmu_amu_bookkeeping *st)
 
 /**
  * amupmu_amu_cpu_start() - this CPU came online (its hotplug callback)
+ * @cpu: the CPU
  * @ci: its discovery entry
  *
  * The first time: take the counter numbers from discovery. Afterwards:
  * find out whether the counters restarted while it was down.
  */
-void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
+static void amupmu_amu_cpu_start(unsigned int cpu, const struct amupmu_cpu_info *ci)
 {
 	struct amupmu_amu_bookkeeping *st = this_cpu_ptr(&amupmu_amu_pcpu);
 	unsigned long irqflags;
@@ -203,7 +204,7 @@ void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
 }
 
 /* This CPU is going offline (its hotplug teardown callback). */
-void amupmu_amu_cpu_stop(void)
+static void amupmu_amu_cpu_stop(unsigned int cpu)
 {
 	struct amupmu_amu_bookkeeping *st = this_cpu_ptr(&amupmu_amu_pcpu);
 	unsigned long irqflags;
@@ -240,6 +241,12 @@ static int amupmu_amu_pm_notify(struct notifier_block *nb, unsigned long action,
 
 static struct notifier_block amupmu_amu_pm_nb = {
 	.notifier_call = amupmu_amu_pm_notify,
+};
+
+const struct amupmu_unit_ops amupmu_amu_unit = {
+	.discover = amupmu_amu_discover,
+	.cpu_online = amupmu_amu_cpu_start,
+	.cpu_offline = amupmu_amu_cpu_stop,
 };
 
 #ifdef CONFIG_AMUPMU_MOCK

@@ -492,6 +492,29 @@ static struct platform_driver amupmu_platform_driver = {
 /* ------------------------------------------------------------ module */
 
 /*
+ * The units in the order discovery runs their struct amupmu_unit_ops when
+ * a CPU comes online: each unit's registers are read (AMU, then SPE) and
+ * its per-CPU part started before the interfaces announce the CPU. Offline
+ * runs the units' stops in reverse, then the announcements in this order
+ * again: a CPU_OFFLINE event comes after every unit let the CPU go and its
+ * entry says offline, a CPU_ONLINE event after every unit took it up. No
+ * unit depends on another's per-CPU state (the AMU's bookkeeping, the
+ * frames and the PMU are apart, and the PMU's two modes never count on
+ * the same PMU at once). The SPE sessions' own hotplug state is set up
+ * after this one (amupmu_spe_init()): they start after all of these and
+ * stop before.
+ */
+static const struct amupmu_unit_ops *const amupmu_units[] = {
+	&amupmu_amu_unit,	/* discover; online: the counters' bookkeeping */
+	&amupmu_spe_unit,	/* discover */
+	&amupmu_frames_unit,	/* online: the ID frames of a CPU offline at probe */
+	&amupmu_pmu_unit,	/* exclusive mode: the CPU's PMU and its PPI */
+	&amupmu_perf_unit,	/* shared mode: the groups' perf counters */
+	&amupmu_nl_unit,	/* changed: CPU_ONLINE, CPU_OFFLINE events */
+	&amupmu_sysfs_unit,	/* changed, first online: the CPU's register files */
+};
+
+/*
  * Registering /dev/amupmu is the last step of load and the first of unload:
  * nothing can open it while the module is half set up. Under
  * cpus_read_lock() so that no CPU is discovered while its sysfs group is
@@ -553,7 +576,7 @@ static int __init amupmu_init(void)
 	 * Discovery's hotplug callbacks first: once the platform driver owns
 	 * the PMU, every CPU that goes offline must pass through them.
 	 */
-	ret = amupmu_discovery_start();
+	ret = amupmu_discovery_start(amupmu_units, ARRAY_SIZE(amupmu_units));
 	if (ret)
 		goto out_sysfs;
 

@@ -722,7 +722,7 @@ static unsigned int amupmu_this_cpu_pmuver(void)
  * clocks of enabled sessions and enable the PPI. A CPU without PMUv3 is
  * left alone (never live).
  */
-void amupmu_pmu_cpu_start(void)
+static void amupmu_pmu_cpu_start(void)
 {
 	int irq = READ_ONCE(amupmu_dev.pmu_irq);
 	unsigned int cpu, idx, pmuver;
@@ -754,7 +754,7 @@ void amupmu_pmu_cpu_start(void)
 }
 
 /* On the CPU, before it goes offline or amupmu lets the PMU go: save and stop. */
-void amupmu_pmu_cpu_stop(void)
+static void amupmu_pmu_cpu_stop(void)
 {
 	int irq = READ_ONCE(amupmu_dev.pmu_irq);
 	unsigned int cpu = smp_processor_id();
@@ -800,6 +800,21 @@ static void amupmu_pmu_cpu_stop_ipi(void *unused)
 {
 	amupmu_pmu_cpu_stop();
 }
+
+static void amupmu_pmu_cpu_online(unsigned int cpu, const struct amupmu_cpu_info *ci)
+{
+	amupmu_pmu_cpu_start();
+}
+
+static void amupmu_pmu_cpu_offline(unsigned int cpu)
+{
+	amupmu_pmu_cpu_stop();
+}
+
+const struct amupmu_unit_ops amupmu_pmu_unit = {
+	.cpu_online = amupmu_pmu_cpu_online,
+	.cpu_offline = amupmu_pmu_cpu_offline,
+};
 
 /*
  * CPU power management: a core that powers down in idle or suspend comes

@@ -103,7 +103,6 @@ void amupmu_spe_irq_handle(void);
 
 int amupmu_spe_init(void);
 void amupmu_spe_exit(void);
-void amupmu_spe_discover(struct amupmu_cpu_info *ci);
 u64 amupmu_spe_pmbidr(unsigned int cpu);
 int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus);
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);

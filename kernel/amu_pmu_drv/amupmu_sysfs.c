@@ -369,6 +369,17 @@ void amupmu_sysfs_cpu_discovered(unsigned int cpu)
 	mutex_unlock(&amupmu_sysfs_lock);
 }
 
+/* A CPU's first online: the files discovery just made possible. */
+static void amupmu_sysfs_cpu_changed(unsigned int cpu, bool online, bool first)
+{
+	if (first)
+		amupmu_sysfs_cpu_discovered(cpu);
+}
+
+const struct amupmu_unit_ops amupmu_sysfs_unit = {
+	.cpu_changed = amupmu_sysfs_cpu_changed,
+};
+
 /**
  * amupmu_sysfs_init() - build the misc device's attribute groups
  *
