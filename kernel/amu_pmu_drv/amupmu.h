@@ -53,6 +53,8 @@ enum amupmu_frame_unit {
 	AMUPMU_FRAME_PMU,
 };
 
+struct dentry;
+
 /**
  * struct amupmu_backend - where register values come from
  * @name: "hardware" or "mock", shown in sysfs
@@ -61,6 +63,15 @@ enum amupmu_frame_unit {
  *	only for registers whose unit the ID registers report as present
  * @frame_read: read the 32-bit register at @offset of @cpu's @unit frame,
  *	mapped at @base; called on @cpu, with its power domain up
+ * @amu_start: the calling CPU's AMU is up (it came online, its AMU
+ *	usable): what the registers' power domain does then; interrupts off.
+ *	NULL: nothing (the hardware's counters run by themselves)
+ * @amu_stop: the calling CPU's AMU goes down (it goes offline);
+ *	interrupts off. NULL: nothing
+ * @debugfs_init: add the backend's own files (a model's knobs and test
+ *	hooks) to the driver's debugfs directory @dir. NULL: none
+ * @exit: module unload, after the last session: stop whatever the backend
+ *	runs by itself. NULL: nothing
  */
 struct amupmu_backend {
 	const char *name;
@@ -68,14 +79,17 @@ struct amupmu_backend {
 	u64 (*read)(enum amupmu_reg reg);
 	u32 (*frame_read)(unsigned int cpu, enum amupmu_frame_unit unit,
 			  void __iomem *base, u32 offset);
+	void (*amu_start)(void);
+	void (*amu_stop)(void);
+	void (*debugfs_init)(struct dentry *dir);
+	void (*exit)(void);
 };
 
 /* amupmu_hw.c */
 extern const struct amupmu_backend amupmu_hw_backend;
 #ifdef CONFIG_AMUPMU_MOCK
+/* amupmu_mock.c: the test builds' backend (amupmu_mock.h has the rest) */
 extern const struct amupmu_backend amupmu_mock_backend;
-u32 amupmu_mock_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
-			   void __iomem *base, u32 offset);
 #endif
 
 /**
@@ -174,18 +188,6 @@ unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned i
 struct amupmu_session;
 int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);
 int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u);
-#ifdef CONFIG_AMUPMU_MOCK
-void amupmu_amu_power_loss(void);
-/* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
-extern const struct file_operations amupmu_mock_amu_fops;
-extern const struct file_operations amupmu_mock_amu_reads_fops;
-/* amupmu_debugfs.c: the "<cpu> [REST]" writes of the test files */
-int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
-			   char **rest);
-void amupmu_mock_amu_stop(void);
-void amupmu_mock_amu_start(void);
-void amupmu_mock_amu_power_loss(void);
-#endif
 
 /* amupmu_frames.c: the "amupmu,cpu-frames" devicetree nodes */
 int amupmu_frames_init(void);
@@ -222,9 +224,6 @@ int amupmu_pmu_init(void);
 void amupmu_pmu_exit(void);
 int amupmu_pmu_claim(struct device *dev, int irq);
 u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
-#ifdef CONFIG_AMUPMU_MOCK
-void amupmu_pmu_power_loss(void);
-#endif
 void amupmu_pmu_release(void);
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 struct amupmu_pmu_read;

@@ -189,9 +189,8 @@ static void amupmu_amu_cpu_start(unsigned int cpu, const struct amupmu_cpu_info 
 		return;
 	WRITE_ONCE(amupmu_amu_any, true);
 	local_irq_save(irqflags);
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_amu_start();
-#endif
+	if (amupmu_dev.backend->amu_start)
+		amupmu_dev.backend->amu_start();
 	if (!st->nr[0]) {
 		st->nr[0] = amupmu_amu_nr_counters(ci, 0);
 		st->nr[1] = amupmu_amu_nr_counters(ci, 1);
@@ -214,9 +213,8 @@ static void amupmu_amu_cpu_stop(unsigned int cpu)
 	local_irq_save(irqflags);
 	WRITE_ONCE(st->live, false);
 	amupmu_amu_save(st);
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_amu_stop();
-#endif
+	if (amupmu_dev.backend->amu_stop)
+		amupmu_dev.backend->amu_stop();
 	local_irq_restore(irqflags);
 }
 
@@ -248,21 +246,6 @@ const struct amupmu_unit_ops amupmu_amu_unit = {
 	.cpu_online = amupmu_amu_cpu_start,
 	.cpu_offline = amupmu_amu_cpu_stop,
 };
-
-#ifdef CONFIG_AMUPMU_MOCK
-/**
- * amupmu_amu_power_loss() - what a power-down without firmware save and
- *	restore does to this CPU's AMU: the counters restart from zero
- *
- * Test builds only (the debugfs cpu_pm file), between cpu_pm_enter() and
- * cpu_pm_exit(); on the CPU, interrupts off.
- */
-void amupmu_amu_power_loss(void)
-{
-	if (READ_ONCE(this_cpu_ptr(&amupmu_amu_pcpu)->live))
-		amupmu_mock_amu_power_loss();
-}
-#endif
 
 /* ------------------------------------------------------------ AMUPMU_AMU_READ */
 

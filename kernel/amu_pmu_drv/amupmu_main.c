@@ -639,9 +639,9 @@ static void __exit amupmu_exit(void)
 	amupmu_nl_exit();
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_spe_exit();	/* no session is left to program SPE */
-#endif
+	/* no session is left: what the backend runs by itself (mock SPE ticks) stops */
+	if (amupmu_dev.backend->exit)
+		amupmu_dev.backend->exit();
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_frames_exit();
 	amupmu_spe_dev_exit();

@@ -844,33 +844,6 @@ static struct notifier_block amupmu_cpu_pm_nb = {
 	.notifier_call = amupmu_cpu_pm_notify,
 };
 
-#ifdef CONFIG_AMUPMU_MOCK
-/**
- * amupmu_pmu_power_loss() - what a power-down does to this CPU's PMU
- *
- * Test builds only (the debugfs cpu_pm file): between cpu_pm_enter() and
- * cpu_pm_exit(), reset the PMU registers as a core power-down would, so
- * that the exit path must restore everything. On the CPU, interrupts off.
- */
-void amupmu_pmu_power_loss(void)
-{
-	unsigned int idx, n = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
-
-	if (!amupmu_this_cpu_pmuver())
-		return;
-	write_sysreg(0, pmcr_el0);
-	write_sysreg(U32_MAX, pmcntenclr_el0);
-	write_sysreg(U32_MAX, pmintenclr_el1);
-	write_sysreg(U32_MAX, pmovsclr_el0);
-	for (idx = 0; idx < n; idx++) {
-		amupmu_hw_write_counter(idx, 0);
-		amupmu_hw_write_type(idx, 0);
-	}
-	amupmu_hw_write_counter(AMUPMU_CYCLE_IDX, 0);
-	isb();
-}
-#endif
-
 /**
  * amupmu_pmu_init() - the per-CPU state, for the module's lifetime
  */

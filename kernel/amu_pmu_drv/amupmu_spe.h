@@ -156,21 +156,8 @@ bool amupmu_spe_dev_serves(unsigned int cpu);
 u32 amupmu_spe_owner(void);
 
 #ifdef CONFIG_AMUPMU_MOCK
+/* the mock's spe_model file changed @cpu's identification: read it again */
 int amupmu_spe_rediscover(unsigned int cpu);
-/* amupmu_mock_spe.c: the SPE model's identification (debugfs spe_model) */
-extern const struct file_operations amupmu_mock_spe_fops;
-/* ---- amupmu_mock_spe.c: the mock SPE model (mock builds only) ---- */
-/* debugfs spe_stream (knobs), spe_stats (counters), spe_fault (injection) */
-extern const struct file_operations amupmu_mock_spe_stream_fops;
-extern const struct file_operations amupmu_mock_spe_stats_fops;
-extern const struct file_operations amupmu_mock_spe_fault_fops;
-/* the identification of a CPU, for the mock backend's ID register reads */
-u8 amupmu_mock_spe_pmsver(unsigned int cpu);
-u64 amupmu_mock_spe_pmsidr(unsigned int cpu);
-u64 amupmu_mock_spe_pmbidr(unsigned int cpu);
-/* module unload: stop every CPU's tick for good (process context) */
-void amupmu_mock_spe_exit(void);
-/* ---- end amupmu_mock_spe.c ---- */
 #endif
 
 #endif /* AMUPMU_SPE_H */
