@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * amupmu: private definitions shared by the driver's files.
+ * amupmu: the driver's core, shared by all its files: the registers and
+ * their backend, the device, discovery and the units' hotplug table, the
+ * generic session, the mappable buffers and the sample ring, and what the
+ * interfaces (sysfs, debugfs, netlink) offer the units. Each unit has its
+ * own header for what the module and the interfaces call in it:
+ * amupmu_amu.h, amupmu_pmu.h, amupmu_spe.h, amupmu_frames.h.
  */
 #ifndef AMUPMU_H
 #define AMUPMU_H
@@ -42,6 +47,14 @@ enum amupmu_reg {
 	AMUPMU_REG_AMEVCNTR1 = AMUPMU_REG_AMEVCNTR0 + AMUPMU_AMU_MAX_COUNTERS,
 	AMUPMU_REG_NR = AMUPMU_REG_AMEVCNTR1 + AMUPMU_AMU_MAX_COUNTERS,
 };
+
+/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
+#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
+#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
+#define AMUPMU_AMCFGR_HDBG	BIT(24)
+#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
+#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
+#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
 
 /**
  * enum amupmu_frame_unit - which memory-mapped frame of a CPU
@@ -162,41 +175,6 @@ int amupmu_discovery_start(const struct amupmu_unit_ops *const *units, unsigned 
 void amupmu_discovery_stop(void);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
-/* the units' hotplug tables, for amupmu_main.c */
-extern const struct amupmu_unit_ops amupmu_amu_unit;
-extern const struct amupmu_unit_ops amupmu_spe_unit;
-extern const struct amupmu_unit_ops amupmu_frames_unit;
-extern const struct amupmu_unit_ops amupmu_pmu_unit;
-extern const struct amupmu_unit_ops amupmu_perf_unit;
-extern const struct amupmu_unit_ops amupmu_nl_unit;
-extern const struct amupmu_unit_ops amupmu_sysfs_unit;
-
-/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
-#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
-#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
-#define AMUPMU_AMCFGR_HDBG	BIT(24)
-#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
-#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
-#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
-
-/* amupmu_amu.c: the Activity Monitors (read only) */
-struct amupmu_amu_read;
-extern bool amupmu_amu_enabled;
-int amupmu_amu_init(void);
-void amupmu_amu_exit(void);
-unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
-struct amupmu_session;
-int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);
-int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u);
-
-/* amupmu_frames.c: the "amupmu,cpu-frames" devicetree nodes */
-int amupmu_frames_init(void);
-void amupmu_frames_exit(void);
-
-/* amupmu_perf.c: shared mode (counting through perf core) */
-bool amupmu_perf_available(void);
-bool amupmu_perf_has_pmu(void);
-
 /* amupmu_session.c: the generic session (an open file) */
 struct amupmu_session;
 struct amupmu_spe_sess;
@@ -216,35 +194,6 @@ ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t c
 __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 			     struct poll_table_struct *wait);
 int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
-
-/* amupmu_pmu.c: exclusive mode and the PMU commands of a session */
-struct device;
-
-int amupmu_pmu_init(void);
-void amupmu_pmu_exit(void);
-int amupmu_pmu_claim(struct device *dev, int irq);
-u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
-void amupmu_pmu_release(void);
-int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
-struct amupmu_pmu_read;
-int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
-int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u);
-void amupmu_pmu_release_group(struct amupmu_session *s);
-void amupmu_pmu_file_release(struct amupmu_session *s);
-/**
- * struct amupmu_pmu_counter_view - an allocated counter, for cpuN/pmu_counters_view
- * @evtyper: its PMEVTYPER<n>_EL0 (or PMCCFILTR_EL0) value
- * @total: its 64-bit total
- * @overflows: its overflow interrupts
- */
-struct amupmu_pmu_counter_view {
-	u32 evtyper;
-	u64 total;
-	u64 overflows;
-};
-
-u32 amupmu_pmu_cpu_counters(unsigned int cpu, struct amupmu_pmu_counter_view *cnt);
-extern unsigned int amupmu_sample_period_min;
 
 /**
  * struct amupmu_mbuf - a mappable, reference-counted buffer (amupmu_ring.c)
@@ -296,6 +245,7 @@ static inline void amupmu_debugfs_exit(void) { }
 #endif
 
 /* amupmu_sysfs.c */
+extern const struct amupmu_unit_ops amupmu_sysfs_unit;
 int amupmu_sysfs_init(void);
 void amupmu_sysfs_exit(void);
 void amupmu_sysfs_cpu_discovered(unsigned int cpu);
@@ -333,6 +283,7 @@ struct amupmu_nl_sess {
 	u64 pmsirr;
 };
 
+extern const struct amupmu_unit_ops amupmu_nl_unit;
 int amupmu_nl_init(void);
 void amupmu_nl_exit(void);
 void amupmu_nl_session_start(struct amupmu_nl_sess *ns);

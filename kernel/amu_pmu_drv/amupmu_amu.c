@@ -42,8 +42,9 @@
 #include <clocksource/arm_arch_timer.h>
 
 #include "amupmu.h"
+#include "amupmu_amu.h"
 
-bool amupmu_amu_enabled = true;
+static bool amupmu_amu_enabled = true;
 module_param_named(amu, amupmu_amu_enabled, bool, 0444);
 MODULE_PARM_DESC(amu, "use the CPUs' Activity Monitors (default Y; N: read no AMU system register; the memory-mapped ID frames are still read)");
 

@@ -25,8 +25,11 @@
 #include <asm/virt.h>
 
 #include "amupmu.h"
-#include "amupmu_spe.h"
+#include "amupmu_amu.h"
 #include "amupmu_compat.h"
+#include "amupmu_frames.h"
+#include "amupmu_pmu.h"
+#include "amupmu_spe.h"
 
 /* the first published sizes are ABI */
 static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER2);

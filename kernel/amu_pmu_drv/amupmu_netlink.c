@@ -56,8 +56,9 @@
 #include <linux/amupmu_netlink.h>
 
 #include "amupmu.h"
-#include "amupmu_spe.h"
 #include "amupmu_compat.h"
+#include "amupmu_pmu.h"
+#include "amupmu_spe.h"
 
 /* ------------------------------------------------------------ state */
 

@@ -45,6 +45,7 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_pmu.h"
 #include "amupmu_session.h"
 
 static bool pmu_shared = true;

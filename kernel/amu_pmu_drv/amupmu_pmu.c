@@ -81,6 +81,7 @@
 #include "amupmu.h"
 #include "amupmu_compat.h"
 #include "amupmu_counter.h"
+#include "amupmu_pmu.h"
 #include "amupmu_session.h"
 
 static_assert(AMUPMU_PMEVTYPER_P == ARMV8_PMU_EXCLUDE_EL1);

@@ -17,7 +17,6 @@
 #include "amupmu.h"
 
 struct amupmu_perf_cpu;
-struct pt_regs;
 
 /**
  * struct amupmu_sess_cpu - a session's state on one CPU of its set
@@ -136,31 +135,5 @@ static inline bool amupmu_sess_stale(const struct amupmu_session *s)
 
 	return gen && gen != READ_ONCE(amupmu_sess_gen);
 }
-
-/* amupmu_pmu.c: a sample of event @ev on this CPU with the group's @values (IRQ context) */
-void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int ev,
-			struct pt_regs *regs, const u64 *values);
-
-/* amupmu_perf.c: shared mode */
-int amupmu_perf_config(struct amupmu_session *s);
-void amupmu_perf_release(struct amupmu_session *s);
-void amupmu_perf_enable(struct amupmu_session *s);
-void amupmu_perf_disable(struct amupmu_session *s);
-void amupmu_perf_reset(struct amupmu_session *s);
-bool amupmu_perf_live(struct amupmu_session *s, unsigned int cpu);
-void amupmu_perf_read_entry(struct amupmu_session *s, unsigned int cpu,
-			    struct amupmu_pmu_read_cpu *ent);
-/**
- * struct amupmu_ev_times - one event's times of a READ with AMUPMU_PMU_READ_TIMES
- * @enabled: ns enabled
- * @running: ns on a counter
- */
-struct amupmu_ev_times {
-	u64 enabled;
-	u64 running;
-};
-
-void amupmu_perf_read_mux(struct amupmu_session *s, unsigned int cpu,
-			  struct amupmu_pmu_read_cpu *ent, struct amupmu_ev_times *times);
 
 #endif /* AMUPMU_SESSION_H */

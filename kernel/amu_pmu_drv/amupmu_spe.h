@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 struct amupmu_cpu_info;
+struct amupmu_unit_ops;
 struct cpumask;
 
 /**
@@ -101,6 +102,7 @@ extern const struct amupmu_spe_ops amupmu_spe_mock_ops;
 /* amupmu_spe.c: the buffer management event of the calling CPU (hard IRQ context) */
 void amupmu_spe_irq_handle(void);
 
+extern const struct amupmu_unit_ops amupmu_spe_unit;
 int amupmu_spe_init(void);
 void amupmu_spe_exit(void);
 u64 amupmu_spe_pmbidr(unsigned int cpu);

@@ -24,6 +24,8 @@
 #include <linux/sysfs.h>
 
 #include "amupmu.h"
+#include "amupmu_amu.h"
+#include "amupmu_pmu.h"
 
 /* ------------------------------------------------------------ top level */
 
