@@ -2,7 +2,10 @@
 /*
  * amupmu: PMUv3 exclusive mode. When the "amupmu,pmuv3" devicetree node
  * bound, amupmu programs the PMU of every CPU itself and takes its
- * overflow PPI; sessions (open files) count groups of events per CPU.
+ * overflow PPI; sessions (open files, amupmu_session.c) count groups of
+ * events per CPU. The PMU commands of a session (CONFIG, CTL, READ and its
+ * fast path) are here for both modes: a group in shared mode counts
+ * through perf core (amupmu_perf.c).
  *
  * Locking, outermost first:
  *  - cpus_read_lock(): every session command that touches a CPU's PMU holds
