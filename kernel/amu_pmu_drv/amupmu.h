@@ -113,9 +113,10 @@ extern const struct amupmu_backend amupmu_mock_backend;
  *	each CPU and its online state; allocated first at load, freed last
  * @hp_state: dynamic CPU hotplug state of the discovery callbacks
  * @misc: /dev/amupmu and its sysfs directory
- * @sysfs_live: @misc is registered, so discovery adds the register files of
- *	a newly discovered CPU itself. Written under cpus_read_lock(), read in
- *	hotplug callbacks (which run under the hotplug write lock).
+ * @sysfs_live: @misc is registered, so sysfs adds the register files of a
+ *	newly discovered CPU itself (from discovery's hotplug callback).
+ *	Written under cpus_read_lock(), read in hotplug callbacks (which run
+ *	under the hotplug write lock).
  * @backend: register backend, fixed at build time
  * @exclusive: the "amupmu,pmuv3" devicetree node bound: amupmu owns the
  *	PMU registers and the per-CPU overflow PPI @pmu_irq

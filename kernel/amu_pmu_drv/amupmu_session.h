@@ -48,7 +48,7 @@ struct amupmu_sess_cpu {
 /**
  * struct amupmu_session - an open file of /dev/amupmu
  * @lock: serialises the session's commands (taken inside cpus_read_lock())
- * @gen: amupmu_pmu_gen when the group was configured, 0 without a group:
+ * @gen: amupmu_sess_gen when the group was configured, 0 without a group:
  *	a group of an earlier binding of the device is gone (ENXIO)
  * @configured: it holds a group
  * @enabled: the group counts
