@@ -1,6 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * amupmu: private definitions shared by the driver's files.
+ * amupmu: the driver's core, shared by all its files: the registers and
+ * their backend, the device, discovery and the units' hotplug table, the
+ * generic session, the mappable buffers and the sample ring, and what the
+ * interfaces (sysfs, debugfs, netlink) offer the units. Each unit has its
+ * own header for what the module and the interfaces call in it:
+ * amupmu_amu.h, amupmu_pmu.h, amupmu_spe.h, amupmu_frames.h.
  */
 #ifndef AMUPMU_H
 #define AMUPMU_H
@@ -43,6 +48,14 @@ enum amupmu_reg {
 	AMUPMU_REG_NR = AMUPMU_REG_AMEVCNTR1 + AMUPMU_AMU_MAX_COUNTERS,
 };
 
+/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
+#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
+#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
+#define AMUPMU_AMCFGR_HDBG	BIT(24)
+#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
+#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
+#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
+
 /**
  * enum amupmu_frame_unit - which memory-mapped frame of a CPU
  * @AMUPMU_FRAME_AMU: the external AMU register frame
@@ -53,6 +66,8 @@ enum amupmu_frame_unit {
 	AMUPMU_FRAME_PMU,
 };
 
+struct dentry;
+
 /**
  * struct amupmu_backend - where register values come from
  * @name: "hardware" or "mock", shown in sysfs
@@ -61,6 +76,15 @@ enum amupmu_frame_unit {
  *	only for registers whose unit the ID registers report as present
  * @frame_read: read the 32-bit register at @offset of @cpu's @unit frame,
  *	mapped at @base; called on @cpu, with its power domain up
+ * @amu_start: the calling CPU's AMU is up (it came online, its AMU
+ *	usable): what the registers' power domain does then; interrupts off.
+ *	NULL: nothing (the hardware's counters run by themselves)
+ * @amu_stop: the calling CPU's AMU goes down (it goes offline);
+ *	interrupts off. NULL: nothing
+ * @debugfs_init: add the backend's own files (a model's knobs and test
+ *	hooks) to the driver's debugfs directory @dir. NULL: none
+ * @exit: module unload, after the last session: stop whatever the backend
+ *	runs by itself. NULL: nothing
  */
 struct amupmu_backend {
 	const char *name;
@@ -68,13 +92,17 @@ struct amupmu_backend {
 	u64 (*read)(enum amupmu_reg reg);
 	u32 (*frame_read)(unsigned int cpu, enum amupmu_frame_unit unit,
 			  void __iomem *base, u32 offset);
+	void (*amu_start)(void);
+	void (*amu_stop)(void);
+	void (*debugfs_init)(struct dentry *dir);
+	void (*exit)(void);
 };
 
+/* amupmu_hw.c */
 extern const struct amupmu_backend amupmu_hw_backend;
 #ifdef CONFIG_AMUPMU_MOCK
+/* amupmu_mock.c: the test builds' backend (amupmu_mock.h has the rest) */
 extern const struct amupmu_backend amupmu_mock_backend;
-u32 amupmu_mock_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
-			   void __iomem *base, u32 offset);
 #endif
 
 /**
@@ -85,9 +113,10 @@ u32 amupmu_mock_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
  *	each CPU and its online state; allocated first at load, freed last
  * @hp_state: dynamic CPU hotplug state of the discovery callbacks
  * @misc: /dev/amupmu and its sysfs directory
- * @sysfs_live: @misc is registered, so discovery adds the register files of
- *	a newly discovered CPU itself. Written under cpus_read_lock(), read in
- *	hotplug callbacks (which run under the hotplug write lock).
+ * @sysfs_live: @misc is registered, so sysfs adds the register files of a
+ *	newly discovered CPU itself (from discovery's hotplug callback).
+ *	Written under cpus_read_lock(), read in hotplug callbacks (which run
+ *	under the hotplug write lock).
  * @backend: register backend, fixed at build time
  * @exclusive: the "amupmu,pmuv3" devicetree node bound: amupmu owns the
  *	PMU registers and the per-CPU overflow PPI @pmu_irq
@@ -106,97 +135,66 @@ struct amupmu_device {
 
 extern struct amupmu_device amupmu_dev;
 
+/* amupmu_main.c: what INFO, sysfs and netlink report */
+u64 amupmu_features(void);
+u32 amupmu_pmu_owner(u64 features);
+
+/**
+ * struct amupmu_unit_ops - what a unit does when a CPU is discovered,
+ *	comes online or goes offline
+ * @discover: fill the unit's fields of the CPU's entry from its registers
+ *	(amupmu_dev.backend); on the CPU, preemption off, at its first
+ *	online after load
+ * @cpu_online: the CPU came online (@ci: its entry, online); on the CPU,
+ *	from its hotplug callback
+ * @cpu_offline: the CPU goes offline; on the CPU, from its hotplug
+ *	callback, its entry still online
+ * @cpu_changed: the CPU's online (@online) or offline is complete: every
+ *	unit's @cpu_online or @cpu_offline has run and its entry says which;
+ *	@first: its first online since load (the entry was just discovered)
+ *
+ * Any member may be NULL. Discovery runs them from one CPU hotplug state,
+ * in the order of the table amupmu_main.c gives amupmu_discovery_start()
+ * (which says why that order):
+ *  - online: the entry is read (first time: each @discover in table
+ *    order) and marked online; then each @cpu_online in table order; then
+ *    each @cpu_changed in table order;
+ *  - offline: each @cpu_offline in reverse table order; then the entry is
+ *    marked offline; then each @cpu_changed in table order.
+ */
+struct amupmu_unit_ops {
+	void (*discover)(struct amupmu_cpu_info *ci);
+	void (*cpu_online)(unsigned int cpu, const struct amupmu_cpu_info *ci);
+	void (*cpu_offline)(unsigned int cpu);
+	void (*cpu_changed)(unsigned int cpu, bool online, bool first);
+};
+
 /* amupmu_discovery.c */
 int amupmu_cpus_alloc(void);
 void amupmu_cpus_free(void);
-int amupmu_discovery_start(void);
+int amupmu_discovery_start(const struct amupmu_unit_ops *const *units, unsigned int nr);
 void amupmu_discovery_stop(void);
-u64 amupmu_features(void);
-u32 amupmu_pmu_owner(u64 features);
 void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out);
 
-/* AMCFGR_EL0 and AMCGCR_EL0 fields (Arm ARM D23.4; the kernel has no definitions) */
-#define AMUPMU_AMCFGR_N		GENMASK(7, 0)	/* counters - 1 */
-#define AMUPMU_AMCFGR_SIZE	GENMASK(13, 8)	/* counter width - 1 */
-#define AMUPMU_AMCFGR_HDBG	BIT(24)
-#define AMUPMU_AMCFGR_NCG	GENMASK(31, 28)	/* counter groups - 1 */
-#define AMUPMU_AMCGCR_CG0NC	GENMASK(7, 0)
-#define AMUPMU_AMCGCR_CG1NC	GENMASK(15, 8)
-
-/* amupmu_amu.c: the Activity Monitors (read only) */
-struct amupmu_amu_read;
-extern bool amupmu_amu_enabled;
-int amupmu_amu_init(void);
-void amupmu_amu_exit(void);
-void amupmu_amu_discover(struct amupmu_cpu_info *ci);
-unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned int group);
-void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci);
-u64 amupmu_amu_hw_read(enum amupmu_reg reg);
-void amupmu_amu_cpu_stop(void);
+/* amupmu_session.c: the generic session (an open file) */
 struct amupmu_session;
-int amupmu_amu_cmd_read(struct amupmu_session *s, struct amupmu_amu_read *rd);
-int amupmu_amu_read_fast(struct amupmu_session *s, struct amupmu_amu_read __user *u);
-#ifdef CONFIG_AMUPMU_MOCK
-void amupmu_amu_power_loss(void);
-/* amupmu_mock.c: the AMU model and its knobs (debugfs amu_model) */
-extern const struct file_operations amupmu_mock_amu_fops;
-extern const struct file_operations amupmu_mock_amu_reads_fops;
-/* amupmu_debugfs.c: the "<cpu> [REST]" writes of the test files */
-int amupmu_debugfs_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
-			   char **rest);
-void amupmu_mock_amu_stop(void);
-void amupmu_mock_amu_start(void);
-void amupmu_mock_amu_power_loss(void);
-#endif
-
-/* amupmu_frames.c: the "amupmu,cpu-frames" devicetree nodes */
-int amupmu_frames_init(void);
-void amupmu_frames_exit(void);
-void amupmu_frames_cpu_online(unsigned int cpu);
-
-/* amupmu_perf.c: shared mode (counting through perf core) */
-bool amupmu_perf_available(void);
-bool amupmu_perf_has_pmu(void);
-void amupmu_perf_cpu_online(unsigned int cpu);
-void amupmu_perf_cpu_offline(unsigned int cpu);
-
-/* amupmu_pmu.c: exclusive mode and counting sessions */
-struct amupmu_session;
-struct device;
-
-#define AMUPMU_CPUS_LEN_MAX	1024	/* bytes of a CPU set bitmap */
-struct cpumask;
-int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len);
-int amupmu_pmu_init(void);
-void amupmu_pmu_exit(void);
-int amupmu_pmu_claim(struct device *dev, int irq);
-u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
-#ifdef CONFIG_AMUPMU_MOCK
-void amupmu_pmu_power_loss(void);
-#endif
-void amupmu_pmu_release(void);
-void amupmu_pmu_cpu_start(void);
-void amupmu_pmu_cpu_stop(void);
-struct amupmu_session *amupmu_session_alloc(void);
-void amupmu_session_free(struct amupmu_session *s);
 struct amupmu_spe_sess;
-struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
-bool *amupmu_session_amu_perfmon(struct amupmu_session *s);
-int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
-struct amupmu_pmu_read;
-int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
-int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u);
-void amupmu_pmu_release_group(struct amupmu_session *s);
-ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf);
+struct cpumask;
 struct file;
 struct poll_table_struct;
 struct vm_area_struct;
+
+#define AMUPMU_CPUS_LEN_MAX	1024	/* bytes of a CPU set bitmap */
+int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len);
+struct amupmu_session *amupmu_session_alloc(void);
+void amupmu_session_free(struct amupmu_session *s);
+struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s);
+bool *amupmu_session_amu_perfmon(struct amupmu_session *s);
 ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
 			    bool nonblock);
 __poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
 			     struct poll_table_struct *wait);
 int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
-extern unsigned int amupmu_sample_period_min;
 
 /**
  * struct amupmu_mbuf - a mappable, reference-counted buffer (amupmu_ring.c)
@@ -248,6 +246,7 @@ static inline void amupmu_debugfs_exit(void) { }
 #endif
 
 /* amupmu_sysfs.c */
+extern const struct amupmu_unit_ops amupmu_sysfs_unit;
 int amupmu_sysfs_init(void);
 void amupmu_sysfs_exit(void);
 void amupmu_sysfs_cpu_discovered(unsigned int cpu);
@@ -285,11 +284,11 @@ struct amupmu_nl_sess {
 	u64 pmsirr;
 };
 
+extern const struct amupmu_unit_ops amupmu_nl_unit;
 int amupmu_nl_init(void);
 void amupmu_nl_exit(void);
 void amupmu_nl_session_start(struct amupmu_nl_sess *ns);
 void amupmu_nl_session_end(struct amupmu_nl_sess *ns);
-void amupmu_nl_cpu_event(unsigned int cpu, bool online);
 void amupmu_nl_owner_event(u32 unit, u32 owner);
 void amupmu_nl_knob_event(const char *name, u64 old, u64 new);
 void amupmu_nl_ring_lost(u64 id, unsigned int cpu, u64 lost);

@@ -42,8 +42,9 @@
 #include <clocksource/arm_arch_timer.h>
 
 #include "amupmu.h"
+#include "amupmu_amu.h"
 
-bool amupmu_amu_enabled = true;
+static bool amupmu_amu_enabled = true;
 module_param_named(amu, amupmu_amu_enabled, bool, 0444);
 MODULE_PARM_DESC(amu, "use the CPUs' Activity Monitors (default Y; N: read no AMU system register; the memory-mapped ID frames are still read)");
 
@@ -79,156 +80,6 @@ static const enum amupmu_reg amupmu_amu_cntr_reg[2] = {
 };
 
 /**
- * amupmu_amu_hw_read() - the hardware backend's AMU registers
- * @reg: an AMU entry of enum amupmu_reg
- *
- * Return: the register read on this CPU (read_sysreg_s() needs the
- * register's encoding at build time, hence one case each).
- */
-u64 amupmu_amu_hw_read(enum amupmu_reg reg)
-{
-	/* the counters' entries are ranges: switch on the number */
-	switch ((unsigned int)reg) {
-	case AMUPMU_REG_AMCR:
-		return read_sysreg_s(SYS_AMCR_EL0);
-	case AMUPMU_REG_AMCNTENSET0:
-		return read_sysreg_s(SYS_AMCNTENSET0_EL0);
-	case AMUPMU_REG_AMCNTENSET1:
-		return read_sysreg_s(SYS_AMCNTENSET1_EL0);
-	case AMUPMU_REG_AMEVTYPER0 + 0:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(0));
-	case AMUPMU_REG_AMEVTYPER0 + 1:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(1));
-	case AMUPMU_REG_AMEVTYPER0 + 2:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(2));
-	case AMUPMU_REG_AMEVTYPER0 + 3:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(3));
-	case AMUPMU_REG_AMEVTYPER0 + 4:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(4));
-	case AMUPMU_REG_AMEVTYPER0 + 5:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(5));
-	case AMUPMU_REG_AMEVTYPER0 + 6:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(6));
-	case AMUPMU_REG_AMEVTYPER0 + 7:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(7));
-	case AMUPMU_REG_AMEVTYPER0 + 8:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(8));
-	case AMUPMU_REG_AMEVTYPER0 + 9:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(9));
-	case AMUPMU_REG_AMEVTYPER0 + 10:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(10));
-	case AMUPMU_REG_AMEVTYPER0 + 11:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(11));
-	case AMUPMU_REG_AMEVTYPER0 + 12:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(12));
-	case AMUPMU_REG_AMEVTYPER0 + 13:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(13));
-	case AMUPMU_REG_AMEVTYPER0 + 14:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(14));
-	case AMUPMU_REG_AMEVTYPER0 + 15:
-		return read_sysreg_s(SYS_AMEVTYPER0_EL0(15));
-	case AMUPMU_REG_AMEVTYPER1 + 0:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(0));
-	case AMUPMU_REG_AMEVTYPER1 + 1:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(1));
-	case AMUPMU_REG_AMEVTYPER1 + 2:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(2));
-	case AMUPMU_REG_AMEVTYPER1 + 3:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(3));
-	case AMUPMU_REG_AMEVTYPER1 + 4:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(4));
-	case AMUPMU_REG_AMEVTYPER1 + 5:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(5));
-	case AMUPMU_REG_AMEVTYPER1 + 6:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(6));
-	case AMUPMU_REG_AMEVTYPER1 + 7:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(7));
-	case AMUPMU_REG_AMEVTYPER1 + 8:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(8));
-	case AMUPMU_REG_AMEVTYPER1 + 9:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(9));
-	case AMUPMU_REG_AMEVTYPER1 + 10:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(10));
-	case AMUPMU_REG_AMEVTYPER1 + 11:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(11));
-	case AMUPMU_REG_AMEVTYPER1 + 12:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(12));
-	case AMUPMU_REG_AMEVTYPER1 + 13:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(13));
-	case AMUPMU_REG_AMEVTYPER1 + 14:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(14));
-	case AMUPMU_REG_AMEVTYPER1 + 15:
-		return read_sysreg_s(SYS_AMEVTYPER1_EL0(15));
-	case AMUPMU_REG_AMEVCNTR0 + 0:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(0));
-	case AMUPMU_REG_AMEVCNTR0 + 1:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(1));
-	case AMUPMU_REG_AMEVCNTR0 + 2:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(2));
-	case AMUPMU_REG_AMEVCNTR0 + 3:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(3));
-	case AMUPMU_REG_AMEVCNTR0 + 4:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(4));
-	case AMUPMU_REG_AMEVCNTR0 + 5:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(5));
-	case AMUPMU_REG_AMEVCNTR0 + 6:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(6));
-	case AMUPMU_REG_AMEVCNTR0 + 7:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(7));
-	case AMUPMU_REG_AMEVCNTR0 + 8:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(8));
-	case AMUPMU_REG_AMEVCNTR0 + 9:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(9));
-	case AMUPMU_REG_AMEVCNTR0 + 10:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(10));
-	case AMUPMU_REG_AMEVCNTR0 + 11:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(11));
-	case AMUPMU_REG_AMEVCNTR0 + 12:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(12));
-	case AMUPMU_REG_AMEVCNTR0 + 13:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(13));
-	case AMUPMU_REG_AMEVCNTR0 + 14:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(14));
-	case AMUPMU_REG_AMEVCNTR0 + 15:
-		return read_sysreg_s(SYS_AMEVCNTR0_EL0(15));
-	case AMUPMU_REG_AMEVCNTR1 + 0:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(0));
-	case AMUPMU_REG_AMEVCNTR1 + 1:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(1));
-	case AMUPMU_REG_AMEVCNTR1 + 2:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(2));
-	case AMUPMU_REG_AMEVCNTR1 + 3:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(3));
-	case AMUPMU_REG_AMEVCNTR1 + 4:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(4));
-	case AMUPMU_REG_AMEVCNTR1 + 5:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(5));
-	case AMUPMU_REG_AMEVCNTR1 + 6:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(6));
-	case AMUPMU_REG_AMEVCNTR1 + 7:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(7));
-	case AMUPMU_REG_AMEVCNTR1 + 8:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(8));
-	case AMUPMU_REG_AMEVCNTR1 + 9:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(9));
-	case AMUPMU_REG_AMEVCNTR1 + 10:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(10));
-	case AMUPMU_REG_AMEVCNTR1 + 11:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(11));
-	case AMUPMU_REG_AMEVCNTR1 + 12:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(12));
-	case AMUPMU_REG_AMEVCNTR1 + 13:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(13));
-	case AMUPMU_REG_AMEVCNTR1 + 14:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(14));
-	case AMUPMU_REG_AMEVCNTR1 + 15:
-		return read_sysreg_s(SYS_AMEVCNTR1_EL0(15));
-	default:
-		return 0;
-	}
-}
-
-/**
  * amupmu_amu_nr_counters() - the counters of a group, from discovery
  * @ci: a discovered CPU with AMUPMU_CPU_AMU
  * @group: 0 or 1
@@ -254,7 +105,7 @@ unsigned int amupmu_amu_nr_counters(const struct amupmu_cpu_info *ci, unsigned i
  * @ci: the entry being filled, on its CPU, preemption disabled; its
  *	amu_version is set
  */
-void amupmu_amu_discover(struct amupmu_cpu_info *ci)
+static void amupmu_amu_discover(struct amupmu_cpu_info *ci)
 {
 	const struct amupmu_backend *be = amupmu_dev.backend;
 	u64 (*rd)(enum amupmu_reg reg) = be->read;
@@ -324,12 +175,13 @@ static void amupmu_amu_check(struct amupmu_amu_bookkeeping *st)
 
 /**
  * amupmu_amu_cpu_start() - this CPU came online (its hotplug callback)
+ * @cpu: the CPU
  * @ci: its discovery entry
  *
  * The first time: take the counter numbers from discovery. Afterwards:
  * find out whether the counters restarted while it was down.
  */
-void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
+static void amupmu_amu_cpu_start(unsigned int cpu, const struct amupmu_cpu_info *ci)
 {
 	struct amupmu_amu_bookkeeping *st = this_cpu_ptr(&amupmu_amu_pcpu);
 	unsigned long irqflags;
@@ -338,9 +190,8 @@ void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
 		return;
 	WRITE_ONCE(amupmu_amu_any, true);
 	local_irq_save(irqflags);
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_amu_start();
-#endif
+	if (amupmu_dev.backend->amu_start)
+		amupmu_dev.backend->amu_start();
 	if (!st->nr[0]) {
 		st->nr[0] = amupmu_amu_nr_counters(ci, 0);
 		st->nr[1] = amupmu_amu_nr_counters(ci, 1);
@@ -353,7 +204,7 @@ void amupmu_amu_cpu_start(const struct amupmu_cpu_info *ci)
 }
 
 /* This CPU is going offline (its hotplug teardown callback). */
-void amupmu_amu_cpu_stop(void)
+static void amupmu_amu_cpu_stop(unsigned int cpu)
 {
 	struct amupmu_amu_bookkeeping *st = this_cpu_ptr(&amupmu_amu_pcpu);
 	unsigned long irqflags;
@@ -363,9 +214,8 @@ void amupmu_amu_cpu_stop(void)
 	local_irq_save(irqflags);
 	WRITE_ONCE(st->live, false);
 	amupmu_amu_save(st);
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_amu_stop();
-#endif
+	if (amupmu_dev.backend->amu_stop)
+		amupmu_dev.backend->amu_stop();
 	local_irq_restore(irqflags);
 }
 
@@ -392,20 +242,11 @@ static struct notifier_block amupmu_amu_pm_nb = {
 	.notifier_call = amupmu_amu_pm_notify,
 };
 
-#ifdef CONFIG_AMUPMU_MOCK
-/**
- * amupmu_amu_power_loss() - what a power-down without firmware save and
- *	restore does to this CPU's AMU: the counters restart from zero
- *
- * Test builds only (the debugfs cpu_pm file), between cpu_pm_enter() and
- * cpu_pm_exit(); on the CPU, interrupts off.
- */
-void amupmu_amu_power_loss(void)
-{
-	if (READ_ONCE(this_cpu_ptr(&amupmu_amu_pcpu)->live))
-		amupmu_mock_amu_power_loss();
-}
-#endif
+const struct amupmu_unit_ops amupmu_amu_unit = {
+	.discover = amupmu_amu_discover,
+	.cpu_online = amupmu_amu_cpu_start,
+	.cpu_offline = amupmu_amu_cpu_stop,
+};
 
 /* ------------------------------------------------------------ AMUPMU_AMU_READ */
 

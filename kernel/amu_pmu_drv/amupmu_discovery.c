@@ -7,64 +7,26 @@
  * (for the CPUs online at load time: during load). A CPU that is offline at
  * load is discovered when it comes online. What was read stays valid while
  * the CPU is offline; only its online flag changes.
+ *
+ * The same hotplug callbacks run the units' parts (struct amupmu_unit_ops):
+ * their ID registers at discovery, their per-CPU start and stop, and the
+ * interfaces' announcements, in the order of the table amupmu_main.c
+ * gives. Discovery knows no unit by name.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/bitfield.h>
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
-#include <linux/io.h>
 #include <linux/slab.h>
-#include <asm/cputype.h>
 #include <asm/sysreg.h>
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
-#include "amupmu_spe.h"
 
-static u64 amupmu_hw_read(enum amupmu_reg reg)
-{
-	switch (reg) {
-	case AMUPMU_REG_MIDR:
-		return read_cpuid_id();
-	case AMUPMU_REG_REVIDR:
-		return read_sysreg_s(SYS_REVIDR_EL1);
-	case AMUPMU_REG_ID_AA64DFR0:
-		return read_sysreg_s(SYS_ID_AA64DFR0_EL1);
-	case AMUPMU_REG_ID_AA64PFR0:
-		return read_sysreg_s(SYS_ID_AA64PFR0_EL1);
-	case AMUPMU_REG_PMCR:
-		return read_sysreg_s(SYS_PMCR_EL0);
-	case AMUPMU_REG_PMCEID0:
-		return read_sysreg_s(SYS_PMCEID0_EL0);
-	case AMUPMU_REG_PMCEID1:
-		return read_sysreg_s(SYS_PMCEID1_EL0);
-	case AMUPMU_REG_PMMIR:
-		return read_sysreg_s(SYS_PMMIR_EL1);
-	case AMUPMU_REG_AMCFGR:
-		return read_sysreg_s(SYS_AMCFGR_EL0);
-	case AMUPMU_REG_AMCGCR:
-		return read_sysreg_s(SYS_AMCGCR_EL0);
-	case AMUPMU_REG_PMBIDR:
-		return read_sysreg_s(SYS_PMBIDR_EL1);
-	case AMUPMU_REG_PMSIDR:
-		return read_sysreg_s(SYS_PMSIDR_EL1);
-	default:
-		return amupmu_amu_hw_read(reg);
-	}
-}
-
-static u32 amupmu_hw_frame_read(unsigned int cpu, enum amupmu_frame_unit unit,
-				void __iomem *base, u32 offset)
-{
-	return readl(base + offset);
-}
-
-const struct amupmu_backend amupmu_hw_backend = {
-	.name = "hardware",
-	.read = amupmu_hw_read,
-	.frame_read = amupmu_hw_frame_read,
-};
+/* the units, in the order amupmu_discovery_start() was given them */
+static const struct amupmu_unit_ops *const *amupmu_units;
+static unsigned int amupmu_nr_units;
 
 /* PMUVer 0 is "not implemented", 0xF an IMPLEMENTATION DEFINED non-PMUv3 PMU. */
 static bool amupmu_pmuver_is_v3(unsigned int pmuver)
@@ -78,6 +40,7 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 {
 	const struct amupmu_backend *be = amupmu_dev.backend;
 	u64 (*rd)(enum amupmu_reg reg) = be->read;
+	unsigned int i;
 
 	preempt_disable();
 	ci->midr = rd(AMUPMU_REG_MIDR);
@@ -107,10 +70,10 @@ static void amupmu_read_this_cpu(struct amupmu_cpu_info *ci)
 			ci->pmmir = rd(AMUPMU_REG_PMMIR);
 		}
 	}
-	/* AMU: per CPU, and only where it may be touched (amupmu_amu.c) */
-	amupmu_amu_discover(ci);
-	/* SPE: only where EL1 may program it (amupmu_spe.c) */
-	amupmu_spe_discover(ci);
+	/* AMU, SPE: each only where it may be touched (the units decide) */
+	for (i = 0; i < amupmu_nr_units; i++)
+		if (amupmu_units[i]->discover)
+			amupmu_units[i]->discover(ci);
 	if (ci->flags & (AMUPMU_CPU_AMU | AMUPMU_CPU_SPE))
 		ci->flags |= be->mock_flags;
 	preempt_enable();
@@ -123,6 +86,7 @@ static int amupmu_cpu_online(unsigned int cpu)
 		.cpu = cpu,
 		.flags = AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED,
 	};
+	unsigned int i;
 	bool first;
 
 	/* The ID registers do not change while the CPU is off: read them once. */
@@ -133,32 +97,36 @@ static int amupmu_cpu_online(unsigned int cpu)
 		*c = ci;
 	} else {
 		c->flags |= AMUPMU_CPU_ONLINE;
+		ci = *c;
 	}
-	amupmu_amu_cpu_start(c);
 	mutex_unlock(&amupmu_dev.lock);
-	amupmu_frames_cpu_online(cpu);
 
-	amupmu_pmu_cpu_start();
-	amupmu_perf_cpu_online(cpu);
-	amupmu_nl_cpu_event(cpu, true);
-	if (first) {
-		amupmu_sysfs_cpu_discovered(cpu);
+	for (i = 0; i < amupmu_nr_units; i++)
+		if (amupmu_units[i]->cpu_online)
+			amupmu_units[i]->cpu_online(cpu, &ci);
+	for (i = 0; i < amupmu_nr_units; i++)
+		if (amupmu_units[i]->cpu_changed)
+			amupmu_units[i]->cpu_changed(cpu, true, first);
+	if (first)
 		pr_debug("cpu%u: MIDR 0x%08llx PMUVer %u N %u AMU %u PMSVer %u\n",
 			 cpu, ci.midr, ci.pmu_version, ci.pmu_num_counters,
 			 ci.amu_version, ci.spe_version);
-	}
 	return 0;
 }
 
 static int amupmu_cpu_offline(unsigned int cpu)
 {
-	amupmu_amu_cpu_stop();
-	amupmu_perf_cpu_offline(cpu);
-	amupmu_pmu_cpu_stop();
+	unsigned int i;
+
+	for (i = amupmu_nr_units; i--; )
+		if (amupmu_units[i]->cpu_offline)
+			amupmu_units[i]->cpu_offline(cpu);
 	mutex_lock(&amupmu_dev.lock);
 	amupmu_dev.cpus[cpu].flags &= ~AMUPMU_CPU_ONLINE;
 	mutex_unlock(&amupmu_dev.lock);
-	amupmu_nl_cpu_event(cpu, false);
+	for (i = 0; i < amupmu_nr_units; i++)
+		if (amupmu_units[i]->cpu_changed)
+			amupmu_units[i]->cpu_changed(cpu, false, false);
 	return 0;
 }
 
@@ -172,50 +140,6 @@ void amupmu_cpu_snapshot(unsigned int cpu, struct amupmu_cpu_info *out)
 	mutex_lock(&amupmu_dev.lock);
 	*out = amupmu_dev.cpus[cpu];
 	mutex_unlock(&amupmu_dev.lock);
-}
-
-/* Feature bits: a unit is reported when at least one discovered CPU has it. */
-u64 amupmu_features(void)
-{
-	u64 feat = 0;
-	bool shared = false;
-	unsigned int cpu;
-	u32 fl;
-
-	mutex_lock(&amupmu_dev.lock);
-	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
-		fl = amupmu_dev.cpus[cpu].flags;
-		if (fl & AMUPMU_CPU_PMU)
-			feat |= AMUPMU_FEAT_PMU;
-		if (fl & AMUPMU_CPU_AMU)
-			feat |= AMUPMU_FEAT_AMU;
-		if (fl & AMUPMU_CPU_SPE)
-			feat |= AMUPMU_FEAT_SPE;
-	}
-	if (amupmu_dev.exclusive)
-		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
-	else
-		shared = (feat & AMUPMU_FEAT_PMU) && amupmu_perf_available();
-	mutex_unlock(&amupmu_dev.lock);
-	/* outside the lock: the probe creates a perf event */
-	if (shared && amupmu_perf_has_pmu())
-		feat |= AMUPMU_FEAT_PMU_SHARED;
-	if (amupmu_dev.backend->mock_flags)
-		feat |= AMUPMU_FEAT_MOCK;
-	return feat;
-}
-
-/**
- * amupmu_pmu_owner() - who owns the PMU
- * @features: one amupmu_features() snapshot, so owner and features agree
- */
-u32 amupmu_pmu_owner(u64 features)
-{
-	if (!(features & AMUPMU_FEAT_PMU))
-		return AMUPMU_PMU_OWNER_NONE;
-	if (features & AMUPMU_FEAT_PMU_EXCLUSIVE)
-		return AMUPMU_PMU_OWNER_AMUPMU;
-	return AMUPMU_PMU_OWNER_KERNEL;
 }
 
 /* Allocate the per-CPU table; before anything can read it. */
@@ -240,10 +164,20 @@ void amupmu_cpus_free(void)
 	amupmu_dev.cpus = NULL;
 }
 
-/* Discover the online CPUs now and every CPU that comes online later. */
-int amupmu_discovery_start(void)
+/**
+ * amupmu_discovery_start() - discover the online CPUs now and every CPU
+ *	that comes online later
+ * @units: the units whose struct amupmu_unit_ops discovery runs, in order
+ * @nr: how many
+ *
+ * Return: 0, or the errno of the hotplug state's setup.
+ */
+int amupmu_discovery_start(const struct amupmu_unit_ops *const *units, unsigned int nr)
 {
 	int ret;
+
+	amupmu_units = units;
+	amupmu_nr_units = nr;
 
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "perf/amupmu:online",
 				amupmu_cpu_online, amupmu_cpu_offline);

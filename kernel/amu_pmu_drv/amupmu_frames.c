@@ -266,10 +266,11 @@ static int amupmu_frames_read(struct amupmu_frames *fr)
 /**
  * amupmu_frames_cpu_online() - read the frames of a CPU that was offline
  * @cpu: the CPU coming online; called on it from discovery's online
- *	callback, after discovery has written its entry and before discovery
- *	adds the sysfs files of a newly discovered CPU
+ *	callback, after discovery has written its entry and before sysfs
+ *	adds the files of a newly discovered CPU (struct amupmu_unit_ops)
+ * @ci: its entry
  */
-void amupmu_frames_cpu_online(unsigned int cpu)
+static void amupmu_frames_cpu_online(unsigned int cpu, const struct amupmu_cpu_info *ci)
 {
 	struct amupmu_frames *fr;
 	bool announce = false;
@@ -287,6 +288,10 @@ void amupmu_frames_cpu_online(unsigned int cpu)
 	if (announce)
 		amupmu_sysfs_cpu_discovered(cpu);
 }
+
+const struct amupmu_unit_ops amupmu_frames_unit = {
+	.cpu_online = amupmu_frames_cpu_online,
+};
 
 static bool amupmu_cpu_discovered(unsigned int cpu)
 {
@@ -438,7 +443,7 @@ int amupmu_frames_init(void)
 
 /*
  * Unbinds every node; the per-CPU slots are empty afterwards, so discovery's
- * online callback may still call amupmu_frames_cpu_online().
+ * online callback may still run amupmu_frames_cpu_online().
  */
 void amupmu_frames_exit(void)
 {

@@ -7,11 +7,21 @@
  *
  * Seed 001 lists AMIIDR's fields in the wrong order and calls 0xFE0-0xFEC
  * "PMPIDR0-4": PIDR0-3 are at 0xFE0-0xFEC and PIDR4 at 0xFD0.
+ *
+ * And what the module calls in the unit that reads them (amupmu_frames.c,
+ * the "amupmu,cpu-frames" devicetree nodes).
  */
 #ifndef AMUPMU_FRAMES_H
 #define AMUPMU_FRAMES_H
 
 #include <linux/bits.h>
+
+struct amupmu_unit_ops;
+
+/* amupmu_frames.c */
+extern const struct amupmu_unit_ops amupmu_frames_unit;
+int amupmu_frames_init(void);
+void amupmu_frames_exit(void);
 
 #define AMUPMU_FRAME_SIZE	0x1000	/* one 4 KiB page per frame */
 

@@ -25,8 +25,11 @@
 #include <asm/virt.h>
 
 #include "amupmu.h"
-#include "amupmu_spe.h"
+#include "amupmu_amu.h"
 #include "amupmu_compat.h"
+#include "amupmu_frames.h"
+#include "amupmu_pmu.h"
+#include "amupmu_spe.h"
 
 /* the first published sizes are ABI */
 static_assert(sizeof(struct amupmu_info) == AMUPMU_INFO_SIZE_VER2);
@@ -46,6 +49,52 @@ static_assert(sizeof(struct amupmu_spe_buf_header) <= PAGE_SIZE);
 struct amupmu_device amupmu_dev = {
 	.lock = __MUTEX_INITIALIZER(amupmu_dev.lock),
 };
+
+/* ------------------------------------------------------------ features */
+
+/* Feature bits: a unit is reported when at least one discovered CPU has it. */
+u64 amupmu_features(void)
+{
+	u64 feat = 0;
+	bool shared = false;
+	unsigned int cpu;
+	u32 fl;
+
+	mutex_lock(&amupmu_dev.lock);
+	for (cpu = 0; cpu < nr_cpu_ids; cpu++) {
+		fl = amupmu_dev.cpus[cpu].flags;
+		if (fl & AMUPMU_CPU_PMU)
+			feat |= AMUPMU_FEAT_PMU;
+		if (fl & AMUPMU_CPU_AMU)
+			feat |= AMUPMU_FEAT_AMU;
+		if (fl & AMUPMU_CPU_SPE)
+			feat |= AMUPMU_FEAT_SPE;
+	}
+	if (amupmu_dev.exclusive)
+		feat |= AMUPMU_FEAT_PMU_EXCLUSIVE;
+	else
+		shared = (feat & AMUPMU_FEAT_PMU) && amupmu_perf_available();
+	mutex_unlock(&amupmu_dev.lock);
+	/* outside the lock: the probe creates a perf event */
+	if (shared && amupmu_perf_has_pmu())
+		feat |= AMUPMU_FEAT_PMU_SHARED;
+	if (amupmu_dev.backend->mock_flags)
+		feat |= AMUPMU_FEAT_MOCK;
+	return feat;
+}
+
+/**
+ * amupmu_pmu_owner() - who owns the PMU
+ * @features: one amupmu_features() snapshot, so owner and features agree
+ */
+u32 amupmu_pmu_owner(u64 features)
+{
+	if (!(features & AMUPMU_FEAT_PMU))
+		return AMUPMU_PMU_OWNER_NONE;
+	if (features & AMUPMU_FEAT_PMU_EXCLUSIVE)
+		return AMUPMU_PMU_OWNER_AMUPMU;
+	return AMUPMU_PMU_OWNER_KERNEL;
+}
 
 /* ------------------------------------------------------------ ioctl */
 
@@ -375,6 +424,7 @@ static int amupmu_fops_mmap(struct file *filp, struct vm_area_struct *vma)
 static int amupmu_fops_release(struct inode *inode, struct file *filp)
 {
 	amupmu_spe_file_release(amupmu_session_spe(filp->private_data));
+	amupmu_pmu_file_release(filp->private_data);
 	amupmu_session_free(filp->private_data);
 	return 0;
 }
@@ -445,6 +495,29 @@ static struct platform_driver amupmu_platform_driver = {
 /* ------------------------------------------------------------ module */
 
 /*
+ * The units in the order discovery runs their struct amupmu_unit_ops when
+ * a CPU comes online: each unit's registers are read (AMU, then SPE) and
+ * its per-CPU part started before the interfaces announce the CPU. Offline
+ * runs the units' stops in reverse, then the announcements in this order
+ * again: a CPU_OFFLINE event comes after every unit let the CPU go and its
+ * entry says offline, a CPU_ONLINE event after every unit took it up. No
+ * unit depends on another's per-CPU state (the AMU's bookkeeping, the
+ * frames and the PMU are apart, and the PMU's two modes never count on
+ * the same PMU at once). The SPE sessions' own hotplug state is set up
+ * after this one (amupmu_spe_init()): they start after all of these and
+ * stop before.
+ */
+static const struct amupmu_unit_ops *const amupmu_units[] = {
+	&amupmu_amu_unit,	/* discover; online: the counters' bookkeeping */
+	&amupmu_spe_unit,	/* discover */
+	&amupmu_frames_unit,	/* online: the ID frames of a CPU offline at probe */
+	&amupmu_pmu_unit,	/* exclusive mode: the CPU's PMU and its PPI */
+	&amupmu_perf_unit,	/* shared mode: the groups' perf counters */
+	&amupmu_nl_unit,	/* changed: CPU_ONLINE, CPU_OFFLINE events */
+	&amupmu_sysfs_unit,	/* changed, first online: the CPU's register files */
+};
+
+/*
  * Registering /dev/amupmu is the last step of load and the first of unload:
  * nothing can open it while the module is half set up. Under
  * cpus_read_lock() so that no CPU is discovered while its sysfs group is
@@ -506,7 +579,7 @@ static int __init amupmu_init(void)
 	 * Discovery's hotplug callbacks first: once the platform driver owns
 	 * the PMU, every CPU that goes offline must pass through them.
 	 */
-	ret = amupmu_discovery_start();
+	ret = amupmu_discovery_start(amupmu_units, ARRAY_SIZE(amupmu_units));
 	if (ret)
 		goto out_sysfs;
 
@@ -569,9 +642,9 @@ static void __exit amupmu_exit(void)
 	amupmu_nl_exit();
 	amupmu_debugfs_exit();
 	amupmu_misc_deregister();
-#ifdef CONFIG_AMUPMU_MOCK
-	amupmu_mock_spe_exit();	/* no session is left to program SPE */
-#endif
+	/* no session is left: what the backend runs by itself (mock SPE ticks) stops */
+	if (amupmu_dev.backend->exit)
+		amupmu_dev.backend->exit();
 	platform_driver_unregister(&amupmu_platform_driver);
 	amupmu_frames_exit();
 	amupmu_spe_dev_exit();

@@ -9,10 +9,32 @@
  * 2 auxiliary group 1 counters, 64-bit; see "AMU model" below) and
  * FEAT_SPEv1p4 (its identification and profiling unit: amupmu_mock_spe.c).
  * Field layouts are those of the Arm ARM (DDI 0487).
+ *
+ * The driver reaches it through amupmu_mock_backend only (below: the
+ * register reads, the AMU's power domain, its debugfs files, unload).
+ *
+ * cpu_pm, /sys/kernel/debug/amupmu/cpu_pm (0600): QEMU has no idle state
+ * that powers the PMU down, so this file drives the CPU PM path on demand.
+ * Writing "<cpu>" runs on that CPU, interrupts off, cpu_pm_enter(), a reset
+ * of the PMU registers as a power-down leaves them
+ * (amupmu_mock_pmu_power_loss()) and cpu_pm_exit(); "<cpu> fail" runs
+ * cpu_pm_enter() and cpu_pm_exit() without the reset, as an idle entry
+ * that a notifier refused; "<cpu> spin <us>" first spins <us> microseconds
+ * (1 to 100000) with interrupts off, so that a counter can overflow with
+ * its interrupt still pending when the CPU powers down. Bad input: EINVAL;
+ * an offline CPU: ENODEV; cpu_pm_enter() refused: its errno. Reading
+ * prints "cpu<N> enter=<n> exit=<n>" for each possible CPU. The reset also
+ * restarts the AMU model's counters from zero
+ * (amupmu_mock_amu_power_loss()), as a power-down firmware does not
+ * restore.
  */
+#include <linux/atomic.h>
 #include <linux/bitfield.h>
 #include <linux/bits.h>
 #include <linux/cpu.h>
+#include <linux/cpu_pm.h>
+#include <linux/debugfs.h>
+#include <linux/delay.h>
 #include <linux/fs.h>
 #include <linux/kernel.h>
 #include <linux/math64.h>
@@ -27,7 +49,7 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
-#include "amupmu_spe.h"
+#include "amupmu_mock.h"
 
 #define AMUPMU_MOCK_CG0NC	4
 #define AMUPMU_MOCK_CG1NC	2
@@ -115,6 +137,8 @@ struct amupmu_mock_knobs {
  * struct amupmu_mock_amu - one CPU's model
  * @k: its knobs
  * @started: set up (at the first access on the CPU)
+ * @live: the driver has the CPU's AMU up (amu_start to amu_stop of
+ *	amupmu_mock_backend): a power-down (cpu_pm) resets its counters
  * @running: online: time advances the counters
  * @t_last: system counter at the last update
  * @idle_last: the CPU's idle time in us at the last update (auto)
@@ -127,6 +151,7 @@ struct amupmu_mock_knobs {
 struct amupmu_mock_amu {
 	struct amupmu_mock_knobs k;
 	bool started;
+	bool live;
 	bool running;
 	u64 t_last;
 	u64 idle_last;
@@ -285,19 +310,21 @@ static u64 amupmu_mock_amu_read(enum amupmu_reg reg)
 }
 
 /* This CPU goes offline: its counters stop. Interrupts off. */
-void amupmu_mock_amu_stop(void)
+static void amupmu_mock_amu_stop(void)
 {
 	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
 
+	m->live = false;
 	amupmu_mock_amu_update(m);
 	m->running = false;
 }
 
 /* This CPU is back online: its counters go on from where they stopped. */
-void amupmu_mock_amu_start(void)
+static void amupmu_mock_amu_start(void)
 {
 	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
 
+	m->live = true;
 	if (m->running)
 		return;
 	m->t_last = arch_timer_read_counter();
@@ -305,11 +332,17 @@ void amupmu_mock_amu_start(void)
 	m->running = true;
 }
 
-/* A power-down nobody saved the counters across: they restart from zero. */
-void amupmu_mock_amu_power_loss(void)
+/*
+ * A power-down nobody saved the counters across: they restart from zero.
+ * Only while the driver has the AMU up (as the driver's own power-down
+ * path runs only then). On the CPU, interrupts off.
+ */
+static void amupmu_mock_amu_power_loss(void)
 {
-	struct amupmu_mock_amu *m = amupmu_mock_amu_this();
+	struct amupmu_mock_amu *m = this_cpu_ptr(&amupmu_mock_amu);
 
+	if (!m->live)
+		return;
 	amupmu_mock_amu_update(m);
 	memset(m->seg_base, 0, sizeof(m->seg_base));
 	m->seg_active = m->active;
@@ -429,7 +462,7 @@ static ssize_t amupmu_mock_amu_write(struct file *file, const char __user *ubuf,
 	char buf[256], *p, *tok;
 	int cpu, ret;
 
-	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	cpu = amupmu_mock_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
 	if (cpu < 0)
 		return cpu;
 	while ((tok = strsep(&p, " "))) {
@@ -476,7 +509,7 @@ static int amupmu_mock_amu_open(struct inode *inode, struct file *file)
 	return single_open(file, amupmu_mock_amu_show, inode->i_private);
 }
 
-const struct file_operations amupmu_mock_amu_fops = {
+static const struct file_operations amupmu_mock_amu_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_amu_open,
 	.read = seq_read,
@@ -522,7 +555,7 @@ static ssize_t amupmu_mock_amu_reads_write(struct file *file, const char __user 
 	return len;
 }
 
-const struct file_operations amupmu_mock_amu_reads_fops = {
+static const struct file_operations amupmu_mock_amu_reads_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_amu_reads_open,
 	.read = seq_read,
@@ -530,6 +563,175 @@ const struct file_operations amupmu_mock_amu_reads_fops = {
 	.release = single_release,
 	.write = amupmu_mock_amu_reads_write,
 };
+
+/* ------------------------------------------------------------ cpu_pm file */
+
+/*
+ * What a core power-down does to its PMU (the real registers: the model
+ * has no PMU): every register reset, so that cpu_pm_exit() must restore
+ * every counter. On the CPU, interrupts off.
+ */
+#define AMUPMU_MOCK_ZERO_EVCNTR(n)	write_sysreg(0, pmevcntr##n##_el0)
+#define AMUPMU_MOCK_ZERO_EVTYPER(n)	write_sysreg(0, pmevtyper##n##_el0)
+
+static void amupmu_mock_pmu_power_loss(void)
+{
+	unsigned int idx, n, pmuver;
+
+	pmuver = FIELD_GET(ID_AA64DFR0_EL1_PMUVer, read_sysreg_s(SYS_ID_AA64DFR0_EL1));
+	if (pmuver == ID_AA64DFR0_EL1_PMUVer_NI || pmuver == ID_AA64DFR0_EL1_PMUVer_IMP_DEF)
+		return;
+	n = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
+	write_sysreg(0, pmcr_el0);
+	write_sysreg(U32_MAX, pmcntenclr_el0);
+	write_sysreg(U32_MAX, pmintenclr_el1);
+	write_sysreg(U32_MAX, pmovsclr_el0);
+	for (idx = 0; idx < n; idx++) {
+		PMEVN_SWITCH(idx, AMUPMU_MOCK_ZERO_EVCNTR);
+		PMEVN_SWITCH(idx, AMUPMU_MOCK_ZERO_EVTYPER);
+	}
+	write_sysreg(0, pmccntr_el0);
+	isb();
+}
+
+#define AMUPMU_CPU_PM_SPIN_MAX_US	100000
+
+/**
+ * struct amupmu_cpu_pm_req - one cpu_pm cycle, run on its CPU
+ * @power_loss: reset the PMU between entry and exit
+ * @spin_us: microseconds spent with interrupts off before the entry
+ * @ret: 0, or the errno of cpu_pm_enter()
+ */
+struct amupmu_cpu_pm_req {
+	bool power_loss;
+	unsigned int spin_us;
+	int ret;
+};
+
+static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_enters);
+static DEFINE_PER_CPU(atomic_long_t, amupmu_cpu_pm_exits);
+
+/*
+ * On the CPU, in task context (smp_call_on_cpu()), interrupts off as
+ * cpuidle has them. Not from an IPI: a CPU spinning in the IPI handler
+ * while its peer waits for it in smp_call_function_many_cond() locked up
+ * both (soft lockups, RCU stalls).
+ */
+static int amupmu_cpu_pm_cycle(void *arg)
+{
+	struct amupmu_cpu_pm_req *req = arg;
+	unsigned int us;
+
+	local_irq_disable();
+	for (us = req->spin_us; us; us -= min(us, 1000U))
+		udelay(min(us, 1000U));
+	req->ret = cpu_pm_enter();
+	if (!req->ret) {
+		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_enters));
+		if (req->power_loss) {
+			amupmu_mock_pmu_power_loss();
+			amupmu_mock_amu_power_loss();
+		}
+		cpu_pm_exit();
+		atomic_long_inc(this_cpu_ptr(&amupmu_cpu_pm_exits));
+	}
+	local_irq_enable();
+	return 0;
+}
+
+/**
+ * amupmu_mock_cpu_cmd() - a "<cpu> [REST]" write to a test file
+ * @ubuf: the user's text
+ * @len: its length
+ * @buf: room for it, NUL-terminated here
+ * @size: bytes at @buf
+ * @rest: set to the text after the CPU number, or NULL without one
+ *
+ * Return: the CPU (a possible one); -EINVAL for an empty, too long or bad
+ * write, -EFAULT.
+ */
+int amupmu_mock_cpu_cmd(const char __user *ubuf, size_t len, char *buf, size_t size,
+			char **rest)
+{
+	unsigned int cpu;
+	char *p, *tok;
+
+	if (len == 0 || len >= size)
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	p = strim(buf);
+	tok = strsep(&p, " ");
+	if (kstrtouint(tok, 10, &cpu) || cpu >= nr_cpu_ids || !cpu_possible(cpu))
+		return -EINVAL;
+	*rest = p;
+	return cpu;
+}
+
+static ssize_t amupmu_cpu_pm_write(struct file *file, const char __user *ubuf, size_t len,
+				   loff_t *ppos)
+{
+	struct amupmu_cpu_pm_req req = { .power_loss = true };
+	char buf[32], *p;
+	int cpu, ret;
+
+	cpu = amupmu_mock_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	if (cpu < 0)
+		return cpu;
+	if (p) {
+		char *word;
+
+		p = skip_spaces(p);
+		word = strsep(&p, " ");
+		if (p)
+			p = skip_spaces(p);
+		if (!strcmp(word, "fail") && !p) {
+			req.power_loss = false;
+		} else if (!strcmp(word, "spin") && p) {
+			if (kstrtouint(p, 10, &req.spin_us) || !req.spin_us ||
+			    req.spin_us > AMUPMU_CPU_PM_SPIN_MAX_US)
+				return -EINVAL;
+		} else {
+			return -EINVAL;
+		}
+	}
+
+	cpus_read_lock();
+	if (!cpu_online(cpu))
+		ret = -ENODEV;
+	else
+		ret = smp_call_on_cpu(cpu, amupmu_cpu_pm_cycle, &req, false) ?: req.ret;
+	cpus_read_unlock();
+	return ret ?: len;
+}
+
+static int amupmu_cpu_pm_show(struct seq_file *m, void *v)
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu)
+		seq_printf(m, "cpu%u enter=%ld exit=%ld\n", cpu,
+			   atomic_long_read(per_cpu_ptr(&amupmu_cpu_pm_enters, cpu)),
+			   atomic_long_read(per_cpu_ptr(&amupmu_cpu_pm_exits, cpu)));
+	return 0;
+}
+
+static int amupmu_cpu_pm_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, amupmu_cpu_pm_show, inode->i_private);
+}
+
+static const struct file_operations amupmu_cpu_pm_fops = {
+	.owner = THIS_MODULE,
+	.open = amupmu_cpu_pm_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = amupmu_cpu_pm_write,
+};
+
+/* ------------------------------------------------------------ the backend */
 
 static u64 amupmu_mock_read(enum amupmu_reg reg)
 {
@@ -562,9 +764,22 @@ static u64 amupmu_mock_read(enum amupmu_reg reg)
 	}
 }
 
+/* the model's files in the driver's debugfs directory */
+static void amupmu_mock_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("cpu_pm", 0600, dir, NULL, &amupmu_cpu_pm_fops);
+	debugfs_create_file("amu_model", 0600, dir, NULL, &amupmu_mock_amu_fops);
+	debugfs_create_file("amu_reads", 0600, dir, NULL, &amupmu_mock_amu_reads_fops);
+	amupmu_mock_spe_debugfs_init(dir);
+}
+
 const struct amupmu_backend amupmu_mock_backend = {
 	.name = "mock",
 	.mock_flags = AMUPMU_CPU_MOCK,
 	.read = amupmu_mock_read,
 	.frame_read = amupmu_mock_frame_read,
+	.amu_start = amupmu_mock_amu_start,
+	.amu_stop = amupmu_mock_amu_stop,
+	.debugfs_init = amupmu_mock_debugfs_init,
+	.exit = amupmu_mock_spe_exit,
 };

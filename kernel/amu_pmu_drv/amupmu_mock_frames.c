@@ -25,6 +25,7 @@
 
 #include "amupmu.h"
 #include "amupmu_frames.h"
+#include "amupmu_mock.h"
 
 #define AMUPMU_MOCK_PART	0xD48	/* Cortex-X2 */
 #define AMUPMU_MOCK_VARIANT	2

@@ -54,6 +54,7 @@
 #include <linux/bitfield.h>
 #include <linux/bits.h>
 #include <linux/cpu.h>
+#include <linux/debugfs.h>
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/kernel.h>
@@ -74,6 +75,7 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_mock.h"
 #include "amupmu_spe.h"
 #include "amupmu_spe_model.h"
 
@@ -199,7 +201,7 @@ static ssize_t amupmu_mock_spe_write(struct file *file, const char __user *ubuf,
 	char buf[128], *p, *tok;
 	int cpu, ret = 0;
 
-	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	cpu = amupmu_mock_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
 	if (cpu < 0)
 		return cpu;
 	id = amupmu_mock_spe_get(cpu);
@@ -253,7 +255,7 @@ static int amupmu_mock_spe_open(struct inode *inode, struct file *file)
 	return single_open(file, amupmu_mock_spe_show, inode->i_private);
 }
 
-const struct file_operations amupmu_mock_spe_fops = {
+static const struct file_operations amupmu_mock_spe_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_spe_open,
 	.read = seq_read,
@@ -1023,7 +1025,7 @@ static ssize_t amupmu_mock_spe_stream_write(struct file *file, const char __user
 	char buf[384], *p, *tok;
 	int cpu, ret;
 
-	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	cpu = amupmu_mock_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
 	if (cpu < 0)
 		return cpu;
 	while (p && (tok = strsep(&p, " "))) {
@@ -1068,7 +1070,7 @@ static int amupmu_mock_spe_stream_open(struct inode *inode, struct file *file)
 	return single_open(file, amupmu_mock_spe_stream_show, inode->i_private);
 }
 
-const struct file_operations amupmu_mock_spe_stream_fops = {
+static const struct file_operations amupmu_mock_spe_stream_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_spe_stream_open,
 	.read = seq_read,
@@ -1159,7 +1161,7 @@ static int amupmu_mock_spe_stats_open(struct inode *inode, struct file *file)
 	return single_open(file, amupmu_mock_spe_stats_show, inode->i_private);
 }
 
-const struct file_operations amupmu_mock_spe_stats_fops = {
+static const struct file_operations amupmu_mock_spe_stats_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_spe_stats_open,
 	.read = seq_read,
@@ -1182,7 +1184,7 @@ static ssize_t amupmu_mock_spe_fault_write(struct file *file, const char __user 
 	char buf[32], *p;
 	int cpu, ret;
 
-	cpu = amupmu_debugfs_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
+	cpu = amupmu_mock_cpu_cmd(ubuf, len, buf, sizeof(buf), &p);
 	if (cpu < 0)
 		return cpu;
 	if (!p)
@@ -1217,7 +1219,7 @@ static int amupmu_mock_spe_fault_open(struct inode *inode, struct file *file)
 	return single_open(file, amupmu_mock_spe_fault_show, inode->i_private);
 }
 
-const struct file_operations amupmu_mock_spe_fault_fops = {
+static const struct file_operations amupmu_mock_spe_fault_fops = {
 	.owner = THIS_MODULE,
 	.open = amupmu_mock_spe_fault_open,
 	.read = seq_read,
@@ -1225,3 +1227,12 @@ const struct file_operations amupmu_mock_spe_fault_fops = {
 	.release = single_release,
 	.write = amupmu_mock_spe_fault_write,
 };
+
+/* spe_model, spe_stream, spe_stats, spe_fault in the driver's debugfs directory */
+void amupmu_mock_spe_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_file("spe_model", 0600, dir, NULL, &amupmu_mock_spe_fops);
+	debugfs_create_file("spe_stream", 0600, dir, NULL, &amupmu_mock_spe_stream_fops);
+	debugfs_create_file("spe_stats", 0600, dir, NULL, &amupmu_mock_spe_stats_fops);
+	debugfs_create_file("spe_fault", 0600, dir, NULL, &amupmu_mock_spe_fault_fops);
+}

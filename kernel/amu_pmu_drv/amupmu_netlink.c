@@ -56,8 +56,9 @@
 #include <linux/amupmu_netlink.h>
 
 #include "amupmu.h"
-#include "amupmu_spe.h"
 #include "amupmu_compat.h"
+#include "amupmu_pmu.h"
+#include "amupmu_spe.h"
 
 /* ------------------------------------------------------------ state */
 
@@ -218,10 +219,11 @@ static void amupmu_nl_queue(struct amupmu_nl_ev *ev)
  * amupmu_nl_cpu_event() - a CPU came online or went offline
  * @cpu: the CPU
  * @online: which
+ * @first: its first online since load
  *
  * Process context (hotplug callbacks), amupmu_dev.lock not held.
  */
-void amupmu_nl_cpu_event(unsigned int cpu, bool online)
+static void amupmu_nl_cpu_event(unsigned int cpu, bool online, bool first)
 {
 	struct amupmu_nl_ev ev = {
 		.cmd = online ? AMUPMU_NL_CMD_CPU_ONLINE : AMUPMU_NL_CMD_CPU_OFFLINE,
@@ -240,6 +242,11 @@ void amupmu_nl_cpu_event(unsigned int cpu, bool online)
 	ev.u.cpu.spe_version = ci.spe_version;
 	amupmu_nl_queue(&ev);
 }
+
+/* the CPU group's events, once every unit's part of a hotplug is done */
+const struct amupmu_unit_ops amupmu_nl_unit = {
+	.cpu_changed = amupmu_nl_cpu_event,
+};
 
 /**
  * amupmu_nl_owner_event() - the PMU or SPE changed hands

@@ -45,6 +45,7 @@
 
 #include "amupmu.h"
 #include "amupmu_compat.h"
+#include "amupmu_pmu.h"
 #include "amupmu_session.h"
 
 static bool pmu_shared = true;
@@ -648,12 +649,13 @@ void amupmu_perf_read_mux(struct amupmu_session *s, unsigned int cpu,
 /**
  * amupmu_perf_cpu_online() - give the shared groups their counters on @cpu
  * @cpu: the CPU coming online; called on it from the hotplug callback
+ * @ci: its entry
  *
  * A group whose counters cannot be created there (another pinned user took
  * the counters meanwhile) reads AMUPMU_READ_EVICTED on that CPU; the CPU
  * comes up all the same.
  */
-void amupmu_perf_cpu_online(unsigned int cpu)
+static void amupmu_perf_cpu_online(unsigned int cpu, const struct amupmu_cpu_info *ci)
 {
 	struct perf_event *evs[AMUPMU_PMU_MAX_EVENTS] = { };
 	struct amupmu_session *s;
@@ -697,7 +699,7 @@ void amupmu_perf_cpu_online(unsigned int cpu)
  * @cpu: the CPU going offline; called on it from the hotplug callback,
  *	before perf core detaches its events
  */
-void amupmu_perf_cpu_offline(unsigned int cpu)
+static void amupmu_perf_cpu_offline(unsigned int cpu)
 {
 	struct perf_event *evs[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_session *s;
@@ -736,3 +738,8 @@ void amupmu_perf_cpu_offline(unsigned int cpu)
 	}
 	mutex_unlock(&amupmu_perf_lock);
 }
+
+const struct amupmu_unit_ops amupmu_perf_unit = {
+	.cpu_online = amupmu_perf_cpu_online,
+	.cpu_offline = amupmu_perf_cpu_offline,
+};

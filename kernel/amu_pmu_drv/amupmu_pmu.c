@@ -2,7 +2,10 @@
 /*
  * amupmu: PMUv3 exclusive mode. When the "amupmu,pmuv3" devicetree node
  * bound, amupmu programs the PMU of every CPU itself and takes its
- * overflow PPI; sessions (open files) count groups of events per CPU.
+ * overflow PPI; sessions (open files, amupmu_session.c) count groups of
+ * events per CPU. The PMU commands of a session (CONFIG, CTL, READ and its
+ * fast path) are here for both modes: a group in shared mode counts
+ * through perf core (amupmu_perf.c).
  *
  * Locking, outermost first:
  *  - cpus_read_lock(): every session command that touches a CPU's PMU holds
@@ -63,7 +66,6 @@
 #include <linux/module.h>
 #include <linux/percpu.h>
 #include <linux/pid_namespace.h>
-#include <linux/poll.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -72,7 +74,6 @@
 #include <linux/smp.h>
 #include <linux/spinlock.h>
 #include <linux/jiffies.h>
-#include <linux/sysfs.h>
 #include <linux/uaccess.h>
 #include <linux/wait.h>
 #include <asm/irq_regs.h>
@@ -83,6 +84,7 @@
 #include "amupmu.h"
 #include "amupmu_compat.h"
 #include "amupmu_counter.h"
+#include "amupmu_pmu.h"
 #include "amupmu_session.h"
 
 static_assert(AMUPMU_PMEVTYPER_P == ARMV8_PMU_EXCLUDE_EL1);
@@ -272,11 +274,7 @@ struct amupmu_pmu_cpu {
 static struct amupmu_pmu_cpu __percpu *amupmu_pmu_cpus;
 static DEFINE_MUTEX(amupmu_pmu_alloc_lock);
 static DECLARE_RWSEM(amupmu_pmu_own_rwsem);
-/* binding of the device: bumped when it goes away (under the rwsem, written) */
-static unsigned int amupmu_pmu_gen = 1;
 static DEFINE_PER_CPU(u8, amupmu_pmu_irq_cookie);
-static LIST_HEAD(amupmu_sessions);
-static DEFINE_SPINLOCK(amupmu_sessions_lock);
 
 static struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
 {
@@ -286,14 +284,6 @@ static struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
 static u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 {
 	return amupmu_sc(s, cpu)->idx;
-}
-
-/* The group belongs to a binding of the device that went away. */
-static bool amupmu_sess_stale(const struct amupmu_session *s)
-{
-	unsigned int gen = READ_ONCE(s->gen);
-
-	return gen && gen != READ_ONCE(amupmu_pmu_gen);
 }
 
 /* ------------------------------------------------------------ hardware, on the CPU */
@@ -736,7 +726,7 @@ static unsigned int amupmu_this_cpu_pmuver(void)
  * clocks of enabled sessions and enable the PPI. A CPU without PMUv3 is
  * left alone (never live).
  */
-void amupmu_pmu_cpu_start(void)
+static void amupmu_pmu_cpu_start(void)
 {
 	int irq = READ_ONCE(amupmu_dev.pmu_irq);
 	unsigned int cpu, idx, pmuver;
@@ -768,7 +758,7 @@ void amupmu_pmu_cpu_start(void)
 }
 
 /* On the CPU, before it goes offline or amupmu lets the PMU go: save and stop. */
-void amupmu_pmu_cpu_stop(void)
+static void amupmu_pmu_cpu_stop(void)
 {
 	int irq = READ_ONCE(amupmu_dev.pmu_irq);
 	unsigned int cpu = smp_processor_id();
@@ -815,6 +805,21 @@ static void amupmu_pmu_cpu_stop_ipi(void *unused)
 	amupmu_pmu_cpu_stop();
 }
 
+static void amupmu_pmu_cpu_online(unsigned int cpu, const struct amupmu_cpu_info *ci)
+{
+	amupmu_pmu_cpu_start();
+}
+
+static void amupmu_pmu_cpu_offline(unsigned int cpu)
+{
+	amupmu_pmu_cpu_stop();
+}
+
+const struct amupmu_unit_ops amupmu_pmu_unit = {
+	.cpu_online = amupmu_pmu_cpu_online,
+	.cpu_offline = amupmu_pmu_cpu_offline,
+};
+
 /*
  * CPU power management: a core that powers down in idle or suspend comes
  * back with its PMU reset. Save before, reprogram after with the saved
@@ -842,33 +847,6 @@ static int amupmu_cpu_pm_notify(struct notifier_block *nb, unsigned long action,
 static struct notifier_block amupmu_cpu_pm_nb = {
 	.notifier_call = amupmu_cpu_pm_notify,
 };
-
-#ifdef CONFIG_AMUPMU_MOCK
-/**
- * amupmu_pmu_power_loss() - what a power-down does to this CPU's PMU
- *
- * Test builds only (the debugfs cpu_pm file): between cpu_pm_enter() and
- * cpu_pm_exit(), reset the PMU registers as a core power-down would, so
- * that the exit path must restore everything. On the CPU, interrupts off.
- */
-void amupmu_pmu_power_loss(void)
-{
-	unsigned int idx, n = FIELD_GET(ARMV8_PMU_PMCR_N, read_sysreg(pmcr_el0));
-
-	if (!amupmu_this_cpu_pmuver())
-		return;
-	write_sysreg(0, pmcr_el0);
-	write_sysreg(U32_MAX, pmcntenclr_el0);
-	write_sysreg(U32_MAX, pmintenclr_el1);
-	write_sysreg(U32_MAX, pmovsclr_el0);
-	for (idx = 0; idx < n; idx++) {
-		amupmu_hw_write_counter(idx, 0);
-		amupmu_hw_write_type(idx, 0);
-	}
-	amupmu_hw_write_counter(AMUPMU_CYCLE_IDX, 0);
-	isb();
-}
-#endif
 
 /**
  * amupmu_pmu_init() - the per-CPU state, for the module's lifetime
@@ -935,17 +913,6 @@ out_irq:
 	return ret;
 }
 
-/* Wake every session's readers (their group may have gone). */
-static void amupmu_sessions_wake(void)
-{
-	struct amupmu_session *s;
-
-	spin_lock(&amupmu_sessions_lock);
-	list_for_each_entry(s, &amupmu_sessions, node)
-		wake_up_interruptible_all(&s->wait);
-	spin_unlock(&amupmu_sessions_lock);
-}
-
 /*
  * amupmu_pmu_release() - let the PMU go (the device is removed: module
  * unload, or an unbind with sessions open). Every group ends: its counters
@@ -976,7 +943,7 @@ void amupmu_pmu_release(void)
 		memset(pc->cnt, 0, sizeof(pc->cnt));
 		raw_spin_unlock_irqrestore(&pc->lock, flags);
 	}
-	WRITE_ONCE(amupmu_pmu_gen, amupmu_pmu_gen + 1 ?: 1);
+	WRITE_ONCE(amupmu_sess_gen, amupmu_sess_gen + 1 ?: 1);
 	mutex_unlock(&amupmu_pmu_alloc_lock);
 	up_write(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
@@ -1009,36 +976,6 @@ u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters)
 }
 
 /* ------------------------------------------------------------ sessions */
-
-static void amupmu_sess_wake(struct irq_work *work)
-{
-	struct amupmu_session *s = container_of(work, struct amupmu_session, wake);
-
-	wake_up_interruptible_poll(&s->wait, EPOLLIN | EPOLLRDNORM);
-}
-
-struct amupmu_session *amupmu_session_alloc(void)
-{
-	struct amupmu_session *s = kzalloc(sizeof(*s), GFP_KERNEL);
-
-	if (!s)
-		return NULL;
-	if (!zalloc_cpumask_var(&s->cpus, GFP_KERNEL) ||
-	    !zalloc_cpumask_var(&s->scratch, GFP_KERNEL)) {
-		free_cpumask_var(s->cpus);
-		kfree(s);
-		return NULL;
-	}
-	mutex_init(&s->lock);
-	mutex_init(&s->read_lock);
-	init_waitqueue_head(&s->wait);
-	init_irq_work(&s->wake, amupmu_sess_wake);
-	INIT_LIST_HEAD(&s->perf_node);
-	spin_lock(&amupmu_sessions_lock);
-	list_add(&s->node, &amupmu_sessions);
-	spin_unlock(&amupmu_sessions_lock);
-	return s;
-}
 
 /*
  * What a session command does to one of its counters on one CPU: on that
@@ -1221,40 +1158,6 @@ static void amupmu_pmu_unlock(struct amupmu_session *s)
 	cpus_read_unlock();
 }
 
-/* The session's SPE configuration slot, for amupmu_spe.c. */
-struct amupmu_spe_sess **amupmu_session_spe(struct amupmu_session *s)
-{
-	return &s->spe;
-}
-
-bool *amupmu_session_amu_perfmon(struct amupmu_session *s)
-{
-	return &s->amu_perfmon;
-}
-
-void amupmu_session_free(struct amupmu_session *s)
-{
-	if (!s)
-		return;
-	spin_lock(&amupmu_sessions_lock);
-	list_del(&s->node);
-	spin_unlock(&amupmu_sessions_lock);
-	if (s->configured) {
-		amupmu_pmu_lock(s);
-		amupmu_sess_release_group(s);
-		amupmu_pmu_unlock(s);
-	}
-	/* no counter of the session runs: only a queued wake-up may be left */
-	irq_work_sync(&s->wake);
-	/* the ring's locked-memory charge goes with its last mapping */
-	amupmu_ring_put(s->ring);
-	mutex_destroy(&s->read_lock);
-	mutex_destroy(&s->lock);
-	free_cpumask_var(s->scratch);
-	free_cpumask_var(s->cpus);
-	kfree(s);
-}
-
 /* ------------------------------------------------------------ commands */
 
 /*
@@ -1338,46 +1241,6 @@ struct amupmu_config_req {
 	cpumask_var_t cpus;
 };
 
-/**
- * amupmu_cpuset_from_user() - a CPU set of the ABI into a cpumask
- * @mask: gets the set's CPUs (bits are only set)
- * @uptr: user pointer to the bitmap of __u64 words
- * @len: its bytes: a multiple of 8 from 8 to AMUPMU_CPUS_LEN_MAX
- *
- * Return: 0; -EINVAL for a bad @len or an empty set; -ENODEV for a CPU that
- * is not possible; -EFAULT, -ENOMEM.
- */
-int amupmu_cpuset_from_user(struct cpumask *mask, u64 uptr, u32 len)
-{
-	unsigned long *bits;
-	unsigned int cpu, nbits = len * BITS_PER_BYTE;
-	int ret = 0;
-
-	if (!len || len % sizeof(u64) || len > AMUPMU_CPUS_LEN_MAX)
-		return -EINVAL;
-	bits = bitmap_zalloc(nbits, GFP_KERNEL);
-	if (!bits)
-		return -ENOMEM;
-	if (copy_from_user(bits, u64_to_user_ptr(uptr), len)) {
-		ret = -EFAULT;
-		goto out;
-	}
-	if (bitmap_empty(bits, nbits)) {
-		ret = -EINVAL;
-		goto out;
-	}
-	for_each_set_bit(cpu, bits, nbits) {
-		if (cpu >= nr_cpu_ids || !cpu_possible(cpu)) {
-			ret = -ENODEV;
-			goto out;
-		}
-		cpumask_set_cpu(cpu, mask);
-	}
-out:
-	bitmap_free(bits);
-	return ret;
-}
-
 /*
  * Choose a counter for each event on @cpu, given its free counters:
  * CPU_CYCLES goes to the cycle counter while it is free, the rest to the
@@ -1442,34 +1305,6 @@ static int amupmu_config_copy_in(const struct amupmu_pmu_config *cfg,
 	return amupmu_cpuset_from_user(req->cpus, cfg->cpus_uptr, cfg->cpus_len);
 }
 
-/*
- * Give a sampling group its ring: the session's own when it has the size
- * asked for (emptied), else a new one, charged to the caller's locked
- * memory (ENOMEM beyond RLIMIT_MEMLOCK; the old ring's charge goes with
- * its last reference); EBUSY while a ring of another size is mapped.
- * Under s->lock. Changes nothing on error.
- */
-static int amupmu_sess_ring(struct amupmu_session *s, unsigned int pages,
-			    struct amupmu_config_req *req)
-{
-	struct amupmu_ring *r;
-
-	if (s->ring && amupmu_ring_pages(s->ring) == pages) {
-		amupmu_ring_reset(s->ring);
-		return 0;
-	}
-	if (s->ring && amupmu_ring_mapped(s->ring))
-		return -EBUSY;
-	r = amupmu_ring_alloc(pages);
-	if (!r)
-		return -ENOMEM;
-	amupmu_ring_put(s->ring);
-	WRITE_ONCE(s->ring, r);
-	/* a reader waiting on the old ring looks again */
-	wake_up_interruptible_all(&s->wait);
-	return 0;
-}
-
 /* The session's netlink view, registered once the group is configured. */
 static void amupmu_sess_nl_start(struct amupmu_session *s)
 {
@@ -1498,7 +1333,7 @@ static int amupmu_pmu_config_shared(struct amupmu_session *s, struct amupmu_pmu_
 	if (ret)
 		goto out_free;
 	if (cfg->ring_pages) {
-		ret = amupmu_sess_ring(s, cfg->ring_pages, req);
+		ret = amupmu_session_ring(s, cfg->ring_pages);
 		if (ret) {
 			amupmu_perf_release(s);
 			goto out_free;
@@ -1580,7 +1415,7 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 		min_free = min(min_free, free);
 	}
 	if (!ret && cfg->ring_pages)
-		ret = amupmu_sess_ring(s, cfg->ring_pages, req);
+		ret = amupmu_session_ring(s, cfg->ring_pages);
 	if (ret) {
 		mutex_unlock(&amupmu_pmu_alloc_lock);
 		goto out_free;
@@ -1609,7 +1444,7 @@ static int amupmu_pmu_config(struct amupmu_session *s, struct amupmu_pmu_config 
 	s->configured = true;
 	s->enabled = false;
 	s->enabled_ns = 0;
-	WRITE_ONCE(s->gen, amupmu_pmu_gen);
+	WRITE_ONCE(s->gen, amupmu_sess_gen);
 	amupmu_sess_nl_start(s);
 	amupmu_sess_each_cpu(s, amupmu_op_program);
 	cfg->counters_free = min_free;
@@ -2007,7 +1842,7 @@ slow:
 	return -EAGAIN;
 }
 
-/* ------------------------------------------------------------ sysfs view */
+/* ------------------------------------------------------------ counters view (sysfs) */
 
 static void amupmu_view_update_ipi(void *arg)
 {
@@ -2023,30 +1858,23 @@ static void amupmu_view_update_ipi(void *arg)
 }
 
 /**
- * amupmu_pmu_cpu_view() - cpuN/pmu_counters_view: the CPU's allocated counters
+ * amupmu_pmu_cpu_counters() - the counters allocated on a CPU in exclusive mode
  * @cpu: the CPU
- * @buf: sysfs page
+ * @cnt: AMUPMU_PMU_MAX_EVENTS entries: entry n gets counter n's type and
+ *	totals when it is allocated
  *
- * One line per allocated counter: "<n> type=0x<PMEVTYPER> total=<u64>
- * overflows=<u64>", n 0..30 event counters, 31 the cycle counter; the
- * totals are read on the CPU when it is online. Empty when amupmu does not
- * own the PMU or nothing is allocated. Live counters of CAP_PERFMON
- * sessions: the reader needs CAP_PERFMON too (else EACCES).
+ * The totals are folded on the CPU when it is online, so they include what
+ * it counted so far.
+ *
+ * Return: the allocated counters (bit n: event counter n, bit 31 the cycle
+ * counter); 0 when amupmu does not own the PMU.
  */
-ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
+u32 amupmu_pmu_cpu_counters(unsigned int cpu, struct amupmu_pmu_counter_view *cnt)
 {
-	struct {
-		u32 evtyper;
-		u64 total;
-		u64 overflows;
-	} cnt[AMUPMU_PMU_MAX_EVENTS];
 	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
 	unsigned long used = 0, flags;
 	unsigned int idx;
-	int len = 0;
 
-	if (!perfmon_capable())
-		return -EACCES;
 	cpus_read_lock();
 	down_read(&amupmu_pmu_own_rwsem);
 	mutex_lock(&amupmu_pmu_alloc_lock);
@@ -2066,11 +1894,7 @@ ssize_t amupmu_pmu_cpu_view(unsigned int cpu, char *buf)
 	mutex_unlock(&amupmu_pmu_alloc_lock);
 	up_read(&amupmu_pmu_own_rwsem);
 	cpus_read_unlock();
-
-	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
-		len += sysfs_emit_at(buf, len, "%u type=0x%08x total=%llu overflows=%llu\n",
-				     idx, cnt[idx].evtyper, cnt[idx].total, cnt[idx].overflows);
-	return len;
+	return used;
 }
 
 /*
@@ -2369,109 +2193,15 @@ void amupmu_pmu_release_group(struct amupmu_session *s)
 	amupmu_pmu_unlock(s);
 }
 
-/* ------------------------------------------------------------ sample ring: read, poll, mmap */
-
-/* The session's ring with a reference, or NULL when it has none. */
-static struct amupmu_ring *amupmu_sess_ring_get(struct amupmu_session *s)
-{
-	struct amupmu_ring *r;
-
-	mutex_lock(&s->lock);
-	r = s->ring;
-	if (r)
-		amupmu_ring_get(r);
-	mutex_unlock(&s->lock);
-	return r;
-}
-
 /**
- * amupmu_session_read() - read(): whole sample records
- * @s: the session
- * @buf: user buffer
- * @count: its size
- * @nonblock: O_NONBLOCK: EAGAIN instead of waiting for a record
- *
- * Return: bytes read, or -EINVAL (no ring, or the next record does not fit
- * in @count), -EAGAIN, -ERESTARTSYS, -EIO (the mapped tail was corrupted),
- * -EFAULT, -ENXIO (the ring is empty and its group went with the device).
+ * amupmu_pmu_file_release() - the file is closed: free the session's group
+ * @s: the session; no command of it runs any more
  */
-ssize_t amupmu_session_read(struct amupmu_session *s, char __user *buf, size_t count,
-			    bool nonblock)
+void amupmu_pmu_file_release(struct amupmu_session *s)
 {
-	struct amupmu_ring *r;
-	ssize_t ret;
-
-	if (mutex_lock_interruptible(&s->read_lock))
-		return -ERESTARTSYS;
-	do {
-		r = amupmu_sess_ring_get(s);
-		if (!r) {
-			ret = -EINVAL;
-			break;
-		}
-		ret = amupmu_ring_read(r, buf, count);
-		if (!ret && amupmu_sess_stale(s))
-			ret = -ENXIO;	/* empty, and its group went with the device */
-		else if (!ret && nonblock)
-			ret = -EAGAIN;
-		else if (!ret)
-			/* 0: a record came, the ring was replaced or the group went: look again */
-			ret = wait_event_interruptible(s->wait, !amupmu_ring_empty(r) ||
-						       READ_ONCE(s->ring) != r ||
-						       amupmu_sess_stale(s));
-		amupmu_ring_put(r);
-	} while (!ret);
-	mutex_unlock(&s->read_lock);
-	return ret;
-}
-
-/**
- * amupmu_session_poll() - poll(): EPOLLIN while the ring holds a record
- * @s: the session
- * @filp: its file
- * @wait: the poll table
- *
- * Return: the poll mask; EPOLLERR when the session has no ring.
- */
-__poll_t amupmu_session_poll(struct amupmu_session *s, struct file *filp,
-			     struct poll_table_struct *wait)
-{
-	struct amupmu_ring *r;
-	__poll_t mask;
-
-	/*
-	 * Queued whether or not a ring exists yet: an epoll entry added before
-	 * the first sampling CONFIG is never registered again, and must hear
-	 * the samples of the ring that CONFIG makes
-	 */
-	poll_wait(filp, &s->wait, wait);
-	/* queued before looking: pairs with wq_has_sleeper() in amupmu_sample() */
-	smp_mb();
-	r = amupmu_sess_ring_get(s);
-	if (!r)
-		return EPOLLERR;
-	mask = amupmu_ring_empty(r) ? 0 : EPOLLIN | EPOLLRDNORM;
-	if (amupmu_sess_stale(s))
-		mask |= EPOLLHUP;
-	amupmu_ring_put(r);
-	return mask;
-}
-
-/**
- * amupmu_session_mmap() - mmap() of the session's ring
- * @s: the session
- * @vma: the mapping (see amupmu_ring_mmap())
- *
- * Return: 0, or -EINVAL when the session has no ring or the mapping has
- * another shape.
- */
-int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma)
-{
-	int ret = -EINVAL;
-
-	mutex_lock(&s->lock);
-	if (s->ring)
-		ret = amupmu_ring_mmap(s->ring, vma);
-	mutex_unlock(&s->lock);
-	return ret;
+	if (!s->configured)
+		return;
+	amupmu_pmu_lock(s);
+	amupmu_sess_release_group(s);
+	amupmu_pmu_unlock(s);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * amupmu: a session (an open file of /dev/amupmu) as the PMU modes see it:
- * exclusive mode (amupmu_pmu.c) and shared mode through perf core
- * (amupmu_perf.c) keep their counter state apart and share this.
+ * amupmu: a session (an open file of /dev/amupmu): its lifetime and ring
+ * are the core's (amupmu_session.c); its PMU group is configured by the
+ * PMU modes, exclusive (amupmu_pmu.c) and shared through perf core
+ * (amupmu_perf.c), which keep their counter state apart and share this.
  */
 #ifndef AMUPMU_SESSION_H
 #define AMUPMU_SESSION_H
@@ -16,7 +17,6 @@
 #include "amupmu.h"
 
 struct amupmu_perf_cpu;
-struct pt_regs;
 
 /**
  * struct amupmu_sess_cpu - a session's state on one CPU of its set
@@ -48,7 +48,7 @@ struct amupmu_sess_cpu {
 /**
  * struct amupmu_session - an open file of /dev/amupmu
  * @lock: serialises the session's commands (taken inside cpus_read_lock())
- * @gen: amupmu_pmu_gen when the group was configured, 0 without a group:
+ * @gen: amupmu_sess_gen when the group was configured, 0 without a group:
  *	a group of an earlier binding of the device is gone (ENXIO)
  * @configured: it holds a group
  * @enabled: the group counts
@@ -120,30 +120,20 @@ static inline struct amupmu_sess_cpu *amupmu_sc(struct amupmu_session *s, unsign
 	return per_cpu_ptr(s->pcpu, cpu);
 }
 
-/* amupmu_pmu.c: a sample of event @ev on this CPU with the group's @values (IRQ context) */
-void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int ev,
-			struct pt_regs *regs, const u64 *values);
+/* amupmu_session.c */
+extern unsigned int amupmu_sess_gen;
+void amupmu_sessions_wake(void);
+int amupmu_session_ring(struct amupmu_session *s, unsigned int pages);
 
-/* amupmu_perf.c: shared mode */
-int amupmu_perf_config(struct amupmu_session *s);
-void amupmu_perf_release(struct amupmu_session *s);
-void amupmu_perf_enable(struct amupmu_session *s);
-void amupmu_perf_disable(struct amupmu_session *s);
-void amupmu_perf_reset(struct amupmu_session *s);
-bool amupmu_perf_live(struct amupmu_session *s, unsigned int cpu);
-void amupmu_perf_read_entry(struct amupmu_session *s, unsigned int cpu,
-			    struct amupmu_pmu_read_cpu *ent);
-/**
- * struct amupmu_ev_times - one event's times of a READ with AMUPMU_PMU_READ_TIMES
- * @enabled: ns enabled
- * @running: ns on a counter
+/*
+ * The group belongs to a binding of the PMU device that went away
+ * (amupmu_pmu_release() bumped amupmu_sess_gen since it was configured).
  */
-struct amupmu_ev_times {
-	u64 enabled;
-	u64 running;
-};
+static inline bool amupmu_sess_stale(const struct amupmu_session *s)
+{
+	unsigned int gen = READ_ONCE(s->gen);
 
-void amupmu_perf_read_mux(struct amupmu_session *s, unsigned int cpu,
-			  struct amupmu_pmu_read_cpu *ent, struct amupmu_ev_times *times);
+	return gen && gen != READ_ONCE(amupmu_sess_gen);
+}
 
 #endif /* AMUPMU_SESSION_H */

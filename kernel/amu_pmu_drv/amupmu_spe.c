@@ -88,13 +88,18 @@ static void amupmu_spe_read_ids(struct amupmu_cpu_info *ci, u64 *pmbidr)
  * amupmu_spe_discover() - SPE of this CPU, into its discovery entry
  * @ci: the entry (spe_version set), on its CPU with preemption off
  */
-void amupmu_spe_discover(struct amupmu_cpu_info *ci)
+static void amupmu_spe_discover(struct amupmu_cpu_info *ci)
 {
 	u64 pmbidr;
 
 	amupmu_spe_read_ids(ci, &pmbidr);
 	this_cpu_write(amupmu_spe_pmbidr_pcpu, pmbidr);
 }
+
+/* discovery only: the sessions' hotplug is a state of its own (amupmu_spe_init()) */
+const struct amupmu_unit_ops amupmu_spe_unit = {
+	.discover = amupmu_spe_discover,
+};
 
 /* PMBIDR_EL1 of @cpu as discovery read it (0: not discovered or no SPE). */
 u64 amupmu_spe_pmbidr(unsigned int cpu)

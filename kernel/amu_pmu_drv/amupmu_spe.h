@@ -9,6 +9,7 @@
 #include <linux/types.h>
 
 struct amupmu_cpu_info;
+struct amupmu_unit_ops;
 struct cpumask;
 
 /**
@@ -101,9 +102,9 @@ extern const struct amupmu_spe_ops amupmu_spe_mock_ops;
 /* amupmu_spe.c: the buffer management event of the calling CPU (hard IRQ context) */
 void amupmu_spe_irq_handle(void);
 
+extern const struct amupmu_unit_ops amupmu_spe_unit;
 int amupmu_spe_init(void);
 void amupmu_spe_exit(void);
-void amupmu_spe_discover(struct amupmu_cpu_info *ci);
 u64 amupmu_spe_pmbidr(unsigned int cpu);
 int amupmu_spe_filter_check(const struct amupmu_spe_filter *f, const struct cpumask *cpus);
 void amupmu_spe_defaults_get(struct amupmu_spe_filter *f);
@@ -157,21 +158,8 @@ bool amupmu_spe_dev_serves(unsigned int cpu);
 u32 amupmu_spe_owner(void);
 
 #ifdef CONFIG_AMUPMU_MOCK
+/* the mock's spe_model file changed @cpu's identification: read it again */
 int amupmu_spe_rediscover(unsigned int cpu);
-/* amupmu_mock_spe.c: the SPE model's identification (debugfs spe_model) */
-extern const struct file_operations amupmu_mock_spe_fops;
-/* ---- amupmu_mock_spe.c: the mock SPE model (mock builds only) ---- */
-/* debugfs spe_stream (knobs), spe_stats (counters), spe_fault (injection) */
-extern const struct file_operations amupmu_mock_spe_stream_fops;
-extern const struct file_operations amupmu_mock_spe_stats_fops;
-extern const struct file_operations amupmu_mock_spe_fault_fops;
-/* the identification of a CPU, for the mock backend's ID register reads */
-u8 amupmu_mock_spe_pmsver(unsigned int cpu);
-u64 amupmu_mock_spe_pmsidr(unsigned int cpu);
-u64 amupmu_mock_spe_pmbidr(unsigned int cpu);
-/* module unload: stop every CPU's tick for good (process context) */
-void amupmu_mock_spe_exit(void);
-/* ---- end amupmu_mock_spe.c ---- */
 #endif
 
 #endif /* AMUPMU_SPE_H */

@@ -233,7 +233,7 @@ bool amupmu_spe_dev_serves(unsigned int cpu)
 	if (cpu >= nr_cpu_ids)
 		return false;
 	if (!READ_ONCE(amupmu_spe_dev.pdev))
-		return IS_ENABLED(CONFIG_AMUPMU_MOCK);
+		return amupmu_dev.backend->mock_flags;	/* SPE from the model */
 	return cpumask_test_cpu(cpu, &amupmu_spe_dev.cpus);
 }
 
@@ -269,7 +269,7 @@ u32 amupmu_spe_owner(void)
 		return AMUPMU_SPE_OWNER_AMUPMU;
 	if (!amupmu_spe_dev_any_spe(cpu_possible_mask))
 		return AMUPMU_SPE_OWNER_NONE;
-	if (IS_ENABLED(CONFIG_AMUPMU_MOCK))
+	if (amupmu_dev.backend->mock_flags)	/* SPE from the model */
 		return AMUPMU_SPE_OWNER_AMUPMU;
 	if (bus_for_each_dev(&platform_bus_type, NULL, NULL, amupmu_spe_dev_other_driver))
 		return AMUPMU_SPE_OWNER_KERNEL;

@@ -15,6 +15,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/device.h>
 #include <linux/cpu.h>
 #include <linux/log2.h>
@@ -23,6 +24,8 @@
 #include <linux/sysfs.h>
 
 #include "amupmu.h"
+#include "amupmu_amu.h"
+#include "amupmu_pmu.h"
 
 /* ------------------------------------------------------------ top level */
 
@@ -103,7 +106,7 @@ static const struct attribute_group amupmu_dev_group = {
  * @AMUPMU_FIELD_U64: a 64-bit register, 0x%016llx
  * @AMUPMU_FIELD_HEX32: @count u32 registers, 0x%08x each, space-separated
  * @AMUPMU_FIELD_FLAG: a flag of amupmu_cpu_info.flags as 0/1, always visible
- * @AMUPMU_FIELD_VIEW: the exclusive-mode counter view (amupmu_pmu_cpu_view())
+ * @AMUPMU_FIELD_VIEW: the exclusive-mode counter view (amupmu_show_pmu_view())
  * @AMUPMU_FIELD_EVTYPES0: the group 0 AMU event types, 0x%04x each
  * @AMUPMU_FIELD_EVTYPES1: the group 1 AMU event types, 0x%04x each
  */
@@ -250,6 +253,33 @@ static ssize_t amupmu_show_evtypes(const struct amupmu_cpu_info *ci, bool group1
 	return len + sysfs_emit_at(buf, len, "\n");
 }
 
+/**
+ * amupmu_show_pmu_view() - cpuN/pmu_counters_view: the CPU's allocated counters
+ * @cpu: the CPU
+ * @buf: sysfs page
+ *
+ * One line per allocated counter: "<n> type=0x<PMEVTYPER> total=<u64>
+ * overflows=<u64>", n 0..30 event counters, 31 the cycle counter; the
+ * totals are read on the CPU when it is online. Empty when amupmu does not
+ * own the PMU or nothing is allocated. Live counters of CAP_PERFMON
+ * sessions: the reader needs CAP_PERFMON too (else EACCES).
+ */
+static ssize_t amupmu_show_pmu_view(unsigned int cpu, char *buf)
+{
+	struct amupmu_pmu_counter_view cnt[AMUPMU_PMU_MAX_EVENTS];
+	unsigned long used;
+	unsigned int idx;
+	int len = 0;
+
+	if (!perfmon_capable())
+		return -EACCES;
+	used = amupmu_pmu_cpu_counters(cpu, cnt);
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
+		len += sysfs_emit_at(buf, len, "%u type=0x%08x total=%llu overflows=%llu\n",
+				     idx, cnt[idx].evtyper, cnt[idx].total, cnt[idx].overflows);
+	return len;
+}
+
 static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute *attr,
 				    char *buf)
 {
@@ -261,7 +291,7 @@ static ssize_t amupmu_cpu_attr_show(struct device *dev, struct device_attribute 
 	int len = 0;
 
 	if (f->kind == AMUPMU_FIELD_VIEW)
-		return amupmu_pmu_cpu_view(ca->cpu, buf);
+		return amupmu_show_pmu_view(ca->cpu, buf);
 	amupmu_cpu_snapshot(ca->cpu, &ci);
 	if (f->kind == AMUPMU_FIELD_FLAG)
 		return sysfs_emit(buf, "%d\n", !!(ci.flags & f->need));
@@ -340,6 +370,17 @@ void amupmu_sysfs_cpu_discovered(unsigned int cpu)
 	}
 	mutex_unlock(&amupmu_sysfs_lock);
 }
+
+/* A CPU's first online: the files discovery just made possible. */
+static void amupmu_sysfs_cpu_changed(unsigned int cpu, bool online, bool first)
+{
+	if (first)
+		amupmu_sysfs_cpu_discovered(cpu);
+}
+
+const struct amupmu_unit_ops amupmu_sysfs_unit = {
+	.cpu_changed = amupmu_sysfs_cpu_changed,
+};
 
 /**
  * amupmu_sysfs_init() - build the misc device's attribute groups
