@@ -165,7 +165,7 @@ static struct amupmu_perf_cpu *amupmu_perf_pc(struct amupmu_session *s, unsigned
  * events against 2336 for this path (Documentation/dev-tools/
  * amupmu-performance.rst, shared mode, 6.1 el1). The fields are
  * perf_event_read_local()'s own test (oncpu == this CPU, then pmu->read()
- * and count). amupmu_pmu_test's shared_read_local_moves fails if a kernel
+ * and count). amupmu_pmu_mode_test's shared_read_local_moves fails if a kernel
  * changes what they mean: a pinned counter read on its CPU twice around a
  * busy loop must have moved by at least the loop (it would not, with
  * oncpu no longer the CPU number, or pmu->read() no longer folding into
