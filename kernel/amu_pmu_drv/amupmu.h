@@ -143,10 +143,13 @@ u32 amupmu_pmu_owner(u64 features);
  * struct amupmu_unit_ops - what a unit does when a CPU is discovered,
  *	comes online or goes offline
  * @discover: fill the unit's fields of the CPU's entry from its registers
- *	(amupmu_dev.backend); on the CPU, preemption off, at its first
- *	online after load
- * @cpu_online: the CPU came online (@ci: its entry, online); on the CPU,
- *	from its hotplug callback
+ *	(amupmu_dev.backend); on the CPU, preemption off, under
+ *	amupmu_dev.lock (must not take it or sleep), at its first online
+ *	after load
+ * @cpu_online: the CPU came online (@ci: a copy of its entry, online,
+ *	taken before the first @cpu_online ran: what an earlier unit's
+ *	@cpu_online changes in the entry is not in it); on the CPU, from its
+ *	hotplug callback
  * @cpu_offline: the CPU goes offline; on the CPU, from its hotplug
  *	callback, its entry still online
  * @cpu_changed: the CPU's online (@online) or offline is complete: every

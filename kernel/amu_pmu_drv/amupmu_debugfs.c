@@ -15,15 +15,10 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/atomic.h>
 #include <linux/cpu.h>
-#include <linux/cpu_pm.h>
 #include <linux/debugfs.h>
-#include <linux/delay.h>
 #include <linux/kernel.h>
-#include <linux/percpu.h>
 #include <linux/seq_file.h>
-#include <linux/smp.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
 

@@ -599,24 +599,28 @@ static int __init amupmu_init(void)
 	if (ret)
 		goto out_frames;
 
-	ret = amupmu_misc_register();
-	if (ret)
-		goto out_platform;
 	amupmu_debugfs_init();
 
 	ret = amupmu_nl_init();
 	if (ret)
-		goto out_misc;
+		goto out_debugfs;
+
+	/* last: a file opened now keeps a module that loaded */
+	ret = amupmu_misc_register();
+	if (ret)
+		goto out_nl;
 
 	pr_info("ABI %u.%u, %s backend, PMU owner: %s\n", AMUPMU_ABI_MAJOR,
 		AMUPMU_ABI_MINOR, amupmu_dev.backend->name,
 		amupmu_owner_name(amupmu_pmu_owner(amupmu_features())));
 	return 0;
 
-out_misc:
+out_nl:
+	amupmu_nl_exit();
+out_debugfs:
 	amupmu_debugfs_exit();
-	amupmu_misc_deregister();
-out_platform:
+	if (amupmu_dev.backend->exit)
+		amupmu_dev.backend->exit();
 	platform_driver_unregister(&amupmu_platform_driver);
 out_frames:
 	amupmu_frames_exit();
@@ -639,9 +643,9 @@ out_cpus_free:
 
 static void __exit amupmu_exit(void)
 {
+	amupmu_misc_deregister();
 	amupmu_nl_exit();
 	amupmu_debugfs_exit();
-	amupmu_misc_deregister();
 	/* no session is left: what the backend runs by itself (mock SPE ticks) stops */
 	if (amupmu_dev.backend->exit)
 		amupmu_dev.backend->exit();

@@ -32,7 +32,12 @@
 #include "amupmu.h"
 #include "amupmu_session.h"
 
-/* binding of the PMU device: bumped when it goes away (amupmu_pmu_release()) */
+/*
+ * Binding of the PMU device: bumped (skipping 0) when it goes away, by
+ * amupmu_pmu_release() under amupmu_pmu_own_rwsem (write) and
+ * amupmu_pmu_alloc_lock; amupmu_pmu_config() reads it under the rwsem
+ * (read), everyone else through amupmu_sess_stale()'s READ_ONCE().
+ */
 unsigned int amupmu_sess_gen = 1;
 /* every open session, so that a departing device wakes their readers */
 static LIST_HEAD(amupmu_sessions);
@@ -98,6 +103,9 @@ bool *amupmu_session_amu_perfmon(struct amupmu_session *s)
 void amupmu_session_free(struct amupmu_session *s)
 {
 	if (!s)
+		return;
+	/* a group's counters and callbacks still point here: leak, not free */
+	if (WARN_ON_ONCE(s->configured))
 		return;
 	spin_lock(&amupmu_sessions_lock);
 	list_del(&s->node);

@@ -217,11 +217,13 @@ stat_signal_checks() {
 	tap_check stat-sigint-default-reaches-command sh -c '
 		amupmu stat -e cpu_cycles -- sh -c "kill -INT \$\$; exit 3" 2>/tmp/st2.txt;
 		rc=$?; cat /tmp/st2.txt; [ $rc = 130 ] && grep -q cpu_cycles /tmp/st2.txt'
-	# (the command "sleep 61" spelt so that this script's own line in ps
-	# does not match)
+	# SIGTERM once the command runs: a ps line whose COMMAND is "sleep 61"
+	# (PID, USER, a TIME column where busybox has one), not amupmu's own line, which ends
+	# in "-- sleep 61" from before the fork (on a loaded host the signal
+	# came before the command was started), nor this script's ("${n}1")
 	tap_check stat-sigterm-passed-on sh -c 'n=6; amupmu stat -e cpu_cycles -o /tmp/st3.txt -- sleep ${n}1 & pid=$!;
-		i=0; while ! ps | grep -q "[s]leep 61" && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done;
+		i=0; while ! ps | grep -qE "^ *[0-9]+ +[^ ]+ +([0-9:]+ +)?[s]leep 61$" && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done;
 		kill -TERM $pid; wait $pid; rc=$?; cat /tmp/st3.txt; sleep 0.2;
 		[ $rc = 143 ] && grep -q "exit status" /tmp/st3.txt && grep -q cpu_cycles /tmp/st3.txt &&
-		! ps | grep -q "[s]leep 61"'
+		! ps | grep -qE "^ *[0-9]+ +[^ ]+ +([0-9:]+ +)?[s]leep 61$"'
 }
