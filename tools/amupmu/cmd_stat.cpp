@@ -7,6 +7,7 @@
 #include "file.hpp"
 #include "signal_wait.hpp"
 
+#include <amupmu/compensation.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -376,8 +377,7 @@ int run(Args args)
 		file.emplace(*o.output);
 	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
 
-	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
-				 .calibration = cal ? &*cal : nullptr};
+	const CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0, .calibration = cal};
 	Reporter reporter{p, o.per_cpu};
 	const auto finish = [&](StatReport& r) {
 		apply_errata(r, p.midr, comp);

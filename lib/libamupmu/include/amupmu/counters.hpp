@@ -26,6 +26,10 @@
 //   r.for_each([](std::string_view name, std::uint64_t total) { ... });
 //   r.metrics();                            // IPC, branch miss rate, ...
 //
+//   c.add("exc_undef").add_errata_companions();  // what the errata models need
+//   c.set_compensation();                   // errata of the counted core
+//   ... c.result().compensated("exc_undef");  // beside the raw count
+//
 //   { auto scope = c.measure(); work(); }  // start() now, stop() at the }
 //   c.measure([&] { work(); });            // the same around a callable
 //
@@ -37,10 +41,16 @@
 // instead; then each count is perf's estimate, scaled by the event's time
 // enabled over its time running, and the result says so
 // (CounterResult::multiplexed(), count(): scaled, running_fraction()).
-// Documentation/userspace-api/amupmu-tool.rst, "Counters".
+// Erratum compensation (compensation.hpp) is off until set_compensation():
+// then each result carries, beside every raw count an erratum of the
+// counted core touches, its compensation (the erratum, the parameter in
+// force and whether it was calibrated, the corrected value) as `amupmu
+// stat` computes it; add_errata_companions() counts the events the models
+// need beside it. Documentation/userspace-api/amupmu-tool.rst, "Counters".
 #ifndef AMUPMU_COUNTERS_HPP
 #define AMUPMU_COUNTERS_HPP
 
+#include <amupmu/compensation.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
@@ -107,8 +117,36 @@ public:
 
 	/// The metrics the library derives from these totals (derive_metrics():
 	/// IPC, branch miss rate, ... as `amupmu stat` prints them), for the
-	/// events that were counted. No erratum compensation.
+	/// events that were counted: from the raw totals, as amupmu stat's.
 	[[nodiscard]] std::vector<Metric> metrics() const;
+
+	/// Computes the erratum compensation (amupmu::compensate()) of every
+	/// event's total and of its value on each CPU, among the counts of
+	/// the same total or CPU, for a core of midr. Counters does it for
+	/// each result after set_compensation(); a result built by hand gets
+	/// it here. Returns *this.
+	CounterResult& compensate(std::uint64_t midr, const CompensationOptions& options);
+	/// Event i's compensation (in group order) of its total, or of its
+	/// value on cpus()[cpu_index]: the erratum, its status, the corrected
+	/// value and the parameter it rests on; nullptr when no erratum of
+	/// the core touches the event or the result was not compensated.
+	/// Throws InvalidArgument for an index out of range.
+	[[nodiscard]] const Compensation* compensation(std::size_t event) const;
+	[[nodiscard]] const Compensation* compensation(std::size_t event, std::size_t cpu_index) const;
+	/// compensation() of an event by name (the first copy). Throws
+	/// InvalidArgument naming an event that was not counted.
+	[[nodiscard]] const Compensation* compensation(std::string_view name) const;
+	/// The total compensated where the erratum's compensation applies
+	/// (CompensationStatus::compensated), the raw total otherwise; by
+	/// name (the first copy), by position, or on cpus()[cpu_index].
+	/// Throws as compensation().
+	[[nodiscard]] double compensated(std::string_view name) const;
+	[[nodiscard]] double compensated(std::size_t event) const;
+	[[nodiscard]] double compensated(std::size_t event, std::size_t cpu_index) const;
+	/// Event i was added by Counters::add_errata_companions() for an
+	/// erratum model, not asked for. Throws InvalidArgument for an index
+	/// out of range.
+	[[nodiscard]] bool companion(std::size_t event) const;
 
 	/// The group multiplexed (Scheduling::multiplex): total(), value(),
 	/// operator[], per_cpu(), for_each() and metrics() give perf's
@@ -159,6 +197,8 @@ private:
 	/// A multiplexed group's event total, as perf stat aggregates it.
 	[[nodiscard]] ScaledCount aggregate(std::size_t event) const noexcept;
 
+	friend class Counters;
+
 	std::vector<EventSpec> events_{};
 	std::vector<unsigned> cpus_{};
 	std::vector<std::uint64_t> totals_{};		///< per event
@@ -171,6 +211,10 @@ private:
 	std::vector<bool> cpu_offline_{};		///< per CPU index
 	std::uint64_t time_enabled_ = 0;
 	std::uint64_t time_running_ = 0;
+	/// compensate(): [block * events + event], block 0 the totals', block
+	/// 1 + k cpus_[k]'s; empty when nothing was compensated
+	std::vector<std::optional<Compensation>> compensation_{};
+	std::vector<bool> companion_{};			///< per event; empty: none
 };
 
 /// Events counted by name on a set of CPUs (default: every online CPU with
@@ -218,6 +262,32 @@ public:
 	Counters& set_multiplex(bool on = true);
 	/// set_multiplex() is in force.
 	[[nodiscard]] bool multiplex() const noexcept { return multiplex_; }
+
+	/// Compensates every result of stop() and read() for the PMU errata of
+	/// the core of the first CPU of the set (as amupmu stat: a set of
+	/// mixed cores is compensated as that one), with options
+	/// (CounterResult::compensation(), compensated(), beside the raw
+	/// counts). Throws InvalidArgument after the first start().
+	Counters& set_compensation(CompensationOptions options = {});
+	/// The options of set_compensation(); nullptr when it is off.
+	[[nodiscard]] const CompensationOptions* compensation() const noexcept
+	{
+		return compensation_ ? &*compensation_ : nullptr;
+	}
+	/// Adds the events the errata models of the core of the first CPU of
+	/// the set need beside the events added so far (errata_companions():
+	/// STALL_BACKEND_MEM for IMP_STALL_BACKEND_MCQ's model, EXC_TAKEN and
+	/// EXC_RETURN for EXC_UNDEF's cross-check, each with the modifiers of
+	/// the event it serves), marked as companions
+	/// (CounterResult::companion()); none on a core without such an
+	/// erratum. Throws InvalidArgument after the first start() or beyond
+	/// max_group_events; nothing is added then.
+	Counters& add_errata_companions();
+	/// Event i (in the order added) was added by add_errata_companions().
+	[[nodiscard]] bool companion(std::size_t event) const noexcept
+	{
+		return event < companion_.size() && companion_[event];
+	}
 
 	/// Adds an event by name: the catalogue's ("inst_retired",
 	/// "l1d_cache_refill"), perf's aliases ("cycles", "instructions",
@@ -328,6 +398,8 @@ private:
 	/// stop() for a destructor or an exception path: records its error
 	/// for result() instead of throwing.
 	void stop_quietly() noexcept;
+	/// The MIDR errata are looked up with: the first CPU of the set's.
+	[[nodiscard]] std::uint64_t errata_midr() const noexcept;
 
 	Device device_;
 	Info info_{};
@@ -343,6 +415,8 @@ private:
 	/// layout)
 	bool multiplex_ = false;
 	std::optional<Error> stop_error_{};
+	std::optional<CompensationOptions> compensation_{};
+	std::vector<bool> companion_{};	///< per event added so far; shorter: false
 };
 
 } // namespace amupmu
