@@ -20,6 +20,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu amu [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]

@@ -25,6 +25,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-A] [-e EVENTS] [-M METRICS] [--metric-only] [-C CPUS]

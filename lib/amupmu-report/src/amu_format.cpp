@@ -5,20 +5,20 @@
 #include <amupmu/report/amu_format.hpp>
 #include <amupmu/report/json.hpp>
 
-#include "numtext.hpp"
-#include "text.hpp"
+#include <amupmu/text/numtext.hpp>
+#include <amupmu/text/columns.hpp>
 
 #include <algorithm>
 #include <string>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
-using detail::fixed;
-using detail::pad_left;
-using detail::clean;
+using text::fixed;
+using text::pad_left;
+using text::clean;
 
 // A missing figure in the table: short, explained in the legend.
 std::string_view marker(AmuWhy why) noexcept
@@ -304,4 +304,4 @@ std::string format_amu_csv(const AmuReport& r, std::string_view sep)
 	return out;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

@@ -8,7 +8,7 @@
 #include <amupmu/spe.hpp>
 #include <amupmu/report/spe_report.hpp>
 
-#include "textfile.hpp"
+#include <amupmu/text/escape.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -17,7 +17,7 @@
 #include <tuple>
 #include <unordered_map>
 
-namespace amupmu {
+namespace amupmu::report {
 
 // ---------------------------------------------------------------- LatencyDistribution
 
@@ -1065,7 +1065,7 @@ std::string xml_escape(std::string_view s)
 	std::string out;
 	for (std::size_t i = 0; i < s.size();) {
 		const char c = s[i];
-		const std::size_t len = detail::utf8_length(s, i);
+		const std::size_t len = text::utf8_length(s, i);
 		if (len == 0) {
 			out += "\xEF\xBF\xBD";	// U+FFFD: not UTF-8
 			++i;
@@ -1216,4 +1216,4 @@ std::string format_spe_report_svg(const SpeReport& report)
 	return out;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

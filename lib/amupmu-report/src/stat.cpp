@@ -6,26 +6,26 @@
 #include <amupmu/report/json.hpp>
 #include <amupmu/report/stat.hpp>
 
-#include "numtext.hpp"
-#include "text.hpp"
+#include <amupmu/text/numtext.hpp>
+#include <amupmu/text/columns.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <utility>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
-using detail::fixed;
-using detail::pad_left;
-using detail::pad_right;
-using detail::clean;
+using text::fixed;
+using text::pad_left;
+using text::pad_right;
+using text::clean;
 
 std::string param_text(const Erratum& e, const Parameter& p)
 {
-	return std::string{e.parameter} + " " + detail::general(p.value, 4) +
+	return std::string{e.parameter} + " " + text::general(p.value, 4) +
 	       (p.calibrated ? " (calibrated)" : " (default)");
 }
 
@@ -713,4 +713,4 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep, const Sta
 	return out;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

@@ -40,6 +40,7 @@
 #include <thread>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using amupmu::board::live_info;
 using amupmu::board::online;
 

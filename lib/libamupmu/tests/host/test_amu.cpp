@@ -22,6 +22,7 @@
 #include <vector>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {

@@ -22,6 +22,7 @@
 #include <sstream>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {

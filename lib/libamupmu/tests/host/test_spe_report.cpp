@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 extern "C" [[gnu::noinline, gnu::used]] int amupmu_spe_report_marker(int x)

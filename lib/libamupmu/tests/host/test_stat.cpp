@@ -16,6 +16,7 @@
 #include <sstream>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {

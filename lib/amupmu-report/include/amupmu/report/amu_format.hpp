@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-namespace amupmu {
+namespace amupmu::report {
 
 class JsonWriter;
 
@@ -29,6 +29,6 @@ void write_amu_json(JsonWriter& w, const AmuReport& report);
 /// ("not counted", "erratum ARM-A510-2457168", "offline", "restarted").
 [[nodiscard]] std::string format_amu_csv(const AmuReport& report, std::string_view sep);
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -34,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 // ---------------------------------------------------------------- distributions
 
@@ -238,6 +238,6 @@ struct SpeReport {
 /// buckets) with axes, the percentiles marked, the backend in the title.
 [[nodiscard]] std::string format_spe_report_svg(const SpeReport& report);
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -24,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 struct StatRow {
 	std::string name{};		///< "inst_retired:u"
@@ -183,6 +183,6 @@ struct StatFormat {
 [[nodiscard]] std::string format_stat_csv(const StatReport& report, std::string_view sep,
 					  const StatFormat& format = {});
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif
