@@ -440,7 +440,6 @@ int run(Args args)
 			if (amu) {
 				read_amu(*amu, amu_now);
 				r.amu = amu_interval(amu->info(), amu_last, amu_now);
-				r.amu->seconds = r.seconds;
 				std::swap(amu_last, amu_now);
 			}
 			out << render(o, r) << std::flush;
@@ -485,12 +484,8 @@ int run(Args args)
 		r.seconds_stddev = wall.stddev_mean();
 	}
 	finish(r);
-	if (amu) {
+	if (amu)
 		r.amu = amu_interval(amu->info(), amu_first, amu_now);
-		r.amu->command = o.command;
-		r.amu->seconds = seconds;
-		r.amu->exit_status = r.exit_status;
-	}
 	out << render(o, r) << std::flush;
 	if (file)
 		file->close();	// a failed write(2) with its errno

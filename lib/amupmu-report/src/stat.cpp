@@ -317,7 +317,8 @@ std::vector<Line> lines_of(const StatReport& r)
 	}
 	if (r.amu) {
 		const AmuReport& a = *r.amu;
-		const auto ns = static_cast<std::uint64_t>(std::llround(a.seconds * 1e9));
+		// over the same interval as the counts
+		const auto ns = static_cast<std::uint64_t>(std::llround(r.seconds * 1e9));
 		const auto figures = [&](const AmuCpuDelta& d, int cpu) {
 			const struct {
 				const AmuFigure& f;
@@ -446,12 +447,12 @@ std::vector<std::string> comments(const StatReport& r)
 	if (r.amu) {
 		out.push_back("amu: " + (r.amu->mock ? std::string{"MOCK AMU MODEL (test build: the numbers come from "
 								    "the mock register model, not from hardware)"}
-						     : r.amu->backend) +
+						     : std::string{amu_backend(*r.amu)}) +
 			      "; frequency = dCPU_CYCLES / dCNT_CYCLES x timer, ipc = dINST_RETIRED / dCPU_CYCLES, "
 			      "mem_stall = dSTALL_BACKEND_MEM / dCPU_CYCLES, active = dCNT_CYCLES / dtime");
-		for (const std::string& f : r.amu->flags)
+		for (const std::string& f : amu_flags(*r.amu))
 			out.push_back("amu flag: " + f);
-		for (const std::string& n : r.amu->notes)
+		for (const std::string& n : amu_notes(*r.amu))
 			out.push_back("amu note: " + n);
 	}
 	return out;

@@ -234,12 +234,11 @@ TEST_CASE("stat --amu: the AMU figures as counter lines, the backend in a commen
 	StatReport r;
 	r.command = {"true"};
 	r.cpus = "0";
+	r.seconds = 0.5;	// the AMU lines' run time
 	r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 1000, .time_enabled = 10, .time_running = 10});
 	AmuReport amu;
 	amu.cpus = "0";
 	amu.mock = true;
-	amu.backend = "mock AMU model";
-	amu.seconds = 0.5;
 	AmuCpuDelta d;
 	d.cpu = 0;
 	d.frequency = {.value = 1.5e9, .why = AmuWhy::ok, .cpus = 1};

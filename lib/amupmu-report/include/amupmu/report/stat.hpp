@@ -90,8 +90,8 @@ struct StatReport {
 	/// amupmu stat --amu: the AMU over the same interval, as counter lines
 	/// of their own: amu/frequency/ (MHz), amu/ipc/, amu/mem_stall/ (%),
 	/// amu/active/ (%), summed over the CPUs (per CPU with per_cpu), a
-	/// figure that has no value "<not counted>"; the backend and the flags
-	/// in comment lines.
+	/// figure that has no value "<not counted>", with seconds as their run
+	/// time; the backend and the flags (amu_flags()) in comment lines.
 	std::optional<AmuReport> amu{};
 };
 
