@@ -32,6 +32,22 @@ constexpr std::string_view read_op = "AMUPMU_AMU_READ";
 
 // ---------------------------------------------------------------- reading
 
+std::optional<std::uint64_t> AmuCpuReading::counter(std::uint16_t event, const CpuInfo& info) const noexcept
+{
+	if (state & (amu_state::no_amu | amu_state::undiscovered))
+		return std::nullopt;
+	const unsigned n0 = std::min<std::uint32_t>(nr_group0, amu_max_counters);
+	if (const std::optional<unsigned> i = amu_counter_of(info.amevtyper0, n0, event))
+		return enabled0 & (1u << *i) ? std::optional{group0[*i]} : std::nullopt;
+	// group 1 reads zero below the highest EL with AMUv1p1's CG1RZ
+	if (info.amu_version >= 2 && decode_amcr(info.amcr).cg1rz)
+		return std::nullopt;
+	const unsigned n1 = std::min<std::uint32_t>(nr_group1, amu_max_counters);
+	if (const std::optional<unsigned> i = amu_counter_of(info.amevtyper1, n1, event))
+		return enabled1 & (1u << *i) ? std::optional{group1[*i]} : std::nullopt;
+	return std::nullopt;
+}
+
 const AmuCpuReading* AmuReading::find(unsigned cpu) const noexcept
 {
 	const auto it = std::ranges::find(cpus, cpu, &AmuCpuReading::cpu);

@@ -56,6 +56,17 @@ struct AmuCpuReading {
 	std::array<std::uint64_t, amu_max_counters> group0{};
 	std::array<std::uint64_t, amu_max_counters> group1{};
 
+	/// The count of the counter of event type event: the group 0 counter
+	/// whose AMEVTYPER0 type it is (amu_ev::cpu_cycles, cnt_cycles,
+	/// inst_retired, stall_backend_mem), else the group 1 counter whose
+	/// AMEVTYPER1 type it is. cpu is this CPU's entry of AMUPMU_INFO
+	/// (Amu::info().cpus[cpu]), which holds the types. nullopt when no
+	/// counter read has the type, it was not enabled at the read
+	/// (AMCNTENSET0/1_EL0), group 1 reads zero (AMCR_EL0.CG1RZ), or the
+	/// CPU has no usable AMU (amu_state::no_amu, undiscovered); an offline
+	/// CPU's values are those it had when it went down.
+	[[nodiscard]] std::optional<std::uint64_t> counter(std::uint16_t event, const CpuInfo& cpu) const noexcept;
+
 	friend bool operator==(const AmuCpuReading&, const AmuCpuReading&) = default;
 };
 

@@ -228,6 +228,40 @@ TEST_CASE("AMU counters are found by event type, not by position", "[host][amu]"
 	CHECK(r.per_cpu[0].active.value == Approx(0.8).epsilon(1e-6));
 }
 
+TEST_CASE("AmuCpuReading::counter: one counter by its event type, without its index", "[host][amu]")
+{
+	Info info = mock_board(1);
+	const CpuInfo ci = info.cpus[0];	// a copy: the types change below
+	AmuCpuReading r = reading(0, 0, Activity{}, false);
+	CHECK(r.counter(amu_ev::cpu_cycles, ci) == std::optional<std::uint64_t>{1'000'000'007});
+	CHECK(r.counter(amu_ev::stall_backend_mem, ci) == std::optional<std::uint64_t>{300'000'001});
+	// group 1 by its AMEVTYPER1 type
+	CHECK(r.counter(0x0302, ci) == std::optional<std::uint64_t>{20});
+	CHECK_FALSE(r.counter(0x1234, ci));
+	// another order of the types: the same counts by event
+	info.cpus[0].amevtyper0 = {0x4005, 0x0008, 0x4004, 0x0011};
+	const AmuCpuReading shuffled = reading(0, 0, Activity{}, false, {3, 2, 1, 0});
+	CHECK(shuffled.counter(amu_ev::cpu_cycles, info.cpus[0]) == std::optional<std::uint64_t>{1'000'000'007});
+	CHECK(shuffled.counter(amu_ev::inst_retired, info.cpus[0]) == std::optional<std::uint64_t>{2'000'000'011});
+	// not enabled, not among the counters read, CG1RZ, no AMU: none
+	r.enabled0 = 0x7;
+	CHECK_FALSE(r.counter(amu_ev::stall_backend_mem, ci));
+	CHECK(r.counter(amu_ev::cpu_cycles, ci).has_value());
+	r.nr_group0 = 2;
+	CHECK_FALSE(r.counter(amu_ev::inst_retired, ci));
+	r.enabled1 = 0x5;
+	CHECK_FALSE(r.counter(0x0302, ci));
+	CHECK(r.counter(0x0303, ci) == std::optional<std::uint64_t>{30});
+	CpuInfo cg1rz = ci;
+	cg1rz.amcr = 1ull << 17;
+	CHECK_FALSE(r.counter(0x0303, cg1rz));
+	CHECK(r.counter(amu_ev::cpu_cycles, cg1rz).has_value());
+	r.state = amu_state::no_amu;
+	CHECK_FALSE(r.counter(amu_ev::cpu_cycles, ci));
+	r.state = amu_state::offline;	// the values it had when it went down
+	CHECK(r.counter(amu_ev::cpu_cycles, ci) == std::optional<std::uint64_t>{1'000'000'007});
+}
+
 TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[host][amu]")
 {
 	const Info info = mock_board();
