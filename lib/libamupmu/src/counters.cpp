@@ -536,4 +536,45 @@ Counters::Scope::~Scope()
 		counters_->stop_quietly();
 }
 
+unsigned Counters::this_thread_cpu() const
+{
+	if (!session_)
+		return current_cpu();
+	if (cpus_.size() != 1)
+		misuse("measure_this_thread() with a group of " + std::to_string(cpus_.size()) +
+		       " CPUs: it counts one, the thread's");
+	return cpus_.front();
+}
+
+Counters::PinnedScope Counters::measure_this_thread()
+{
+	return PinnedScope{*this, this_thread_cpu()};
+}
+
+// pin_ first: a throw below unpins (the members constructed are destroyed)
+Counters::PinnedScope::PinnedScope(Counters& c, unsigned cpu) : pin_{cpu}, counters_{&c}
+{
+	if (c.session_) {
+		c.start();
+		return;
+	}
+	std::vector<unsigned> was = c.cpus_;
+	c.set_cpus({pin_.cpu()});
+	try {
+		c.start();
+	} catch (...) {
+		if (!c.session_)	// not configured: the set it had
+			c.cpus_ = std::move(was);
+		throw;
+	}
+}
+
+// the counters stop while the thread is still pinned; pin_ restores the
+// affinity after this body
+Counters::PinnedScope::~PinnedScope()
+{
+	if (counters_->running())
+		counters_->stop_quietly();
+}
+
 } // namespace amupmu

@@ -4,6 +4,7 @@
 #ifndef AMUPMU_AMUPMU_HPP
 #define AMUPMU_AMUPMU_HPP
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/amu.hpp>
 #include <amupmu/bits.hpp>
 #include <amupmu/compensation.hpp>

@@ -11,7 +11,8 @@
 //   | thread that called start(), and none of that thread's work while  |
 //   | it runs on a CPU outside the set. This is `perf stat -a`, not     |
 //   | `perf stat -- CMD`. Pin the code you measure (sched_setaffinity,  |
-//   | taskset) to the CPUs counted and keep other work off them.        |
+//   | taskset; measure_this_thread() pins the calling thread to its CPU |
+//   | and counts that one) and keep other work off the CPUs counted.    |
 //   +------------------------------------------------------------------+
 //
 //   amupmu::Counters c;                     // opens /dev/amupmu
@@ -33,6 +34,9 @@
 //   { auto scope = c.measure(); work(); }  // start() now, stop() at the }
 //   c.measure([&] { work(); });            // the same around a callable
 //
+//   // "this code": the calling thread pinned to its CPU, that CPU counted
+//   c.measure_this_thread([&] { work(); });
+//
 // Counts are exact 64-bit totals by default: the counters are pinned (a
 // group that does not fit the free counters fails with Busy at start(); in
 // shared mode its counters are pinned perf counters, and perf core refuses
@@ -50,6 +54,7 @@
 #ifndef AMUPMU_COUNTERS_HPP
 #define AMUPMU_COUNTERS_HPP
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/compensation.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
@@ -243,7 +248,7 @@ public:
 	Counters(Counters&&) noexcept = default;
 	Counters& operator=(Counters&&) noexcept = default;
 	/// Closing the session frees the counters (counting or not). A
-	/// Scope must not outlive the object, nor see it moved.
+	/// Scope or PinnedScope must not outlive the object, nor see it moved.
 	~Counters() = default;
 
 	/// Counts on these CPUs instead (any order; duplicates ignored).
@@ -355,6 +360,42 @@ public:
 	};
 	/// start(); the Scope stop()s.
 	[[nodiscard]] Scope measure();
+
+	/// Counts "this code": pins the calling thread to a CPU (ThreadPin),
+	/// counts that CPU alone and start()s; the end of the scope stop()s
+	/// (as Scope) and gives the thread back its affinity. Other work on
+	/// that CPU is counted too (the box above); nothing is lost to a
+	/// migration. Not copyable or movable; destroy it on its thread.
+	class [[nodiscard]] PinnedScope {
+	public:
+		PinnedScope(const PinnedScope&) = delete;
+		PinnedScope& operator=(const PinnedScope&) = delete;
+		~PinnedScope();
+		/// The CPU the thread is pinned to and counted on.
+		[[nodiscard]] unsigned cpu() const noexcept { return pin_.cpu(); }
+
+	private:
+		friend class Counters;
+		PinnedScope(Counters& c, unsigned cpu);
+		ThreadPin pin_;
+		Counters* counters_;
+	};
+	/// The PinnedScope of the CPU the thread runs on: before the first
+	/// start() the set becomes that CPU (set_cpus({cpu})); once configured,
+	/// the group's CPU, where the thread moves. Throws InvalidArgument
+	/// when that CPU is not online with a PMU or the group counts several
+	/// CPUs, and as ThreadPin and start(); the thread's affinity and the
+	/// CPU set are as they were then (unless the group was configured
+	/// before start() failed: then it counts the thread's CPU).
+	[[nodiscard]] PinnedScope measure_this_thread();
+	/// measure_this_thread(), f(), stop(), and the result; as
+	/// measure(f) when f throws. The thread's affinity is restored.
+	template <typename F>
+	const CounterResult& measure_this_thread(F&& f)
+	{
+		const PinnedScope scope = measure_this_thread();
+		return run_counted(std::forward<F>(f));
+	}
 	/// start(), f(), stop(), and the result. When f throws, the counters
 	/// are stopped (result() holds the partial counts) and the exception
 	/// propagates.
@@ -362,14 +403,7 @@ public:
 	const CounterResult& measure(F&& f)
 	{
 		start();
-		try {
-			f();
-		} catch (...) {
-			stop_quietly();
-			throw;
-		}
-		stop();
-		return result();
+		return run_counted(std::forward<F>(f));
 	}
 
 	/// The events, in the order added (their parsed form).
@@ -398,8 +432,25 @@ private:
 	/// stop() for a destructor or an exception path: records its error
 	/// for result() instead of throwing.
 	void stop_quietly() noexcept;
+	/// f() while counting, then stop() and the result; when f throws,
+	/// stop_quietly() (the partial counts kept) and the exception.
+	template <typename F>
+	const CounterResult& run_counted(F&& f)
+	{
+		try {
+			std::forward<F>(f)();
+		} catch (...) {
+			stop_quietly();
+			throw;
+		}
+		stop();
+		return result();
+	}
 	/// The MIDR errata are looked up with: the first CPU of the set's.
 	[[nodiscard]] std::uint64_t errata_midr() const noexcept;
+	/// measure_this_thread()'s CPU: the thread's before the group is
+	/// configured, then the group's only one.
+	[[nodiscard]] unsigned this_thread_cpu() const;
 
 	Device device_;
 	Info info_{};

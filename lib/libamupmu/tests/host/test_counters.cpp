@@ -10,6 +10,7 @@
 // counts with the driver.
 #include "fixtures.hpp"
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/error.hpp>
 
@@ -601,4 +602,78 @@ TEST_CASE("Counters: errata companions on request, compensation before the first
 	Counters qemu{not_amupmu(), test::qemu_info()};
 	qemu.add("exc_undef").add("r160").add_errata_companions();
 	CHECK(qemu.events().size() == 2);
+}
+
+namespace {
+
+// An Info in which every CPU up to top is online with a PMU (the mock X2)
+// and free counters: whichever CPU the test thread runs on is countable.
+Info countable_up_to(unsigned top)
+{
+	Info info = test::mock_info();
+	info.cpus.clear();
+	for (unsigned c = 0; c <= top; ++c) {
+		info.cpus.push_back(test::mock_x2_cpu(c));
+		info.cpus.back().pmu_counters_free = 0x8000003f;
+	}
+	return info;
+}
+
+std::vector<unsigned> cpus_of(const Counters& c)
+{
+	return {c.cpus().begin(), c.cpus().end()};
+}
+
+} // namespace
+
+TEST_CASE("Counters::measure_this_thread: typed errors, the thread's affinity and the CPU set given back",
+	  "[host][counters][affinity]")
+{
+	const std::vector<unsigned> allowed = thread_affinity();
+	REQUIRE_FALSE(allowed.empty());
+	SECTION("start() refused (a file that is not amupmu): pinned to the thread's CPU, then given back")
+	{
+		Counters c{not_amupmu(), countable_up_to(allowed.back() + 1)};
+		c.add("cycles");
+		const std::vector<unsigned> set = cpus_of(c);
+		REQUIRE(set.size() == allowed.back() + 2);
+		try {
+			const Counters::PinnedScope scope = c.measure_this_thread();
+			FAIL("started");
+		} catch (const Error& e) {
+			CHECK((e.errnum() == ENOTTY || e.errnum() == ENOSYS));	// the session's ioctl
+		}
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+		CHECK_FALSE(c.running());
+		bool ran = false;
+		CHECK_THROWS_AS(c.measure_this_thread([&] { ran = true; }), Error);
+		CHECK_FALSE(ran);	// the region is not run when counting cannot start
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+	}
+	SECTION("the thread's CPU has no PMU: InvalidArgument, nothing changed")
+	{
+		// only a CPU beyond those the thread may use has one
+		Info info = countable_up_to(allowed.back() + 1);
+		for (unsigned c = 0; c <= allowed.back(); ++c)
+			info.cpus[c] = test::offline_cpu(c);
+		Counters c{not_amupmu(), info};
+		c.add("cycles");
+		CHECK_THROWS_MATCHES((void)c.measure_this_thread(), InvalidArgument,
+				     Catch::Predicate<InvalidArgument>([](const InvalidArgument& e) {
+					     return std::string{e.what()}.find("is not online with a PMU") !=
+						    std::string::npos;
+				     }, "the CPU is not online with a PMU"));
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == std::vector<unsigned>{allowed.back() + 1});
+	}
+	SECTION("no event: InvalidArgument from start(), given back")
+	{
+		Counters c{not_amupmu(), countable_up_to(allowed.back())};
+		const std::vector<unsigned> set = cpus_of(c);
+		CHECK_THROWS_AS((void)c.measure_this_thread(), InvalidArgument);
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+	}
 }
