@@ -209,8 +209,7 @@ private:
 	std::vector<std::uint64_t> totals_{};		///< per event
 	/// [cpu index * events + event]; a multiplexed group's has three more
 	/// blocks of the same shape after it: the raw counts, the times
-	/// enabled, the times running (kept here so that the class keeps its
-	/// libamupmu.so.1 layout)
+	/// enabled, the times running
 	std::vector<std::uint64_t> values_{};
 	std::vector<std::uint64_t> cpu_running_{};	///< per CPU index
 	std::vector<bool> cpu_offline_{};		///< per CPU index
@@ -462,8 +461,7 @@ private:
 	CounterResult result_{};
 	bool have_result_ = false;
 	bool running_ = false;
-	/// set_multiplex() (in padding: the class keeps its libamupmu.so.1
-	/// layout)
+	/// set_multiplex()
 	bool multiplex_ = false;
 	std::optional<Error> stop_error_{};
 	std::optional<CompensationOptions> compensation_{};
