@@ -9,6 +9,10 @@
 #   2. no incompatible change under the same SONAME: an incompatible change
 #      needs a new AMUPMU_SOVERSION (lib/libamupmu/CMakeLists.txt) and then
 #      a new baseline; compatible additions pass and are listed
+#   3. nothing internal is exported: no symbol of the report component or
+#      the text helpers (amupmu::report, amupmu::text), and a symbol of a
+#      detail namespace only when a public header names it (what inline
+#      functions of the headers call: RingCursor, the SPE decoder's tables)
 # --update writes the baseline from BUILD_DIR (after an intended change).
 set -uo pipefail
 
@@ -35,23 +39,45 @@ if [ $update = 1 ]; then
 fi
 
 echo "TAP version 13"
-echo "1..2"
+echo "1..3"
 failed=0
+# tap_empty N FILE OK FAIL: "ok N - OK" when FILE is empty, else "not ok N -
+# FAIL" and FILE's first lines
+tap_empty() {
+	if [ -s "$2" ]; then
+		echo "not ok $1 - $4"
+		head -10 "$2" | sed 's/^/#   /'
+		failed=1
+	else
+		echo "ok $1 - $3"
+	fi
+}
+
 # 1: every exported symbol is in the amupmu namespace (or the version node)
 nm -D --defined-only "$SO" | awk '{print $NF}' |
 	grep -vE '^(_ZN6amupmu|_ZNK6amupmu|_ZT[ISVT]N6amupmu|_ZT[hv][^N]*_NK?6amupmu|AMUPMU_1$)' >"$T/foreign"
 n=$(nm -D --defined-only "$SO" | grep -c .)
-if [ -s "$T/foreign" ]; then
-	echo "not ok 1 - libamupmu.so exports $(grep -c . "$T/foreign") symbols outside the amupmu namespace"
-	head -10 "$T/foreign" | sed 's/^/#   /'
-	failed=1
-else
-	echo "ok 1 - libamupmu.so exports $n symbols, all of the amupmu namespace (version node AMUPMU_1)"
-fi
+tap_empty 1 "$T/foreign" "libamupmu.so exports $n symbols, all of the amupmu namespace (version node AMUPMU_1)" \
+	"libamupmu.so exports $(grep -c . "$T/foreign") symbols outside the amupmu namespace"
+
+# 3: nothing internal (run before 2, which may end the script; printed
+# after it)
+nm -DC --defined-only "$SO" | awk '{$1 = $2 = ""; print substr($0, 3)}' >"$T/demangled"
+grep -E 'amupmu::(report|text)::' "$T/demangled" >"$T/internal"
+sed -n 's/.*::detail::\([A-Za-z_][A-Za-z_0-9]*\).*/\1/p' "$T/demangled" | sort -u |
+	while read -r name; do
+		grep -rqw -- "$name" "$TOP/lib/libamupmu/include/amupmu" || grep -F "::detail::$name" "$T/demangled"
+	done >>"$T/internal"
+report_internal() {
+	tap_empty 3 "$T/internal" \
+		"nothing internal exported ($(grep -c '::detail::' "$T/demangled") symbols of detail namespaces, each named by a public header's inline code)" \
+		"libamupmu.so exports $(grep -c . "$T/internal") internal symbols (the report's, the text helpers', or a detail one no public header names): hide them"
+}
 
 # 2: against the baseline
 if [ ! -f "$BASE" ]; then
 	echo "not ok 2 - no baseline $BASE: tools/abi-check.sh --update"
+	report_internal
 	exit 1
 fi
 xz -dc "$BASE" >"$T/baseline.abi"
@@ -85,4 +111,5 @@ elif [ $((rc & 4)) != 0 ]; then
 else
 	echo "ok 2 - $now: the ABI is the baseline's"
 fi
+report_internal
 exit $failed

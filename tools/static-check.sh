@@ -85,10 +85,11 @@ grep -v '^[[:space:]]*\(#\|$\)' tools/static/cppcheck-suppressions.txt >"$OUT/cp
 if cppcheck --quiet --enable=warning,performance,portability --std=c++20 --language=c++ \
 	--inline-suppr --suppressions-list="$OUT/cppcheck-suppressions" \
 	--error-exitcode=1 -I lib/libamupmu/include -I include/uapi -I kernel/amu_pmu_drv \
-	-I lib/amupmu-report/include -I "$BUILD/lib/libamupmu/include" \
+	-I lib/amupmu-report/include -I lib/amupmu-text/include -I "$BUILD/lib/libamupmu/include" \
 	--library=tools/static/libnl.cfg \
 	--template='{file}:{line}: {severity} [{id}] {message}' \
-	lib/libamupmu/src lib/amupmu-report/src lib/libamupmu/tests tools/amupmu examples >"$OUT/cppcheck.log" 2>&1; then
+	lib/libamupmu/src lib/amupmu-report/src lib/amupmu-text/src lib/libamupmu/tests tools/amupmu examples \
+	>"$OUT/cppcheck.log" 2>&1; then
 	echo "ok $n - cppcheck lib/ tools/ examples/ ($(grep -c . "$OUT/cppcheck.log") findings)"
 else
 	echo "not ok $n - cppcheck lib/ tools/ examples/ (log $OUT/cppcheck.log)"

@@ -20,6 +20,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu amu [-C CPUS] [-I MS] [--json | -x SEP] [-o FILE]
@@ -103,7 +105,7 @@ Options parse(Args args)
 	return o;
 }
 
-std::string render(const Options& o, const AmuReport& r)
+std::string render(const Options& o, const AmuRun& r)
 {
 	// with -I every report is one line, the last (the whole run) too
 	if (o.json)
@@ -150,9 +152,9 @@ int run(Args args)
 	}
 	const auto interval_report = [&] {
 		read_amu(amu, now);
-		AmuReport r = amu_interval(amu.info(), last, now);
-		r.interval_end = since();
-		r.seconds = o.interval_ms / 1000.0;
+		const AmuRun r{.amu = amu_interval(amu.info(), last, now),
+			       .seconds = o.interval_ms / 1000.0,
+			       .interval_end = since()};
 		out << render(o, r) << std::flush;
 		std::swap(last, now);
 	};
@@ -168,9 +170,7 @@ int run(Args args)
 		interval_report();
 	}
 	read_amu(amu, now);
-	AmuReport r = amu_interval(amu.info(), first, now);
-	r.command = o.command;
-	r.seconds = since();
+	AmuRun r{.amu = amu_interval(amu.info(), first, now), .command = o.command, .seconds = since()};
 	if (child)
 		r.exit_status = child->status();
 	out << render(o, r) << std::flush;

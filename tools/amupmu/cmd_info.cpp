@@ -17,6 +17,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu info [--json] [-v|--verbose] [--device PATH]

@@ -18,6 +18,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu monitor [--json] [--groups LIST] [--count N]

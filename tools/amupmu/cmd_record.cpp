@@ -39,6 +39,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view record_usage = R"(Usage: amupmu record [-e EVENTS] [-c PERIOD | -F HZ] [-C CPUS | -a] [-o FILE]

@@ -15,6 +15,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view script_usage = R"usage(Usage: amupmu script [-i FILE]

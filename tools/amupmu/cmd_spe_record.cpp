@@ -31,6 +31,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view record_usage = R"usage(Usage: amupmu spe record [-C CPUS] [--type LIST] [--min-latency N] [--events LIST]

@@ -15,6 +15,8 @@
 
 namespace amupmu::cli {
 
+using namespace amupmu::report;
+
 namespace {
 
 constexpr std::string_view usage = R"(Usage: amupmu spe report [-i FILE | FILE] [--top N] [--sort count|latency]

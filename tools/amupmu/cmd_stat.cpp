@@ -7,6 +7,7 @@
 #include "file.hpp"
 #include "signal_wait.hpp"
 
+#include <amupmu/compensation.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -23,6 +24,8 @@
 #include <optional>
 
 namespace amupmu::cli {
+
+using namespace amupmu::report;
 
 namespace {
 
@@ -376,8 +379,7 @@ int run(Args args)
 		file.emplace(*o.output);
 	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
 
-	CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0,
-				 .calibration = cal ? &*cal : nullptr};
+	const CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0, .calibration = cal};
 	Reporter reporter{p, o.per_cpu};
 	const auto finish = [&](StatReport& r) {
 		apply_errata(r, p.midr, comp);
@@ -438,7 +440,6 @@ int run(Args args)
 			if (amu) {
 				read_amu(*amu, amu_now);
 				r.amu = amu_interval(amu->info(), amu_last, amu_now);
-				r.amu->seconds = r.seconds;
 				std::swap(amu_last, amu_now);
 			}
 			out << render(o, r) << std::flush;
@@ -483,12 +484,8 @@ int run(Args args)
 		r.seconds_stddev = wall.stddev_mean();
 	}
 	finish(r);
-	if (amu) {
+	if (amu)
 		r.amu = amu_interval(amu->info(), amu_first, amu_now);
-		r.amu->command = o.command;
-		r.amu->seconds = seconds;
-		r.amu->exit_status = r.exit_status;
-	}
 	out << render(o, r) << std::flush;
 	if (file)
 		file->close();	// a failed write(2) with its errno

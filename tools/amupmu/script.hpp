@@ -24,7 +24,7 @@ namespace amupmu::cli {
 /// Time: CLOCK_MONOTONIC_RAW seconds with microseconds (the generic timer's
 /// count over its frequency without the recording's clock line). Unknown
 /// symbols and files are "[unknown]", the kernel "[kernel.kallsyms]".
-[[nodiscard]] std::string format_script(const Recording& r);
+[[nodiscard]] std::string format_script(const report::Recording& r);
 
 } // namespace amupmu::cli
 

@@ -1,24 +1,28 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/amu.hpp>
 #include <amupmu/cpu.hpp>
+#include <amupmu/decode.hpp>
+#include <amupmu/errata.hpp>
 #include <amupmu/format.hpp>
 #include <amupmu/report/amu_format.hpp>
 #include <amupmu/report/json.hpp>
 
-#include "numtext.hpp"
-#include "text.hpp"
+#include <amupmu/text/numtext.hpp>
+#include <amupmu/text/columns.hpp>
 
 #include <algorithm>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
-using detail::fixed;
-using detail::pad_left;
-using detail::clean;
+using text::fixed;
+using text::pad_left;
+using text::clean;
 
 // A missing figure in the table: short, explained in the legend.
 std::string_view marker(AmuWhy why) noexcept
@@ -151,24 +155,103 @@ void json_row(JsonWriter& w, const AmuCpuDelta& d, bool total)
 	w.end_object();
 }
 
+std::string cpu_list_of(const std::vector<unsigned>& cpus)
+{
+	return (cpus.size() == 1 ? "CPU " : "CPUs ") + format_cpu_list(cpus);
+}
+
+std::string not_counted_why(const AmuNotCounted& n)
+{
+	switch (n.why) {
+	case AmuNotCountedWhy::no_counter: return "no group 0 counter has this event type";
+	case AmuNotCountedWhy::not_enabled: {
+		const std::string idx = std::to_string(n.counter);
+		return "counter " + idx + " not enabled (AMCNTENSET0_EL0 bit " + idx + " clear)";
+	}
+	case AmuNotCountedWhy::group1_reads_zero: break;
+	}
+	return "AMCR_EL0.CG1RZ set (AMUv1p1): they read zero below the highest EL";
+}
+
 } // namespace
 
-std::string format_amu_text(const AmuReport& r)
+std::string_view amu_backend(const AmuReport& r) noexcept
 {
+	return r.mock ? "mock AMU model" : "hardware AMU";
+}
+
+std::vector<std::string> amu_flags(const AmuReport& r)
+{
+	std::vector<unsigned> offline, no_amu, restarted;
+	std::map<std::string, std::vector<unsigned>> erratum_cpus;
+	// (what, why) -> CPUs: one line per kind, however many CPUs
+	std::map<std::pair<std::string, std::string>, std::vector<unsigned>> not_counted;
+	for (const AmuCpuDelta& d : r.per_cpu) {
+		if (d.state == AmuWhy::no_amu)
+			no_amu.push_back(d.cpu);
+		if (d.state == AmuWhy::offline)
+			offline.push_back(d.cpu);
+		if (d.restarted)
+			restarted.push_back(d.cpu);
+		if (!d.erratum.empty())
+			erratum_cpus[d.erratum].push_back(d.cpu);
+		for (const AmuNotCounted& n : d.not_counted) {
+			std::string what = n.why == AmuNotCountedWhy::group1_reads_zero ? "group 1 counters"
+											 : std::string{amu_event_name(n.event)};
+			not_counted[{std::move(what), not_counted_why(n)}].push_back(d.cpu);
+		}
+	}
+	std::vector<std::string> flags;
+	for (const auto& [id, cpus] : erratum_cpus) {
+		const Erratum* e = find_erratum(id);
+		flags.push_back("erratum " + id + " on " + cpu_list_of(cpus) + " (" + std::string{e->core} + " " +
+				affected_range(*e) + "): " + std::string{e->summary} + " [" + std::string{e->provenance} +
+				"]");
+	}
+	for (const auto& [what, cpus] : not_counted)
+		flags.push_back("not counted: " + cpu_list_of(cpus) + " " + what.first + ": " + what.second);
+	if (!offline.empty())
+		flags.push_back("offline: " + cpu_list_of(offline) + " offline at a read: no figures for the interval");
+	if (!restarted.empty())
+		flags.push_back("restarted: " + cpu_list_of(restarted) +
+				" powered down in the interval; amupmu added the earlier counts back, figures still valid");
+	if (!no_amu.empty())
+		flags.push_back("no AMU: " + cpu_list_of(no_amu) +
+				" without a usable AMU (not implemented, amu=0, or never online)");
+	return flags;
+}
+
+std::vector<std::string> amu_notes(const AmuReport& r)
+{
+	std::vector<unsigned> zero;
+	for (const AmuCpuDelta& d : r.per_cpu)
+		if (d.amu_zero)
+			zero.push_back(d.cpu);
+	if (zero.empty())
+		return {};
+	return {cpu_list_of(zero) +
+		": AMU_ZERO, the cycle counters read zero at discovery (firmware left them disabled or reset)"};
+}
+
+std::string format_amu_text(const AmuRun& run)
+{
+	const AmuReport& r = run.amu;
+	const std::vector<std::string> flags = amu_flags(r);
+	const std::vector<std::string> notes = amu_notes(r);
 	std::string out;
-	const std::string prefix = r.interval_end ? pad_left(fixed(*r.interval_end, 6), 14) + " " : "";
-	if (!r.interval_end) {
+	const std::string prefix = run.interval_end ? pad_left(fixed(*run.interval_end, 6), 14) + " " : "";
+	if (!run.interval_end) {
 		out += "\n AMU activity of CPUs " + r.cpus;
-		if (!r.command.empty())
-			out += " for '" + command_text(r.command) + "'";
-		out += " (" + fixed(r.seconds, 6) + " s), backend: ";
+		if (!run.command.empty())
+			out += " for '" + command_text(run.command) + "'";
+		out += " (" + fixed(run.seconds, 6) + " s), backend: ";
 		out += r.mock ? "MOCK AMU MODEL (test build: the numbers come from the mock register model, "
 				"not from hardware)"
-			      : r.backend;
+			      : std::string{amu_backend(r)};
 		out += "\n timer " + fixed(static_cast<double>(r.timer_freq) / 1e6, 3) + " MHz";
-		if (!r.flags.empty()) {
+		if (!flags.empty()) {
 			std::string kinds;
-			for (const std::string& f : r.flags) {
+			for (const std::string& f : flags) {
 				const std::size_t end = f.starts_with("erratum ") ? f.find(" on ") : f.find(':');
 				const std::string kind = f.substr(0, end);
 				if (kinds.find(kind) == std::string::npos)
@@ -209,48 +292,49 @@ std::string format_amu_text(const AmuReport& r)
 	for (const AmuCpuDelta& d : r.per_cpu)
 		row(d, std::to_string(d.cpu));
 	row(r.total, "all", r.per_cpu.size());
-	if (!r.interval_end) {
+	if (!run.interval_end) {
 		out += "\n MHz = dCPU_CYCLES / dCNT_CYCLES x timer (while not in WFI); IPC = dINST_RETIRED / "
 		       "dCPU_CYCLES;\n MemStall = dSTALL_BACKEND_MEM / dCPU_CYCLES; Active = dCNT_CYCLES / "
 		       "dtime; 'all': sums over the CPUs with the figure.\n"
 		       " n/c: not counted, ERRATUM: counter unreliable on this core, offline: CPU offline at a "
 		       "read, idle: no cycles, no-amu: no usable AMU\n";
-		if (r.exit_status && *r.exit_status != 0)
-			out += "\n" + pad_left(std::to_string(*r.exit_status), 20) + " exit status of the command\n";
-		for (const std::string& f : r.flags)
+		if (run.exit_status && *run.exit_status != 0)
+			out += "\n" + pad_left(std::to_string(*run.exit_status), 20) + " exit status of the command\n";
+		for (const std::string& f : flags)
 			out += "\n flag: " + f;
-		for (const std::string& n : r.notes)
+		for (const std::string& n : notes)
 			out += "\n note: " + n;
-		if (!r.flags.empty() || !r.notes.empty())
+		if (!flags.empty() || !notes.empty())
 			out += "\n";
 		out += "\n";
 	}
 	return out;
 }
 
-std::string format_amu_json(const AmuReport& r, unsigned indent)
+std::string format_amu_json(const AmuRun& run, unsigned indent)
 {
 	JsonWriter w{indent};
-	write_amu_json(w, r);
+	write_amu_json(w, run);
 	return w.str() + "\n";
 }
 
-void write_amu_json(JsonWriter& w, const AmuReport& r)
+void write_amu_json(JsonWriter& w, const AmuRun& run)
 {
+	const AmuReport& r = run.amu;
 	w.begin_object();
 	w.key("command").begin_array();
-	for (const std::string& a : r.command)
+	for (const std::string& a : run.command)
 		w.value(a);
 	w.end_array();
 	w.member("cpus", r.cpus)
-		.member("backend", r.backend)
+		.member("backend", amu_backend(r))
 		.member("mock", r.mock)
 		.member("timer_freq", r.timer_freq)
-		.member("seconds", r.seconds);
-	if (r.interval_end)
-		w.member("interval_end", *r.interval_end);
-	if (r.exit_status)
-		w.member("exit_status", *r.exit_status);
+		.member("seconds", run.seconds);
+	if (run.interval_end)
+		w.member("interval_end", *run.interval_end);
+	if (run.exit_status)
+		w.member("exit_status", *run.exit_status);
 	w.key("per_cpu").begin_array();
 	for (const AmuCpuDelta& d : r.per_cpu)
 		json_row(w, d, false);
@@ -258,21 +342,22 @@ void write_amu_json(JsonWriter& w, const AmuReport& r)
 	w.key("total");
 	json_row(w, r.total, true);
 	w.key("flags").begin_array();
-	for (const std::string& f : r.flags)
+	for (const std::string& f : amu_flags(r))
 		w.value(f);
 	w.end_array();
 	w.key("notes").begin_array();
-	for (const std::string& n : r.notes)
+	for (const std::string& n : amu_notes(r))
 		w.value(n);
 	w.end_array();
 	w.end_object();
 }
 
-std::string format_amu_csv(const AmuReport& r, std::string_view sep)
+std::string format_amu_csv(const AmuRun& run, std::string_view sep)
 {
+	const AmuReport& r = run.amu;
 	std::string out;
 	const std::string s{sep};
-	const std::string prefix = r.interval_end ? fixed(*r.interval_end, 6) + s : "";
+	const std::string prefix = run.interval_end ? fixed(*run.interval_end, 6) + s : "";
 	const auto fig = [](const AmuFigure& f, double scale, int decimals) {
 		return f.ok() ? fixed(f.value * scale, decimals) : std::string{};
 	};
@@ -304,4 +389,4 @@ std::string format_amu_csv(const AmuReport& r, std::string_view sep)
 	return out;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

@@ -11,7 +11,7 @@
 #include <algorithm>
 #include <cstdio>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
@@ -611,4 +611,4 @@ std::string format_info_json(const Info& info, const FormatOptions& options)
 	return w.str() + "\n";
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

@@ -4,8 +4,8 @@
 #include <amupmu/format.hpp>
 #include <amupmu/report/record.hpp>
 
-#include "numtext.hpp"
-#include "textfile.hpp"
+#include <amupmu/text/numtext.hpp>
+#include <amupmu/text/escape.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -18,7 +18,7 @@
 #include <sstream>
 #include <tuple>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
@@ -49,12 +49,12 @@ std::vector<std::string_view> words(std::string_view line)
 
 std::string escape(std::string_view s)
 {
-	return detail::escape_word(s);
+	return text::escape_word(s);
 }
 
 std::string unescape(unsigned line, std::string_view s)
 {
-	auto out = detail::unescape_word(s);
+	auto out = text::unescape_word(s);
 	if (!out)
 		bad(line, "bad %-escape in '" + std::string{s} + "'");
 	return std::move(*out);
@@ -62,7 +62,7 @@ std::string unescape(unsigned line, std::string_view s)
 
 std::string percent(std::uint64_t n, std::uint64_t total)
 {
-	std::string s = detail::fixed(total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0, 2);
+	std::string s = text::fixed(total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0, 2);
 	if (s.size() < 6)
 		s.insert(0, 6 - s.size(), ' ');
 	return s + "%";
@@ -71,9 +71,9 @@ std::string percent(std::uint64_t n, std::uint64_t total)
 // "12.345678901"
 std::string seconds_text(std::uint64_t ns)
 {
-	std::string frac = detail::decimal(ns % 1000000000);
+	std::string frac = text::decimal(ns % 1000000000);
 	frac.insert(0, 9 - frac.size(), '0');
-	return detail::decimal(ns / 1000000000) + "." + frac;
+	return text::decimal(ns / 1000000000) + "." + frac;
 }
 
 // A number of a recording's line into out: decimal, or 0x<hex> when
@@ -135,13 +135,13 @@ std::string Recording::comm(std::uint32_t pid, std::uint32_t tid) const
 	for (const std::uint32_t id : {tid, pid})
 		if (const auto it = comms.find(id); it != comms.end())
 			return it->second;
-	return ":" + detail::decimal(tid);
+	return ":" + text::decimal(tid);
 }
 
 void write_recording(std::ostream& out, const Recording& r)
 {
 	// built as a string: out's locale would group the digits
-	using detail::decimal;
+	using text::decimal;
 	const bool v3 = !r.more_events.empty() || r.frequency || !r.comms.empty() || !r.kernel_symbols.empty() ||
 			std::ranges::any_of(r.samples, [](const RecordedSample& x) { return x.event != 0; });
 	std::string t{v3 ? magic : magic_v2};
@@ -284,7 +284,7 @@ Recording read_recording(std::istream& in)
 			num("cpu", w[1], s.cpu);
 			num("pid", w[2], s.pid);
 			num("tid", w[3], s.tid);
-			const auto number = detail::parse<unsigned>(w[4]);
+			const auto number = text::parse<unsigned>(w[4]);
 			if (v1) {	// an exception level: EL1 and EL2 were the kernel's
 				if (!number || *number > 3)
 					bad(n, "malformed 's' line: exception level '" + std::string{w[4]} + "'");
@@ -382,7 +382,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 			else if (k == "srcline")
 				columns.push_back(srcline(h.where).empty() ? "[unknown]" : srcline(h.where));
 			else
-				columns.push_back(detail::decimal(std::get<1>(key)));
+				columns.push_back(text::decimal(std::get<1>(key)));
 		}
 		by_key[columns] += h.count;
 	}
@@ -395,13 +395,13 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	for (const std::string& a : r.command)
 		cmd += (cmd.empty() ? "" : " ") + a;
 	std::ostringstream out;
-	std::string events = r.event + " (" + hex(r.number, 4) + ") every " + detail::decimal(r.period) + " events";
+	std::string events = r.event + " (" + hex(r.number, 4) + ") every " + text::decimal(r.period) + " events";
 	for (const RecordedEvent& e : r.more_events)
-		events += ", " + e.event + " (" + hex(e.number, 4) + ") every " + detail::decimal(e.period) + " events";
-	out << "# amupmu report: " << detail::decimal(total) << " samples of " << events << ", CPUs " << r.cpus << ", "
-	    << detail::decimal(r.lost) << " lost, " << detail::decimal(r.skid) << " dropped as kernel skid\n";
+		events += ", " + e.event + " (" + hex(e.number, 4) + ") every " + text::decimal(e.period) + " events";
+	out << "# amupmu report: " << text::decimal(total) << " samples of " << events << ", CPUs " << r.cpus << ", "
+	    << text::decimal(r.lost) << " lost, " << text::decimal(r.skid) << " dropped as kernel skid\n";
 	if (r.frequency)
-		out << "# -F " << detail::decimal(r.frequency) << ": periods from the events' rates when recording\n";
+		out << "# -F " << text::decimal(r.frequency) << ": periods from the events' rates when recording\n";
 	if (!r.more_events.empty()) {
 		std::vector<std::uint64_t> per_event(1 + r.more_events.size());
 		for (const RecordedSample& s : r.samples)
@@ -409,7 +409,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		const std::vector<RecordedEvent> all = r.events();
 		std::string list;
 		for (std::size_t e = 0; e < all.size(); ++e)
-			list += (list.empty() ? "" : ", ") + all[e].event + " " + detail::decimal(per_event[e]);
+			list += (list.empty() ? "" : ", ") + all[e].event + " " + text::decimal(per_event[e]);
 		out << "# samples per event: " << list << "\n";
 	}
 	if (!r.modifiers.empty()) {
@@ -438,7 +438,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		}
 	}
 	if (options.percent_limit > 0)
-		out << "# lines below " << detail::fixed(options.percent_limit, 2) << "% left out\n";
+		out << "# lines below " << text::fixed(options.percent_limit, 2) << "% left out\n";
 	out << "# command: " << cmd << "\n\n";
 
 	std::vector<std::pair<std::string, std::uint64_t>> rows;
@@ -455,7 +455,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		header += "  " + std::string{k == "sym" ? "symbol" : k == "comm" ? "command" : k};
 	out << "# hottest symbols\n#  overhead  samples" << header << "\n";
 	for (std::size_t i = 0; i < rows.size() && i < options.top && shown(rows[i].second); ++i)
-		out << "   " << percent(rows[i].second, total) << "  " << detail::decimal(rows[i].second) << "  "
+		out << "   " << percent(rows[i].second, total) << "  " << text::decimal(rows[i].second) << "  "
 		    << rows[i].first << "\n";
 
 	// the PCs of every thread of a process together
@@ -475,7 +475,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
 		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
-		out << "   " << percent(h.count, total) << "  " << detail::decimal(h.count) << "  "
+		out << "   " << percent(h.count, total) << "  " << text::decimal(h.count) << "  "
 		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
 		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso
 		    << (h.where.line ? "  " + srcline(h.where) : "") << "\n";
@@ -483,4 +483,4 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 	return out.str();
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

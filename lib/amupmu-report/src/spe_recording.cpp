@@ -2,7 +2,7 @@
 #include <amupmu/error.hpp>
 #include <amupmu/report/spe_recording.hpp>
 
-#include "textfile.hpp"
+#include <amupmu/text/escape.hpp>
 
 #include <cerrno>
 #include <charconv>
@@ -10,7 +10,7 @@
 #include <ostream>
 #include <string_view>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
@@ -84,7 +84,7 @@ public:
 	std::string text(std::string_view what)
 	{
 		const std::string_view w = word();
-		auto s = detail::unescape_word(w);
+		auto s = text::unescape_word(w);
 		if (w.empty() || !s)
 			bad(n_, "bad " + std::string{what});
 		return std::move(*s);
@@ -108,10 +108,10 @@ void write_spe_recording(std::ostream& out, const SpeRecording& r)
 	out << magic << "\n";
 	out << "command";
 	for (const std::string& a : r.command)
-		out << " " << detail::escape_word(a);
+		out << " " << text::escape_word(a);
 	out << "\n";
-	out << "cpus " << detail::escape_word(r.cpus) << "\n";
-	out << "backend " << detail::escape_word(r.backend) << "\n";
+	out << "cpus " << text::escape_word(r.cpus) << "\n";
+	out << "backend " << text::escape_word(r.backend) << "\n";
 	out << "timer_freq " << num(r.timer_freq) << "\n";
 	out << "pid " << num(r.pid) << "\n";
 	const SpeRecordedConfig& c = r.config;
@@ -127,7 +127,7 @@ void write_spe_recording(std::ostream& out, const SpeRecording& r)
 		    << " events=" << num(s.events) << " midr=" << num(s.midr, 16) << "\n";
 	for (const Mapping& m : r.maps)
 		out << "map " << num(m.pid) << " " << num(m.start, 16) << " " << num(m.end, 16) << " "
-		    << num(m.offset, 16) << " " << detail::escape_word(m.path) << "\n";
+		    << num(m.offset, 16) << " " << text::escape_word(m.path) << "\n";
 	for (const SpeChunk& ch : r.chunks) {
 		out << "data " << num(ch.cpu) << " " << num(ch.data.size()) << "\n";
 		out.write(reinterpret_cast<const char*>(ch.data.data()), static_cast<std::streamsize>(ch.data.size()));
@@ -150,7 +150,7 @@ SpeRecording read_spe_recording(std::istream& in)
 		const std::string_view tag = w.word();
 		if (tag == "command") {
 			for (std::string_view a = w.word(); !a.empty(); a = w.word()) {
-				auto s = detail::unescape_word(a);
+				auto s = text::unescape_word(a);
 				if (!s)
 					bad(n, "bad argument");
 				r.command.push_back(std::move(*s));
@@ -221,4 +221,4 @@ SpeRecording read_spe_recording(std::istream& in)
 	return r;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

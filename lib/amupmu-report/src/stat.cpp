@@ -6,124 +6,85 @@
 #include <amupmu/report/json.hpp>
 #include <amupmu/report/stat.hpp>
 
-#include "numtext.hpp"
-#include "text.hpp"
+#include <amupmu/text/numtext.hpp>
+#include <amupmu/text/columns.hpp>
 
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <utility>
 
-namespace amupmu {
+namespace amupmu::report {
 
 namespace {
 
-using detail::fixed;
-using detail::pad_left;
-using detail::pad_right;
-using detail::clean;
+using text::fixed;
+using text::pad_left;
+using text::pad_right;
+using text::clean;
 
 std::string param_text(const Erratum& e, const Parameter& p)
 {
-	return std::string{e.parameter} + " " + detail::general(p.value, 4) +
+	return std::string{e.parameter} + " " + text::general(p.value, 4) +
 	       (p.calibrated ? " (calibrated)" : " (default)");
 }
 
-// The row of number counted at the same exception levels as flags says:
-// a compensation uses the companions of its own row's modifiers.
-const StatRow* row_of(const StatReport& r, std::uint16_t number, std::uint32_t flags, int cpu)
+// The counts of the rows of one CPU (-1: the sums), for compensate(); the
+// index of row among them.
+std::vector<EventCount> counts_of(const StatReport& r, const StatRow& row, std::size_t& index)
 {
-	for (const StatRow& row : r.rows)
-		if (row.number == number && row.cpu == cpu &&
-		    (row.flags & evflag::exclusions) == (flags & evflag::exclusions))
-			return &row;
-	return nullptr;
-}
-
-} // namespace
-
-std::vector<EventSpec> errata_companions(std::span<const EventSpec> events, std::uint64_t midr)
-{
-	std::vector<EventSpec> add;
-	const auto same = [](std::uint16_t n, std::uint32_t flags) {
-		return [=](const EventSpec& e) {
-			return e.number == n && (e.flags & evflag::exclusions) == (flags & evflag::exclusions);
-		};
-	};
-	const auto have = [&](std::uint16_t n, std::uint32_t flags) {
-		return std::ranges::any_of(events, same(n, flags)) || std::ranges::any_of(add, same(n, flags));
-	};
-	// each row of an affected event, with its modifiers, gets its own
-	const auto need = [&](std::uint16_t n, const EventSpec& row) {
-		if (!have(n, row.flags))
-			add.push_back(parse_event(event_display_name(n, midr) +
-							  (row.modifiers.empty() ? "" : ":" + row.modifiers),
-						  midr));
-	};
-	for (const ErratumMatch& m : errata_for(midr, ErratumUnit::pmu)) {
-		if (m.applicability != Applicability::yes)
-			continue;
-		for (const EventSpec& row : events) {
-			if (row.number != m.erratum->event)
-				continue;
-			if (m.erratum->model == ErratumModel::overcount_minus_companion)
-				need(m.erratum->companion, row);
-			if (m.erratum->model == ErratumModel::undercount_ec0)
-				for (const std::uint16_t n : {ev::exc_taken, ev::exc_return})
-					need(n, row);
+	std::vector<EventCount> counts;
+	for (const StatRow& other : r.rows)
+		if (other.cpu == row.cpu) {
+			if (&other == &row)
+				index = counts.size();
+			counts.push_back({.number = other.number, .flags = other.flags, .value = other.value});
 		}
-	}
-	return add;
+	return counts;
 }
-
-namespace {
 
 // One row of an erratum's event (every row of it gets its own: with
 // "exc_undef:u,exc_undef:k" two, each with the companions counted at its
-// own exception levels); the report's note once per erratum.
-void apply_erratum(StatReport& report, StatRow& row, const ErratumMatch& match, std::uint64_t midr,
-		   const CompensationOptions& options, bool& noted)
+// own exception levels) from the library's compensation of it; the
+// report's note once per erratum.
+void show_compensation(StatReport& report, StatRow& row, const Compensation& c, std::uint64_t midr, bool& noted)
 {
-	const Erratum& e = *match.erratum;
+	const Erratum& e = *c.erratum;
 	const auto note = [&](const std::string& text) {
 		if (!noted)
 			report.notes.push_back(std::string{e.id} + ": " + text);
 		noted = true;
 	};
 	row.erratum = std::string{e.id};
-	if (match.applicability == Applicability::verify) {
+	row.compensated = c.value;
+	switch (c.status) {
+	case CompensationStatus::verify:
 		row.note = "verify: " + std::string{e.core} + " " + revision_string(decode_midr(midr)) +
 			   " is after the affected " + affected_range(e) + "; not compensated";
 		note(row.note);
 		return;
-	}
-	if (!options.enabled) {
+	case CompensationStatus::disabled:
 		row.note = "erratum applies; compensation off";
 		note(std::string{e.summary} + " -- compensation turned off, raw value shown");
 		return;
+	case CompensationStatus::needs_companion:
+		row.note = "needs " + event_display_name(e.companion, midr) +
+			   (row.modifiers.empty() ? "" : ":" + row.modifiers) + " in the group";
+		return;
+	case CompensationStatus::compensated:
+		break;
 	}
-	const Parameter p = parameter_for(e, midr, options.calibration);
 	if (e.model == ErratumModel::undercount_ec0) {
-		row.compensated = compensate_undercount(row.value, options.exc_undef_ec0, p.value);
-		row.note = param_text(e, p) +
-			   (options.exc_undef_ec0 ? ", EC=0x00 ground truth " + group_digits(*options.exc_undef_ec0)
-						  : ", all counted taken as EC=0x00");
-		const StatRow* taken = row_of(report, ev::exc_taken, row.flags, row.cpu);
-		const StatRow* ret = row_of(report, ev::exc_return, row.flags, row.cpu);
-		if (taken && ret) {
-			const CrossCheck c = cross_check_exc_undef(*row.compensated, taken->value, ret->value);
-			row.note += std::string{"; cross-check "} + (c.consistent ? "ok" : "FAILED") + ": " + c.note;
-		}
+		row.note = param_text(e, c.parameter) +
+			   (c.exc_undef_ec0 ? ", EC=0x00 ground truth " + group_digits(*c.exc_undef_ec0)
+					    : ", all counted taken as EC=0x00");
+		if (c.cross_check)
+			row.note += std::string{"; cross-check "} + (c.cross_check->consistent ? "ok" : "FAILED") +
+				    ": " + c.cross_check->note;
 	} else {
-		const StatRow* comp = row_of(report, e.companion, row.flags, row.cpu);
-		const std::string companion =
-			event_display_name(e.companion, midr) + (row.modifiers.empty() ? "" : ":" + row.modifiers);
-		if (!comp) {
-			row.note = "needs " + companion + " in the group";
-			return;
-		}
-		row.compensated = compensate_overcount(row.value, comp->value, p.value);
-		row.note = param_text(e, p) + ", minus min(measured * factor, " + companion + ")";
+		row.note = param_text(e, c.parameter) + ", minus min(measured * factor, " +
+			   event_display_name(e.companion, midr) + (row.modifiers.empty() ? "" : ":" + row.modifiers) +
+			   ")";
 	}
 	note(std::string{e.summary} + " [" + std::string{e.provenance} + "]");
 }
@@ -211,9 +172,14 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 	for (const ErratumMatch& match : errata_for(midr, ErratumUnit::pmu)) {
 		bool noted = false;
 		// every row of the event: "exc_undef:u,exc_undef:k" are two
-		for (StatRow& row : report.rows)
-			if (row.number == match.erratum->event)
-				apply_erratum(report, row, match, midr, options, noted);
+		for (StatRow& row : report.rows) {
+			if (row.number != match.erratum->event)
+				continue;
+			std::size_t index = 0;
+			const std::vector<EventCount> counts = counts_of(report, row, index);
+			if (const auto c = compensate(counts, index, midr, options); c && c->erratum == match.erratum)
+				show_compensation(report, row, *c, midr, noted);
+		}
 	}
 }
 
@@ -351,7 +317,8 @@ std::vector<Line> lines_of(const StatReport& r)
 	}
 	if (r.amu) {
 		const AmuReport& a = *r.amu;
-		const auto ns = static_cast<std::uint64_t>(std::llround(a.seconds * 1e9));
+		// over the same interval as the counts
+		const auto ns = static_cast<std::uint64_t>(std::llround(r.seconds * 1e9));
 		const auto figures = [&](const AmuCpuDelta& d, int cpu) {
 			const struct {
 				const AmuFigure& f;
@@ -480,12 +447,12 @@ std::vector<std::string> comments(const StatReport& r)
 	if (r.amu) {
 		out.push_back("amu: " + (r.amu->mock ? std::string{"MOCK AMU MODEL (test build: the numbers come from "
 								    "the mock register model, not from hardware)"}
-						     : r.amu->backend) +
+						     : std::string{amu_backend(*r.amu)}) +
 			      "; frequency = dCPU_CYCLES / dCNT_CYCLES x timer, ipc = dINST_RETIRED / dCPU_CYCLES, "
 			      "mem_stall = dSTALL_BACKEND_MEM / dCPU_CYCLES, active = dCNT_CYCLES / dtime");
-		for (const std::string& f : r.amu->flags)
+		for (const std::string& f : amu_flags(*r.amu))
 			out.push_back("amu flag: " + f);
-		for (const std::string& n : r.amu->notes)
+		for (const std::string& n : amu_notes(*r.amu))
 			out.push_back("amu note: " + n);
 	}
 	return out;
@@ -747,4 +714,4 @@ std::string format_stat_csv(const StatReport& r, std::string_view sep, const Sta
 	return out;
 }
 
-} // namespace amupmu
+} // namespace amupmu::report

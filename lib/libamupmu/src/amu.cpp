@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <map>
 #include <utility>
 
 #include <sys/ioctl.h>
@@ -32,6 +31,22 @@ constexpr std::string_view read_op = "AMUPMU_AMU_READ";
 } // namespace
 
 // ---------------------------------------------------------------- reading
+
+std::optional<std::uint64_t> AmuCpuReading::counter(std::uint16_t event, const CpuInfo& info) const noexcept
+{
+	if (state & (amu_state::no_amu | amu_state::undiscovered))
+		return std::nullopt;
+	const unsigned n0 = std::min<std::uint32_t>(nr_group0, amu_max_counters);
+	if (const std::optional<unsigned> i = amu_counter_of(info.amevtyper0, n0, event))
+		return enabled0 & (1u << *i) ? std::optional{group0[*i]} : std::nullopt;
+	// group 1 reads zero below the highest EL with AMUv1p1's CG1RZ
+	if (info.amu_version >= 2 && decode_amcr(info.amcr).cg1rz)
+		return std::nullopt;
+	const unsigned n1 = std::min<std::uint32_t>(nr_group1, amu_max_counters);
+	if (const std::optional<unsigned> i = amu_counter_of(info.amevtyper1, n1, event))
+		return enabled1 & (1u << *i) ? std::optional{group1[*i]} : std::nullopt;
+	return std::nullopt;
+}
 
 const AmuCpuReading* AmuReading::find(unsigned cpu) const noexcept
 {
@@ -209,25 +224,16 @@ struct Sum {
 	}
 };
 
-std::string cpu_list_of(const std::vector<unsigned>& cpus)
-{
-	return (cpus.size() == 1 ? "CPU " : "CPUs ") + format_cpu_list(cpus);
-}
-
 } // namespace
 
 AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuReading& after)
 {
 	AmuReport r;
 	r.mock = info.mock();
-	r.backend = info.mock() ? "mock AMU model" : "hardware AMU";
 	r.timer_freq = after.timer_freq;
 	const double f = static_cast<double>(after.timer_freq);
 
-	std::vector<unsigned> set, offline, no_amu, restarted, zero;
-	std::map<std::string, std::vector<unsigned>> erratum_cpus;
-	// (event, why) -> CPUs: one flag line per kind, however many CPUs
-	std::map<std::pair<std::string, std::string>, std::vector<unsigned>> not_counted;
+	std::vector<unsigned> set;
 
 	for (const AmuCpuReading& a : after.cpus) {
 		set.push_back(a.cpu);
@@ -244,20 +250,15 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		if (!ci || !b || (state & (amu_state::no_amu | amu_state::undiscovered))) {
 			d.state = AmuWhy::no_amu;
 			all(AmuWhy::no_amu);
-			no_amu.push_back(a.cpu);
 			r.per_cpu.push_back(std::move(d));
 			continue;
 		}
 		d.restarts = a.restarts - b->restarts;
 		d.restarted = d.restarts != 0;
-		if (d.restarted)
-			restarted.push_back(a.cpu);
-		if (ci->amu_zero())
-			zero.push_back(a.cpu);
+		d.amu_zero = ci->amu_zero();
 		if (state & amu_state::offline) {
 			d.state = AmuWhy::offline;
 			all(AmuWhy::offline);
-			offline.push_back(a.cpu);
 			r.per_cpu.push_back(std::move(d));
 			continue;
 		}
@@ -268,21 +269,13 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		const unsigned n0 = std::min({a.nr_group0, b->nr_group0, static_cast<std::uint32_t>(amu_max_counters)});
 		const auto counter = [&](std::uint16_t event) -> std::optional<std::uint64_t> {
 			const std::optional<unsigned> i = amu_counter_of(ci->amevtyper0, n0, event);
-			const std::string name{amu_event_name(event)};
 			if (!i) {
-				not_counted[{name, "no group 0 counter has this event type"}].push_back(a.cpu);
+				d.not_counted.push_back({.why = AmuNotCountedWhy::no_counter, .event = event});
 				return std::nullopt;
 			}
 			const std::uint32_t bit = 1u << *i;
 			if (!(a.enabled0 & bit) || !(b->enabled0 & bit)) {
-				const std::string idx = std::to_string(*i);
-				std::string why = "counter ";
-				why += idx;
-				why += " not enabled (AMCNTENSET0_EL0 bit ";
-				why += idx;
-				why += " clear)";
-				const std::pair<std::string, std::string> key{name, std::move(why)};
-				not_counted[key].push_back(a.cpu);
+				d.not_counted.push_back({.why = AmuNotCountedWhy::not_enabled, .event = event, .counter = *i});
 				return std::nullopt;
 			}
 			return a.group0[*i] - b->group0[*i];
@@ -298,9 +291,7 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		// (the bit is RES0 in AMUv1)
 		const bool cg1rz = ci->amu_version >= 2 && decode_amcr(ci->amcr).cg1rz;
 		if (cg1rz && n1 > 0)
-			not_counted[{"group 1 counters",
-				     "AMCR_EL0.CG1RZ set (AMUv1p1): they read zero below the highest EL"}]
-				.push_back(a.cpu);
+			d.not_counted.push_back({.why = AmuNotCountedWhy::group1_reads_zero});
 		for (unsigned i = 0; i < n1; ++i) {
 			AmuAuxDelta x{.event = ci->amevtyper1[i], .delta = std::nullopt};
 			if (!cg1rz && ((a.enabled1 & b->enabled1) & (1u << i)))
@@ -317,7 +308,6 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		d.active = d.cnt_cycles ? ratio(d.cnt_cycles, d.ticks) : none(AmuWhy::not_counted);
 		if (e) {
 			d.erratum = std::string{e->id};
-			erratum_cpus[d.erratum].push_back(a.cpu);
 			// CNT_CYCLES is unreliable: no figure that divides by it
 			if (d.cnt_cycles) {
 				d.frequency = none(AmuWhy::erratum);
@@ -377,27 +367,6 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 		t.state = r.per_cpu.empty() ? AmuWhy::no_amu : r.per_cpu.front().state;
 
 	r.cpus = format_cpu_list(set);
-	for (const auto& [id, cpus] : erratum_cpus) {
-		const Erratum* e = find_erratum(id);
-		r.flags.push_back("erratum " + id + " on " + cpu_list_of(cpus) + " (" + std::string{e->core} + " " +
-				  affected_range(*e) + "): " + std::string{e->summary} + " [" +
-				  std::string{e->provenance} + "]");
-	}
-	for (const auto& [what, cpus] : not_counted)
-		r.flags.push_back("not counted: " + cpu_list_of(cpus) + " " + what.first + ": " + what.second);
-	if (!offline.empty())
-		r.flags.push_back("offline: " + cpu_list_of(offline) + " offline at a read: no figures for the interval");
-	if (!restarted.empty())
-		r.flags.push_back("restarted: " + cpu_list_of(restarted) +
-				  " powered down in the interval; amupmu added the earlier counts back, "
-				  "figures still valid");
-	if (!no_amu.empty())
-		r.flags.push_back("no AMU: " + cpu_list_of(no_amu) +
-				  " without a usable AMU (not implemented, amu=0, or never online)");
-	if (!zero.empty())
-		r.notes.push_back(cpu_list_of(zero) +
-				  ": AMU_ZERO, the cycle counters read zero at discovery (firmware left them "
-				  "disabled or reset)");
 	return r;
 }
 

@@ -14,10 +14,10 @@ namespace amupmu::detail {
 /// Writes value in one write(2) with O_TRUNC (which sysfs and the knobs
 /// ignore: a fake tree's file then holds only value), never creating the
 /// file. Returns 0 or the errno (EIO for a short write).
-[[nodiscard]] int write_attr(const std::filesystem::path& path, std::string_view value);
+[[nodiscard, gnu::visibility("hidden")]] int write_attr(const std::filesystem::path& path, std::string_view value);
 
 /// Reads the whole file into out; returns 0 or the errno.
-[[nodiscard]] int read_attr(const std::filesystem::path& path, std::string& out);
+[[nodiscard, gnu::visibility("hidden")]] int read_attr(const std::filesystem::path& path, std::string& out);
 
 } // namespace amupmu::detail
 

@@ -227,6 +227,84 @@ std::vector<Metric> CounterResult::metrics() const
 	return derive_metrics(counts);
 }
 
+CounterResult& CounterResult::compensate(std::uint64_t midr, const CompensationOptions& options)
+{
+	compensation_.clear();
+	if (errata_for(midr, ErratumUnit::pmu).empty())
+		return *this;
+	const std::size_t n = events_.size();
+	std::vector<std::optional<Compensation>> out(n * (1 + cpus_.size()));
+	std::vector<EventCount> counts(n);
+	bool any = false;
+	// block 0: the totals; block 1 + k: cpus_[k]'s values
+	for (std::size_t block = 0; block <= cpus_.size(); ++block) {
+		for (std::size_t i = 0; i < n; ++i)
+			counts[i] = {.number = events_[i].number,
+				     .flags = events_[i].flags,
+				     .value = static_cast<double>(block == 0 ? totals_[i] : values_[(block - 1) * n + i])};
+		for (std::size_t i = 0; i < n; ++i) {
+			out[block * n + i] = amupmu::compensate(counts, i, midr, options);
+			any = any || out[block * n + i].has_value();
+		}
+	}
+	if (any)
+		compensation_ = std::move(out);
+	return *this;
+}
+
+const Compensation* CounterResult::compensation(std::size_t event) const
+{
+	check_index("event", event, events_.size());
+	if (compensation_.empty() || !compensation_[event])
+		return nullptr;
+	return &*compensation_[event];
+}
+
+const Compensation* CounterResult::compensation(std::size_t event, std::size_t cpu_index) const
+{
+	check_index("event", event, events_.size());
+	check_index("CPU", cpu_index, cpus_.size());
+	const std::size_t at = (1 + cpu_index) * events_.size() + event;
+	if (compensation_.empty() || !compensation_[at])
+		return nullptr;
+	return &*compensation_[at];
+}
+
+const Compensation* CounterResult::compensation(std::string_view name) const
+{
+	return compensation(index(name));
+}
+
+namespace {
+
+double compensated_or(const Compensation* c, std::uint64_t raw) noexcept
+{
+	return c && c->value ? *c->value : static_cast<double>(raw);
+}
+
+} // namespace
+
+double CounterResult::compensated(std::string_view name) const
+{
+	return compensated(index(name));
+}
+
+double CounterResult::compensated(std::size_t event) const
+{
+	return compensated_or(compensation(event), totals_[event]);
+}
+
+double CounterResult::compensated(std::size_t event, std::size_t cpu_index) const
+{
+	return compensated_or(compensation(event, cpu_index), values_[cpu_index * events_.size() + event]);
+}
+
+bool CounterResult::companion(std::size_t event) const
+{
+	check_index("event", event, events_.size());
+	return event < companion_.size() && companion_[event];
+}
+
 // ---------------------------------------------------------------- counters
 
 Counters::Counters() : Counters{Device::open()}
@@ -266,6 +344,31 @@ Counters& Counters::set_multiplex(bool on)
 	if (on)
 		require_multiplex(info_);
 	multiplex_ = on;
+	return *this;
+}
+
+Counters& Counters::set_compensation(CompensationOptions options)
+{
+	require_not_configured("set_compensation()");
+	compensation_ = std::move(options);
+	return *this;
+}
+
+std::uint64_t Counters::errata_midr() const noexcept
+{
+	return cpus_.empty() ? midr_ : info_.cpus[cpus_.front()].midr;
+}
+
+Counters& Counters::add_errata_companions()
+{
+	require_not_configured("add_errata_companions()");
+	std::vector<EventSpec> add = errata_companions(events_, errata_midr());
+	if (events_.size() + add.size() > max_group_events)
+		misuse("more than " + std::to_string(max_group_events) + " events with the errata companions (" +
+		       std::to_string(add.size()) + ")");
+	companion_.resize(events_.size(), false);
+	companion_.resize(events_.size() + add.size(), true);
+	events_.insert(events_.end(), std::make_move_iterator(add.begin()), std::make_move_iterator(add.end()));
 	return *this;
 }
 
@@ -381,12 +484,22 @@ CounterResult Counters::read()
 
 CounterResult Counters::result_of(const GroupReading& r) const
 {
-	if (!r.has_times())
-		return CounterResult{events_, r.cpus(), r.time_enabled()};
-	std::vector<CpuTimes> times(r.cpus().size());
-	for (std::size_t k = 0; k < times.size(); ++k)
-		times[k] = r.times(k);
-	return CounterResult{events_, r.cpus(), times, r.time_enabled()};
+	CounterResult out;
+	if (!r.has_times()) {
+		out = CounterResult{events_, r.cpus(), r.time_enabled()};
+	} else {
+		std::vector<CpuTimes> times(r.cpus().size());
+		for (std::size_t k = 0; k < times.size(); ++k)
+			times[k] = r.times(k);
+		out = CounterResult{events_, r.cpus(), times, r.time_enabled()};
+	}
+	if (!companion_.empty()) {
+		out.companion_ = companion_;
+		out.companion_.resize(events_.size(), false);
+	}
+	if (compensation_)
+		out.compensate(errata_midr(), *compensation_);
+	return out;
 }
 
 void Counters::stop_quietly() noexcept
@@ -420,6 +533,47 @@ Counters::Scope Counters::measure()
 Counters::Scope::~Scope()
 {
 	if (counters_ && counters_->running())
+		counters_->stop_quietly();
+}
+
+unsigned Counters::this_thread_cpu() const
+{
+	if (!session_)
+		return current_cpu();
+	if (cpus_.size() != 1)
+		misuse("measure_this_thread() with a group of " + std::to_string(cpus_.size()) +
+		       " CPUs: it counts one, the thread's");
+	return cpus_.front();
+}
+
+Counters::PinnedScope Counters::measure_this_thread()
+{
+	return PinnedScope{*this, this_thread_cpu()};
+}
+
+// pin_ first: a throw below unpins (the members constructed are destroyed)
+Counters::PinnedScope::PinnedScope(Counters& c, unsigned cpu) : pin_{cpu}, counters_{&c}
+{
+	if (c.session_) {
+		c.start();
+		return;
+	}
+	std::vector<unsigned> was = c.cpus_;
+	c.set_cpus({pin_.cpu()});
+	try {
+		c.start();
+	} catch (...) {
+		if (!c.session_)	// not configured: the set it had
+			c.cpus_ = std::move(was);
+		throw;
+	}
+}
+
+// the counters stop while the thread is still pinned; pin_ restores the
+// affinity after this body
+Counters::PinnedScope::~PinnedScope()
+{
+	if (counters_->running())
 		counters_->stop_quietly();
 }
 

@@ -4,8 +4,7 @@
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/format.hpp>
-
-#include "numtext.hpp"
+#include <amupmu/text/numtext.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -279,10 +278,10 @@ std::string format_calibration(const Calibration& c)
 	out += "midr = " + hex(c.midr, 8) + "\n";
 	for (const CalibratedValue& v : c.values) {
 		const Erratum* e = find_erratum(v.erratum);
-		out += v.erratum + "." + std::string{e ? e->parameter : "value"} + " = " + detail::general(v.value, 6) +
+		out += v.erratum + "." + std::string{e ? e->parameter : "value"} + " = " + text::general(v.value, 6) +
 		       "\n";
-		out += v.erratum + ".runs = " + detail::decimal(v.runs) + "\n";
-		out += v.erratum + ".residual = " + detail::general(v.residual, 4) + "\n";
+		out += v.erratum + ".runs = " + text::decimal(v.runs) + "\n";
+		out += v.erratum + ".residual = " + text::general(v.residual, 4) + "\n";
 	}
 	return out;
 }
@@ -329,8 +328,8 @@ Calibration parse_calibration(std::string_view text)
 			double v = 0;
 			if (!parse_number(value, v) || !std::isfinite(v) || v < e->min_value || v > e->max_value)
 				bad_line(line_no, std::string{e->parameter} + " '" + std::string{value} +
-							  "' outside [" + detail::general(e->min_value, 6) + ", " +
-							  detail::general(e->max_value, 6) + "]");
+							  "' outside [" + text::general(e->min_value, 6) + ", " +
+							  text::general(e->max_value, 6) + "]");
 			it->value = v;
 		} else if (field == "runs") {
 			if (!parse_number(value, it->runs))

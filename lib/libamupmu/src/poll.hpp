@@ -12,7 +12,7 @@ namespace amupmu::detail {
 /// poll() fd for POLLIN up to timeout_ms (-1: forever), again after EINTR.
 /// True when readable, false on timeout. Throws Error named what on a poll
 /// failure, POLLNVAL (EBADF) or POLLERR (EINVAL).
-bool poll_in(int fd, int timeout_ms, const std::string& what);
+[[gnu::visibility("hidden")]] bool poll_in(int fd, int timeout_ms, const std::string& what);
 
 } // namespace amupmu::detail
 

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 using namespace amupmu;
+using namespace amupmu::report;
 
 extern "C" [[gnu::noinline, gnu::used]] int amupmu_script_test_marker(int x)
 {

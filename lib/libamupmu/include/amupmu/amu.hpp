@@ -56,6 +56,17 @@ struct AmuCpuReading {
 	std::array<std::uint64_t, amu_max_counters> group0{};
 	std::array<std::uint64_t, amu_max_counters> group1{};
 
+	/// The count of the counter of event type event: the group 0 counter
+	/// whose AMEVTYPER0 type it is (amu_ev::cpu_cycles, cnt_cycles,
+	/// inst_retired, stall_backend_mem), else the group 1 counter whose
+	/// AMEVTYPER1 type it is. cpu is this CPU's entry of AMUPMU_INFO
+	/// (Amu::info().cpus[cpu]), which holds the types. nullopt when no
+	/// counter read has the type, it was not enabled at the read
+	/// (AMCNTENSET0/1_EL0), group 1 reads zero (AMCR_EL0.CG1RZ), or the
+	/// CPU has no usable AMU (amu_state::no_amu, undiscovered); an offline
+	/// CPU's values are those it had when it went down.
+	[[nodiscard]] std::optional<std::uint64_t> counter(std::uint16_t event, const CpuInfo& cpu) const noexcept;
+
 	friend bool operator==(const AmuCpuReading&, const AmuCpuReading&) = default;
 };
 
@@ -143,6 +154,22 @@ struct AmuFigure {
 	}
 };
 
+/// Why a counter an interval's figures need was not counted on a CPU.
+enum class AmuNotCountedWhy : std::uint8_t {
+	no_counter,		///< no group 0 counter has the event type (AMEVTYPER0)
+	not_enabled,		///< the counter is not enabled (AMCNTENSET0_EL0) in either read
+	group1_reads_zero,	///< AMCR_EL0.CG1RZ (AMUv1p1): group 1 reads zero below the highest EL
+};
+
+/// A counter not counted on a CPU, and why.
+struct AmuNotCounted {
+	AmuNotCountedWhy why = AmuNotCountedWhy::no_counter;
+	std::uint16_t event = 0;	///< the architected event (group1_reads_zero: 0, every group 1 counter)
+	unsigned counter = 0;		///< not_enabled: the group 0 counter's index
+
+	friend bool operator==(const AmuNotCounted&, const AmuNotCounted&) = default;
+};
+
 /// One auxiliary (group 1) counter's delta on one CPU.
 struct AmuAuxDelta {
 	std::uint16_t event = 0;		///< AMEVTYPER1<n>.evtCount
@@ -165,25 +192,25 @@ struct AmuCpuDelta {
 	AmuFigure mem_stall{};		///< share, 0..1
 	AmuFigure active{};		///< share, 0..1
 	std::string erratum{};		///< id of the AMU erratum that applies
+	/// The counters not counted (CPU_CYCLES, CNT_CYCLES, INST_RETIRED,
+	/// STALL_BACKEND_MEM, then group 1), each with why.
+	std::vector<AmuNotCounted> not_counted{};
+	/// CpuFlag::amu_zero: the cycle counters read zero at discovery
+	/// (firmware left them disabled or reset).
+	bool amu_zero = false;
 };
 
-/// The interval: per CPU and summed.
+/// The interval: per CPU and summed. What limits a figure is in each
+/// CPU's row (state, restarted, erratum, not_counted, amu_zero).
 struct AmuReport {
-	std::vector<std::string> command{};
 	std::string cpus{};			///< "0-3"
-	std::string backend{};			///< "mock AMU model" / "hardware AMU"
-	bool mock = false;
+	bool mock = false;			///< the mock AMU model's figures (a test build), not hardware's
 	std::uint64_t timer_freq = 0;
-	double seconds = 0;			///< wall time of the run or interval
-	std::optional<double> interval_end{};	///< -I: seconds since start
-	std::optional<int> exit_status{};
 	std::vector<AmuCpuDelta> per_cpu{};
 	/// Summed row: frequency = ΣΔCPU_CYCLES / ΣΔCNT_CYCLES × f, ipc and
 	/// mem_stall over ΣΔCPU_CYCLES, active = ΣΔCNT_CYCLES / ΣΔtime, each over
 	/// the CPUs whose figure is ok (AmuFigure::cpus of them).
 	AmuCpuDelta total{};
-	std::vector<std::string> flags{};	///< erratum, not counted, offline, restarted: one line each
-	std::vector<std::string> notes{};
 
 	[[nodiscard]] const AmuCpuDelta* find(unsigned cpu) const noexcept;
 };

@@ -4,8 +4,10 @@
 #ifndef AMUPMU_AMUPMU_HPP
 #define AMUPMU_AMUPMU_HPP
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/amu.hpp>
 #include <amupmu/bits.hpp>
+#include <amupmu/compensation.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -24,6 +26,7 @@
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
 #include <amupmu/spe.hpp>
+#include <amupmu/spe_data_source.hpp>
 #include <amupmu/spe_device.hpp>
 #include <amupmu/spe_knobs.hpp>
 #include <amupmu/spe_session.hpp>

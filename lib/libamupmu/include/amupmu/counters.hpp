@@ -11,7 +11,8 @@
 //   | thread that called start(), and none of that thread's work while  |
 //   | it runs on a CPU outside the set. This is `perf stat -a`, not     |
 //   | `perf stat -- CMD`. Pin the code you measure (sched_setaffinity,  |
-//   | taskset) to the CPUs counted and keep other work off them.        |
+//   | taskset; measure_this_thread() pins the calling thread to its CPU |
+//   | and counts that one) and keep other work off the CPUs counted.    |
 //   +------------------------------------------------------------------+
 //
 //   amupmu::Counters c;                     // opens /dev/amupmu
@@ -26,8 +27,15 @@
 //   r.for_each([](std::string_view name, std::uint64_t total) { ... });
 //   r.metrics();                            // IPC, branch miss rate, ...
 //
+//   c.add("exc_undef").add_errata_companions();  // what the errata models need
+//   c.set_compensation();                   // errata of the counted core
+//   ... c.result().compensated("exc_undef");  // beside the raw count
+//
 //   { auto scope = c.measure(); work(); }  // start() now, stop() at the }
 //   c.measure([&] { work(); });            // the same around a callable
+//
+//   // "this code": the calling thread pinned to its CPU, that CPU counted
+//   c.measure_this_thread([&] { work(); });
 //
 // Counts are exact 64-bit totals by default: the counters are pinned (a
 // group that does not fit the free counters fails with Busy at start(); in
@@ -37,10 +45,17 @@
 // instead; then each count is perf's estimate, scaled by the event's time
 // enabled over its time running, and the result says so
 // (CounterResult::multiplexed(), count(): scaled, running_fraction()).
-// Documentation/userspace-api/amupmu-tool.rst, "Counters".
+// Erratum compensation (compensation.hpp) is off until set_compensation():
+// then each result carries, beside every raw count an erratum of the
+// counted core touches, its compensation (the erratum, the parameter in
+// force and whether it was calibrated, the corrected value) as `amupmu
+// stat` computes it; add_errata_companions() counts the events the models
+// need beside it. Documentation/userspace-api/amupmu-tool.rst, "Counters".
 #ifndef AMUPMU_COUNTERS_HPP
 #define AMUPMU_COUNTERS_HPP
 
+#include <amupmu/affinity.hpp>
+#include <amupmu/compensation.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
@@ -107,8 +122,36 @@ public:
 
 	/// The metrics the library derives from these totals (derive_metrics():
 	/// IPC, branch miss rate, ... as `amupmu stat` prints them), for the
-	/// events that were counted. No erratum compensation.
+	/// events that were counted: from the raw totals, as amupmu stat's.
 	[[nodiscard]] std::vector<Metric> metrics() const;
+
+	/// Computes the erratum compensation (amupmu::compensate()) of every
+	/// event's total and of its value on each CPU, among the counts of
+	/// the same total or CPU, for a core of midr. Counters does it for
+	/// each result after set_compensation(); a result built by hand gets
+	/// it here. Returns *this.
+	CounterResult& compensate(std::uint64_t midr, const CompensationOptions& options);
+	/// Event i's compensation (in group order) of its total, or of its
+	/// value on cpus()[cpu_index]: the erratum, its status, the corrected
+	/// value and the parameter it rests on; nullptr when no erratum of
+	/// the core touches the event or the result was not compensated.
+	/// Throws InvalidArgument for an index out of range.
+	[[nodiscard]] const Compensation* compensation(std::size_t event) const;
+	[[nodiscard]] const Compensation* compensation(std::size_t event, std::size_t cpu_index) const;
+	/// compensation() of an event by name (the first copy). Throws
+	/// InvalidArgument naming an event that was not counted.
+	[[nodiscard]] const Compensation* compensation(std::string_view name) const;
+	/// The total compensated where the erratum's compensation applies
+	/// (CompensationStatus::compensated), the raw total otherwise; by
+	/// name (the first copy), by position, or on cpus()[cpu_index].
+	/// Throws as compensation().
+	[[nodiscard]] double compensated(std::string_view name) const;
+	[[nodiscard]] double compensated(std::size_t event) const;
+	[[nodiscard]] double compensated(std::size_t event, std::size_t cpu_index) const;
+	/// Event i was added by Counters::add_errata_companions() for an
+	/// erratum model, not asked for. Throws InvalidArgument for an index
+	/// out of range.
+	[[nodiscard]] bool companion(std::size_t event) const;
 
 	/// The group multiplexed (Scheduling::multiplex): total(), value(),
 	/// operator[], per_cpu(), for_each() and metrics() give perf's
@@ -159,18 +202,23 @@ private:
 	/// A multiplexed group's event total, as perf stat aggregates it.
 	[[nodiscard]] ScaledCount aggregate(std::size_t event) const noexcept;
 
+	friend class Counters;
+
 	std::vector<EventSpec> events_{};
 	std::vector<unsigned> cpus_{};
 	std::vector<std::uint64_t> totals_{};		///< per event
 	/// [cpu index * events + event]; a multiplexed group's has three more
 	/// blocks of the same shape after it: the raw counts, the times
-	/// enabled, the times running (kept here so that the class keeps its
-	/// libamupmu.so.1 layout)
+	/// enabled, the times running
 	std::vector<std::uint64_t> values_{};
 	std::vector<std::uint64_t> cpu_running_{};	///< per CPU index
 	std::vector<bool> cpu_offline_{};		///< per CPU index
 	std::uint64_t time_enabled_ = 0;
 	std::uint64_t time_running_ = 0;
+	/// compensate(): [block * events + event], block 0 the totals', block
+	/// 1 + k cpus_[k]'s; empty when nothing was compensated
+	std::vector<std::optional<Compensation>> compensation_{};
+	std::vector<bool> companion_{};			///< per event; empty: none
 };
 
 /// Events counted by name on a set of CPUs (default: every online CPU with
@@ -199,7 +247,7 @@ public:
 	Counters(Counters&&) noexcept = default;
 	Counters& operator=(Counters&&) noexcept = default;
 	/// Closing the session frees the counters (counting or not). A
-	/// Scope must not outlive the object, nor see it moved.
+	/// Scope or PinnedScope must not outlive the object, nor see it moved.
 	~Counters() = default;
 
 	/// Counts on these CPUs instead (any order; duplicates ignored).
@@ -218,6 +266,32 @@ public:
 	Counters& set_multiplex(bool on = true);
 	/// set_multiplex() is in force.
 	[[nodiscard]] bool multiplex() const noexcept { return multiplex_; }
+
+	/// Compensates every result of stop() and read() for the PMU errata of
+	/// the core of the first CPU of the set (as amupmu stat: a set of
+	/// mixed cores is compensated as that one), with options
+	/// (CounterResult::compensation(), compensated(), beside the raw
+	/// counts). Throws InvalidArgument after the first start().
+	Counters& set_compensation(CompensationOptions options = {});
+	/// The options of set_compensation(); nullptr when it is off.
+	[[nodiscard]] const CompensationOptions* compensation() const noexcept
+	{
+		return compensation_ ? &*compensation_ : nullptr;
+	}
+	/// Adds the events the errata models of the core of the first CPU of
+	/// the set need beside the events added so far (errata_companions():
+	/// STALL_BACKEND_MEM for IMP_STALL_BACKEND_MCQ's model, EXC_TAKEN and
+	/// EXC_RETURN for EXC_UNDEF's cross-check, each with the modifiers of
+	/// the event it serves), marked as companions
+	/// (CounterResult::companion()); none on a core without such an
+	/// erratum. Throws InvalidArgument after the first start() or beyond
+	/// max_group_events; nothing is added then.
+	Counters& add_errata_companions();
+	/// Event i (in the order added) was added by add_errata_companions().
+	[[nodiscard]] bool companion(std::size_t event) const noexcept
+	{
+		return event < companion_.size() && companion_[event];
+	}
 
 	/// Adds an event by name: the catalogue's ("inst_retired",
 	/// "l1d_cache_refill"), perf's aliases ("cycles", "instructions",
@@ -285,6 +359,42 @@ public:
 	};
 	/// start(); the Scope stop()s.
 	[[nodiscard]] Scope measure();
+
+	/// Counts "this code": pins the calling thread to a CPU (ThreadPin),
+	/// counts that CPU alone and start()s; the end of the scope stop()s
+	/// (as Scope) and gives the thread back its affinity. Other work on
+	/// that CPU is counted too (the box above); nothing is lost to a
+	/// migration. Not copyable or movable; destroy it on its thread.
+	class [[nodiscard]] PinnedScope {
+	public:
+		PinnedScope(const PinnedScope&) = delete;
+		PinnedScope& operator=(const PinnedScope&) = delete;
+		~PinnedScope();
+		/// The CPU the thread is pinned to and counted on.
+		[[nodiscard]] unsigned cpu() const noexcept { return pin_.cpu(); }
+
+	private:
+		friend class Counters;
+		PinnedScope(Counters& c, unsigned cpu);
+		ThreadPin pin_;
+		Counters* counters_;
+	};
+	/// The PinnedScope of the CPU the thread runs on: before the first
+	/// start() the set becomes that CPU (set_cpus({cpu})); once configured,
+	/// the group's CPU, where the thread moves. Throws InvalidArgument
+	/// when that CPU is not online with a PMU or the group counts several
+	/// CPUs, and as ThreadPin and start(); the thread's affinity and the
+	/// CPU set are as they were then (unless the group was configured
+	/// before start() failed: then it counts the thread's CPU).
+	[[nodiscard]] PinnedScope measure_this_thread();
+	/// measure_this_thread(), f(), stop(), and the result; as
+	/// measure(f) when f throws. The thread's affinity is restored.
+	template <typename F>
+	const CounterResult& measure_this_thread(F&& f)
+	{
+		const PinnedScope scope = measure_this_thread();
+		return run_counted(std::forward<F>(f));
+	}
 	/// start(), f(), stop(), and the result. When f throws, the counters
 	/// are stopped (result() holds the partial counts) and the exception
 	/// propagates.
@@ -292,14 +402,7 @@ public:
 	const CounterResult& measure(F&& f)
 	{
 		start();
-		try {
-			f();
-		} catch (...) {
-			stop_quietly();
-			throw;
-		}
-		stop();
-		return result();
+		return run_counted(std::forward<F>(f));
 	}
 
 	/// The events, in the order added (their parsed form).
@@ -328,6 +431,25 @@ private:
 	/// stop() for a destructor or an exception path: records its error
 	/// for result() instead of throwing.
 	void stop_quietly() noexcept;
+	/// f() while counting, then stop() and the result; when f throws,
+	/// stop_quietly() (the partial counts kept) and the exception.
+	template <typename F>
+	const CounterResult& run_counted(F&& f)
+	{
+		try {
+			std::forward<F>(f)();
+		} catch (...) {
+			stop_quietly();
+			throw;
+		}
+		stop();
+		return result();
+	}
+	/// The MIDR errata are looked up with: the first CPU of the set's.
+	[[nodiscard]] std::uint64_t errata_midr() const noexcept;
+	/// measure_this_thread()'s CPU: the thread's before the group is
+	/// configured, then the group's only one.
+	[[nodiscard]] unsigned this_thread_cpu() const;
 
 	Device device_;
 	Info info_{};
@@ -339,10 +461,11 @@ private:
 	CounterResult result_{};
 	bool have_result_ = false;
 	bool running_ = false;
-	/// set_multiplex() (in padding: the class keeps its libamupmu.so.1
-	/// layout)
+	/// set_multiplex()
 	bool multiplex_ = false;
 	std::optional<Error> stop_error_{};
+	std::optional<CompensationOptions> compensation_{};
+	std::vector<bool> companion_{};	///< per event added so far; shorter: false
 };
 
 } // namespace amupmu

@@ -231,8 +231,7 @@ private:
 	std::size_t nr_cpus_ = 0;
 	std::uint64_t time_enabled_ = 0;
 	std::uint32_t state_ = 0;
-	/// raw_ holds READ_TIMES entries; every read_all() sets it (in the
-	/// tail padding: the class keeps its libamupmu.so.1 layout)
+	/// raw_ holds READ_TIMES entries; every read_all() sets it
 	bool has_times_ = false;
 };
 
@@ -356,8 +355,7 @@ private:
 	std::array<std::uint8_t, max_group_events> counters_{};
 	std::size_t nr_events_ = 0;
 	std::uint32_t ring_pages_ = 0;
-	/// Scheduling::multiplex (in the tail padding: the class keeps its
-	/// libamupmu.so.1 layout)
+	/// Scheduling::multiplex
 	bool multiplex_ = false;
 };
 

@@ -7,8 +7,8 @@
 // copies the same buffer with memcpy(); prints bytes/s and records/s of
 // both and their ratio (decode / memcpy). Best of 15 runs each (the
 // median's ratio too). Then the same buffer as one CPU's chunk of a
-// recording through the whole report (amupmu::build_spe_report(): decode
-// and every aggregate, symbols included): records/s, best of 3 runs.
+// recording through the whole report (amupmu::report::build_spe_report():
+// decode and every aggregate, symbols included): records/s, best of 3 runs.
 #include "spe_encoder.hpp"
 
 #include <amupmu/spe.hpp>
@@ -172,13 +172,13 @@ int main(int argc, char** argv)
 	}
 	// the whole report: decode, aggregation, symbols (none to load), sorting
 	constexpr int report_runs = 3;
-	amupmu::SpeRecording rec;
+	amupmu::report::SpeRecording rec;
 	rec.backend = "bench";
 	rec.chunks.push_back({.cpu = 0, .data = buf.bytes});
 	std::vector<double> report_s;
 	for (int run = 0; run < report_runs; ++run) {
 		const auto t0 = clock_type::now();
-		const amupmu::SpeReport rep = amupmu::build_spe_report(rec);
+		const amupmu::report::SpeReport rep = amupmu::report::build_spe_report(rec);
 		const auto t1 = clock_type::now();
 		report_s.push_back(std::chrono::duration<double>(t1 - t0).count());
 		if (rep.totals.records != records) {

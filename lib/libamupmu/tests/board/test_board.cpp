@@ -27,6 +27,7 @@
 #include <utility>
 
 using namespace amupmu;
+using namespace amupmu::report;
 
 namespace {
 

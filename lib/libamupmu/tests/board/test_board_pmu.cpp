@@ -595,6 +595,46 @@ TEST_CASE("board: Counters agrees with a Session", "[board][counters]")
 	}
 }
 
+TEST_CASE("board: Counters::measure_this_thread pins the thread to its CPU and counts that CPU",
+	  "[board][counters][affinity]")
+{
+	const Info info = live_info();
+	if (!counts(mode_of(info))) {
+		skip_note("Counters are refused (the kernel's PMU, shared mode off)");
+		return;
+	}
+	const std::vector<unsigned> cpus = online(info);
+	set_thread_affinity(cpus);	// the cases before pinned the thread
+	REQUIRE(thread_affinity() == cpus);
+	constexpr std::uint64_t n = 1000000;
+	Counters c;
+	c.add("cycles");
+	unsigned inside = ~0u;
+	std::vector<unsigned> during;
+	const CounterResult& r = c.measure_this_thread([&] {
+		during = thread_affinity();
+		inside = current_cpu();
+		workloads::insn_loop(n);
+	});
+	REQUIRE(r.cpus().size() == 1);
+	CHECK(r.cpus()[0] == inside);
+	CHECK(during == std::vector<unsigned>{inside});
+	const std::uint64_t cycles = r["cycles"];
+	CHECK(cycles >= n);
+	CHECK(thread_affinity() == cpus);
+	// again (the result replaced): the group's CPU, wherever the thread
+	// runs now
+	{
+		const Counters::PinnedScope scope = c.measure_this_thread();
+		CHECK(scope.cpu() == inside);
+		CHECK(current_cpu() == inside);
+		workloads::insn_loop(n / 10);
+	}
+	CHECK(c.result().per_cpu("cycles", inside) > 0);
+	CHECK(thread_affinity() == cpus);
+	std::cout << "# measure_this_thread: CPU " << inside << ", " << cycles << " cycles" << std::endl;
+}
+
 TEST_CASE("board: a multiplexed group: 9 INST_RETIRED:u on CPU 0, perf's estimates of a fixed loop within 20 %",
 	  "[board][counters][multiplex]")
 {

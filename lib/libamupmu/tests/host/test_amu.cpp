@@ -9,6 +9,7 @@
 #include "json_check.hpp"
 
 #include <amupmu/amu.hpp>
+#include <amupmu/decode.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/report/amu_format.hpp>
 
@@ -22,6 +23,7 @@
 #include <vector>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -174,7 +176,7 @@ TEST_CASE("AMU figures: frequency, IPC, memory stall, active share", "[host][amu
 	const AmuReport r = amu_interval(info, p.before, p.after);
 	REQUIRE(r.per_cpu.size() == 2);
 	CHECK(r.mock);
-	CHECK(r.backend == "mock AMU model");
+	CHECK(amu_backend(r) == "mock AMU model");
 	CHECK(r.cpus == "0-1");
 	const AmuCpuDelta& c0 = r.per_cpu[0];
 	CHECK(c0.state == AmuWhy::ok);
@@ -208,7 +210,7 @@ TEST_CASE("AMU figures: frequency, IPC, memory stall, active share", "[host][amu
 	REQUIRE(t.aux.size() == 3);
 	CHECK(t.aux[1].event == 0x0302);
 	CHECK(t.aux[1].delta == 400u);	// 200 per CPU
-	CHECK(r.flags.empty());
+	CHECK(amu_flags(r).empty());
 }
 
 TEST_CASE("AMU counters are found by event type, not by position", "[host][amu]")
@@ -224,6 +226,40 @@ TEST_CASE("AMU counters are found by event type, not by position", "[host][amu]"
 	CHECK(r.per_cpu[0].ipc.value == Approx(1.25).epsilon(1e-6));
 	CHECK(r.per_cpu[0].mem_stall.value == Approx(0.3).epsilon(1e-6));
 	CHECK(r.per_cpu[0].active.value == Approx(0.8).epsilon(1e-6));
+}
+
+TEST_CASE("AmuCpuReading::counter: one counter by its event type, without its index", "[host][amu]")
+{
+	Info info = mock_board(1);
+	const CpuInfo ci = info.cpus[0];	// a copy: the types change below
+	AmuCpuReading r = reading(0, 0, Activity{}, false);
+	CHECK(r.counter(amu_ev::cpu_cycles, ci) == std::optional<std::uint64_t>{1'000'000'007});
+	CHECK(r.counter(amu_ev::stall_backend_mem, ci) == std::optional<std::uint64_t>{300'000'001});
+	// group 1 by its AMEVTYPER1 type
+	CHECK(r.counter(0x0302, ci) == std::optional<std::uint64_t>{20});
+	CHECK_FALSE(r.counter(0x1234, ci));
+	// another order of the types: the same counts by event
+	info.cpus[0].amevtyper0 = {0x4005, 0x0008, 0x4004, 0x0011};
+	const AmuCpuReading shuffled = reading(0, 0, Activity{}, false, {3, 2, 1, 0});
+	CHECK(shuffled.counter(amu_ev::cpu_cycles, info.cpus[0]) == std::optional<std::uint64_t>{1'000'000'007});
+	CHECK(shuffled.counter(amu_ev::inst_retired, info.cpus[0]) == std::optional<std::uint64_t>{2'000'000'011});
+	// not enabled, not among the counters read, CG1RZ, no AMU: none
+	r.enabled0 = 0x7;
+	CHECK_FALSE(r.counter(amu_ev::stall_backend_mem, ci));
+	CHECK(r.counter(amu_ev::cpu_cycles, ci).has_value());
+	r.nr_group0 = 2;
+	CHECK_FALSE(r.counter(amu_ev::inst_retired, ci));
+	r.enabled1 = 0x5;
+	CHECK_FALSE(r.counter(0x0302, ci));
+	CHECK(r.counter(0x0303, ci) == std::optional<std::uint64_t>{30});
+	CpuInfo cg1rz = ci;
+	cg1rz.amcr = 1ull << 17;
+	CHECK_FALSE(r.counter(0x0303, cg1rz));
+	CHECK(r.counter(amu_ev::cpu_cycles, cg1rz).has_value());
+	r.state = amu_state::no_amu;
+	CHECK_FALSE(r.counter(amu_ev::cpu_cycles, ci));
+	r.state = amu_state::offline;	// the values it had when it went down
+	CHECK(r.counter(amu_ev::cpu_cycles, ci) == std::optional<std::uint64_t>{1'000'000'007});
 }
 
 TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[host][amu]")
@@ -243,9 +279,13 @@ TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[ho
 		// the sum is over the CPU that has it, and says so
 		CHECK(r.total.mem_stall.cpus == 1);
 		CHECK(r.total.mem_stall.value == Approx(0.3).epsilon(1e-6));
-		REQUIRE(r.flags.size() == 1);
-		CHECK_THAT(r.flags[0], Contains("not counted: CPU 0 STALL_BACKEND_MEM"));
-		CHECK_THAT(r.flags[0], Contains("AMCNTENSET0_EL0 bit 3 clear"));
+		const std::vector<AmuNotCounted> expect{
+			{.why = AmuNotCountedWhy::not_enabled, .event = amu_ev::stall_backend_mem, .counter = 3}};
+		CHECK(d.not_counted == expect);
+		CHECK(r.per_cpu[1].not_counted.empty());
+		REQUIRE(amu_flags(r).size() == 1);
+		CHECK_THAT(amu_flags(r)[0], Contains("not counted: CPU 0 STALL_BACKEND_MEM"));
+		CHECK_THAT(amu_flags(r)[0], Contains("AMCNTENSET0_EL0 bit 3 clear"));
 	}
 	SECTION("CNT_CYCLES disabled in the first read only")
 	{
@@ -262,7 +302,9 @@ TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[ho
 		other.cpus[0].amevtyper0[2] = 0x1234;	// no INST_RETIRED
 		const AmuReport r = amu_interval(other, p.before, p.after);
 		CHECK(r.per_cpu[0].ipc.why == AmuWhy::not_counted);
-		CHECK_THAT(r.flags[0], Contains("no group 0 counter has this event type"));
+		const std::vector<AmuNotCounted> expect{{.why = AmuNotCountedWhy::no_counter, .event = amu_ev::inst_retired}};
+		CHECK(r.per_cpu[0].not_counted == expect);
+		CHECK_THAT(amu_flags(r)[0], Contains("no group 0 counter has this event type"));
 	}
 	SECTION("nothing counted anywhere: the summed row says why")
 	{
@@ -270,8 +312,8 @@ TEST_CASE("AMU: a counter not enabled gives 'not counted', never a number", "[ho
 			c.enabled0 = 0;
 		const AmuReport r = amu_interval(info, p.before, p.after);
 		// one flag per counter, naming every CPU
-		REQUIRE(r.flags.size() == 4);
-		CHECK_THAT(r.flags[0], Contains("not counted: CPUs 0-1 CNT_CYCLES: counter 1 not enabled"));
+		REQUIRE(amu_flags(r).size() == 4);
+		CHECK_THAT(amu_flags(r)[0], Contains("not counted: CPUs 0-1 CNT_CYCLES: counter 1 not enabled"));
 		CHECK(r.total.frequency.why == AmuWhy::not_counted);
 		CHECK(r.total.ipc.cpus == 0);
 		CHECK_FALSE(r.total.cpu_cycles.has_value());
@@ -303,11 +345,13 @@ TEST_CASE("AMU: AMCR_EL0.CG1RZ (AMUv1p1) makes group 1 'not counted', not 0", "[
 		CHECK(r.per_cpu[0].aux[0].delta == std::optional<std::uint64_t>{100});
 		for (const AmuAuxDelta& x : r.total.aux)
 			CHECK_FALSE(x.delta.has_value());
-		REQUIRE(r.flags.size() == 1);
-		CHECK_THAT(r.flags[0], Contains("not counted: CPU 1 group 1 counters"));
-		CHECK_THAT(r.flags[0], Contains("AMCR_EL0.CG1RZ"));
-		CHECK_FALSE(format_amu_csv(r, ",").empty());
-		CHECK(test::json_error(format_amu_json(r, 0)).empty());
+		const std::vector<AmuNotCounted> expect{{.why = AmuNotCountedWhy::group1_reads_zero}};
+		CHECK(d.not_counted == expect);
+		REQUIRE(amu_flags(r).size() == 1);
+		CHECK_THAT(amu_flags(r)[0], Contains("not counted: CPU 1 group 1 counters"));
+		CHECK_THAT(amu_flags(r)[0], Contains("AMCR_EL0.CG1RZ"));
+		CHECK_FALSE(format_amu_csv(AmuRun{.amu = r}, ",").empty());
+		CHECK(test::json_error(format_amu_json(AmuRun{.amu = r}, 0)).empty());
 	}
 	SECTION("the bit is RES0 in AMUv1: ignored there")
 	{
@@ -316,13 +360,13 @@ TEST_CASE("AMU: AMCR_EL0.CG1RZ (AMUv1p1) makes group 1 'not counted', not 0", "[
 		const AmuReport r = amu_interval(info, p.before, p.after);
 		REQUIRE(r.per_cpu[1].aux.size() == 3);
 		CHECK(r.per_cpu[1].aux[0].delta == std::optional<std::uint64_t>{100});
-		CHECK(r.flags.empty());
+		CHECK(amu_flags(r).empty());
 	}
 	SECTION("CG1RZ clear: the deltas")
 	{
 		const AmuReport r = amu_interval(info, p.before, p.after);
 		CHECK(r.per_cpu[1].aux[2].delta == std::optional<std::uint64_t>{300});
-		CHECK(r.flags.empty());
+		CHECK(amu_flags(r).empty());
 	}
 }
 
@@ -341,8 +385,8 @@ TEST_CASE("AMU: an offline CPU in either read gives no figure for the interval",
 		// the summed row is CPU 0's alone
 		CHECK(r.total.frequency.cpus == 1);
 		CHECK(r.total.frequency.value == Approx(1.5e9).epsilon(1e-6));
-		REQUIRE(r.flags.size() == 1);
-		CHECK_THAT(r.flags[0], Contains("offline: CPU 1"));
+		REQUIRE(amu_flags(r).size() == 1);
+		CHECK_THAT(amu_flags(r)[0], Contains("offline: CPU 1"));
 	}
 }
 
@@ -358,10 +402,10 @@ TEST_CASE("AMU: restarts changed: the interval spans a power-down, still valid",
 	CHECK(r.per_cpu[0].frequency.value == Approx(1.5e9).epsilon(1e-6));	// still a figure
 	CHECK_FALSE(r.per_cpu[1].restarted);
 	CHECK(r.total.restarted);
-	REQUIRE(r.flags.size() == 1);
-	CHECK_THAT(r.flags[0], Contains("restarted: CPU 0"));
-	CHECK_THAT(r.flags[0], Contains("figures still valid"));
-	CHECK_THAT(format_amu_text(r), Contains("restarted x1"));
+	REQUIRE(amu_flags(r).size() == 1);
+	CHECK_THAT(amu_flags(r)[0], Contains("restarted: CPU 0"));
+	CHECK_THAT(amu_flags(r)[0], Contains("figures still valid"));
+	CHECK_THAT(format_amu_text(AmuRun{.amu = r}), Contains("restarted x1"));
 }
 
 TEST_CASE("AMU: CNT_CYCLES erratum flags frequency and active share", "[host][amu][errata]")
@@ -388,13 +432,13 @@ TEST_CASE("AMU: CNT_CYCLES erratum flags frequency and active share", "[host][am
 	CHECK(r.total.frequency.cpus == 1);
 	CHECK(r.total.ipc.cpus == 3);
 	CHECK(*r.total.cnt_cycles == *r.per_cpu[2].cnt_cycles);	// the unreliable ones are not summed
-	CHECK_THAT(format_amu_text(r), Contains("over MHz 1/3, Active 1/3 CPUs"));
-	REQUIRE(r.flags.size() == 2);
-	CHECK_THAT(r.flags[0], Contains("erratum ARM-A510-2457168 on CPU 0 (Cortex-A510 r0p0-r1p1)"));
-	CHECK_THAT(r.flags[0], Contains("ARM64_ERRATUM_2457168"));
-	CHECK_THAT(r.flags[1], Contains("ARM-A725-3821522"));
+	CHECK_THAT(format_amu_text(AmuRun{.amu = r}), Contains("over MHz 1/3, Active 1/3 CPUs"));
+	REQUIRE(amu_flags(r).size() == 2);
+	CHECK_THAT(amu_flags(r)[0], Contains("erratum ARM-A510-2457168 on CPU 0 (Cortex-A510 r0p0-r1p1)"));
+	CHECK_THAT(amu_flags(r)[0], Contains("ARM64_ERRATUM_2457168"));
+	CHECK_THAT(amu_flags(r)[1], Contains("ARM-A725-3821522"));
 	CHECK(amu_erratum_for(0x410FD480) == nullptr);
-	const std::string text = format_amu_text(r);
+	const std::string text = format_amu_text(AmuRun{.amu = r});
 	CHECK_THAT(text, Contains("ERRATUM"));
 	CHECK_THAT(text, Contains("flags: erratum ARM-A510-2457168, erratum ARM-A725-3821522"));
 }
@@ -415,14 +459,24 @@ TEST_CASE("AMU: no AMU, undiscovered, idle", "[host][amu]")
 	CHECK(r.total.frequency.cpus == 1);
 	CHECK(r.total.active.cpus == 2);
 	CHECK(r.total.active.value == Approx(0.4).epsilon(1e-6));
-	CHECK_THAT(r.flags.back(), Contains("no AMU: CPU 1"));
+	CHECK_THAT(amu_flags(r).back(), Contains("no AMU: CPU 1"));
 	// a CPU missing from the first read (undiscovered then)
 	AmuReading before = p.before;
 	before.cpus.erase(before.cpus.begin());
 	CHECK(amu_interval(info, before, p.after).per_cpu[0].state == AmuWhy::no_amu);
+	CHECK(amu_notes(r).empty());
+	// cycle counters that read zero at discovery: a note, the figures stand
+	info.cpus[0].flags |= static_cast<std::uint32_t>(CpuFlag::amu_zero);
+	const AmuReport zero = amu_interval(info, p.before, p.after);
+	CHECK(zero.per_cpu[0].amu_zero);
+	CHECK_FALSE(zero.per_cpu[2].amu_zero);
+	CHECK(zero.per_cpu[0].frequency.ok());
+	REQUIRE(amu_notes(zero).size() == 1);
+	CHECK_THAT(amu_notes(zero)[0], Contains("CPU 0: AMU_ZERO"));
+	CHECK_THAT(format_amu_text(AmuRun{.amu = zero}), Contains("note: CPU 0: AMU_ZERO"));
 	// hardware backend is named as such
 	info.features &= ~static_cast<std::uint64_t>(Feature::mock);
-	CHECK(amu_interval(info, p.before, p.after).backend == "hardware AMU");
+	CHECK(amu_backend(amu_interval(info, p.before, p.after)) == "hardware AMU");
 }
 
 TEST_CASE("AMU report renders as text, JSON and separated values", "[host][amu]")
@@ -430,10 +484,7 @@ TEST_CASE("AMU report renders as text, JSON and separated values", "[host][amu]"
 	Info info = mock_board(2);
 	Pair p = pair_of({{0, Activity{}}, {1, Activity{}}});
 	p.after.cpus[1].enabled0 = 0x7;
-	AmuReport r = amu_interval(info, p.before, p.after);
-	r.command = {"sleep", "1"};
-	r.seconds = 1.0;
-	r.exit_status = 0;
+	AmuRun r{.amu = amu_interval(info, p.before, p.after), .command = {"sleep", "1"}, .seconds = 1.0, .exit_status = 0};
 
 	const std::string text = format_amu_text(r);
 	CHECK_THAT(text, Contains("AMU activity of CPUs 0-1 for 'sleep 1'"));

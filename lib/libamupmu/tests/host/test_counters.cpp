@@ -10,6 +10,7 @@
 // counts with the driver.
 #include "fixtures.hpp"
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/error.hpp>
 
@@ -460,4 +461,219 @@ TEST_CASE("Counters::set_multiplex: shared mode only, before the first start", "
 			     Message("AMUPMU_PMU_CONFIG_MULTIPLEX: this driver (ABI 2.2) cannot multiplex: the flag "
 				     "is ABI 2.3's: Operation not supported (EOPNOTSUPP)"));
 	CHECK_FALSE(o.multiplex());
+}
+
+TEST_CASE("CounterResult::compensate: compensated values beside the raw ones, total and per CPU",
+	  "[host][counters][compensation]")
+{
+	const std::uint64_t x2 = 0x412FD481;	// Cortex-X2 r2p1: both PMU errata apply
+	std::vector<EventSpec> events;
+	for (const std::string_view n : {"exc_undef", "exc_taken", "exc_return", "r160", "stall_backend_mem", "cycles"})
+		events.push_back(parse_event(n, x2));
+	const std::vector<CpuReading> cpus = {
+		reading(0, {100, 2000, 2000, 1000, 100, 9000}, 900),
+		reading(3, {300, 6000, 6000, 2000, 1000, 1000}, 800),
+	};
+	CounterResult r{events, cpus, 1000};
+	// not compensated: raw, no compensation
+	CHECK(r.compensation(0) == nullptr);
+	CHECK(r.compensated("exc_undef") == 400);
+	CHECK_FALSE(r.companion(1));
+
+	r.compensate(x2, {});
+	// the raw counts are kept
+	CHECK(r["exc_undef"] == 400);
+	CHECK(r["r160"] == 3000);
+	// EXC_UNDEF x 1.21 (default), cross-checked against the same total's
+	// EXC_TAKEN/EXC_RETURN
+	const Compensation* undef = r.compensation("exc_undef");
+	REQUIRE(undef != nullptr);
+	CHECK(undef->erratum == find_erratum("AMUPMU-X2-EXC_UNDEF"));
+	CHECK(undef->status == CompensationStatus::compensated);
+	CHECK(undef->raw == 400);
+	CHECK_FALSE(undef->parameter.calibrated);
+	REQUIRE(undef->cross_check);
+	CHECK(undef->cross_check->consistent);
+	CHECK(r.compensated("exc_undef") == Approx(400 * 1.21));
+	CHECK(r.compensated(0) == Approx(400 * 1.21));
+	// per CPU: each with its own companions
+	CHECK(r.compensated(0, 0) == Approx(100 * 1.21));
+	CHECK(r.compensated(0, 1) == Approx(300 * 1.21));
+	// IMP_STALL_BACKEND_MCQ minus min(0.30 x measured, STALL_BACKEND_MEM):
+	// total 3000 - min(900, 1100); CPU 0 1000 - min(300, 100); CPU 3
+	// 2000 - min(600, 1000)
+	CHECK(r.compensated("r160") == Approx(2100));
+	CHECK(r.compensated(3, 0) == Approx(900));
+	CHECK(r.compensated(3, 1) == Approx(1400));
+	REQUIRE(r.compensation(3, 1) != nullptr);
+	CHECK(r.compensation(3, 1)->companion == 1000);
+	// events no erratum touches: the raw values
+	CHECK(r.compensation("cycles") == nullptr);
+	CHECK(r.compensation(1) == nullptr);
+	CHECK(r.compensated("cycles") == 10000);
+	CHECK(r.compensated(5, 1) == 1000);
+	CHECK_THROWS_AS((void)r.compensation(6), InvalidArgument);
+	CHECK_THROWS_AS((void)r.compensation(0, 2), InvalidArgument);
+	CHECK_THROWS_AS((void)r.compensated("l1d_cache"), InvalidArgument);
+	CHECK_THROWS_AS((void)r.companion(6), InvalidArgument);
+	// the copy keeps them (a value)
+	const CounterResult copy = r;
+	REQUIRE(copy.compensation(0) != nullptr);
+	CHECK(copy.compensated(0) == Approx(400 * 1.21));
+
+	// a board's calibration, turned off, a later revision, another core
+	const Calibration cal{.midr = x2, .values = {{.erratum = "AMUPMU-X2-EXC_UNDEF", .value = 2.0}}};
+	r.compensate(x2, {.calibration = cal});
+	REQUIRE(r.compensation(0) != nullptr);
+	CHECK(r.compensation(0)->parameter.calibrated);
+	CHECK(r.compensated(0) == Approx(800));
+	r.compensate(x2, {.enabled = false});
+	REQUIRE(r.compensation(0) != nullptr);
+	CHECK(r.compensation(0)->status == CompensationStatus::disabled);
+	CHECK(r.compensated(0) == 400);
+	r.compensate(0x413FD480, {});	// r3p0: after the affected range
+	REQUIRE(r.compensation(0) != nullptr);
+	CHECK(r.compensation(0)->status == CompensationStatus::verify);
+	CHECK(r.compensated(0) == 400);
+	r.compensate(0x000f0510, {});	// QEMU's max CPU: no erratum
+	CHECK(r.compensation(0) == nullptr);
+	CHECK(r.compensated(0) == 400);
+}
+
+TEST_CASE("CounterResult::compensate of a multiplexed group: from perf's estimates", "[host][counters][compensation]")
+{
+	const std::uint64_t x2 = 0x412FD481;
+	std::vector<EventSpec> events;
+	for (const std::string_view n : {"r160", "stall_backend_mem"})
+		events.push_back(parse_event(n, x2));
+	const std::vector<CpuReading> cpus = {reading(0, {500, 50}, 1000)};
+	CpuTimes t;
+	t.events[0] = {.enabled = 1000, .running = 500};
+	t.events[1] = {.enabled = 1000, .running = 1000};
+	CounterResult r{events, cpus, std::vector<CpuTimes>{t}, 1000};
+	REQUIRE(r.multiplexed());
+	r.compensate(x2, {});
+	// the estimate 1000, minus min(300, 50)
+	CHECK(r["r160"] == 1000);
+	CHECK(r.compensated("r160") == Approx(950));
+	CHECK(r.compensated(0, 0) == Approx(950));
+}
+
+TEST_CASE("Counters: errata companions on request, compensation before the first start",
+	  "[host][counters][compensation]")
+{
+	Counters c{not_amupmu(), test::mock_info()};	// mock Cortex-X2 r2p1
+	CHECK(c.compensation() == nullptr);
+	c.add("exc_undef:u").add("imp_stall_backend_mcq").add("cycles");
+	c.add_errata_companions();
+	std::vector<std::string> names;
+	for (const EventSpec& e : c.events())
+		names.push_back(e.name);
+	CHECK(names == std::vector<std::string>{"exc_undef:u", "imp_stall_backend_mcq", "cycles", "exc_taken:u",
+						"exc_return:u", "stall_backend_mem"});
+	for (std::size_t i = 0; i < names.size(); ++i)
+		CHECK(c.companion(i) == (i >= 3));
+	CHECK_FALSE(c.companion(names.size()));
+	// again: they are there already
+	c.add_errata_companions();
+	CHECK(c.events().size() == 6);
+	// events added after them are not companions
+	c.add("inst_retired");
+	CHECK_FALSE(c.companion(6));
+
+	const Calibration cal{.midr = 0x412FD481, .values = {{.erratum = "AMUPMU-X2-MCQ", .value = 0.5}}};
+	c.set_compensation({.exc_undef_ec0 = 7, .calibration = cal});
+	REQUIRE(c.compensation() != nullptr);
+	CHECK(c.compensation()->enabled);
+	CHECK(c.compensation()->exc_undef_ec0 == 7);
+	REQUIRE(c.compensation()->calibration);
+	CHECK(*c.compensation()->calibration == cal);
+
+	// no room: nothing added
+	Counters full{not_amupmu(), test::mock_info()};
+	full.add("exc_undef");
+	for (std::size_t i = 1; i < max_group_events; ++i)
+		full.add(parse_event("cycles", 0));
+	CHECK_THROWS_AS(full.add_errata_companions(), InvalidArgument);
+	CHECK(full.events().size() == max_group_events);
+	CHECK_FALSE(full.companion(0));
+
+	// a core without such an erratum: none
+	Counters qemu{not_amupmu(), test::qemu_info()};
+	qemu.add("exc_undef").add("r160").add_errata_companions();
+	CHECK(qemu.events().size() == 2);
+}
+
+namespace {
+
+// An Info in which every CPU up to top is online with a PMU (the mock X2)
+// and free counters: whichever CPU the test thread runs on is countable.
+Info countable_up_to(unsigned top)
+{
+	Info info = test::mock_info();
+	info.cpus.clear();
+	for (unsigned c = 0; c <= top; ++c) {
+		info.cpus.push_back(test::mock_x2_cpu(c));
+		info.cpus.back().pmu_counters_free = 0x8000003f;
+	}
+	return info;
+}
+
+std::vector<unsigned> cpus_of(const Counters& c)
+{
+	return {c.cpus().begin(), c.cpus().end()};
+}
+
+} // namespace
+
+TEST_CASE("Counters::measure_this_thread: typed errors, the thread's affinity and the CPU set given back",
+	  "[host][counters][affinity]")
+{
+	const std::vector<unsigned> allowed = thread_affinity();
+	REQUIRE_FALSE(allowed.empty());
+	SECTION("start() refused (a file that is not amupmu): pinned to the thread's CPU, then given back")
+	{
+		Counters c{not_amupmu(), countable_up_to(allowed.back() + 1)};
+		c.add("cycles");
+		const std::vector<unsigned> set = cpus_of(c);
+		REQUIRE(set.size() == allowed.back() + 2);
+		try {
+			const Counters::PinnedScope scope = c.measure_this_thread();
+			FAIL("started");
+		} catch (const Error& e) {
+			CHECK((e.errnum() == ENOTTY || e.errnum() == ENOSYS));	// the session's ioctl
+		}
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+		CHECK_FALSE(c.running());
+		bool ran = false;
+		CHECK_THROWS_AS(c.measure_this_thread([&] { ran = true; }), Error);
+		CHECK_FALSE(ran);	// the region is not run when counting cannot start
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+	}
+	SECTION("the thread's CPU has no PMU: InvalidArgument, nothing changed")
+	{
+		// only a CPU beyond those the thread may use has one
+		Info info = countable_up_to(allowed.back() + 1);
+		for (unsigned c = 0; c <= allowed.back(); ++c)
+			info.cpus[c] = test::offline_cpu(c);
+		Counters c{not_amupmu(), info};
+		c.add("cycles");
+		CHECK_THROWS_MATCHES((void)c.measure_this_thread(), InvalidArgument,
+				     Catch::Predicate<InvalidArgument>([](const InvalidArgument& e) {
+					     return std::string{e.what()}.find("is not online with a PMU") !=
+						    std::string::npos;
+				     }, "the CPU is not online with a PMU"));
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == std::vector<unsigned>{allowed.back() + 1});
+	}
+	SECTION("no event: InvalidArgument from start(), given back")
+	{
+		Counters c{not_amupmu(), countable_up_to(allowed.back())};
+		const std::vector<unsigned> set = cpus_of(c);
+		CHECK_THROWS_AS((void)c.measure_this_thread(), InvalidArgument);
+		CHECK(thread_affinity() == allowed);
+		CHECK(cpus_of(c) == set);
+	}
 }

@@ -26,6 +26,7 @@
 #include <elf.h>
 
 using namespace amupmu;
+using namespace amupmu::report;
 namespace fs = std::filesystem;
 
 // the libdw tests' helpers are unused in builds without it

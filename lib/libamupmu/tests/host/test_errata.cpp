@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Errata, compensation models and calibration fitting [host]: pure logic
-// on synthetic data, no device.
+// Errata, compensation models, the compensation of counts and calibration
+// fitting [host]: pure logic on synthetic data, no device. (How amupmu
+// stat shows a compensation: test_stat.cpp.)
 #include "tempdir.hpp"
 
+#include <amupmu/compensation.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/report/stat.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -315,44 +316,70 @@ TEST_CASE("save_calibration: a temporary file of its own, renamed; failures name
 	}
 }
 
-TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be turned off", "[host][errata][stat]")
+TEST_CASE("compensate: compensated beside raw, with the erratum and its parameter; can be turned off",
+	  "[host][errata][compensation]")
 {
-	const auto report_of = [](std::uint64_t midr, const CompensationOptions& o) {
-		StatReport r;
-		r.rows = {{.name = "exc_undef", .number = 0x81, .value = 830},
-			  {.name = "exc_taken", .number = 0x09, .value = 5000},
-			  {.name = "exc_return", .number = 0x0A, .value = 5000},
-			  {.name = "imp_stall_backend_mcq", .number = 0x160, .value = 1380},
-			  {.name = "stall_backend_mem", .number = 0x4005, .value = 800},
-			  {.name = "inst_retired", .number = 0x08, .value = 1e6}};
-		apply_errata(r, midr, o);
-		return r;
-	};
-	const StatReport on = report_of(midr_x2(2, 1), {});
-	REQUIRE(on.rows[0].compensated);
-	CHECK(*on.rows[0].compensated == Approx(830 * 1.21));
-	CHECK(on.rows[0].value == 830);	// raw kept
-	CHECK(on.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
-	CHECK_THAT(on.rows[0].note, Contains("cross-check ok"));
-	REQUIRE(on.rows[3].compensated);
-	CHECK(*on.rows[3].compensated == Approx(1380 - 1380 * 0.30));
-	CHECK(on.rows[3].erratum == "AMUPMU-X2-MCQ");
-	CHECK_FALSE(on.rows[5].compensated);
-	CHECK(on.notes.size() == 2);
+	const EventCount counts[] = {{.number = 0x81, .value = 830},   {.number = 0x09, .value = 5000},
+				     {.number = 0x0A, .value = 5000},  {.number = 0x160, .value = 1380},
+				     {.number = 0x4005, .value = 800}, {.number = 0x08, .value = 1e6}};
+	const auto undef = compensate(counts, 0, midr_x2(2, 1));
+	REQUIRE(undef);
+	REQUIRE(undef->value);
+	CHECK(undef->status == CompensationStatus::compensated);
+	CHECK(*undef->value == Approx(830 * 1.21));
+	CHECK(undef->raw == 830);	// raw kept
+	CHECK(undef->erratum == &undef_erratum());
+	CHECK(undef->applicability == Applicability::yes);
+	CHECK(undef->parameter.value == Approx(1.21));
+	CHECK_FALSE(undef->parameter.calibrated);
+	CHECK_FALSE(undef->exc_undef_ec0);
+	REQUIRE(undef->cross_check);
+	CHECK(undef->cross_check->consistent);
+	const auto mcq = compensate(counts, 3, midr_x2(2, 1));
+	REQUIRE(mcq);
+	REQUIRE(mcq->value);
+	CHECK(*mcq->value == Approx(1380 - 1380 * 0.30));
+	CHECK(mcq->erratum == &mcq_erratum());
+	CHECK(mcq->companion == 800);
+	CHECK_FALSE(mcq->cross_check);
+	CHECK_FALSE(compensate(counts, 5, midr_x2(2, 1)));
+	CHECK_THROWS_AS((void)compensate(counts, 6, midr_x2(2, 1)), InvalidArgument);
 
-	const StatReport off = report_of(midr_x2(2, 1), {.enabled = false});
-	CHECK_FALSE(off.rows[0].compensated);
-	CHECK(off.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
-	CHECK_THAT(off.rows[0].note, Contains("compensation off"));
+	const auto off = compensate(counts, 0, midr_x2(2, 1), {.enabled = false});
+	REQUIRE(off);
+	CHECK(off->status == CompensationStatus::disabled);
+	CHECK_FALSE(off->value);
+	CHECK(off->erratum == &undef_erratum());
 
-	const StatReport later = report_of(midr_x2(3, 0), {});
-	CHECK_FALSE(later.rows[0].compensated);
-	CHECK_THAT(later.rows[0].note, Contains("verify"));
+	const auto later = compensate(counts, 0, midr_x2(3, 0));
+	REQUIRE(later);
+	CHECK(later->status == CompensationStatus::verify);
+	CHECK(later->applicability == Applicability::verify);
+	CHECK_FALSE(later->value);
 
-	const StatReport qemu = report_of(0x000f0510, {});
-	CHECK_FALSE(qemu.rows[0].compensated);
-	CHECK(qemu.rows[0].erratum.empty());
-	CHECK(qemu.notes.empty());
+	for (std::size_t i = 0; i < std::size(counts); ++i)
+		CHECK_FALSE(compensate(counts, i, 0x000f0510));
+
+	// the ground truth and the board's calibration (same MIDR only)
+	const auto ec0 = compensate(counts, 0, midr_x2(2, 1), {.exc_undef_ec0 = 100});
+	REQUIRE(ec0);
+	REQUIRE(ec0->value);
+	CHECK(*ec0->value == Approx(830 + 100 * (1 - 1 / 1.21)));
+	CHECK(ec0->exc_undef_ec0 == 100);
+	const Calibration cal{.midr = midr_x2(2, 1), .values = {{.erratum = "AMUPMU-X2-EXC_UNDEF", .value = 1.5}}};
+	const auto calibrated = compensate(counts, 0, midr_x2(2, 1), {.calibration = cal});
+	REQUIRE(calibrated);
+	REQUIRE(calibrated->value);
+	CHECK(*calibrated->value == Approx(830 * 1.5));
+	CHECK(calibrated->parameter.calibrated);
+	CHECK(calibrated->parameter.value == 1.5);
+	const auto other_board = compensate(counts, 0, midr_x2(2, 0), {.calibration = cal});
+	REQUIRE(other_board);
+	CHECK_FALSE(other_board->parameter.calibrated);
+	CHECK(*other_board->value == Approx(830 * 1.21));
+
+	CHECK(to_string(CompensationStatus::compensated) == "compensated");
+	CHECK(to_string(CompensationStatus::needs_companion) == "needs companion");
 
 	// the companions a model needs are added
 	const std::vector<EventSpec> asked = parse_event_list("r160,exc_undef", midr_x2(2, 1));
@@ -365,7 +392,7 @@ TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be tur
 	CHECK(errata_companions(asked, 0x000f0510).empty());
 }
 
-TEST_CASE("apply_errata: each row of an event with its own modifiers and companions", "[host][errata][stat]")
+TEST_CASE("compensate: each count with the companions of its own levels", "[host][errata][compensation]")
 {
 	const std::uint64_t midr = midr_x2(2, 1);
 	// exc_undef at EL0 and at EL1: each needs exc_taken/exc_return counted
@@ -383,46 +410,38 @@ TEST_CASE("apply_errata: each row of an event with its own modifiers and compani
 	all.insert(all.end(), add.begin(), add.end());
 	CHECK(errata_companions(all, midr).empty());
 
-	StatReport r;
 	const double values[] = {100, 1000, 1380, 20000, 20000, 30000, 30000, 500};
-	const auto by_name = [&](std::string_view n) {
-		return std::ranges::find_if(r.rows, [&](const StatRow& row) { return row.name == n; });
-	};
 	REQUIRE(all.size() == std::size(values));
-	std::size_t i = 0;
-	for (const EventSpec& e : all)
-		r.rows.push_back({.name = e.name, .number = e.number, .flags = e.flags, .modifiers = e.modifiers,
-				  .value = values[i++]});
-	apply_errata(r, midr, {});
-	const auto u = by_name("exc_undef:u"), k = by_name("exc_undef:k"), mcq = by_name("r160:u");
-	REQUIRE(u != r.rows.end());
-	REQUIRE(k != r.rows.end());
-	REQUIRE(mcq != r.rows.end());
+	std::vector<EventCount> counts;
+	for (std::size_t i = 0; i < all.size(); ++i)
+		counts.push_back({.number = all[i].number, .flags = all[i].flags, .value = values[i]});
+	const auto u = compensate(counts, 0, midr), k = compensate(counts, 1, midr), mcq = compensate(counts, 2, midr);
+	REQUIRE(u);
+	REQUIRE(k);
+	REQUIRE(mcq);
 	// both compensated (x 1.21), each cross-checked against its own level:
 	// 121 <= 20000 at EL0, 1210 <= 30000 at EL1
-	REQUIRE(u->compensated);
-	REQUIRE(k->compensated);
-	CHECK(*u->compensated == Approx(121));
-	CHECK(*k->compensated == Approx(1210));
-	CHECK_THAT(u->note, Contains("cross-check ok"));
-	CHECK_THAT(k->note, Contains("cross-check ok"));
+	REQUIRE(u->value);
+	REQUIRE(k->value);
+	CHECK(*u->value == Approx(121));
+	CHECK(*k->value == Approx(1210));
+	REQUIRE(u->cross_check);
+	REQUIRE(k->cross_check);
+	CHECK(u->cross_check->consistent);
+	CHECK(k->cross_check->consistent);
 	// r160:u minus min(1380 * 0.30, stall_backend_mem:u = 500): 1380 - 414
-	REQUIRE(mcq->compensated);
-	CHECK(*mcq->compensated == Approx(1380 - 414));
-	CHECK_THAT(mcq->note, Contains("stall_backend_mem:u"));
-	// one note per erratum, not per row
-	CHECK(r.notes.size() == 2);
+	REQUIRE(mcq->value);
+	CHECK(*mcq->value == Approx(1380 - 414));
+	CHECK(mcq->companion == 500);
 
 	// a companion counted at other levels is not used: r160:u with only
 	// stall_backend_mem:k
-	StatReport other;
-	other.rows = {{.name = "r160:u", .number = 0x160, .flags = asked[2].flags, .modifiers = "u", .value = 1380},
-		      {.name = "stall_backend_mem:k",
-		       .number = 0x4005,
-		       .flags = parse_event("stall_backend_mem:k", midr).flags,
-		       .modifiers = "k",
-		       .value = 500}};
-	apply_errata(other, midr, {});
-	CHECK_FALSE(other.rows[0].compensated);
-	CHECK_THAT(other.rows[0].note, Contains("needs stall_backend_mem:u"));
+	const EventCount other[] = {{.number = 0x160, .flags = asked[2].flags, .value = 1380},
+				    {.number = 0x4005, .flags = parse_event("stall_backend_mem:k", midr).flags,
+				     .value = 500}};
+	const auto alone = compensate(other, 0, midr);
+	REQUIRE(alone);
+	CHECK(alone->status == CompensationStatus::needs_companion);
+	CHECK_FALSE(alone->value);
+	CHECK(alone->erratum == &mcq_erratum());
 }

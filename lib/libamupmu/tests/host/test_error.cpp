@@ -17,6 +17,7 @@
 #include <typeinfo>
 
 using namespace amupmu;
+using namespace amupmu::report;
 
 TEST_CASE("errno names", "[host][error]")
 {

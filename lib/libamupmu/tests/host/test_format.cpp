@@ -11,6 +11,7 @@
 #include <catch2/catch.hpp>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 TEST_CASE("hex()", "[host][format]")

@@ -8,6 +8,7 @@
 #include <amupmu/error.hpp>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using test::json_error;
 
 TEST_CASE("json_quote escapes what JSON requires", "[host][json]")

@@ -22,6 +22,7 @@
 #include <sstream>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -40,7 +41,6 @@ StatReport stat_report()
 	derive_report_metrics(r);
 	AmuReport amu;
 	amu.cpus = "0";
-	amu.backend = "mock AMU model";
 	AmuCpuDelta d;
 	d.cpu = 0;
 	d.frequency = {.value = 1.5e9, .why = AmuWhy::ok, .cpus = 1};
@@ -49,7 +49,6 @@ StatReport stat_report()
 	d.active = {.value = 0.5, .why = AmuWhy::ok, .cpus = 1};
 	amu.per_cpu = {d};
 	amu.total = d;
-	amu.seconds = 1.25;
 	amu.timer_freq = 62500000;
 	r.amu = amu;
 	return r;
@@ -93,9 +92,10 @@ Texts texts()
 	t.stat_text = format_stat_text(s);
 	t.stat_csv = format_stat_csv(s, ",");
 	t.stat_json = format_stat_json(s);
-	t.amu_text = format_amu_text(*s.amu);
-	t.amu_csv = format_amu_csv(*s.amu, ",");
-	t.amu_json = format_amu_json(*s.amu, 0);
+	const AmuRun amu{.amu = *s.amu, .seconds = 1.25};
+	t.amu_text = format_amu_text(amu);
+	t.amu_csv = format_amu_csv(amu, ",");
+	t.amu_json = format_amu_json(amu, 0);
 	std::stringstream rec;	// a stream of the global locale, as an application's is
 	write_recording(rec, recording());
 	t.recording = rec.str();

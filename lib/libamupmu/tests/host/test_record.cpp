@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 // gnu::used keeps them (and their symbols) without a call

@@ -9,6 +9,7 @@
 #include "spe_encoder.hpp"
 
 #include <amupmu/spe.hpp>
+#include <amupmu/spe_data_source.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 using namespace amupmu::spe;
@@ -909,4 +912,34 @@ TEST_CASE("SPE Record copies and set(): a record stays valid without its reader"
 	CHECK_FALSE(changed.counter(8));
 	CHECK(last.in_buffer());
 	CHECK_FALSE(last.counter(9));
+}
+
+TEST_CASE("SPE data sources: encodings by MIDR (Linux perf's table) and names", "[host][spe]")
+{
+	using amupmu::spe_data_source_encoding, amupmu::spe_data_source_name, amupmu::SpeDataSource,
+		amupmu::SpeDataSourceEncoding;
+	CHECK(spe_data_source_encoding(0x413FD0C1) == SpeDataSourceEncoding::common);
+	CHECK(spe_data_source_encoding(0x410FD4F0) == SpeDataSourceEncoding::common);	// Neoverse V2
+	CHECK(spe_data_source_encoding(0x411FD400) == SpeDataSourceEncoding::common);	// Neoverse V1 r1p0
+	CHECK(spe_data_source_encoding(0x410FD490) == SpeDataSourceEncoding::common);	// Neoverse N2
+	CHECK(spe_data_source_encoding(0x410FD890) == SpeDataSourceEncoding::common);	// Cortex-A720AE
+	CHECK(spe_data_source_encoding(0xC00FAC40) == SpeDataSourceEncoding::ampereone);
+	// not in perf's list: Cortex-X2, Cortex-A710, another implementer's part D0C
+	CHECK(spe_data_source_encoding(0x410FD480) == SpeDataSourceEncoding::unknown);
+	CHECK(spe_data_source_encoding(0x410FD470) == SpeDataSourceEncoding::unknown);
+	CHECK(spe_data_source_encoding(0x420FD0C0) == SpeDataSourceEncoding::unknown);
+	CHECK(spe_data_source_encoding(0x000F0510) == SpeDataSourceEncoding::unknown);
+
+	using E = SpeDataSourceEncoding;
+	const std::pair<std::uint64_t, std::string_view> common[] = {
+		{0x0, "L1D"}, {0x8, "L2"}, {0x9, "PEER-CORE"}, {0xa, "LOCAL-CLUSTER"}, {0xb, "SYS-CACHE"},
+		{0xc, "PEER-CLUSTER"}, {0xd, "REMOTE"}, {0xe, "DRAM"}, {0x1, ""}, {0xf, ""}};
+	for (const auto& [code, name] : common)
+		CHECK(spe_data_source_name(E::common, code) == name);
+	CHECK(spe_data_source_name(E::ampereone, 0x3) == "SLC");
+	CHECK(spe_data_source_name(E::ampereone, 0x8) == "L1D");
+	CHECK(spe_data_source_name(E::ampereone, 0xe).empty());
+	CHECK(spe_data_source_name(E::unknown, 0x0).empty());
+	CHECK(SpeDataSource{E::common, 0xb}.label() == "SYS-CACHE (0xb)");
+	CHECK(SpeDataSource{E::unknown, 0xb}.label() == "0xb");
 }

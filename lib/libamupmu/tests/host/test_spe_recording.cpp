@@ -10,6 +10,7 @@
 #include <sstream>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 extern "C" [[gnu::noinline, gnu::used]] int amupmu_spe_report_marker(int x)
@@ -291,34 +292,6 @@ TEST_CASE("SPE report: latency percentiles are exact (against a brute-force sort
 		CHECK(d.sum() == 16);
 		CHECK(d.values() == std::map<std::uint16_t, std::uint64_t>{{1, 1}, {5, 3}});
 	}
-}
-
-TEST_CASE("SPE report: data-source encodings by MIDR (Linux perf's table)", "[host][spe][report]")
-{
-	CHECK(spe_data_source_encoding(midr_neoverse_n1) == SpeDataSourceEncoding::common);
-	CHECK(spe_data_source_encoding(0x410FD4F0) == SpeDataSourceEncoding::common);	// Neoverse V2
-	CHECK(spe_data_source_encoding(0x411FD400) == SpeDataSourceEncoding::common);	// Neoverse V1 r1p0
-	CHECK(spe_data_source_encoding(0x410FD490) == SpeDataSourceEncoding::common);	// Neoverse N2
-	CHECK(spe_data_source_encoding(0x410FD890) == SpeDataSourceEncoding::common);	// Cortex-A720AE
-	CHECK(spe_data_source_encoding(0xC00FAC40) == SpeDataSourceEncoding::ampereone);
-	// not in perf's list: Cortex-X2, Cortex-A710, another implementer's part D0C
-	CHECK(spe_data_source_encoding(0x410FD480) == SpeDataSourceEncoding::unknown);
-	CHECK(spe_data_source_encoding(0x410FD470) == SpeDataSourceEncoding::unknown);
-	CHECK(spe_data_source_encoding(0x420FD0C0) == SpeDataSourceEncoding::unknown);
-	CHECK(spe_data_source_encoding(midr_unknown) == SpeDataSourceEncoding::unknown);
-
-	using E = SpeDataSourceEncoding;
-	const std::pair<std::uint64_t, std::string_view> common[] = {
-		{0x0, "L1D"}, {0x8, "L2"}, {0x9, "PEER-CORE"}, {0xa, "LOCAL-CLUSTER"}, {0xb, "SYS-CACHE"},
-		{0xc, "PEER-CLUSTER"}, {0xd, "REMOTE"}, {0xe, "DRAM"}, {0x1, ""}, {0xf, ""}};
-	for (const auto& [code, name] : common)
-		CHECK(spe_data_source_name(E::common, code) == name);
-	CHECK(spe_data_source_name(E::ampereone, 0x3) == "SLC");
-	CHECK(spe_data_source_name(E::ampereone, 0x8) == "L1D");
-	CHECK(spe_data_source_name(E::ampereone, 0xe).empty());
-	CHECK(spe_data_source_name(E::unknown, 0x0).empty());
-	CHECK(SpeDataSource{E::common, 0xb}.label() == "SYS-CACHE (0xb)");
-	CHECK(SpeDataSource{E::unknown, 0xb}.label() == "0xb");
 }
 
 TEST_CASE("SPE report: every aggregate of a known recording", "[host][spe][report]")

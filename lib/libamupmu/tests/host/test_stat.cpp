@@ -3,19 +3,28 @@
 // Derived metrics and the stat output formats [host]: synthetic counts.
 #include "json_check.hpp"
 
+#include <amupmu/compensation.hpp>
+#include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/metrics.hpp>
 #include <amupmu/report/stat.hpp>
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
 
 using namespace amupmu;
+using namespace amupmu::report;
 using Catch::Matchers::Contains;
 
 namespace {
+
+constexpr std::uint64_t midr_x2(unsigned variant, unsigned revision)
+{
+	return 0x410F0000u | (0xD48u << 4) | (variant << 20) | revision;
+}
 
 std::vector<std::string> split(const std::string& s, char sep)
 {
@@ -225,12 +234,11 @@ TEST_CASE("stat --amu: the AMU figures as counter lines, the backend in a commen
 	StatReport r;
 	r.command = {"true"};
 	r.cpus = "0";
+	r.seconds = 0.5;	// the AMU lines' run time
 	r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 1000, .time_enabled = 10, .time_running = 10});
 	AmuReport amu;
 	amu.cpus = "0";
 	amu.mock = true;
-	amu.backend = "mock AMU model";
-	amu.seconds = 0.5;
 	AmuCpuDelta d;
 	d.cpu = 0;
 	d.frequency = {.value = 1.5e9, .why = AmuWhy::ok, .cpus = 1};
@@ -628,4 +636,106 @@ TEST_CASE("stat -I --multiplex: an interval's count scaled from the deltas, as p
 	CHECK(b.rows[0].value == 150);
 	CHECK(b.rows[0].time_enabled == 20);
 	CHECK(b.rows[1].value == 7);	// beyond the previous rows: as it was
+}
+
+TEST_CASE("apply_errata: compensated beside raw, with the erratum id; can be turned off", "[host][stat][errata]")
+{
+	const auto report_of = [](std::uint64_t midr, const CompensationOptions& o) {
+		StatReport r;
+		r.rows = {{.name = "exc_undef", .number = 0x81, .value = 830},
+			  {.name = "exc_taken", .number = 0x09, .value = 5000},
+			  {.name = "exc_return", .number = 0x0A, .value = 5000},
+			  {.name = "imp_stall_backend_mcq", .number = 0x160, .value = 1380},
+			  {.name = "stall_backend_mem", .number = 0x4005, .value = 800},
+			  {.name = "inst_retired", .number = 0x08, .value = 1e6}};
+		apply_errata(r, midr, o);
+		return r;
+	};
+	const StatReport on = report_of(midr_x2(2, 1), {});
+	REQUIRE(on.rows[0].compensated);
+	CHECK(*on.rows[0].compensated == Approx(830 * 1.21));
+	CHECK(on.rows[0].value == 830);	// raw kept
+	CHECK(on.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
+	CHECK_THAT(on.rows[0].note, Contains("cross-check ok"));
+	REQUIRE(on.rows[3].compensated);
+	CHECK(*on.rows[3].compensated == Approx(1380 - 1380 * 0.30));
+	CHECK(on.rows[3].erratum == "AMUPMU-X2-MCQ");
+	CHECK_FALSE(on.rows[5].compensated);
+	CHECK(on.notes.size() == 2);
+	// the erratum's provenance and the parameter's source
+	CHECK_THAT(on.notes[0], Contains("AMUPMU-X2-EXC_UNDEF: ") && Contains("seed 003"));
+	CHECK_THAT(on.rows[0].note, Contains("factor 1.21 (default)"));
+	const Calibration cal{.midr = midr_x2(2, 1), .values = {{.erratum = "AMUPMU-X2-MCQ", .value = 0.25}}};
+	const StatReport calibrated = report_of(midr_x2(2, 1), {.calibration = cal});
+	CHECK_THAT(calibrated.rows[3].note, Contains("mem_bound_factor 0.25 (calibrated)"));
+	REQUIRE(calibrated.rows[3].compensated);
+	CHECK(*calibrated.rows[3].compensated == Approx(1380 - 1380 * 0.25));
+
+	const StatReport off = report_of(midr_x2(2, 1), {.enabled = false});
+	CHECK_FALSE(off.rows[0].compensated);
+	CHECK(off.rows[0].erratum == "AMUPMU-X2-EXC_UNDEF");
+	CHECK_THAT(off.rows[0].note, Contains("compensation off"));
+
+	const StatReport later = report_of(midr_x2(3, 0), {});
+	CHECK_FALSE(later.rows[0].compensated);
+	CHECK_THAT(later.rows[0].note, Contains("verify"));
+
+	const StatReport qemu = report_of(0x000f0510, {});
+	CHECK_FALSE(qemu.rows[0].compensated);
+	CHECK(qemu.rows[0].erratum.empty());
+	CHECK(qemu.notes.empty());
+}
+
+TEST_CASE("apply_errata: each row of an event with its own modifiers and companions", "[host][stat][errata]")
+{
+	const std::uint64_t midr = midr_x2(2, 1);
+	// exc_undef at EL0 and at EL1: each needs exc_taken/exc_return counted
+	// at its own levels, r160 at EL0 stall_backend_mem:u
+	const std::vector<EventSpec> asked = parse_event_list("exc_undef:u,exc_undef:k,r160:u", midr);
+	const std::vector<EventSpec> add = errata_companions(asked, midr);
+	std::vector<EventSpec> all = asked;
+	all.insert(all.end(), add.begin(), add.end());
+
+	StatReport r;
+	const double values[] = {100, 1000, 1380, 20000, 20000, 30000, 30000, 500};
+	const auto by_name = [&](std::string_view n) {
+		return std::ranges::find_if(r.rows, [&](const StatRow& row) { return row.name == n; });
+	};
+	REQUIRE(all.size() == std::size(values));
+	std::size_t i = 0;
+	for (const EventSpec& e : all)
+		r.rows.push_back({.name = e.name, .number = e.number, .flags = e.flags, .modifiers = e.modifiers,
+				  .value = values[i++]});
+	apply_errata(r, midr, {});
+	const auto u = by_name("exc_undef:u"), k = by_name("exc_undef:k"), mcq = by_name("r160:u");
+	REQUIRE(u != r.rows.end());
+	REQUIRE(k != r.rows.end());
+	REQUIRE(mcq != r.rows.end());
+	// both compensated (x 1.21), each cross-checked against its own level:
+	// 121 <= 20000 at EL0, 1210 <= 30000 at EL1
+	REQUIRE(u->compensated);
+	REQUIRE(k->compensated);
+	CHECK(*u->compensated == Approx(121));
+	CHECK(*k->compensated == Approx(1210));
+	CHECK_THAT(u->note, Contains("cross-check ok"));
+	CHECK_THAT(k->note, Contains("cross-check ok"));
+	// r160:u minus min(1380 * 0.30, stall_backend_mem:u = 500): 1380 - 414
+	REQUIRE(mcq->compensated);
+	CHECK(*mcq->compensated == Approx(1380 - 414));
+	CHECK_THAT(mcq->note, Contains("stall_backend_mem:u"));
+	// one note per erratum, not per row
+	CHECK(r.notes.size() == 2);
+
+	// a companion counted at other levels is not used: r160:u with only
+	// stall_backend_mem:k
+	StatReport other;
+	other.rows = {{.name = "r160:u", .number = 0x160, .flags = asked[2].flags, .modifiers = "u", .value = 1380},
+		      {.name = "stall_backend_mem:k",
+		       .number = 0x4005,
+		       .flags = parse_event("stall_backend_mem:k", midr).flags,
+		       .modifiers = "k",
+		       .value = 500}};
+	apply_errata(other, midr, {});
+	CHECK_FALSE(other.rows[0].compensated);
+	CHECK_THAT(other.rows[0].note, Contains("needs stall_backend_mem:u"));
 }

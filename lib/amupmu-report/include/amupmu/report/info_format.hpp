@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-namespace amupmu {
+namespace amupmu::report {
 
 struct FormatOptions {
 	bool verbose = false;	///< text: raw registers and the event list
@@ -31,6 +31,6 @@ struct FormatOptions {
 /// raw registers as "0x..." strings, ending in a newline.
 [[nodiscard]] std::string format_info_json(const Info& info, const FormatOptions& options = {});
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 /// s as a JSON string literal, quotes included. Control characters, '"' and
 /// '\' are escaped; bytes that are not valid UTF-8 become U+FFFD.
@@ -73,6 +73,6 @@ private:
 	bool done_ = false;
 };
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 struct RecordedSample {
 	std::uint32_t cpu = 0;
@@ -109,6 +109,6 @@ struct ReportOptions {
 /// first; the PCs with their srcline() when any has one (Symbolizer).
 [[nodiscard]] std::string format_report(const Recording& r, const ReportOptions& options = {});
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

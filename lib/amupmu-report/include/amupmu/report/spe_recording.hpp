@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 /// One CPU's counters at the end of the recording (AMUPMU_SPE_READ).
 struct SpeRecordedCpu {
@@ -69,6 +69,6 @@ void write_spe_recording(std::ostream& out, const SpeRecording& r);
 /// chunk) when the file is malformed or truncated.
 [[nodiscard]] SpeRecording read_spe_recording(std::istream& in);
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -12,7 +12,7 @@
 //    value, log2 buckets and nearest-rank percentiles taken from the
 //    whole distribution;
 //  - the data-source breakdown: raw codes, named where the encoding is
-//    known for the CPU's MIDR_EL1 (spe_data_source_encoding());
+//    known for the CPU's MIDR_EL1 (the library's spe_data_source_encoding());
 //  - the hottest PCs and symbols, data addresses and 64-byte cache lines;
 //  - how many records had each event bit.
 // Rendered as text (perf-like), JSON, or an SVG of the latency histograms.
@@ -22,6 +22,7 @@
 
 #include <amupmu/elf.hpp>
 #include <amupmu/sample.hpp>
+#include <amupmu/spe_data_source.hpp>
 #include <amupmu/report/spe_recording.hpp>
 
 #include <array>
@@ -33,7 +34,7 @@
 #include <string_view>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 // ---------------------------------------------------------------- distributions
 
@@ -80,44 +81,6 @@ private:
 };
 
 // ---------------------------------------------------------------- data source
-
-/// Encodings of the Data Source packet, which the Arm ARM leaves
-/// IMPLEMENTATION DEFINED. The table is Linux perf's
-/// (tools/perf/util/arm-spe.c: the MIDRs of common_ds_encoding_cpus and
-/// ampereone_ds_encoding_cpus; the codes of tools/perf/util/arm-spe-decoder/
-/// arm-spe-decoder.h, enum arm_spe_common_data_source and
-/// arm_spe_ampereone_data_source), kept here as data.
-enum class SpeDataSourceEncoding : std::uint8_t {
-	unknown,	///< the MIDR is not in the table: raw codes only
-	common,		///< Arm's Neoverse/Cortex encoding
-	ampereone,	///< AmpereOne's
-};
-
-/// "unknown", "arm-common", "ampereone".
-[[nodiscard]] std::string_view to_string(SpeDataSourceEncoding e) noexcept;
-/// The encoding of a CPU by its MIDR_EL1 (implementer and part; every
-/// variant and revision).
-[[nodiscard]] SpeDataSourceEncoding spe_data_source_encoding(std::uint64_t midr) noexcept;
-/// The name of a code in an encoding ("L1D", "L2", "PEER-CORE",
-/// "LOCAL-CLUSTER", "SYS-CACHE", "PEER-CLUSTER", "REMOTE", "DRAM"; AmpereOne:
-/// "LOCAL-CHIP-CACHE-OR-DEVICE", "SLC", "REMOTE-CHIP-CACHE", "DRAM", "L1D",
-/// "L2"); empty for a code the encoding does not name.
-[[nodiscard]] std::string_view spe_data_source_name(SpeDataSourceEncoding e, std::uint64_t code) noexcept;
-
-/// A data source as recorded, with the encoding of the CPU that recorded it.
-struct SpeDataSource {
-	SpeDataSourceEncoding encoding = SpeDataSourceEncoding::unknown;
-	std::uint64_t code = 0;
-
-	/// "L1D (0x0)", or "0x3" when the encoding does not name it.
-	[[nodiscard]] std::string label() const;
-	friend bool operator==(const SpeDataSource&, const SpeDataSource&) = default;
-	/// by encoding, then code
-	friend bool operator<(const SpeDataSource& a, const SpeDataSource& b) noexcept
-	{
-		return a.encoding != b.encoding ? a.encoding < b.encoding : a.code < b.code;
-	}
-};
 
 // ---------------------------------------------------------------- the report
 
@@ -275,6 +238,6 @@ struct SpeReport {
 /// buckets) with axes, the percentiles marked, the backend in the title.
 [[nodiscard]] std::string format_spe_report_svg(const SpeReport& report);
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -10,6 +10,7 @@
 #define AMUPMU_REPORT_STAT_HPP
 
 #include <amupmu/amu.hpp>
+#include <amupmu/compensation.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
@@ -23,7 +24,7 @@
 #include <string_view>
 #include <vector>
 
-namespace amupmu {
+namespace amupmu::report {
 
 struct StatRow {
 	std::string name{};		///< "inst_retired:u"
@@ -89,16 +90,9 @@ struct StatReport {
 	/// amupmu stat --amu: the AMU over the same interval, as counter lines
 	/// of their own: amu/frequency/ (MHz), amu/ipc/, amu/mem_stall/ (%),
 	/// amu/active/ (%), summed over the CPUs (per CPU with per_cpu), a
-	/// figure that has no value "<not counted>"; the backend and the flags
-	/// in comment lines.
+	/// figure that has no value "<not counted>", with seconds as their run
+	/// time; the backend and the flags (amu_flags()) in comment lines.
 	std::optional<AmuReport> amu{};
-};
-
-struct CompensationOptions {
-	bool enabled = true;
-	/// software ground truth of EC=0x00 exceptions for the EXC_UNDEF model
-	std::optional<double> exc_undef_ec0{};
-	const Calibration* calibration = nullptr;
 };
 
 /// Appends the rows of a Counters reading: one per event with
@@ -126,16 +120,11 @@ void subtract_previous(StatReport& report, std::span<const StatRow> previous);
 /// (Counters::reading()).
 void add_pmu_state(StatReport& report, PmuMode mode, std::span<const CpuReading> readings);
 
-/// Fills compensated/erratum/note of the rows the errata of midr touch and
-/// the report's notes. Disabled: rows stay raw, and a note says which
-/// errata were not compensated.
+/// Fills compensated/erratum/note of the rows the errata of midr touch
+/// (the library's compensate() of each row among the rows of its CPU) and
+/// the report's notes, one per erratum. Disabled: rows stay raw, and a
+/// note says which errata were not compensated.
 void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOptions& options);
-
-/// Events an erratum model needs besides the ones asked for (the companion
-/// STALL_BACKEND_MEM, EXC_TAKEN/EXC_RETURN for the cross-check), for each
-/// row of an affected event with that row's modifiers: "exc_undef:u" needs
-/// "exc_taken:u", a second row "exc_undef:k" "exc_taken:k".
-[[nodiscard]] std::vector<EventSpec> errata_companions(std::span<const EventSpec> events, std::uint64_t midr);
 
 /// Recomputes report.metrics from the rows: those of each CPU (-A) on
 /// their own. only: the metric names to compute (-M; empty: every one the
@@ -194,6 +183,6 @@ struct StatFormat {
 [[nodiscard]] std::string format_stat_csv(const StatReport& report, std::string_view sep,
 					  const StatFormat& format = {});
 
-} // namespace amupmu
+} // namespace amupmu::report
 
 #endif

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// Internal: numbers as text and back, whatever the C locale (LC_NUMERIC,
-// setlocale()) or the C++ global locale say: std::to_chars and
-// std::from_chars only, never printf, iostreams or strtod. A decimal point
-// is always '.', digits are never grouped.
-#ifndef AMUPMU_SRC_NUMTEXT_HPP
-#define AMUPMU_SRC_NUMTEXT_HPP
+// Internal (amupmu_text): numbers as text and back, whatever the C locale
+// (LC_NUMERIC, setlocale()) or the C++ global locale say: std::to_chars
+// and std::from_chars only, never printf, iostreams or strtod. A decimal
+// point is always '.', digits are never grouped. Header-only.
+#ifndef AMUPMU_TEXT_NUMTEXT_HPP
+#define AMUPMU_TEXT_NUMTEXT_HPP
 
 #include <charconv>
 #include <concepts>
@@ -14,7 +14,9 @@
 #include <string_view>
 #include <system_error>
 
-namespace amupmu::detail {
+#pragma GCC visibility push(hidden)
+
+namespace amupmu::text {
 
 /// printf's "%.*f": fixed(0.5, 2) == "0.50".
 [[nodiscard]] inline std::string fixed(double v, int decimals)
@@ -57,6 +59,8 @@ template <typename T>
 	return out;
 }
 
-} // namespace amupmu::detail
+} // namespace amupmu::text
+
+#pragma GCC visibility pop
 
 #endif

@@ -1,14 +1,17 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// Column helpers of the report component's text renderers (stat, AMU):
-// private to lib/amupmu-report, not installed.
-#pragma once
+// Internal (amupmu_text): the column helpers of the report component's text
+// renderers (stat, AMU). Header-only.
+#ifndef AMUPMU_TEXT_COLUMNS_HPP
+#define AMUPMU_TEXT_COLUMNS_HPP
 
 #include <cstddef>
 #include <string>
 #include <string_view>
 
-namespace amupmu::detail {
+#pragma GCC visibility push(hidden)
+
+namespace amupmu::text {
 
 /// s right-aligned in width columns (unchanged when wider).
 inline std::string pad_left(std::string s, std::size_t width)
@@ -37,4 +40,8 @@ inline std::string clean(std::string s, std::string_view sep)
 	return s;
 }
 
-} // namespace amupmu::detail
+} // namespace amupmu::text
+
+#pragma GCC visibility pop
+
+#endif

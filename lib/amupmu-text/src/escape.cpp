@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include "textfile.hpp"
+#include <amupmu/text/escape.hpp>
 
 #include <charconv>
 
-namespace amupmu::detail {
+namespace amupmu::text {
 
 std::string escape_word(std::string_view s)
 {
@@ -45,4 +45,40 @@ std::optional<std::string> unescape_word(std::string_view s)
 	return out;
 }
 
-} // namespace amupmu::detail
+std::size_t utf8_length(std::string_view s, std::size_t i) noexcept
+{
+	const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+	const unsigned char c = byte(i);
+	std::size_t len;
+	unsigned char lo = 0x80;
+	unsigned char hi = 0xBF;
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xC2 && c <= 0xDF) {
+		len = 2;
+	} else if (c >= 0xE0 && c <= 0xEF) {
+		len = 3;
+		if (c == 0xE0)
+			lo = 0xA0;	// overlong
+		if (c == 0xED)
+			hi = 0x9F;	// surrogates
+	} else if (c >= 0xF0 && c <= 0xF4) {
+		len = 4;
+		if (c == 0xF0)
+			lo = 0x90;	// overlong
+		if (c == 0xF4)
+			hi = 0x8F;	// above U+10FFFF
+	} else {
+		return 0;
+	}
+	if (i + len > s.size())
+		return 0;
+	if (byte(i + 1) < lo || byte(i + 1) > hi)
+		return 0;
+	for (std::size_t k = 2; k < len; ++k)
+		if (byte(i + k) < 0x80 || byte(i + k) > 0xBF)
+			return 0;
+	return len;
+}
+
+} // namespace amupmu::text
