@@ -203,8 +203,11 @@ extra=()
 # BOARD_APPEND="ARGS": more kernel command line, e.g. nokaslr
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
 extra+=("${qextra[@]}")
-# the debug kernel prints every KASAN report, not only the first
-case $K in *-debug) extra_append=" kasan_multi_shot" ;; *) extra_append="" ;; esac
+# the debug kernel prints every KASAN report, not only the first, and
+# writes to the UART from its first line (earlycon): a boot that stalls
+# before the console driver registers shows where (a 6.1-debug boot beside
+# a CPU hog once printed nothing in 900 s; its rerun booted in 25 s)
+case $K in *-debug) extra_append=" kasan_multi_shot earlycon" ;; *) extra_append="" ;; esac
 LOG=$W/console.log
 set +e
 timeout "$TIMEOUT" "${QEMU[@]}" "${dtb_args[@]}" "${extra[@]}" \
