@@ -1292,7 +1292,9 @@ static int nl_fuzz_run(void *arg)
 	return f->bad ? -EPROTO : 0;
 }
 
-/* 300 s: 3000 messages on the 6.1-debug vhe prod board beside a CPU hog outlasted 30 s */
+/* 300 s: its 3000 messages on the 6.1-debug vhe prod board beside a CPU hog
+ * outlasted the harness's 30 s
+ */
 TEST_F_TIMEOUT(nl, fuzz, 300)
 {
 	unsigned long long seed = amupmu_env_u64("AMUPMU_NL_FUZZ_SEED", (__u64)time(NULL));
