@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "child.hpp"
 
-#include <amupmu/cpu.hpp>
+#include <amupmu/affinity.hpp>
 #include <amupmu/error.hpp>
 
 #include <algorithm>

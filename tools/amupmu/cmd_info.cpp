@@ -5,7 +5,6 @@
 
 #include <amupmu/device.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/monitor.hpp>
 #include <amupmu/platform.hpp>
 #include <amupmu/report/info_format.hpp>

@@ -5,8 +5,8 @@
 #include "cli.hpp"
 #include "signal_wait.hpp"
 
+#include <amupmu/bits.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/monitor.hpp>
 #include <amupmu/report/json.hpp>
 

@@ -7,14 +7,14 @@
 #include "drain_pacer.hpp"
 #include "file.hpp"
 
-#include <amupmu/cpu.hpp>
+#include <amupmu/affinity.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/report/record.hpp>
 #include <amupmu/sample.hpp>
 #include <amupmu/session.hpp>
+#include <amupmu/report/record.hpp>
 
 #include <algorithm>
 #include <array>

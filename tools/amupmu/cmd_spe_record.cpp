@@ -7,15 +7,15 @@
 #include "file.hpp"
 #include "spe_cmds.hpp"
 
-#include <amupmu/cpu.hpp>
+#include <amupmu/affinity.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_knobs.hpp>
-#include <amupmu/report/spe_recording.hpp>
 #include <amupmu/spe_session.hpp>
+#include <amupmu/report/spe_recording.hpp>
 
 #include <algorithm>
 #include <array>

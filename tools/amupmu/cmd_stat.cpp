@@ -7,10 +7,10 @@
 #include "file.hpp"
 #include "signal_wait.hpp"
 
+#include <amupmu/affinity.hpp>
 #include <amupmu/compensation.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
-#include <amupmu/decode.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>

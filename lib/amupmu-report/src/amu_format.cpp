@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
 #include <amupmu/amu.hpp>
-#include <amupmu/cpu.hpp>
-#include <amupmu/decode.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/errata.hpp>
-#include <amupmu/format.hpp>
+#include <amupmu/events.hpp>
 #include <amupmu/report/amu_format.hpp>
 #include <amupmu/report/json.hpp>
 

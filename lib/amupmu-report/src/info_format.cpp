@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
 #include <amupmu/errata.hpp>
-#include <amupmu/format.hpp>
-#include <amupmu/ident.hpp>
+#include <amupmu/events.hpp>
+#include <amupmu/info.hpp>
+#include <amupmu/version.hpp>
 #include <amupmu/report/info_format.hpp>
 #include <amupmu/report/json.hpp>
-#include <amupmu/version.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/bits.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/report/record.hpp>
 
 #include <amupmu/text/numtext.hpp>

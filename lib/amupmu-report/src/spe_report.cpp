@@ -2,10 +2,10 @@
 //
 // The SPE report: aggregation of a recording (build_spe_report) and its
 // renderings (text, JSON, SVG). See amupmu/spe_report.hpp.
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
-#include <amupmu/format.hpp>
-#include <amupmu/report/json.hpp>
 #include <amupmu/spe.hpp>
+#include <amupmu/report/json.hpp>
 #include <amupmu/report/spe_report.hpp>
 
 #include <amupmu/text/escape.hpp>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/report/amu_format.hpp>
 #include <amupmu/report/json.hpp>
 #include <amupmu/report/stat.hpp>

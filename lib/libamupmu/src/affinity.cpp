@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <string>
 
 #include <sched.h>
@@ -99,6 +100,65 @@ ThreadPin::~ThreadPin()
 		set_thread_affinity(previous_);
 	} catch (...) {	// NOLINT(bugprone-empty-catch): a destructor does not throw
 	}
+}
+
+std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view list)
+{
+	while (!list.empty() && (list.back() == '\n' || list.back() == ' '))
+		list.remove_suffix(1);
+
+	// Far above any NR_CPUS; bounds the work a hostile "0-4294967295" causes.
+	constexpr unsigned cpu_limit = 1u << 16;
+	std::vector<unsigned> cpus;
+	const auto number = [&](std::string_view& s, unsigned& out) {
+		const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+		if (ec != std::errc{} || end == s.data())
+			return false;
+		s.remove_prefix(static_cast<std::size_t>(end - s.data()));
+		return true;
+	};
+	while (!list.empty()) {
+		unsigned first = 0;
+		unsigned last = 0;
+		if (!number(list, first))
+			return std::nullopt;
+		last = first;
+		if (!list.empty() && list.front() == '-') {
+			list.remove_prefix(1);
+			if (!number(list, last) || last < first)
+				return std::nullopt;
+		}
+		if (last >= cpu_limit)
+			return std::nullopt;
+		for (unsigned cpu = first; cpu <= last; ++cpu)
+			cpus.push_back(cpu);
+		if (!list.empty()) {
+			if (list.front() != ',' || list.size() == 1)
+				return std::nullopt;
+			list.remove_prefix(1);
+		}
+	}
+	std::ranges::sort(cpus);
+	const auto dup = std::ranges::unique(cpus);
+	cpus.erase(dup.begin(), dup.end());
+	return cpus;
+}
+
+std::string format_cpu_list(std::span<const unsigned> cpus)
+{
+	std::string s;
+	for (std::size_t i = 0; i < cpus.size();) {
+		std::size_t j = i;
+		while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
+			++j;
+		if (!s.empty())
+			s += ',';
+		s += std::to_string(cpus[i]);
+		if (j > i)
+			s += "-" + std::to_string(cpus[j]);
+		i = j + 1;
+	}
+	return s;
 }
 
 } // namespace amupmu

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
 #include <amupmu/amu.hpp>
-#include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
+#include <amupmu/events.hpp>
 
 #include <linux/amupmu.h>
 
@@ -368,6 +368,15 @@ AmuReport amu_interval(const Info& info, const AmuReading& before, const AmuRead
 
 	r.cpus = format_cpu_list(set);
 	return r;
+}
+
+std::optional<unsigned> amu_counter_of(std::span<const std::uint16_t> types, unsigned n,
+				       std::uint16_t event) noexcept
+{
+	for (unsigned i = 0; i < n && i < types.size(); ++i)
+		if (types[i] == event)
+			return i;
+	return std::nullopt;
 }
 
 } // namespace amupmu

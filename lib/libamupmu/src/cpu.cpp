@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
-#include <amupmu/format.hpp>
 
 #include <algorithm>
-#include <charconv>
 
 namespace amupmu {
 
@@ -132,63 +131,43 @@ std::string describe_midr(std::uint64_t midr)
 	return s + " " + revision_string(id);
 }
 
-std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view list)
+std::string_view pmu_version_name(unsigned pmuver) noexcept
 {
-	while (!list.empty() && (list.back() == '\n' || list.back() == ' '))
-		list.remove_suffix(1);
-
-	// Far above any NR_CPUS; bounds the work a hostile "0-4294967295" causes.
-	constexpr unsigned cpu_limit = 1u << 16;
-	std::vector<unsigned> cpus;
-	const auto number = [&](std::string_view& s, unsigned& out) {
-		const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-		if (ec != std::errc{} || end == s.data())
-			return false;
-		s.remove_prefix(static_cast<std::size_t>(end - s.data()));
-		return true;
-	};
-	while (!list.empty()) {
-		unsigned first = 0;
-		unsigned last = 0;
-		if (!number(list, first))
-			return std::nullopt;
-		last = first;
-		if (!list.empty() && list.front() == '-') {
-			list.remove_prefix(1);
-			if (!number(list, last) || last < first)
-				return std::nullopt;
-		}
-		if (last >= cpu_limit)
-			return std::nullopt;
-		for (unsigned cpu = first; cpu <= last; ++cpu)
-			cpus.push_back(cpu);
-		if (!list.empty()) {
-			if (list.front() != ',' || list.size() == 1)
-				return std::nullopt;
-			list.remove_prefix(1);
-		}
+	switch (pmuver) {
+	case 0x0: return "none";
+	case 0x1: return "PMUv3";
+	case 0x4: return "PMUv3p1";
+	case 0x5: return "PMUv3p4";
+	case 0x6: return "PMUv3p5";
+	case 0x7: return "PMUv3p7";
+	case 0x8: return "PMUv3p8";
+	case 0x9: return "PMUv3p9";
+	case 0xF: return "IMPLEMENTATION DEFINED";
+	default: return "reserved";
 	}
-	std::ranges::sort(cpus);
-	const auto dup = std::ranges::unique(cpus);
-	cpus.erase(dup.begin(), dup.end());
-	return cpus;
 }
 
-std::string format_cpu_list(std::span<const unsigned> cpus)
+std::string_view spe_version_name(unsigned pmsver) noexcept
 {
-	std::string s;
-	for (std::size_t i = 0; i < cpus.size();) {
-		std::size_t j = i;
-		while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1)
-			++j;
-		if (!s.empty())
-			s += ',';
-		s += std::to_string(cpus[i]);
-		if (j > i)
-			s += "-" + std::to_string(cpus[j]);
-		i = j + 1;
+	switch (pmsver) {
+	case 0x0: return "none";
+	case 0x1: return "SPE";
+	case 0x2: return "SPEv1p1";
+	case 0x3: return "SPEv1p2";
+	case 0x4: return "SPEv1p3";
+	case 0x5: return "SPEv1p4";
+	default: return "reserved";
 	}
-	return s;
+}
+
+std::string_view amu_version_name(unsigned amu) noexcept
+{
+	switch (amu) {
+	case 0x0: return "none";
+	case 0x1: return "AMUv1";
+	case 0x2: return "AMUv1p1";
+	default: return "reserved";
+	}
 }
 
 } // namespace amupmu

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/text/numtext.hpp>
 
 #include <algorithm>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
-#include <amupmu/decode.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/format.hpp>
 
 #include <algorithm>
 #include <cctype>

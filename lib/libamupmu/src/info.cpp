@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/affinity.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/cpu.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/info.hpp>
 
 #include <algorithm>
@@ -33,6 +34,18 @@ std::vector<std::string> bit_names(std::uint64_t mask, const std::array<std::str
 }
 
 } // namespace
+
+std::string counter_mask_list(std::uint32_t mask)
+{
+	std::vector<unsigned> events;
+	for (unsigned n = 0; n < cycle_counter_bit; ++n)
+		if ((mask >> n) & 1)
+			events.push_back(n);
+	std::string s = format_cpu_list(events);
+	if ((mask >> cycle_counter_bit) & 1)
+		s += (s.empty() ? "" : ", ") + std::string{"cycle"};
+	return s.empty() ? "none" : s;
+}
 
 std::vector<std::string> feature_names(std::uint64_t features)
 {

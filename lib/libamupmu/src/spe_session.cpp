@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
+#include <amupmu/bits.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/spe.hpp>
 #include <amupmu/spe_session.hpp>
 

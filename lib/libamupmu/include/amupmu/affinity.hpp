@@ -1,15 +1,25 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// The calling thread's CPU affinity: where it runs, and ThreadPin, which
-// pins it to one CPU for a scope and gives it back its former affinity at
-// the end. Counters::measure_this_thread() counts "this code" with it.
+// Sets of CPUs: Linux CPU lists ("0-3,6"), the calling thread's affinity,
+// and ThreadPin, which pins the thread to one CPU for a scope.
+// Counters::measure_this_thread() counts "this code" with it.
 #ifndef AMUPMU_AFFINITY_HPP
 #define AMUPMU_AFFINITY_HPP
 
 #include <optional>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace amupmu {
+
+/// Parses a Linux CPU list ("0-3,6", "0", "": none; a trailing newline
+/// allowed) into ascending, distinct CPU numbers; nullopt when malformed.
+[[nodiscard]] std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view list);
+
+/// Writes ascending CPU numbers as a Linux CPU list: {0,1,2,3,6} is "0-3,6".
+[[nodiscard]] std::string format_cpu_list(std::span<const unsigned> cpus);
 
 /// The CPU the calling thread runs on now (sched_getcpu(); it may run on
 /// another the moment after, unless pinned). Throws Error with its errno.

@@ -70,6 +70,12 @@ struct AmuCpuReading {
 	friend bool operator==(const AmuCpuReading&, const AmuCpuReading&) = default;
 };
 
+/// The index of the counter whose event type (types: AMEVTYPER0 or
+/// AMEVTYPER1's, of which the first n are implemented) is event; nullopt
+/// when none is.
+[[nodiscard]] std::optional<unsigned> amu_counter_of(std::span<const std::uint16_t> types, unsigned n,
+						     std::uint16_t event) noexcept;
+
 /// Every CPU of the set from one AMUPMU_AMU_READ, ascending.
 struct AmuReading {
 	std::uint64_t timer_freq = 0;	///< CNTFRQ_EL0: Hz of time and of CNT_CYCLES
@@ -94,9 +100,10 @@ class [[nodiscard]] Amu {
 public:
 	/// Opens path. cpus: ascending CPU numbers (empty: every possible
 	/// CPU). Throws DeviceMissing, and Unsupported (EOPNOTSUPP) when the
-	/// driver predates AMUPMU_AMU_READ (ABI 2.0).
+	/// driver predates AMUPMU_AMU_READ (ABI 2.1).
 	[[nodiscard]] static Amu open(std::vector<unsigned> cpus = {},
 				      std::string_view path = default_device_path);
+	/// The same on an open device, which the object then owns.
 	[[nodiscard]] static Amu create(Device device, std::vector<unsigned> cpus = {});
 
 	Amu(const Amu&) = delete;
@@ -110,6 +117,7 @@ public:
 	/// a usable AMU), PermissionDenied (EACCES: CAP_PERFMON), Unavailable
 	/// (ENODEV), InvalidArgument.
 	void read(AmuReading& out);
+	/// read() into a new reading.
 	[[nodiscard]] AmuReading read();
 
 	/// AMUPMU_INFO at open: the event types, MIDRs and frames of the CPUs.

@@ -16,8 +16,6 @@
 #include <amupmu/errata.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
-#include <amupmu/format.hpp>
-#include <amupmu/ident.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/metrics.hpp>
 #include <amupmu/mmap_region.hpp>

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// Register field extraction. Field positions are written as in the Arm ARM
-// (DDI 0487): field<hi, lo>(value) is value[hi:lo].
+// Register values: field extraction, with field positions written as in
+// the Arm ARM (DDI 0487): field<hi, lo>(value) is value[hi:lo]; and the
+// hexadecimal form the library's names and messages print them in.
 #ifndef AMUPMU_BITS_HPP
 #define AMUPMU_BITS_HPP
 
 #include <cstdint>
+#include <string>
 
 namespace amupmu {
 
@@ -26,6 +28,10 @@ template <unsigned Bit>
 {
 	return field<Bit, Bit>(value) != 0;
 }
+
+/// value as "0x" and digits hex digits at least: hex(0x41, 2) == "0x41",
+/// hex(1) == "0x0000000000000001".
+[[nodiscard]] std::string hex(std::uint64_t value, unsigned digits = 16);
 
 } // namespace amupmu
 

@@ -17,6 +17,7 @@
 
 namespace amupmu {
 
+/// How an erratum's model corrects (or flags) a count.
 enum class ErratumModel {
 	/// hardware undercounts EC=0x00 exceptions: compensated = hw + E0 * (1 - 1/factor)
 	/// (E0: EC=0x00 exceptions from a software ground truth) or hw * factor

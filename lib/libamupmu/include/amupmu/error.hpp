@@ -21,10 +21,10 @@
 
 namespace amupmu {
 
-/// Symbolic name of an errno value ("EINVAL"), or "errno <n>" when unknown.
+/// An errno value's symbolic name ("EINVAL"), or "errno <n>" when unknown.
 [[nodiscard]] std::string errno_name(int err);
 
-/// "<strerror> (<ENAME>)", e.g. "Invalid argument (EINVAL)".
+/// An errno value in words: "Invalid argument (EINVAL)".
 [[nodiscard]] std::string errno_text(int err);
 
 /// Base of every libamupmu exception. what() is "<operation>: <errno_text>",
@@ -64,19 +64,11 @@ class Unsupported : public Error { using Error::Error; };
 /// EBUSY: in use now (too few free counters on a CPU of the set, or the
 /// session already holds a group); it may succeed later.
 class Busy : public Error { using Error::Error; };
-/// ENXIO on a command: the unit is owned by the kernel -- the kernel's
-/// arm_pmu owns the PMU (Info::pmu_owner is PmuOwner::kernel) and shared
-/// mode is off (Info::pmu_mode() is PmuMode::refused: module parameter
-/// pmu_shared=N, which affects new groups, or no arm_pmu registered with
-/// perf core); a devicetree that hands the PMU to amupmu, or shared mode,
-/// changes it. what() is "<operation>: PMU owned by the kernel and shared
-/// mode is off (module parameter pmu_shared=N, or no arm_pmu registered
-/// with perf core) (ENXIO)"; Session says more where AMUPMU_INFO tells it
-/// (shared mode with no perf PMU serving a CPU of the set, a driver before
-/// ABI 2.3).
-/// For another unit, owner_text says what owns it instead: what() is then
-/// "<operation>: <owner_text> (ENXIO)", e.g. "AMUPMU_SPE_CONFIG: SPE owned
-/// by the kernel's arm_spe_pmu (ENXIO)".
+/// ENXIO on a command: the kernel owns the unit. For the PMU: arm_pmu owns
+/// it and shared mode is off (PmuMode::refused); a devicetree that hands
+/// the PMU to amupmu, or pmu_shared=Y, changes that. what() is
+/// "<operation>: <owner_text> (ENXIO)"; without owner_text, "PMU owned by
+/// the kernel and shared mode is off (...)".
 class OwnedByKernel : public Error {
 public:
 	OwnedByKernel(const std::string& operation, int err);
@@ -100,12 +92,12 @@ private:
 	std::uint32_t driver_minor_;
 };
 
-/// Where an errno came from: the same value means different things on open(2)
-/// (ENODEV, ENXIO: no driver behind the node) and on an ioctl (ENODEV: CPU
-/// offline; ENXIO: the kernel owns the unit).
+/// Where an errno came from: on open(2), ENODEV and ENXIO mean no driver
+/// behind the node; on an ioctl, a CPU offline and a unit the kernel owns.
 enum class ErrorContext { open, command };
 
-/// Throws the Error subclass that matches err in that context.
+/// Throws the Error subclass that matches err in that context, with
+/// operation in its what().
 [[noreturn]] void throw_error(std::string operation, int err,
 			      ErrorContext context = ErrorContext::command);
 

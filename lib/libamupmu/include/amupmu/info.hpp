@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// Value types for what AMUPMU_INFO reports. They mirror struct amupmu_info
-// and struct amupmu_cpu_info of include/uapi/linux/amupmu.h without
-// depending on the kernel header (the library checks at compile time that
-// the constants agree).
+// What AMUPMU_INFO reports: the driver's ABI, features and owners, and
+// each CPU's registers (struct amupmu_info and struct amupmu_cpu_info of
+// include/uapi/linux/amupmu.h, as C++ value types), with their names.
+// Functions not marked noexcept throw only std::bad_alloc.
 #ifndef AMUPMU_INFO_HPP
 #define AMUPMU_INFO_HPP
 
@@ -21,11 +21,13 @@ namespace amupmu {
 inline constexpr std::uint32_t abi_major = 2;
 inline constexpr std::uint32_t abi_minor = 4;
 
+/// The device node the constructors open by default.
 inline constexpr std::string_view default_device_path = "/dev/amupmu";
 
-/// Command numbers: ioctl nr = command_base + index; bit index of
-/// Info::supported_ioctls.
+/// The ioctl number of the first command (Ioctl::info).
 inline constexpr unsigned command_base = 0x80;
+/// The commands: ioctl number command_base + value, bit value of
+/// Info::supported_ioctls.
 enum class Ioctl : unsigned {
 	info = 0,
 	pmu_config = 1,
@@ -44,8 +46,8 @@ enum class Feature : std::uint64_t {
 	amu = 1u << 2,
 	spe = 1u << 3,
 	mock = 1u << 4,
-	/// (ABI 2.3) shared mode: the kernel's arm_pmu owns the PMU and PMU
-	/// sessions count and sample through the kernel's perf core
+	/// shared mode: the kernel's arm_pmu owns the PMU and PMU sessions
+	/// count and sample through the kernel's perf core (ABI 2.3)
 	pmu_shared = 1u << 5,
 };
 
@@ -57,22 +59,21 @@ enum class PmuOwner : std::uint32_t {
 	amupmu = 2,
 };
 
-/// How PMU sessions count (Info::pmu_mode()), from the features and the
-/// owner.
+/// How PMU sessions count (Info::pmu_mode()).
 enum class PmuMode : std::uint32_t {
 	none = 0,	///< no CPU implements PMUv3
 	exclusive = 1,	///< amupmu owns the PMU (devicetree node "amupmu,pmuv3")
-	/// arm_pmu owns the PMU, amupmu counts through perf core (ABI 2.3,
-	/// module parameter pmu_shared=Y): perf core places the counters
+	/// arm_pmu owns the PMU, amupmu counts through perf core (module
+	/// parameter pmu_shared=Y): perf core places the counters
 	shared = 2,
 	/// the kernel owns the PMU and shared mode is off (pmu_shared=N, no
 	/// arm_pmu registered with perf core, or a driver before ABI 2.3): PMU
-	/// sessions are refused with ENXIO
+	/// sessions are refused with ENXIO (OwnedByKernel)
 	refused = 3,
 };
 
-/// Who owns SPE (enum amupmu_spe_owner, ABI 2.2). A newer driver may report
-/// a value not listed here.
+/// Who owns SPE (enum amupmu_spe_owner). A newer driver may report a value
+/// not listed here.
 enum class SpeOwner : std::uint32_t {
 	none = 0,	///< no CPU has SPE that EL1 may program
 	kernel = 1,	///< the kernel's arm_spe_pmu holds the SPE device
@@ -103,10 +104,10 @@ enum class CpuFlag : std::uint32_t {
 	amu = 1u << 6,
 	spe = 1u << 7,
 	mock = 1u << 8,
-	amu_off = 1u << 9,	///< (ABI 2.1) AMU implemented but not used (amu=0, no CONFIG_ARM64_AMU_EXTN)
-	amu_zero = 1u << 10,	///< (ABI 2.1) core and constant cycle counters read zero at discovery
-	amu_frame = 1u << 11,	///< (ABI 2.1) CpuInfo::amu_frame is valid
-	pmu_frame = 1u << 12,	///< (ABI 2.1) CpuInfo::pmu_frame is valid
+	amu_off = 1u << 9,	///< AMU implemented but not used (amu=0, no CONFIG_ARM64_AMU_EXTN)
+	amu_zero = 1u << 10,	///< core and constant cycle counters read zero at discovery
+	amu_frame = 1u << 11,	///< CpuInfo::amu_frame is valid
+	pmu_frame = 1u << 12,	///< CpuInfo::pmu_frame is valid
 };
 
 /// The AMU's counter groups have at most 16 counters each (AMUPMU_AMU_MAX_COUNTERS).
@@ -114,7 +115,7 @@ inline constexpr std::size_t amu_max_counters = 16;
 
 /// Identification registers of a memory-mapped AMU or PMU frame (struct
 /// amupmu_id_frame); 0 where the frame does not implement one. Decoded by
-/// decode_id_frame() (amupmu/ident.hpp).
+/// decode_id_frame() (cpu.hpp).
 struct IdFrame {
 	std::uint32_t iidr = 0;		///< AMIIDR / PMIIDR (0xE08)
 	std::uint32_t devarch = 0;	///< AMDEVARCH / PMDEVARCH (0xFBC)
@@ -150,8 +151,7 @@ struct CpuInfo {
 	/// cycle counter. 0 unless amupmu owns the PMU.
 	std::uint32_t pmu_counters_free = 0;
 
-	// ABI 2.1 (AMUPMU_CPU_INFO_SIZE_VER2), valid with has_amu(); zero from
-	// an older driver.
+	// Valid with has_amu(); zero from a driver before ABI 2.1.
 	std::uint64_t amcr = 0;			///< AMCR_EL0
 	std::uint32_t amcntenset0 = 0;		///< group 0 counters enabled at discovery
 	std::uint32_t amcntenset1 = 0;		///< group 1 counters enabled at discovery
@@ -209,7 +209,7 @@ struct Info {
 	std::uint32_t kernel_el = 0;
 	/// The counter Sample::time reads.
 	Clock clock = Clock::unknown;
-	/// Who owns SPE (a driver before ABI 2.2 says none).
+	/// Who owns SPE (none from a driver before ABI 2.2).
 	SpeOwner spe_owner = SpeOwner::none;
 
 	[[nodiscard]] constexpr bool has(Feature f) const noexcept
@@ -221,7 +221,7 @@ struct Info {
 	[[nodiscard]] constexpr bool has_amu() const noexcept { return has(Feature::amu); }
 	[[nodiscard]] constexpr bool has_spe() const noexcept { return has(Feature::spe); }
 	[[nodiscard]] constexpr bool mock() const noexcept { return has(Feature::mock); }
-	/// (ABI 2.3) PMU sessions count through the kernel's perf core.
+	/// PMU sessions count through the kernel's perf core.
 	[[nodiscard]] constexpr bool pmu_shared() const noexcept { return has(Feature::pmu_shared); }
 	/// Whether and how PMU sessions count here.
 	[[nodiscard]] constexpr PmuMode pmu_mode() const noexcept
@@ -244,6 +244,10 @@ struct Info {
 	friend bool operator==(const Info&, const Info&) = default;
 };
 
+/// A counter mask (CpuInfo::pmu_counters_free) as a list: "0-5, cycle",
+/// "cycle", "none".
+[[nodiscard]] std::string counter_mask_list(std::uint32_t mask);
+
 /// Names as in sysfs "features": "pmu pmu_exclusive amu spe mock
 /// pmu_shared"; unknown bits are named "bit<n>".
 [[nodiscard]] std::vector<std::string> feature_names(std::uint64_t features);
@@ -261,11 +265,7 @@ struct Info {
 /// "none" | "exclusive" | "shared" | "refused", "unknown" otherwise.
 [[nodiscard]] std::string_view to_string(PmuMode mode) noexcept;
 /// Why info's PMU mode is in force, one phrase without the mode's name:
-/// "arm_pmu owns the PMU, amupmu counts through perf core (pmu_shared=Y)",
-/// "devicetree node amupmu,pmuv3", "the kernel owns the PMU and shared
-/// mode is off (pmu_shared=N, or no arm_pmu registered with perf core)"
-/// (a driver before ABI 2.3: "... and this driver (ABI 2.2) has no shared
-/// mode"), "no CPU implements PMUv3".
+/// "devicetree node amupmu,pmuv3", "no CPU implements PMUv3", ...
 [[nodiscard]] std::string pmu_mode_reason(const Info& info);
 /// to_string(info.pmu_mode()) + ": " + pmu_mode_reason(info), as `amupmu
 /// info` prints it.

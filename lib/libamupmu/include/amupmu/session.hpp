@@ -24,8 +24,8 @@ inline constexpr std::size_t max_group_events = 32;
 
 /// The counter index of the cycle counter (Session::counters()).
 inline constexpr std::uint8_t cycle_counter_index = 31;
-/// AMUPMU_COUNTER_PERF: Session::counters() of a shared-mode group (ABI
-/// 2.3), where perf core places each event (and may move it): no index.
+/// AMUPMU_COUNTER_PERF: Session::counters() of a shared-mode group, where
+/// perf core places each event (and may move it): no index.
 inline constexpr std::uint8_t counter_perf = 0xff;
 
 /// How a group's events hold counters (Session::open(), Counters::set_multiplex()).
@@ -33,7 +33,7 @@ enum class Scheduling : std::uint8_t {
 	/// Each event holds a counter all the time (the default): exact
 	/// counts; a group that does not fit is refused (Busy).
 	pinned,
-	/// Shared mode only (ABI 2.3, AMUPMU_PMU_CONFIG_MULTIPLEX): the events
+	/// Shared mode only (AMUPMU_PMU_CONFIG_MULTIPLEX): the events
 	/// are perf's flexible events, which perf core rotates over the
 	/// counters it has, so nothing is refused for want of counters. Each
 	/// event has its own time enabled and time running, read with it
@@ -68,7 +68,7 @@ struct CounterValue {
 };
 
 /// One event's times on one CPU (struct amupmu_pmu_value_times of an
-/// AMUPMU_PMU_READ_TIMES; ABI 2.3). A group that does not multiplex gives
+/// AMUPMU_PMU_READ_TIMES). A group that does not multiplex gives
 /// every event the group's time enabled and the CPU's time running.
 struct EventTimes {
 	std::uint64_t enabled = 0;	///< ns the event was enabled since configuration or the last reset
@@ -120,9 +120,9 @@ struct ScaledCount {
 namespace read_state {
 inline constexpr std::uint32_t enabled = 1u << 0;
 inline constexpr std::uint32_t offline = 1u << 1;
-/// (ABI 2.3) the group counts through the kernel's perf core (shared mode)
+/// the group counts through the kernel's perf core (shared mode)
 inline constexpr std::uint32_t shared = 1u << 2;
-/// (ABI 2.3) shared mode: perf core took a pinned counter of this CPU away
+/// shared mode: perf core took a pinned counter of this CPU away
 /// (or could not create it again when the CPU came online): the totals
 /// there are short of what ran since; the next enable() or reset() puts
 /// it back when it fits
@@ -177,7 +177,7 @@ void decode_read_all(std::span<const std::byte> raw, std::uint32_t nr_entries, s
 		     std::uint32_t nr_values, std::uint64_t time_enabled, std::span<CpuReading> out);
 
 /// Bytes of one AMUPMU_PMU_READ_ALL entry read with AMUPMU_PMU_READ_TIMES
-/// (ABI 2.3) with room for `room` values: struct amupmu_pmu_read_cpu (40
+/// with room for `room` values: struct amupmu_pmu_read_cpu (40
 /// bytes) and its struct amupmu_pmu_value_times array (32 bytes each).
 [[nodiscard]] constexpr std::size_t read_all_times_entry_size(std::uint32_t room) noexcept
 {
@@ -237,25 +237,18 @@ private:
 
 class SampleReader;
 
-/// Throws what an errno of AMUPMU_PMU_CONFIG means for a group of
-/// nr_events events on cpus, with what info (AMUPMU_INFO after the
-/// failure; nullptr: the driver could not say) adds: EBUSY Busy, naming
-/// the fewest counters free on a CPU of the set ("(2 counters free, 3
-/// asked)"), or in shared mode "(perf core could not schedule 3 pinned
-/// counters)"; ENXIO OwnedByKernel, in shared mode "no perf PMU serves a
-/// CPU of the set (shared mode)", from a driver before ABI 2.3 "...; this
-/// driver (ABI 2.2) has no shared mode", else OwnedByKernel's text (shared
-/// mode is off); others as throw_error().
+/// Throws the error an errno of AMUPMU_PMU_CONFIG means for a group of
+/// nr_events events on cpus: EBUSY Busy, ENXIO OwnedByKernel, others as
+/// throw_error(). info (AMUPMU_INFO read after the failure, or nullptr)
+/// lets the message say why: the fewest counters free on a CPU of the set,
+/// shared mode's perf core, a driver without shared mode.
 [[noreturn]] void throw_pmu_config_error(int err, std::size_t nr_events, std::span<const unsigned> cpus,
 					 const Info* info);
 
-/// Throws Unsupported (EOPNOTSUPP) when the driver info describes cannot
-/// multiplex a group (Scheduling::multiplex): a driver before ABI 2.3
-/// ("... this driver (ABI 2.2) cannot multiplex: AMUPMU_PMU_CONFIG_MULTIPLEX
-/// is ABI 2.3's"), or amupmu owns the PMU (exclusive mode: "... its
-/// counters are pinned, never multiplexed"). Passes in shared mode, and in
-/// the modes where no group counts (refused, none), whose AMUPMU_PMU_CONFIG
-/// says why.
+/// Checks that the driver info describes can multiplex a group
+/// (Scheduling::multiplex). Throws Unsupported (EOPNOTSUPP) for a driver
+/// before ABI 2.3 or in exclusive mode; passes in shared mode, and in the
+/// modes where no group counts (refused, none: AMUPMU_PMU_CONFIG says why).
 void require_multiplex(const Info& info);
 
 /// Move-only owner of a configured session. Closing it (destruction) frees

@@ -9,8 +9,8 @@
 #include "json_check.hpp"
 
 #include <amupmu/amu.hpp>
-#include <amupmu/decode.hpp>
 #include <amupmu/error.hpp>
+#include <amupmu/events.hpp>
 #include <amupmu/report/amu_format.hpp>
 
 #include <linux/amupmu.h>

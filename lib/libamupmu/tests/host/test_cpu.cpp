@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-#include <amupmu/cpu.hpp>
+#include <amupmu/affinity.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,6 +5,7 @@
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
+#include <amupmu/events.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -5,7 +5,6 @@
 // the library's tables.
 #include "fixtures.hpp"
 
-#include <amupmu/decode.hpp>
 #include <amupmu/events.hpp>
 
 #include <linux/amupmu.h>

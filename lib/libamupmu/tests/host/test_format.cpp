@@ -4,7 +4,8 @@
 #include "fixtures.hpp"
 #include "json_check.hpp"
 
-#include <amupmu/format.hpp>
+#include <amupmu/bits.hpp>
+#include <amupmu/cpu.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/report/info_format.hpp>
 

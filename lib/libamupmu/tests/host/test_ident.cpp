@@ -4,9 +4,10 @@
 // golden tables (values worked out by hand from the Arm ARM's field
 // positions, DDI 0487), JEP106 decoding, and the AMIIDR / AMPIDR / MIDR
 // cross-check reporting mismatches.
+#include <amupmu/amu.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
-#include <amupmu/ident.hpp>
+#include <amupmu/events.hpp>
 
 #include <catch2/catch.hpp>
 

@@ -3,9 +3,9 @@
 // ELF symbols, /proc/PID/maps, recordings and the report [host]: this
 // test binary's own symbols and mappings (qemu-user emulates
 // /proc/self/maps for the aarch64 run).
+#include <amupmu/bits.hpp>
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/report/record.hpp>
 
 #include <catch2/catch.hpp>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-#include <amupmu/decode.hpp>
+#include <amupmu/bits.hpp>
+#include <amupmu/events.hpp>
 
 #include <array>
 #include <iterator>
@@ -199,45 +200,6 @@ void append_events(std::vector<std::uint16_t>& out, std::uint64_t half, std::uin
 
 } // namespace
 
-std::string_view pmu_version_name(unsigned pmuver) noexcept
-{
-	switch (pmuver) {
-	case 0x0: return "none";
-	case 0x1: return "PMUv3";
-	case 0x4: return "PMUv3p1";
-	case 0x5: return "PMUv3p4";
-	case 0x6: return "PMUv3p5";
-	case 0x7: return "PMUv3p7";
-	case 0x8: return "PMUv3p8";
-	case 0x9: return "PMUv3p9";
-	case 0xF: return "IMPLEMENTATION DEFINED";
-	default: return "reserved";
-	}
-}
-
-std::string_view spe_version_name(unsigned pmsver) noexcept
-{
-	switch (pmsver) {
-	case 0x0: return "none";
-	case 0x1: return "SPE";
-	case 0x2: return "SPEv1p1";
-	case 0x3: return "SPEv1p2";
-	case 0x4: return "SPEv1p3";
-	case 0x5: return "SPEv1p4";
-	default: return "reserved";
-	}
-}
-
-std::string_view amu_version_name(unsigned amu) noexcept
-{
-	switch (amu) {
-	case 0x0: return "none";
-	case 0x1: return "AMUv1";
-	case 0x2: return "AMUv1p1";
-	default: return "reserved";
-	}
-}
-
 std::vector<std::uint16_t> implemented_events(std::uint64_t pmceid0, std::uint64_t pmceid1, bool ext)
 {
 	std::vector<std::uint16_t> events;
@@ -311,15 +273,6 @@ std::string_view amu_event_name(std::uint16_t event) noexcept
 	case amu_ev::stall_backend_mem: return "STALL_BACKEND_MEM";
 	default: return event_name(event);
 	}
-}
-
-std::optional<unsigned> amu_counter_of(std::span<const std::uint16_t> types, unsigned n,
-				       std::uint16_t event) noexcept
-{
-	for (unsigned i = 0; i < n && i < types.size(); ++i)
-		if (types[i] == event)
-			return i;
-	return std::nullopt;
 }
 
 } // namespace amupmu
