@@ -81,6 +81,7 @@ struct AmuReading {
 	std::uint64_t timer_freq = 0;	///< CNTFRQ_EL0: Hz of time and of CNT_CYCLES
 	std::vector<AmuCpuReading> cpus{};
 
+	/// The reading of cpu, or nullptr when it is not in the set.
 	[[nodiscard]] const AmuCpuReading* find(unsigned cpu) const noexcept;
 };
 
@@ -122,7 +123,9 @@ public:
 
 	/// AMUPMU_INFO at open: the event types, MIDRs and frames of the CPUs.
 	[[nodiscard]] const Info& info() const noexcept { return info_; }
+	/// The CPU set, ascending.
 	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
+	/// The device's file descriptor.
 	[[nodiscard]] int fd() const noexcept { return device_.fd(); }
 
 private:
@@ -155,7 +158,9 @@ struct AmuFigure {
 	AmuWhy why = AmuWhy::no_amu;
 	unsigned cpus = 0;	///< summed row: CPUs that contributed
 
+	/// The figure has a value.
 	[[nodiscard]] bool ok() const noexcept { return why == AmuWhy::ok; }
+	/// The value, or nullopt when not ok().
 	[[nodiscard]] std::optional<double> get() const noexcept
 	{
 		return ok() ? std::optional<double>{value} : std::nullopt;
@@ -220,6 +225,7 @@ struct AmuReport {
 	/// the CPUs whose figure is ok (AmuFigure::cpus of them).
 	AmuCpuDelta total{};
 
+	/// The row of cpu, or nullptr when it is not in the set.
 	[[nodiscard]] const AmuCpuDelta* find(unsigned cpu) const noexcept;
 };
 

@@ -67,22 +67,27 @@ struct Erratum {
 
 /// Every erratum the library knows.
 [[nodiscard]] std::span<const Erratum> errata() noexcept;
+/// The erratum with that id ("AMUPMU-X2-EXC_UNDEF"), or nullptr.
 [[nodiscard]] const Erratum* find_erratum(std::string_view id) noexcept;
 
+/// Whether an erratum applies to a CPU.
 enum class Applicability {
 	no,		///< another core, or a revision before the affected range
 	yes,		///< an affected revision: compensation is applied
 	verify,		///< a later revision: not applied, flagged "verify"
 };
+/// "no", "yes" or "verify".
 [[nodiscard]] std::string_view to_string(Applicability a) noexcept;
 
+/// Whether e applies to the CPU with that MIDR_EL1.
 [[nodiscard]] Applicability applies(const Erratum& e, std::uint64_t midr) noexcept;
 
-/// The errata of the catalogue that are not Applicability::no for midr.
+/// An erratum and how it applies.
 struct ErratumMatch {
 	const Erratum* erratum;
 	Applicability applicability;
 };
+/// The errata that apply to midr (yes or verify).
 [[nodiscard]] std::vector<ErratumMatch> errata_for(std::uint64_t midr);
 /// errata_for() of one unit only.
 [[nodiscard]] std::vector<ErratumMatch> errata_for(std::uint64_t midr, ErratumUnit unit);
@@ -98,12 +103,14 @@ struct ErratumMatch {
 /// companion). Never negative for factor in [0, 1] (factor is clamped).
 [[nodiscard]] double compensate_overcount(double measured, double companion, double factor) noexcept;
 
-/// Seed 003 §4.1 cross-check of a compensated EXC_UNDEF: every undefined
-/// instruction exception is a taken exception, and returns balance takes.
+/// The outcome of a plausibility check, with a note when inconsistent.
 struct CrossCheck {
 	bool consistent = true;
 	std::string note{};
 };
+/// Checks a compensated EXC_UNDEF against EXC_TAKEN and EXC_RETURN: every
+/// undefined instruction exception is a taken exception, and returns
+/// balance takes.
 [[nodiscard]] CrossCheck cross_check_exc_undef(double compensated, double exc_taken, double exc_return);
 
 // ---------------------------------------------------------------- calibration
@@ -123,6 +130,7 @@ struct Calibration {
 	std::uint64_t midr = 0;
 	std::vector<CalibratedValue> values{};
 
+	/// The calibrated value of the erratum with that id, or nullopt.
 	[[nodiscard]] std::optional<double> value(std::string_view erratum) const;
 	friend bool operator==(const Calibration&, const Calibration&) = default;
 };
@@ -153,6 +161,7 @@ struct Parameter {
 	double value = 0;
 	bool calibrated = false;
 };
+/// The parameter in force for e on midr, with calibration c (or nullptr).
 [[nodiscard]] Parameter parameter_for(const Erratum& e, std::uint64_t midr, const Calibration* c);
 
 /// One run of the undefined-instruction microbenchmark: `injected`

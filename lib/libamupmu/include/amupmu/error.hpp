@@ -36,7 +36,9 @@ namespace amupmu {
 class Error : public std::system_error {
 public:
 	Error(std::string operation, int err);
+	/// The errno value.
 	[[nodiscard]] int errnum() const noexcept { return code().value(); }
+	/// What failed, e.g. "AMUPMU_INFO".
 	[[nodiscard]] const std::string& operation() const noexcept { return text_->operation; }
 	[[nodiscard]] const char* what() const noexcept override { return text_->what.c_str(); }
 

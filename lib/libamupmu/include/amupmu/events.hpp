@@ -177,6 +177,7 @@ struct CountedLevels {
 	bool el1 = false;
 	bool el2 = false;
 
+	/// The event counts at some level.
 	[[nodiscard]] constexpr bool any() const noexcept { return el0 || el1 || el2; }
 	friend constexpr bool operator==(const CountedLevels&, const CountedLevels&) = default;
 };
@@ -190,7 +191,9 @@ struct CountedLevels {
 class UnknownEvent : public Error {
 public:
 	UnknownEvent(std::string name, std::vector<std::string> suggestions);
+	/// The name asked for.
 	[[nodiscard]] const std::string& name() const noexcept { return name_; }
+	/// The closest known names, closest first.
 	[[nodiscard]] const std::vector<std::string>& suggestions() const noexcept { return suggestions_; }
 
 private:

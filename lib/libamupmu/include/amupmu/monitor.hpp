@@ -282,9 +282,13 @@ struct MonitorSession {
 // throws Error with EBADMSG naming the command and attribute; unknown
 // attributes are ignored (a newer driver adds them at the end).
 
+/// Decodes an event message. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorEvent parse_monitor_event(std::span<const std::byte> message);
+/// Decodes a STATUS_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorStatus parse_monitor_status(std::span<const std::byte> message);
+/// Decodes a CPU_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorCpu parse_monitor_cpu(std::span<const std::byte> message);
+/// Decodes a SESSION_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorSession parse_monitor_session(std::span<const std::byte> message);
 
 // ---------------------------------------------------------------- Monitor
@@ -321,6 +325,7 @@ public:
 	/// tracking afresh. PermissionDenied (EACCES) for session or buffer
 	/// without CAP_PERFMON; Busy when too many sockets subscribe.
 	void subscribe(MonitorGroups groups);
+	/// The groups subscribed to.
 	[[nodiscard]] MonitorGroups subscription() const noexcept;
 
 	/// The events socket: readable (POLLIN) when events are pending, for an
@@ -347,6 +352,7 @@ public:
 		std::uint64_t overruns = 0;	///< ENOBUFS read
 		std::uint64_t ignored = 0;	///< messages of unknown commands
 	};
+	/// What this Monitor saw so far.
 	[[nodiscard]] Stats stats() const noexcept;
 
 	/// STATUS_GET.

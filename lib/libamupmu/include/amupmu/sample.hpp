@@ -170,8 +170,9 @@ public:
 
 	/// Bytes between tail and head.
 	[[nodiscard]] std::uint64_t available() const noexcept { return ring_.available(); }
-	/// Records ever written, samples dropped (ring full): header counters.
+	/// Records ever written (the header's counter).
 	[[nodiscard]] std::uint64_t samples() const noexcept;
+	/// Samples dropped because the ring was full (the header's counter).
 	[[nodiscard]] std::uint64_t lost() const noexcept;
 	/// CNTFRQ_EL0 (Hz of Sample::time).
 	[[nodiscard]] std::uint64_t timer_freq() const noexcept;
@@ -180,6 +181,7 @@ public:
 	/// The header's conversion of Sample::time to CLOCK_MONOTONIC_RAW ns
 	/// (not valid() when the driver's header lacks it).
 	[[nodiscard]] TimeConversion time_conversion() const noexcept;
+	/// The ring's data area, in bytes.
 	[[nodiscard]] std::uint64_t data_size() const noexcept { return ring_.size(); }
 
 	/// poll() on fd for a record, up to timeout_ms (-1: forever). True when

@@ -145,12 +145,15 @@ struct CpuReading {
 	/// counter excludes the kernel (as perf drops skid samples)
 	std::uint64_t skid = 0;
 
+	/// The values read, one an event.
 	[[nodiscard]] std::span<const CounterValue> counters() const noexcept
 	{
 		return {values.data(), nr_values};
 	}
 
+	/// The group was counting on this CPU at the read.
 	[[nodiscard]] constexpr bool enabled() const noexcept { return (state & read_state::enabled) != 0; }
+	/// The CPU was offline: the values are those it had when it went down.
 	[[nodiscard]] constexpr bool offline() const noexcept { return (state & read_state::offline) != 0; }
 	/// Counted through perf core (shared mode).
 	[[nodiscard]] constexpr bool shared() const noexcept { return (state & read_state::shared) != 0; }
@@ -288,8 +291,11 @@ public:
 	Session& operator=(Session&&) noexcept = default;
 	~Session() = default;
 
+	/// Starts counting (AMUPMU_PMU_CTL ENABLE). Throws as throw_error().
 	void enable() const;
+	/// Stops counting; the counts stay. Throws as throw_error().
 	void disable() const;
+	/// Zeroes the counts and times. Throws as throw_error().
 	void reset() const;
 
 	/// AMUPMU_PMU_READ of one CPU of the set into out; no allocation.
@@ -311,6 +317,7 @@ public:
 	/// reuse).
 	[[nodiscard]] GroupReading read_all() const;
 
+	/// The number of events in the group.
 	[[nodiscard]] std::size_t size() const noexcept { return nr_events_; }
 	/// The CPU set, ascending, without duplicates.
 	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
@@ -331,7 +338,9 @@ public:
 	/// The group was configured with Scheduling::multiplex: perf core
 	/// rotates its events over the counters (shared mode).
 	[[nodiscard]] bool multiplexed() const noexcept { return multiplex_; }
+	/// The sample ring's data pages (0: the group does not sample).
 	[[nodiscard]] std::uint32_t ring_pages() const noexcept { return ring_pages_; }
+	/// The session's file, for poll() (POLLIN: samples to read).
 	[[nodiscard]] int fd() const noexcept { return device_.fd(); }
 
 	/// Maps the session's sample ring (1 + ring_pages pages). Throws

@@ -317,6 +317,7 @@ public:
 	SpeSession& operator=(SpeSession&&) noexcept = default;
 	~SpeSession() = default;
 
+	/// Starts profiling on every CPU of the set. Throws as throw_error().
 	void enable() const;
 	/// Stops profiling; the buffers and their data stay (and the records
 	/// written so far are published).
@@ -339,6 +340,7 @@ public:
 	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return cpus_; }
 	/// What the driver was given (the defaults' values are the driver's).
 	[[nodiscard]] const SpeRecordedConfig& driver_config() const noexcept { return driver_config_; }
+	/// Each CPU's buffer, in pages.
 	[[nodiscard]] std::uint32_t buf_pages() const noexcept { return driver_config_.buf_pages; }
 	/// For poll(): POLLIN when a buffer holds its watermark.
 	[[nodiscard]] int fd() const noexcept { return device_.fd(); }
