@@ -8,7 +8,8 @@
 # pkg-config shared and --static), which also checks library_version() of
 # the libamupmu.so it runs with and links libnl through Monitor; examples/
 # built against it with CMake and with its Makefile (pkg-config); the
-# installed amupmu command; the installed module's vermagic.
+# installed amupmu command; the installed module's vermagic; every
+# installed header compiled on its own.
 # Host only.
 set -euo pipefail
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -28,6 +29,13 @@ modinfo -F vermagic "$ko" | grep -q "^$ABI " || { echo "install-test: $ko: verma
 # the UAPI header compiles on its own, as a C program includes it
 printf '#include <linux/amupmu.h>\nint main(void) { return AMUPMU_ABI_MAJOR > 0 ? 0 : 1; }\n' >"$T/uapi.c"
 cc -I"$T/usr/include" -o "$T/uapi" "$T/uapi.c" && "$T/uapi"
+# every installed header compiles on its own (each is one subsystem a
+# user includes alone)
+for h in "$T"/usr/include/amupmu/*.hpp; do
+	echo "#include <amupmu/${h##*/}>" | c++ -std=c++20 -Wall -Wextra -Werror -fsyntax-only \
+		-I"$T/usr/include" -x c++ - ||
+		{ echo "install-test: ${h##*/} does not compile on its own" >&2; exit 1; }
+done
 libdir=$(dirname "$(find "$T/usr" -name 'libamupmu.so' | head -1)")
 LD_LIBRARY_PATH=$libdir "$T/usr/bin/amupmu" --version | grep -q '^amupmu '
 
