@@ -239,6 +239,7 @@ double compensate_overcount(double measured, double companion, double factor) no
 	return std::max(corrected, 0.0);
 }
 
+// The cross-check of seed 003 §4.1.
 CrossCheck cross_check_exc_undef(double compensated, double exc_taken, double exc_return)
 {
 	CrossCheck c;
