@@ -139,8 +139,7 @@ std::optional<std::vector<unsigned>> parse_cpu_list(std::string_view list)
 		}
 	}
 	std::ranges::sort(cpus);
-	const auto dup = std::ranges::unique(cpus);
-	cpus.erase(dup.begin(), dup.end());
+	cpus.erase(std::unique(cpus.begin(), cpus.end()), cpus.end());
 	return cpus;
 }
 
