@@ -105,7 +105,7 @@ Amu::Amu(Device device, std::vector<unsigned> cpus) : device_{std::move(device)}
 			if (c.possible())
 				cpus_.push_back(c.cpu);
 	// std::unique, not std::ranges::unique: clang-tidy's clang 14 cannot
-	// instantiate the latter with libstdc++ 12 (tools/static/clang-tidy-exclude.txt)
+	// instantiate the latter with libstdc++ 12 (a clang bug fixed in clang 15)
 	std::ranges::sort(cpus_);
 	cpus_.erase(std::unique(cpus_.begin(), cpus_.end()), cpus_.end());
 	if (cpus_.empty())
