@@ -17,13 +17,9 @@
 #include <amupmu/report/spe_recording.hpp>
 #include <amupmu/spe_session.hpp>
 
-#include <algorithm>
-#include <array>
-#include <cerrno>
-#include <csignal>
-#include <sstream>
 #include <iostream>
-#include <optional>
+#include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 

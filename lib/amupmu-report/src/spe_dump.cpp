@@ -8,7 +8,6 @@
 
 #include <amupmu/text/columns.hpp>
 
-#include <algorithm>
 #include <span>
 #include <string>
 
