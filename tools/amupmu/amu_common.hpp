@@ -5,6 +5,8 @@
 #ifndef AMUPMU_TOOL_AMU_COMMON_HPP
 #define AMUPMU_TOOL_AMU_COMMON_HPP
 
+#include "cli.hpp"
+
 #include <amupmu/amu.hpp>
 #include <amupmu/error.hpp>
 
@@ -15,27 +17,19 @@
 
 namespace amupmu::cli {
 
-/// An amupmu::Error whose message ends with a hint; errnum() unchanged.
-class HintedError : public Error {
-public:
-	HintedError(const Error& e, std::string_view hint)
-		: Error{e.operation(), e.errnum(), std::string{e.what()} + " -- " + std::string{hint}}
-	{
-	}
-};
-
 inline constexpr std::string_view no_amu_hint = "no CPU has a usable AMU (QEMU hides it; amu=0?)";
 inline constexpr std::string_view perfmon_hint =
 	"the AMU counters are system-wide: reading them needs CAP_PERFMON (or root)";
 
-/// Throws e with the hint its errno calls for (EOPNOTSUPP, EACCES/EPERM);
-/// returns for other errors (the caller rethrows them as they are).
+/// Throws e as a Failure with the hint its errno calls for (EOPNOTSUPP,
+/// EACCES/EPERM); returns for other errors (the caller rethrows them as
+/// they are).
 inline void throw_hinted(const Error& e)
 {
 	if (e.errnum() == EOPNOTSUPP)
-		throw HintedError{e, no_amu_hint};
+		throw Failure{e, no_amu_hint};
 	if (e.errnum() == EACCES || e.errnum() == EPERM)
-		throw HintedError{e, perfmon_hint};
+		throw Failure{e, perfmon_hint};
 }
 
 inline Amu open_amu(Device device, std::vector<unsigned> cpus)

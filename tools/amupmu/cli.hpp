@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // The amupmu command's subcommand interface. A subcommand is one Command
-// object (in its own cmd_*.cpp) listed in main.cpp's table.
+// object (in its own cmd_*.cpp) listed in main.cpp's table, or in the
+// subcommands of another ("amupmu spe record"). Every one has the same
+// shape: its options parsed from the arguments, then run with them, its
+// results turned into text by the report component (amupmu::report's
+// format_*()).
 #ifndef AMUPMU_TOOL_CLI_HPP
 #define AMUPMU_TOOL_CLI_HPP
 
 #include <charconv>
+#include <exception>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -26,15 +31,53 @@ struct Command {
 	std::string_view summary;	///< one line for "amupmu --help"
 	std::string_view usage;		///< "amupmu <name> --help"
 	/// Runs the command; returns the exit code. Throws UsageError for bad
-	/// arguments and amupmu::Error for failures (main() reports both).
+	/// arguments, Failure and amupmu::Error for failures (main() reports
+	/// them). Every command's is parse_then_run<parse, run>.
 	int (*run)(Args args);
-	/// run() prints the help of --help itself (subcommands with their own)
-	bool own_help = false;
+	/// Its own subcommands: the first argument naming one runs it with
+	/// the arguments after the name (run_command()).
+	std::span<const Command* const> subcommands{};
 };
+
+/// The shape of every command: parse(Args) -> Options reads the arguments
+/// (UsageError for bad ones, before anything is opened or run), then
+/// run(const Options&) -> exit status does the work and prints what the
+/// report component makes of its results.
+template <auto parse, auto run>
+int parse_then_run(Args args)
+{
+	return run(parse(args));
+}
+
+/// What a command does with its arguments: a subcommand's name first runs
+/// that subcommand; otherwise -h or --help before "--" (nothing after it
+/// is amupmu's) prints the usage; otherwise command.run(). Errors
+/// propagate (main() reports them).
+int run_command(const Command& command, Args args);
 
 /// Bad command line; main() prints it with a hint to --help.
 class UsageError : public std::runtime_error {
 	using std::runtime_error::runtime_error;
+};
+
+/// A failure with what the user can do about it: main() prints
+/// "WHO: WHAT -- HINT" ("WHO: WHAT" without a hint) and exits with status.
+/// The one way a command adds a hint to an error; main() gives those that
+/// come without one the hint their type calls for (the module not loaded,
+/// the PMU's mode) the same way.
+class Failure : public std::runtime_error {
+public:
+	Failure(const std::exception& cause, std::string_view hint, int status = exit_error,
+		std::string_view who = "amupmu")
+		: std::runtime_error{std::string{who} + ": " + cause.what() +
+				     (hint.empty() ? std::string{} : " -- " + std::string{hint})},
+		  status_{status}
+	{
+	}
+	[[nodiscard]] int status() const noexcept { return status_; }
+
+private:
+	int status_;
 };
 
 /// If args[i] is "NAME VALUE" (advancing i) or "NAME=VALUE", the value; a
@@ -62,28 +105,6 @@ T number_arg(std::string_view opt, std::string_view v)
 	if (r.ec != std::errc{} || r.ptr != v.data() + v.size())
 		throw UsageError{"option '" + std::string{opt} + "' needs a number, not '" + std::string{v} + "'"};
 	return out;
-}
-
-/// printf's "%.*f" and "%.*g", whatever the locale says (std::to_chars):
-/// the decimal point is '.'.
-inline std::string fixed_text(double v, int decimals)
-{
-	char buf[352];	// DBL_MAX's 309 digits and the decimals
-	const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::fixed, decimals);
-	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
-}
-inline std::string general_text(double v, int precision)
-{
-	char buf[64];
-	const auto r = std::to_chars(buf, buf + sizeof(buf), v, std::chars_format::general, precision);
-	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
-}
-/// s right-aligned in width columns, as printf's "%*s".
-inline std::string pad_left(std::string s, std::size_t width)
-{
-	if (s.size() < width)
-		s.insert(0, width - s.size(), ' ');
-	return s;
 }
 
 extern const Command info_command;

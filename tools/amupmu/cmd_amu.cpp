@@ -5,7 +5,7 @@
 #include "amu_common.hpp"
 #include "child.hpp"
 #include "cli.hpp"
-#include "file.hpp"
+#include "count_options.hpp"
 #include "signal_wait.hpp"
 
 #include <amupmu/amu.hpp>
@@ -56,15 +56,7 @@ Options:
   -h, --help        show this help
 )";
 
-struct Options {
-	std::string cpus;
-	int interval_ms = 0;
-	bool json = false;
-	std::optional<std::string> sep;
-	std::optional<std::string> output;
-	std::string device{default_device_path};
-	std::vector<std::string> command;
-};
+using Options = CountOptions;
 
 Options parse(Args args)
 {
@@ -72,36 +64,14 @@ Options parse(Args args)
 	std::size_t i = 0;
 	bool ended = false;
 	for (; i < args.size(); ++i) {
-		const std::string_view a = args[i];
 		if (end_of_options(args, i)) {
 			ended = true;
 			break;
 		}
-		if (auto v = option_value(args, i, "-C"))
-			o.cpus = std::string{*v};
-		else if (auto v = option_value(args, i, "--cpu"))
-			o.cpus = std::string{*v};
-		else if (auto v = option_value(args, i, "-I")) {
-			o.interval_ms = number_arg<int>("-I", *v);
-			if (o.interval_ms < 10)
-				throw UsageError{"-I needs at least 10 ms"};
-		} else if (a == "--json")
-			o.json = true;
-		else if (auto v = option_value(args, i, "-x"))
-			o.sep = std::string{*v};
-		else if (auto v = option_value(args, i, "-o"))
-			o.output = std::string{*v};
-		else if (auto v = option_value(args, i, "--device"))
-			o.device = std::string{*v};
-		else
-			throw UsageError{"unknown argument '" + std::string{a} + "'"};
+		if (!count_option(args, i, o))
+			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
 	}
-	if (o.json && o.sep)
-		throw UsageError{"--json and -x exclude each other"};
-	if (o.sep && o.sep->empty())
-		throw UsageError{"-x needs a separator"};
-	if (ended && i < args.size())
-		o.command = command_of(args, i);
+	end_count_options(args, i, ended, o);
 	return o;
 }
 
@@ -115,9 +85,8 @@ std::string render(const Options& o, const AmuRun& r)
 	return format_amu_text(r);
 }
 
-int run(Args args)
+int run(const Options& o)
 {
-	const Options o = parse(args);
 	Device dev = Device::open(o.device);
 	const Info info = dev.info();
 	std::vector<unsigned> cpus = cpu_set(info, o.cpus);
@@ -125,10 +94,8 @@ int run(Args args)
 		throw UsageError{"no online CPU to read"};
 	Amu amu = open_amu(std::move(dev), cpus);
 
-	std::optional<OutputFile> file;
-	if (o.output)
-		file.emplace(*o.output);
-	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
+	ReportOutput output{o.output};
+	std::ostream& out = output.stream();
 
 	std::optional<Child> child;
 	std::optional<SignalWait> ctrl_c;
@@ -174,10 +141,7 @@ int run(Args args)
 	if (child)
 		r.exit_status = child->status();
 	out << render(o, r) << std::flush;
-	if (file)
-		file->close();	// a failed write(2) with its errno
-	else if (!out)
-		throw Error{"write to stderr", EIO};	// the stream keeps no errno
+	output.close();
 	return child ? child->status() : exit_ok;
 }
 
@@ -187,7 +151,7 @@ const Command amu_command{
 	.name = "amu",
 	.summary = "AMU per CPU over a command or every interval: MHz, IPC, memory stall, active %",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

@@ -11,6 +11,9 @@
 #include <amupmu/events.hpp>
 #include <amupmu/session.hpp>
 
+#include <amupmu/text/columns.hpp>
+#include <amupmu/text/numtext.hpp>
+
 #include <cerrno>
 #include <charconv>
 #include <iostream>
@@ -20,6 +23,10 @@
 namespace amupmu::cli {
 
 namespace {
+
+using text::fixed;
+using text::general;
+using text::pad_left;
 
 constexpr std::string_view usage = R"(Usage: amupmu calibrate [-C CPU] [-o FILE] [--dry-run] [--device PATH]
 
@@ -69,7 +76,7 @@ CalibratedValue calibrate_undef(const std::string& device, unsigned cpu)
 		const double counted =
 			measure(device, cpu, ev, [&] { caught = workloads::undefined_instructions(n); })[0] - base;
 		std::cout << "  undef " << pad_left(std::to_string(n), 6) << " injected, " << pad_left(std::to_string(caught), 6)
-			  << " SIGILL, EXC_UNDEF " << fixed_text(counted, 0) << "\n";
+			  << " SIGILL, EXC_UNDEF " << fixed(counted, 0) << "\n";
 		runs.push_back({static_cast<double>(caught), counted});
 	}
 	return fit_undercount(runs);
@@ -81,39 +88,50 @@ CalibratedValue calibrate_mcq(const std::string& device, unsigned cpu)
 				 {.number = ev::cpu_cycles, .flags = 0}};
 	const auto b = measure(device, cpu, ev, [] { workloads::insn_loop(20000000); });
 	const double rate = b[1] > 0 ? b[0] / b[1] : 0;
-	std::cout << "  baseline: MCQ " << fixed_text(b[0], 0) << " in " << fixed_text(b[1], 0) << " cycles\n";
+	std::cout << "  baseline: MCQ " << fixed(b[0], 0) << " in " << fixed(b[1], 0) << " cycles\n";
 	std::vector<McqRun> runs;
 	for (const std::size_t mib : {16u, 32u, 64u}) {
 		const auto t = measure(device, cpu, ev, [&] { (void)workloads::stream_triad(mib * 1024 * 1024 / 24, 3); });
-		std::cout << "  triad " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed_text(t[0], 0) << " in "
-			  << fixed_text(t[1], 0) << " cycles\n";
+		std::cout << "  triad " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed(t[0], 0) << " in "
+			  << fixed(t[1], 0) << " cycles\n";
 		runs.push_back({t[0], rate * t[1]});
 		const auto m = measure(device, cpu, ev, [&] { workloads::memset_pressure(mib * 1024 * 1024, 3); });
-		std::cout << "  memset " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed_text(m[0], 0) << " in "
-			  << fixed_text(m[1], 0) << " cycles\n";
+		std::cout << "  memset " << pad_left(std::to_string(mib), 3) << " MiB: MCQ " << fixed(m[0], 0) << " in "
+			  << fixed(m[1], 0) << " cycles\n";
 		runs.push_back({m[0], rate * m[1]});
 	}
 	return fit_overcount(runs);
 }
 
-int run(Args args)
-{
-	std::string device{default_device_path}, output = default_calibration_path();
-	std::optional<unsigned> cpu;
+struct Options {
+	std::string device{default_device_path};
+	std::string output = default_calibration_path();
+	std::optional<unsigned> cpu;	///< -C (default: the first online)
 	bool dry = false;
+};
+
+Options parse(Args args)
+{
+	Options o;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		if (auto v = option_value(args, i, "-C"))
-			cpu = number_arg<unsigned>("-C", *v);
+			o.cpu = number_arg<unsigned>("-C", *v);
 		else if (auto v = option_value(args, i, "-o"))
-			output = std::string{*v};
+			o.output = std::string{*v};
 		else if (args[i] == "--dry-run")
-			dry = true;
+			o.dry = true;
 		else if (auto v = option_value(args, i, "--device"))
-			device = std::string{*v};
+			o.device = std::string{*v};
 		else
 			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
 	}
+	return o;
+}
 
+int run(const Options& o)
+{
+	const std::string& device = o.device;
+	std::optional<unsigned> cpu = o.cpu;
 	const Info info = Device::open(device).info();
 	if (!cpu)
 		for (const CpuInfo& c : info.cpus)
@@ -158,22 +176,22 @@ int run(Args args)
 		std::cout << e->id << " (" << e->summary << "):\n";
 		CalibratedValue v = e->model == ErratumModel::undercount_ec0 ? calibrate_undef(device, *cpu)
 									   : calibrate_mcq(device, *cpu);
-		std::cout << "  " << e->parameter << " = " << general_text(v.value, 4) << " (default "
-			  << general_text(e->default_value, 4) << "), " << std::to_string(v.runs) << " runs, residual "
-			  << general_text(v.residual, 3) << "\n";
+		std::cout << "  " << e->parameter << " = " << general(v.value, 4) << " (default "
+			  << general(e->default_value, 4) << "), " << std::to_string(v.runs) << " runs, residual "
+			  << general(v.residual, 3) << "\n";
 		if (v.value < e->min_value || v.value > e->max_value) {
-			std::cout << "  outside [" << general_text(e->min_value, 6) << ", " << general_text(e->max_value, 6)
+			std::cout << "  outside [" << general(e->min_value, 6) << ", " << general(e->max_value, 6)
 				  << "]: not stored\n";
 			continue;
 		}
 		cal.values.push_back(std::move(v));
 	}
-	if (dry || cal.values.empty()) {
-		std::cout << "nothing stored" << (dry ? " (--dry-run)" : "") << "\n";
+	if (o.dry || cal.values.empty()) {
+		std::cout << "nothing stored" << (o.dry ? " (--dry-run)" : "") << "\n";
 		return exit_ok;
 	}
-	save_calibration(cal, output);
-	std::cout << "stored " << output << "\n";
+	save_calibration(cal, o.output);
+	std::cout << "stored " << o.output << "\n";
 	return exit_ok;
 }
 
@@ -183,7 +201,7 @@ const Command calibrate_command{
 	.name = "calibrate",
 	.summary = "measure this board's erratum parameters and store them",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

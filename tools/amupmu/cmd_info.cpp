@@ -59,28 +59,36 @@ std::optional<Info> info_from_netlink()
 	}
 }
 
-int run(Args args)
-{
+struct Options {
 	bool json = false;
-	FormatOptions options;
+	FormatOptions format;
 	std::string_view path = default_device_path;
+};
 
+Options parse(Args args)
+{
+	Options o;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		const std::string_view arg = args[i];
 		if (arg == "--json")
-			json = true;
+			o.json = true;
 		else if (arg == "-v" || arg == "--verbose")
-			options.verbose = true;
+			o.format.verbose = true;
 		else if (const auto value = option_value(args, i, "--device"))
-			path = *value;
+			o.path = *value;
 		else
 			throw UsageError{"unknown argument '" + std::string{arg} + "'"};
 	}
+	return o;
+}
 
+int run(const Options& o)
+{
+	FormatOptions options = o.format;
 	std::string note;
 	const Info info = [&] {
 		try {
-			return Device::open(path).info();
+			return Device::open(o.path).info();
 		} catch (const Error& e) {
 			if (e.errnum() != ENOENT && e.errnum() != EACCES && e.errnum() != EPERM)
 				throw;
@@ -97,7 +105,7 @@ int run(Args args)
 		}
 	}();
 	options.gic = read_gic_version();
-	if (json) {
+	if (o.json) {
 		std::cerr << note;	// the document stays the same JSON
 		std::cout << format_info_json(info, options);
 	} else {
@@ -112,7 +120,7 @@ const Command info_command{
 	.name = "info",
 	.summary = "show the driver ABI, PMU ownership, kernel EL, GIC and each CPU's PMU, SPE and AMU",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

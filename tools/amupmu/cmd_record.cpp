@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "drain_pacer.hpp"
 #include "file.hpp"
+#include "signal_wait.hpp"
 
 #include <amupmu/affinity.hpp>
 #include <amupmu/device.hpp>
@@ -17,24 +18,20 @@
 #include <amupmu/report/record.hpp>
 
 #include <algorithm>
-#include <array>
 #include <cerrno>
-#include <charconv>
 #include <chrono>
+#include <csignal>
 #include <filesystem>
-#include <functional>
-#include <map>
-#include <span>
 #include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
 #include <optional>
 #include <set>
-#include <csignal>
+#include <span>
 #include <sstream>
-#include <iostream>
 
-#include <poll.h>
 #include <sched.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 namespace amupmu::cli {
@@ -132,64 +129,6 @@ void add_names(Recording& rec)
 		rec.kernel_symbols = symbols_hit(read_kallsyms(), kernel_pcs);
 }
 
-// -a without a command: SIGINT, SIGTERM and SIGHUP end the recording;
-// blocked from the start and read from a signalfd, so that nothing is
-// interrupted and the recording is written (a SIGINT ignored since the
-// start, as in a background job, stays so)
-class StopSignals {
-public:
-	StopSignals()
-	{
-		::sigemptyset(&sigs_);
-		for (const int sig : {SIGINT, SIGTERM, SIGHUP})
-			::sigaddset(&sigs_, sig);
-		::sigprocmask(SIG_BLOCK, &sigs_, &old_);
-	}
-	StopSignals(const StopSignals&) = delete;
-	StopSignals& operator=(const StopSignals&) = delete;
-	~StopSignals() { ::sigprocmask(SIG_SETMASK, &old_, nullptr); }
-
-	// drains the ring (and names the processes) until one of them comes;
-	// drain() returns the ms to leave the ring out of poll() (DrainPacer)
-	void wait(int ring_fd, const std::function<int()>& drain) const
-	{
-		const int sfd = ::signalfd(-1, &sigs_, SFD_CLOEXEC);
-		if (sfd < 0)
-			throw_error("signalfd", errno);
-		std::array<pollfd, 2> fds{{{.fd = ring_fd, .events = POLLIN, .revents = 0},
-					   {.fd = sfd, .events = POLLIN, .revents = 0}}};
-		std::optional<std::chrono::steady_clock::time_point> hold;
-		for (;;) {
-			// woken a few times a second too: the processes sampled
-			// are named while they run (nothing is followed here)
-			fds[0].fd = hold ? -1 : ring_fd;
-			const int n = ::poll(fds.data(), fds.size(), hold ? ms_until(*hold) : 250);
-			if (n < 0 && errno != EINTR)
-				break;
-			if (fds[0].revents & (POLLERR | POLLNVAL)) {
-				::close(sfd);
-				throw Error{"poll of the sample ring", (fds[0].revents & POLLNVAL) ? EBADF : EINVAL};
-			}
-			if (n == 0 || (fds[0].revents & POLLIN)) {
-				const int ms = drain();
-				hold.reset();
-				if (ms > 0)
-					hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
-			}
-			if (fds[1].revents & POLLIN) {
-				signalfd_siginfo si{};
-				(void)!::read(sfd, &si, sizeof(si));	// taken: not raised at the unblock
-				break;
-			}
-		}
-		::close(sfd);
-	}
-
-private:
-	sigset_t sigs_{};
-	sigset_t old_{};
-};
-
 // -F HZ: the period of each event from its rate over 100 ms of the tool
 // busy on the set's first CPU (a counting session of the same events):
 // events per second / HZ, at least the driver's smallest period
@@ -231,127 +170,184 @@ std::vector<std::uint64_t> periods_for(const std::string& device, std::span<cons
 	return out;
 }
 
-int record(Args args)
-{
-	std::string event = "cpu_cycles", cpus, output = "amupmu.rec";
+struct RecordOptions {
+	std::string event = "cpu_cycles";	///< -e
+	std::string cpus;			///< -C
+	std::string output = "amupmu.rec";
 	std::string device{default_device_path};
-	std::uint64_t period = 100000, hz = 0;
+	std::uint64_t period = 100000;		///< -c
+	std::uint64_t hz = 0;			///< -F (0: -c)
 	std::uint32_t pages = 16;
-	bool all = false, have_period = false;
+	bool all = false;			///< -a
+	std::vector<std::string> command;	///< empty: -a until a signal
+};
+
+RecordOptions parse_record(Args args)
+{
+	RecordOptions o;
+	bool have_period = false;
 	std::size_t i = 0;
 	for (; i < args.size(); ++i) {
 		const std::string_view a = args[i];
 		if (end_of_options(args, i))
 			break;
 		if (auto v = option_value(args, i, "-e")) {
-			event = std::string{*v};
+			o.event = std::string{*v};
 		} else if (auto v = option_value(args, i, "-c")) {
-			period = number_arg<std::uint64_t>("-c", *v);
+			o.period = number_arg<std::uint64_t>("-c", *v);
 			have_period = true;
 		} else if (auto v = option_value(args, i, "-F")) {
-			hz = number_arg<std::uint64_t>("-F", *v);
-			if (hz == 0)
+			o.hz = number_arg<std::uint64_t>("-F", *v);
+			if (o.hz == 0)
 				throw UsageError{"-F needs a frequency above 0"};
 		} else if (a == "-a" || a == "--all-cpus") {
-			all = true;
+			o.all = true;
 		} else if (auto v = option_value(args, i, "-C")) {
-			cpus = std::string{*v};
+			o.cpus = std::string{*v};
 		} else if (auto v = option_value(args, i, "-o")) {
-			output = std::string{*v};
+			o.output = std::string{*v};
 		} else if (auto v = option_value(args, i, "--pages")) {
-			pages = number_arg<std::uint32_t>("--pages", *v);
+			o.pages = number_arg<std::uint32_t>("--pages", *v);
 		} else if (auto v = option_value(args, i, "--device")) {
-			device = std::string{*v};
+			o.device = std::string{*v};
 		} else {
 			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 		}
 	}
-	if (period == 0)
+	if (o.period == 0)
 		throw UsageError{"-c needs a period above 0"};
-	if (hz && have_period)
+	if (o.hz && have_period)
 		throw UsageError{"-c and -F exclude each other"};
-	if (pages == 0 || (pages & (pages - 1)) != 0)
+	if (o.pages == 0 || (o.pages & (o.pages - 1)) != 0)
 		throw UsageError{"--pages needs a power of two"};
-	if (all && !cpus.empty())
+	if (o.all && !o.cpus.empty())
 		throw UsageError{"-a and -C exclude each other"};
 	// -a without a command: until Ctrl-C (the sampling is of whole CPUs anyway)
-	const std::vector<std::string> command =
-		all && i >= args.size() ? std::vector<std::string>{} : command_of(args, i);
+	if (!o.all || i < args.size())
+		o.command = command_of(args, i);
+	return o;
+}
 
-	std::optional<StopSignals> stop;
-	if (command.empty())
-		stop.emplace();
+// The session that samples the events of -e on the CPUs, with each
+// event's period (-c, or -F's from its rate).
+struct Sampling {
+	std::vector<EventSpec> specs;
+	std::vector<std::uint64_t> periods;
+	std::vector<unsigned> cpus;
+	Session session;
+};
 
-	Device dev = Device::open(device);
+Sampling open_sampling(const RecordOptions& o)
+{
+	Device dev = Device::open(o.device);
 	const Info info = dev.info();
-	const std::vector<unsigned> set = cpu_set(info, cpus);
+	std::vector<unsigned> set = cpu_set(info, o.cpus);
 	const std::uint64_t midr = info.cpus[set.front()].midr;
-	const std::vector<EventSpec> specs = parse_event_list(event, midr);
+	std::vector<EventSpec> specs = parse_event_list(o.event, midr);
 	if (specs.empty())
 		throw UsageError{"-e needs an event"};
 	require_events(specs, info, set);
 	require_countable(specs, info, set);
-	std::vector<std::uint64_t> periods(specs.size(), period);
-	if (hz)
-		periods = periods_for(device, specs, set.front(), hz);
+	std::vector<std::uint64_t> periods(specs.size(), o.period);
+	if (o.hz)
+		periods = periods_for(o.device, specs, set.front(), o.hz);
 
-	GroupConfig cfg{.cpus = set, .ring_pages = pages};
+	GroupConfig cfg{.cpus = set, .ring_pages = o.pages};
 	for (std::size_t e = 0; e < specs.size(); ++e)
 		cfg.events.push_back({.number = specs[e].number, .flags = specs[e].flags, .sample_period = periods[e]});
-	Session session = [&] {
-		try {
-			return Session::create(std::move(dev), cfg);
-		} catch (const InvalidArgument&) {
-			std::cerr << "amupmu record: the driver refused sample_period " << periods.front() << " with "
-				  << pages << " ring pages (a driver without overflow sampling refuses any)\n";
-			throw;
-		}
-	}();
-	SampleReader ring = session.sample_reader();
+	try {
+		Session session = Session::create(std::move(dev), cfg);
+		return {std::move(specs), std::move(periods), std::move(set), std::move(session)};
+	} catch (const InvalidArgument&) {
+		std::cerr << "amupmu record: the driver refused sample_period " << periods.front() << " with " << o.pages
+			  << " ring pages (a driver without overflow sampling refuses any)\n";
+		throw;
+	}
+}
 
+// A recording's header: the command, the events with their periods, the
+// CPUs and the ring's clock.
+Recording recording_of(const RecordOptions& o, const Sampling& s, const SampleReader& ring)
+{
 	Recording rec;
-	rec.command = command;
-	rec.event = specs.front().name;
-	rec.number = specs.front().number;
-	rec.period = periods.front();
-	rec.modifiers = specs.front().modifiers;
-	for (std::size_t e = 1; e < specs.size(); ++e)
-		rec.more_events.push_back({.event = specs[e].name,
-					   .number = specs[e].number,
-					   .period = periods[e],
-					   .modifiers = specs[e].modifiers});
-	rec.frequency = hz;
-	rec.cpus = format_cpu_list(set);
+	rec.command = o.command;
+	rec.event = s.specs.front().name;
+	rec.number = s.specs.front().number;
+	rec.period = s.periods.front();
+	rec.modifiers = s.specs.front().modifiers;
+	for (std::size_t e = 1; e < s.specs.size(); ++e)
+		rec.more_events.push_back({.event = s.specs[e].name,
+					   .number = s.specs[e].number,
+					   .period = s.periods[e],
+					   .modifiers = s.specs[e].modifiers});
+	rec.frequency = o.hz;
+	rec.cpus = format_cpu_list(s.cpus);
 	rec.timer_freq = ring.timer_freq();
 	rec.time = ring.time_conversion();
-	std::size_t named = 0;	// samples whose process names were looked for
-	DrainPacer pacer{ring.data_size()};
-	// the processes whose mappings were read, when, and from which
-	// executable (the tool's below; the command's at its stops): the
-	// others' at the first drain that sees them, while they (likely) still
-	// run; again when their executable changed (the drain that first saw
-	// them came between a fork and its exec: the old mappings can cover the
-	// new PCs, a static busybox and a static program both at 0x400000), and
-	// when one of their user PCs falls outside them (a library dlopen()ed
-	// since), at most once a second each
+	return rec;
+}
+
+// The ring drained into a recording: the samples, and the names and
+// mappings of the processes they came from while those (likely) still
+// run. The processes whose mappings were read, when, and from which
+// executable (the tool's at the start; the command's at its stops,
+// through maps()): the others' at the first drain that sees them; again
+// when their executable changed (the drain that first saw them came
+// between a fork and its exec: the old mappings can cover the new PCs, a
+// static busybox and a static program both at 0x400000), and when one of
+// their user PCs falls outside them (a library dlopen()ed since), at most
+// once a second each.
+class RingDrain {
+public:
+	RingDrain(Recording& rec, SampleReader& ring) : rec_{rec}, ring_{ring}, pacer_{ring.data_size()}
+	{
+		const auto self = static_cast<std::uint32_t>(::getpid());
+		mapped_.try_emplace(self, Mapped{Clock::now(), exe_of(::getpid())});
+		// the tool's own samples (it runs on the same CPUs) get names too
+		rec_.maps = read_proc_maps(self);
+	}
+
+	/// Drains the ring; returns the ms to leave it out of poll() (DrainPacer).
+	int operator()()
+	{
+		const std::uint64_t bytes = ring_.available();
+		ring_.consume([&](const Sample& s) {
+			if (s.type == sample_pmu_overflow)
+				rec_.samples.push_back(to_recorded(s));
+		});
+		name_new_samples();
+		return pacer_.drained(bytes, Clock::now());
+	}
+
+	/// Child's maps callback for a process of the command: its mappings
+	/// (after each exec, e.g. through taskset, they replace the old ones),
+	/// at the start of each process it forks and at each exit stop, with
+	/// the shared libraries ld.so and dlopen() mapped after the exec.
+	void maps(pid_t pid, MapsEvent why)
+	{
+		mapped_.insert_or_assign(static_cast<std::uint32_t>(pid), Mapped{Clock::now(), exe_of(pid)});
+		update_maps(rec_.maps, pid, why);
+		// a thread's name (prctl PR_SET_NAME) before it is gone;
+		// /proc/TID/task/TID is the thread's
+		if (auto name = comm_of(pid, pid))
+			rec_.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
+	}
+
+private:
 	using Clock = std::chrono::steady_clock;
 	struct Mapped {
 		Clock::time_point when;
 		std::string exe;
 	};
-	std::map<std::uint32_t, Mapped> mapped{{static_cast<std::uint32_t>(::getpid()), {Clock::now(), exe_of(::getpid())}}};
-	const auto drain = [&] {
-		const std::uint64_t bytes = ring.available();
-		ring.consume([&](const Sample& s) {
-			if (s.type == sample_pmu_overflow)
-				rec.samples.push_back(to_recorded(s));
-		});
-		// the names of the processes of these samples while they
-		// (likely) still run, the latest one (after an exec) kept
+
+	// the names of the processes of the samples since the last drain,
+	// the latest one (after an exec) kept, and their mappings
+	void name_new_samples()
+	{
 		std::set<std::pair<std::uint32_t, std::uint32_t>> threads;	// (pid, tid)
-		MapsCoverage coverage{rec.maps};
-		for (; named < rec.samples.size(); ++named) {
-			const RecordedSample& s = rec.samples[named];
+		MapsCoverage coverage{rec_.maps};
+		for (; named_ < rec_.samples.size(); ++named_) {
+			const RecordedSample& s = rec_.samples[named_];
 			if (s.pid == 0)
 				continue;
 			threads.emplace(s.pid, s.tid);
@@ -359,86 +355,108 @@ int record(Args args)
 		}
 		for (const auto& [pid, tid] : threads)
 			if (auto name = comm_of(static_cast<pid_t>(pid), static_cast<pid_t>(tid)))
-				rec.comms[tid] = std::move(*name);
+				rec_.comms[tid] = std::move(*name);
 		const Clock::time_point now = Clock::now();
 		for (const auto& [pid, uncovered] : coverage.pids()) {
 			std::string exe = exe_of(static_cast<pid_t>(pid));
 			if (exe.empty())
 				continue;	// gone: what was read stays
-			const auto [it, first] = mapped.try_emplace(pid, Mapped{now, exe});
+			const auto [it, first] = mapped_.try_emplace(pid, Mapped{now, exe});
 			if (first) {
-				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::fork);
+				update_maps(rec_.maps, static_cast<pid_t>(pid), MapsEvent::fork);
 			} else if (exe != it->second.exe || (uncovered && now - it->second.when >= std::chrono::seconds{1})) {
 				it->second = {now, std::move(exe)};
-				update_maps(rec.maps, static_cast<pid_t>(pid), MapsEvent::exec);
+				update_maps(rec_.maps, static_cast<pid_t>(pid), MapsEvent::exec);
 			}
 		}
-		return pacer.drained(bytes, std::chrono::steady_clock::now());
-	};
-	// the tool's own samples (it runs on the same CPUs) get names too
-	rec.maps = read_proc_maps(static_cast<std::uint32_t>(::getpid()));
-
-	int status = exit_ok;
-	if (command.empty()) {
-		session.reset();
-		session.enable();
-		std::cerr << "amupmu record: sampling CPUs " << rec.cpus << " until Ctrl-C\n";
-		stop->wait(session.fd(), drain);
-	} else {
-		Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
-		session.reset();
-		session.enable();
-		if (!child.start_traced("record", [&] { session.disable(); }))
-			return 127;
-		// the maps of every process of the command: after each exec (e.g.
-		// through taskset: they replace the old ones), at the start of each
-		// process it forks and at each exit stop, with the shared libraries
-		// ld.so and dlopen() mapped after the exec
-		const auto read_child_maps = [&](pid_t pid, MapsEvent why) {
-			mapped.insert_or_assign(static_cast<std::uint32_t>(pid), Mapped{Clock::now(), exe_of(pid)});
-			update_maps(rec.maps, pid, why);
-			// a thread's name (prctl PR_SET_NAME) before it is gone;
-			// /proc/TID/task/TID is the thread's
-			if (auto name = comm_of(pid, pid))
-				rec.comms[static_cast<std::uint32_t>(pid)] = std::move(*name);
-		};
-		read_child_maps(child.pid(), MapsEvent::exec);
-		child.follow_execs();
-		// asleep until the ring reaches its watermark or the child stops or ends
-		child.wait_with(session.fd(), "the sample ring", drain, read_child_maps);
-		status = child.status();
 	}
-	session.disable();
+
+	Recording& rec_;
+	SampleReader& ring_;
+	DrainPacer pacer_;
+	std::size_t named_ = 0;	///< samples whose process names were looked for
+	std::map<std::uint32_t, Mapped> mapped_;
+};
+
+// -a without a command: drains the ring until SIGINT, SIGTERM or SIGHUP
+// (stop), woken a few times a second too: the processes sampled are named
+// while they run (nothing is followed here).
+void sample_until_signal(const SignalWait& stop, Session& session, RingDrain& drain, const std::string& cpus)
+{
+	session.reset();
+	session.enable();
+	std::cerr << "amupmu record: sampling CPUs " << cpus << " until Ctrl-C\n";
+	std::optional<std::chrono::steady_clock::time_point> hold;
+	while (!stop.wait_fd(hold ? -1 : session.fd(), hold ? ms_until(*hold) : 250, "the sample ring")) {
+		const int ms = drain();
+		hold.reset();
+		if (ms > 0)
+			hold = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+	}
+}
+
+// The command run and followed (its processes' mappings read at their
+// stops), the ring drained until it ends: its status; nullopt when it
+// could not run.
+std::optional<int> sample_command(const std::vector<std::string>& command, Session& session, RingDrain& drain)
+{
+	Child child{command, true};	// SIGINT/SIGQUIT go to the command (child.hpp)
+	session.reset();
+	session.enable();
+	if (!child.start_traced("record", [&] { session.disable(); }))
+		return std::nullopt;
+	const MapsCallback maps = [&](pid_t pid, MapsEvent why) { drain.maps(pid, why); };
+	maps(child.pid(), MapsEvent::exec);
+	child.follow_execs();
+	// asleep until the ring reaches its watermark or the child stops or ends
+	child.wait_with(session.fd(), "the sample ring", std::ref(drain), maps);
+	return child.status();
+}
+
+int record(const RecordOptions& o)
+{
+	std::optional<SignalWait> stop;	// from the start: nothing is interrupted, the recording is written
+	if (o.command.empty())
+		stop.emplace(std::initializer_list<int>{SIGINT, SIGTERM, SIGHUP});
+	Sampling s = open_sampling(o);
+	SampleReader ring = s.session.sample_reader();
+	Recording rec = recording_of(o, s, ring);
+	RingDrain drain{rec, ring};
+
+	std::optional<int> status = exit_ok;
+	if (stop) {
+		sample_until_signal(*stop, s.session, drain, rec.cpus);
+	} else {
+		status = sample_command(o.command, s.session, drain);
+		if (!status)
+			return 127;	// as a shell does for a command it cannot run
+	}
+	s.session.disable();
 	drain();
 	add_names(rec);
 	rec.lost = ring.lost();
-	for (const CpuReading& c : session.read_all().cpus())
+	for (const CpuReading& c : s.session.read_all().cpus())
 		rec.skid += c.skid;
 
 	std::ostringstream text;
 	write_recording(text, rec);
-	write_file(output, text.str());
-	std::uint64_t by_mode[3] = {};
-	for (const RecordedSample& s : rec.samples)
-		if (static_cast<unsigned>(s.mode) < 3)
-			++by_mode[static_cast<unsigned>(s.mode)];
-	std::string names;
-	for (const EventSpec& e : specs)
-		names += (names.empty() ? "" : ",") + e.name;
-	std::cerr << "amupmu record: " << rec.samples.size() << " samples of " << names << " every " << periods.front()
-		  << (specs.size() > 1 ? " (first event)" : "") << " (user " << by_mode[0] << ", kernel " << by_mode[1]
-		  << ", hv " << by_mode[2] << "; " << rec.lost << " lost, " << rec.skid
-		  << " dropped as kernel skid), " << rec.maps.size() << " mappings -> " << output << "\n";
-	return status;
+	write_file(o.output, text.str());
+	std::cerr << format_record_summary(rec, o.output);
+	return *status;
 }
 
-int report(Args args)
-{
-	std::string input = "amupmu.rec";
+struct ReportArgs {
+	std::string input = "amupmu.rec";	///< -i
 	ReportOptions opts;
+};
+
+ReportArgs parse_report(Args args)
+{
+	ReportArgs o;
+	ReportOptions& opts = o.opts;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		if (auto v = option_value(args, i, "-i"))
-			input = std::string{*v};
+			o.input = std::string{*v};
 		else if (auto v = option_value(args, i, "--top"))
 			opts.top = number_arg<std::size_t>("--top", *v);
 		else if (auto v = option_value(args, i, "--sort"))
@@ -454,8 +472,13 @@ int report(Args args)
 		} else
 			throw UsageError{"unknown argument '" + std::string{args[i]} + "'"};
 	}
-	std::istringstream in{read_file(input)};
-	std::cout << format_report(read_recording(in), opts);
+	return o;
+}
+
+int report(const ReportArgs& o)
+{
+	std::istringstream in{read_file(o.input)};
+	std::cout << format_report(read_recording(in), o.opts);
 	return exit_ok;
 }
 
@@ -465,14 +488,14 @@ const Command record_command{
 	.name = "record",
 	.summary = "run a command and sample PCs on counter overflow, to a file",
 	.usage = record_usage,
-	.run = record,
+	.run = parse_then_run<parse_record, record>,
 };
 
 const Command report_command{
 	.name = "report",
 	.summary = "hottest PCs and symbols of a recording",
 	.usage = report_usage,
-	.run = report,
+	.run = parse_then_run<parse_report, report>,
 };
 
 } // namespace amupmu::cli

@@ -8,7 +8,6 @@
 #include <amupmu/error.hpp>
 #include <amupmu/spe_device.hpp>
 
-#include <array>
 #include <iostream>
 
 namespace amupmu::cli {
@@ -53,55 +52,42 @@ Exit status: 0 done (or nothing to do), 1 error, 2 the amupmu module is not
 loaded (no amupmu-spe driver).
 )";
 
-constexpr std::array<const SpeSubcommand*, 4> subcommands{
-	&spe_record_command, &spe_report_command, &spe_dump_command, &spe_knobs_command};
+const Command* const subcommands[] = {&spe_record_command, &spe_report_command, &spe_dump_command,
+				      &spe_knobs_command};
 
-int run(Args args)
-{
-	if (!args.empty()) {
-		for (const SpeSubcommand* sub : subcommands) {
-			if (args[0] != sub->name)
-				continue;
-			for (const std::string_view a : args.subspan(1)) {
-				if (a == "--")
-					break;
-				if (a == "-h" || a == "--help") {
-					std::cout << sub->usage;
-					return exit_ok;
-				}
-			}
-			return sub->run(args.subspan(1));
-		}
-	}
-	for (const std::string_view a : args) {
-		if (a == "-h" || a == "--help") {
-			std::cout << usage;
-			return exit_ok;
-		}
-	}
-
+// claim or release (the subcommands are run_command()'s)
+struct Options {
 	std::string_view action;
 	std::string_view device;
 	std::string_view sysfs = "/sys";
+};
 
+Options parse(Args args)
+{
+	Options o;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		const std::string_view arg = args[i];
 		if (const auto value = option_value(args, i, "--sysfs"))
-			sysfs = *value;
+			o.sysfs = *value;
 		else if (arg.starts_with("-"))
 			throw UsageError{"unknown argument '" + std::string{arg} + "'"};
-		else if (action.empty())
-			action = arg;
-		else if (device.empty())
-			device = arg;
+		else if (o.action.empty())
+			o.action = arg;
+		else if (o.device.empty())
+			o.device = arg;
 		else
 			throw UsageError{"unexpected argument '" + std::string{arg} + "'"};
 	}
-	if (action != "claim" && action != "release")
-		throw UsageError{action.empty() ? std::string{"record, report, dump, knobs, claim or release?"}
-						: "unknown action '" + std::string{action} +
-							  "' (record, report, dump, knobs, claim or release)"};
+	if (o.action != "claim" && o.action != "release")
+		throw UsageError{o.action.empty() ? std::string{"record, report, dump, knobs, claim or release?"}
+						  : "unknown action '" + std::string{o.action} +
+							    "' (record, report, dump, knobs, claim or release)"};
+	return o;
+}
 
+int run(const Options& o)
+{
+	const std::string_view action = o.action, device = o.device, sysfs = o.sysfs;
 	try {
 		if (action == "claim") {
 			const SpeClaimResult r = spe_claim(device, sysfs);
@@ -120,12 +106,7 @@ int run(Args args)
 				std::cout << "amupmu spe: released " << r.device.name << "\n";
 		}
 	} catch (const PermissionDenied& e) {
-		std::cerr << "amupmu: " << e.what() << " -- " << (action == "claim" ? "claiming" : "releasing")
-			  << " needs root\n";
-		return exit_error;
-	} catch (const SpeOwnedByDriver& e) {
-		std::cerr << "amupmu: " << e.what() << "\n";
-		return exit_error;
+		throw Failure{e, action == "claim" ? "claiming needs root" : "releasing needs root"};
 	}
 	return exit_ok;
 }
@@ -136,8 +117,8 @@ const Command spe_command{
 	.name = "spe",
 	.summary = "SPE profiling: record, report, dump, knobs; claim or release the SPE device",
 	.usage = usage,
-	.run = run,
-	.own_help = true,
+	.run = parse_then_run<parse, run>,
+	.subcommands = subcommands,
 };
 
 } // namespace amupmu::cli

@@ -54,15 +54,19 @@ earlier values restored), 2 no such directory (debugfs not mounted, the
 amupmu module not loaded, or no CPU with SPE).
 )";
 
-int run(Args args)
+struct Options {
+	std::string dir{spe_knobs_dir};		///< --debugfs
+	std::vector<std::string> reads;		///< NAME
+	std::vector<SpeKnobAssignment> writes;	///< NAME=VALUE
+};
+
+Options parse(Args args)
 {
-	std::string dir{spe_knobs_dir};
-	std::vector<std::string> reads;
-	std::vector<SpeKnobAssignment> writes;
+	Options o;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		const std::string_view a = args[i];
 		if (auto v = option_value(args, i, "--debugfs")) {
-			dir = std::string{*v};
+			o.dir = std::string{*v};
 			continue;
 		}
 		if (a.starts_with("-"))
@@ -72,10 +76,18 @@ int run(Args args)
 		if (!find_spe_knob(name))
 			throw UsageError{"unknown knob '" + name + "' (see 'amupmu spe knobs --help')"};
 		if (eq == std::string_view::npos)
-			reads.push_back(name);
+			o.reads.push_back(name);
 		else
-			writes.push_back({name, std::string{a.substr(eq + 1)}});
+			o.writes.push_back({name, std::string{a.substr(eq + 1)}});
 	}
+	return o;
+}
+
+int run(const Options& o)
+{
+	const std::string& dir = o.dir;
+	const std::vector<std::string>& reads = o.reads;
+	const std::vector<SpeKnobAssignment>& writes = o.writes;
 	try {
 		write_spe_knobs(dir, writes);
 		std::string out;
@@ -89,11 +101,9 @@ int run(Args args)
 			out += r + " " + read_spe_knob(dir, r) + "\n";
 		std::cout << out;
 	} catch (const DeviceMissing& e) {
-		std::cerr << "amupmu spe knobs: " << e.what() << "\n";
-		return exit_no_device;
+		throw Failure{e, {}, exit_no_device, "amupmu spe knobs"};	// the message says what is missing
 	} catch (const PermissionDenied& e) {
-		std::cerr << "amupmu spe knobs: " << e.what() << " -- run as root\n";
-		return exit_error;
+		throw Failure{e, "run as root", exit_error, "amupmu spe knobs"};
 	} catch (const InvalidArgument& e) {
 		throw UsageError{e.what()};
 	}
@@ -102,11 +112,11 @@ int run(Args args)
 
 } // namespace
 
-const SpeSubcommand spe_knobs_command{
+const Command spe_knobs_command{
 	.name = "knobs",
 	.summary = "show or set the SPE filter defaults (debugfs arm_spe knobs)",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

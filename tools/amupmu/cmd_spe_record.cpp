@@ -17,13 +17,9 @@
 #include <amupmu/spe_session.hpp>
 #include <amupmu/report/spe_recording.hpp>
 
-#include <algorithm>
-#include <array>
-#include <cerrno>
-#include <csignal>
-#include <sstream>
 #include <iostream>
-#include <optional>
+#include <span>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -109,7 +105,7 @@ struct RecordOptions {
 	std::string cpus;
 	std::string output{default_output};
 	std::string device{default_device_path};
-	std::size_t command = 0;	///< index of the command's first argument
+	std::vector<std::string> command;
 };
 
 RecordOptions parse_record(Args args)
@@ -175,14 +171,8 @@ RecordOptions parse_record(Args args)
 	}
 	if (o.output.empty())
 		throw UsageError{"-o needs a file name"};
-	o.command = i;
+	o.command = command_of(args, i);
 	return o;
-}
-
-// The recording's backend ("mock": INFO's AMUPMU_FEAT_MOCK) for people.
-std::string backend_label(std::string_view backend)
-{
-	return backend == "mock" ? "mock model (test build)" : std::string{backend};
 }
 
 std::string hint_for(const Error& e, const Info& info)
@@ -199,45 +189,37 @@ std::string hint_for(const Error& e, const Info& info)
 	return {};
 }
 
-std::string padded(std::string s, std::size_t width)
+// The session of config; what the driver refuses that the user can change
+// a Failure with its hint.
+SpeSession open_session(Device dev, const Info& info, const SpeConfig& config)
 {
-	if (s.size() < width)
-		s.insert(0, width - s.size(), ' ');
-	return s;
-}
-
-void print_summary(const SpeRecording& rec, const std::vector<std::uint64_t>& drained, const std::string& output)
-{
-	std::string s = "amupmu spe record: SPE backend: " + backend_label(rec.backend) + "\n";
-	s += "   cpu      records        bytes   lost-bytes  truncations   collisions       faults  state\n";
-	std::uint64_t records = 0, bytes = 0, lost = 0;
-	for (std::size_t i = 0; i < rec.cpu_stats.size(); ++i) {
-		const SpeRecordedCpu& c = rec.cpu_stats[i];
-		s += padded(std::to_string(c.cpu), 6) + padded(std::to_string(c.records), 13) +
-		     padded(std::to_string(c.bytes), 13) + padded(std::to_string(c.lost_bytes), 13) +
-		     padded(std::to_string(c.truncations), 13) + padded(std::to_string(c.collisions), 13) +
-		     padded(std::to_string(c.faults), 13) + "  " + format_spe_state(c.state);
-		if (c.faults != 0)
-			s += " (last PMBSR_EL1 " + hex(c.last_pmbsr) + ")";
-		if (drained[i] != c.bytes)
-			s += " (" + std::to_string(drained[i]) + " bytes read)";
-		s += "\n";
-		records += c.records;
-		bytes += c.bytes;
-		lost += c.lost_bytes;
+	try {
+		return SpeSession::create(std::move(dev), config);
+	} catch (const Error& e) {
+		const std::string hint = hint_for(e, info);
+		if (hint.empty())
+			throw;
+		throw Failure{e, hint};
 	}
-	s += "amupmu spe record: " + std::to_string(records) + " records, " + std::to_string(bytes) + " bytes in " +
-	     std::to_string(rec.chunks.size()) + " chunks";
-	if (lost != 0)
-		s += ", " + std::to_string(lost) + " bytes lost (buffers full: --pages, --interval)";
-	s += ", " + std::to_string(rec.maps.size()) + " mappings -> " + output + "\n";
-	std::cerr << s;
 }
 
-int record(Args args)
+// Each CPU's counters at the end, with its MIDR_EL1 (what its data source
+// codes mean).
+std::vector<SpeRecordedCpu> cpu_stats_of(const std::vector<SpeCpuStatus>& status, const Info& info)
 {
-	const RecordOptions o = parse_record(args);
-	const std::vector<std::string> command = command_of(args, o.command);
+	std::vector<SpeRecordedCpu> out;
+	for (const SpeCpuStatus& s : status) {
+		const std::uint64_t midr = s.cpu < info.cpus.size() ? info.cpus[s.cpu].midr : 0;
+		out.push_back({.cpu = s.cpu, .state = s.state, .bytes = s.bytes, .records = s.records,
+			       .lost_bytes = s.lost_bytes, .truncations = s.truncations, .collisions = s.collisions,
+			       .faults = s.faults, .last_pmbsr = s.last_pmbsr, .events = s.events, .midr = midr});
+	}
+	return out;
+}
+
+int record(const RecordOptions& o)
+{
+	const std::vector<std::string>& command = o.command;
 
 	Device dev = Device::open(o.device);
 	const Info info = dev.info();
@@ -256,17 +238,7 @@ int record(Args args)
 		std::cerr << "amupmu spe record: " << e.what()
 			  << " -- the recording says 'the arm_spe defaults' without their values\n";
 	}
-	std::optional<SpeSession> made;
-	try {
-		made.emplace(SpeSession::create(std::move(dev), config));
-	} catch (const Error& e) {
-		const std::string hint = hint_for(e, info);
-		if (hint.empty())
-			throw;
-		std::cerr << "amupmu: " << e.what() << " -- " << hint << "\n";
-		return exit_error;
-	}
-	SpeSession& session = *made;
+	SpeSession session = open_session(std::move(dev), info, config);
 	rec.config = resolved;
 	std::vector<SpeBuffer> buffers;
 	for (const unsigned cpu : session.cpus())
@@ -306,66 +278,16 @@ int record(Args args)
 	session.disable();
 	drain();
 
-	const std::vector<SpeCpuStatus> status = session.read();
-	for (const SpeCpuStatus& s : status) {
-		const std::uint64_t midr = s.cpu < info.cpus.size() ? info.cpus[s.cpu].midr : 0;
-		rec.cpu_stats.push_back({.cpu = s.cpu, .state = s.state, .bytes = s.bytes, .records = s.records,
-					 .lost_bytes = s.lost_bytes, .truncations = s.truncations,
-					 .collisions = s.collisions, .faults = s.faults, .last_pmbsr = s.last_pmbsr,
-					 .events = s.events, .midr = midr});
-	}
+	rec.cpu_stats = cpu_stats_of(session.read(), info);
 	std::ostringstream text;
 	write_spe_recording(text, rec);
 	write_file(o.output, text.str());
-	print_summary(rec, drained, o.output);
+	std::cerr << format_spe_record_summary(rec, drained, o.output);
 	return child.status();
 }
 
-// ---------------------------------------------------------------- dump
-
-struct DumpCounts {
-	std::uint64_t bytes = 0, records = 0, packets = 0, padding = 0, unknown = 0, truncated = 0;
-};
-
-void dump_chunk(std::string& out, std::span<const std::byte> buf, DumpCounts& n)
-{
-	std::size_t off = 0;
-	while (off < buf.size()) {
-		const spe::Packet p = spe::decode_packet(buf, off);
-		if (p.kind == spe::PacketKind::pad) {
-			std::size_t end = off;
-			while (end < buf.size() && buf[end] == std::byte{0})
-				++end;
-			n.padding += end - off;
-			if (end - off > 1) {
-				// as format_packet() lays a packet out: 10 bytes' room
-				std::string bytes = " 00 x" + std::to_string(end - off);
-				bytes.resize(std::max<std::size_t>(bytes.size(), 30), ' ');
-				out += hex(off, 8).substr(2) + ": " + bytes + "  PAD\n";
-				off = end;
-				continue;
-			}
-		} else if (p.kind == spe::PacketKind::alignment) {
-			n.padding += p.size();
-		} else {
-			++n.packets;
-		}
-		out += spe::format_packet(buf, p) + "\n";
-		if (p.kind == spe::PacketKind::unknown)
-			++n.unknown;
-		if (p.kind == spe::PacketKind::truncated) {
-			++n.truncated;
-			break;
-		}
-		if (p.kind == spe::PacketKind::end || p.kind == spe::PacketKind::timestamp) {
-			++n.records;
-			out += "\n";
-		}
-		off += p.size() != 0 ? p.size() : 1;	// every packet moves on
-	}
-}
-
-int dump(Args args)
+// -i FILE or FILE: the recording
+std::string parse_dump(Args args)
 {
 	std::string input{default_output};
 	bool named = false;
@@ -382,53 +304,30 @@ int dump(Args args)
 		input = std::string{file};
 		named = true;
 	}
-	std::istringstream in{read_file(input)};
-	const SpeRecording rec = read_spe_recording(in);
+	return input;
+}
 
-	std::string out = "# " + input + ": SPE backend: " + backend_label(rec.backend) + ", CPUs " + rec.cpus + ", timer " +
-			  std::to_string(rec.timer_freq) + " Hz, pid " + std::to_string(rec.pid) + "\n";
-	out += "# config: flags " + hex(rec.config.flags, 1) + " enables " + hex(rec.config.enables, 2) + " pct " +
-	       std::to_string(rec.config.pct) + " pmsfcr " + hex(rec.config.pmsfcr) + " pmsevfr " +
-	       hex(rec.config.pmsevfr) + " pmsnevfr " + hex(rec.config.pmsnevfr) + " min_latency " +
-	       std::to_string(rec.config.min_latency) + " interval " + std::to_string(rec.config.interval) +
-	       " buf_pages " + std::to_string(rec.config.buf_pages) + "\n";
-	for (const SpeRecordedCpu& c : rec.cpu_stats)
-		out += "# cpu " + std::to_string(c.cpu) + ": " + std::to_string(c.records) + " records, " +
-		       std::to_string(c.bytes) + " bytes, " + std::to_string(c.lost_bytes) + " lost bytes, " +
-		       std::to_string(c.truncations) + " truncations, " + std::to_string(c.collisions) +
-		       " collisions, " + std::to_string(c.faults) + " faults, state " + format_spe_state(c.state) +
-		       ", MIDR_EL1 " + hex(c.midr, 8) + "\n";
-	std::cout << out << "\n";
-	DumpCounts n;
-	for (std::size_t k = 0; k < rec.chunks.size(); ++k) {
-		const SpeChunk& c = rec.chunks[k];
-		out = "# cpu " + std::to_string(c.cpu) + ", chunk " + std::to_string(k) + ", " +
-		      std::to_string(c.data.size()) + " bytes\n";
-		dump_chunk(out, c.data, n);
-		n.bytes += c.data.size();
-		std::cout << out;
-	}
-	std::cout << "# " << std::to_string(rec.chunks.size()) << " chunks, " << std::to_string(n.bytes)
-		  << " bytes: " << std::to_string(n.records) << " records, " << std::to_string(n.packets)
-		  << " packets, " << std::to_string(n.padding) << " padding bytes, " << std::to_string(n.unknown)
-		  << " unknown, " << std::to_string(n.truncated) << " truncated\n";
+int dump(const std::string& input)
+{
+	std::istringstream in{read_file(input)};
+	std::cout << format_spe_dump(read_spe_recording(in), input);
 	return exit_ok;
 }
 
 } // namespace
 
-const SpeSubcommand spe_record_command{
+const Command spe_record_command{
 	.name = "record",
 	.summary = "run a command with SPE profiling, every CPU's records to a file",
 	.usage = record_usage,
-	.run = record,
+	.run = parse_then_run<parse_record, record>,
 };
 
-const SpeSubcommand spe_dump_command{
+const Command spe_dump_command{
 	.name = "dump",
 	.summary = "every packet of an SPE recording, one per line",
 	.usage = dump_usage,
-	.run = dump,
+	.run = parse_then_run<parse_dump, dump>,
 };
 
 } // namespace amupmu::cli

@@ -63,12 +63,18 @@ SpeSort sort_arg(std::string_view v)
 	throw UsageError{"--sort needs count or latency, not '" + std::string{v} + "'"};
 }
 
-int run(Args args)
-{
+struct Options {
 	std::string input;
-	std::string svg;
+	std::string svg;	///< --svg
 	bool json = false;
 	SpeReportOptions opts;
+};
+
+Options parse(Args args)
+{
+	Options o;
+	std::string& input = o.input;
+	SpeReportOptions& opts = o.opts;
 	for (std::size_t i = 0; i < args.size(); ++i) {
 		const std::string_view a = args[i];
 		if (auto v = option_value(args, i, "-i")) {
@@ -80,13 +86,13 @@ int run(Args args)
 		} else if (auto v = option_value(args, i, "--sort")) {
 			opts.sort = sort_arg(*v);
 		} else if (auto v = option_value(args, i, "--svg")) {
-			svg = std::string{*v};
-			if (svg.empty())
+			o.svg = std::string{*v};
+			if (o.svg.empty())
 				throw UsageError{"--svg needs a file name"};
 		} else if (a == "--per-cpu") {
 			opts.per_cpu = true;
 		} else if (a == "--json") {
-			json = true;
+			o.json = true;
 		} else if (a == "--ascii") {
 			opts.ascii = true;
 		} else if (a.starts_with("-") && a != "-") {
@@ -101,28 +107,32 @@ int run(Args args)
 		throw UsageError{"--top needs at least 1"};
 	if (input.empty())
 		input = "amupmu-spe.data";
+	return o;
+}
 
-	std::istringstream in{read_file(input)};
+int run(const Options& o)
+{
+	std::istringstream in{read_file(o.input)};
 	SpeRecording rec;
 	try {
 		rec = read_spe_recording(in);
 	} catch (const InvalidArgument& e) {
-		throw InvalidArgument{input + ": " + e.operation(), e.errnum()};
+		throw InvalidArgument{o.input + ": " + e.operation(), e.errnum()};
 	}
-	const SpeReport report = build_spe_report(rec, opts);
-	if (!svg.empty())
-		write_file(svg, format_spe_report_svg(report));
-	std::cout << (json ? format_spe_report_json(report) : format_spe_report_text(report, opts));
+	const SpeReport report = build_spe_report(rec, o.opts);
+	if (!o.svg.empty())
+		write_file(o.svg, format_spe_report_svg(report));
+	std::cout << (o.json ? format_spe_report_json(report) : format_spe_report_text(report, o.opts));
 	return exit_ok;
 }
 
 } // namespace
 
-const SpeSubcommand spe_report_command{
+const Command spe_report_command{
 	.name = "report",
 	.summary = "latency histograms, operation mix, data sources and hottest code/data of a recording",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

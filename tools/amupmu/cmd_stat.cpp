@@ -4,7 +4,7 @@
 #include "amu_common.hpp"
 #include "child.hpp"
 #include "cli.hpp"
-#include "file.hpp"
+#include "count_options.hpp"
 #include "signal_wait.hpp"
 
 #include <amupmu/affinity.hpp>
@@ -112,25 +112,18 @@ Options:
 constexpr std::string_view default_events =
 	"cpu_cycles,inst_retired,br_retired,br_pred,br_mis_pred,l1d_cache,l1d_cache_refill,stall_backend";
 
-struct Options {
+struct Options : CountOptions {
 	std::vector<std::string> events;
 	std::vector<std::string> metrics;	///< -M
 	bool metric_only = false;
 	bool per_cpu = false;			///< -A
-	std::string cpus;
-	int interval_ms = 0;
 	unsigned interval_count = 0;		///< 0: until the end
 	unsigned repeat = 1;			///< -r
-	bool json = false;
-	std::optional<std::string> sep;
-	std::optional<std::string> output;
 	bool compensate = true;
 	bool amu = false;
 	bool multiplex = false;
 	std::optional<double> ec0;
 	std::optional<std::string> calibration;
-	std::string device{default_device_path};
-	std::vector<std::string> command;
 };
 
 // -M a,b: names metric_defs() knows, checked before anything is opened
@@ -191,20 +184,8 @@ Options parse(Args args)
 			o.repeat = repeat_arg("-r", *v);
 		else if (auto v = option_value(args, i, "--repeat"))
 			o.repeat = repeat_arg("--repeat", *v);
-		else if (auto v = option_value(args, i, "-C"))
-			o.cpus = std::string{*v};
-		else if (auto v = option_value(args, i, "--cpu"))
-			o.cpus = std::string{*v};
-		else if (auto v = option_value(args, i, "-I")) {
-			o.interval_ms = number_arg<int>("-I", *v);
-			if (o.interval_ms < 10)
-				throw UsageError{"-I needs at least 10 ms"};
-		} else if (a == "--json")
-			o.json = true;
-		else if (auto v = option_value(args, i, "-x"))
-			o.sep = std::string{*v};
-		else if (auto v = option_value(args, i, "-o"))
-			o.output = std::string{*v};
+		else if (count_option(args, i, o))
+			continue;
 		else if (a == "--no-compensate")
 			o.compensate = false;
 		else if (a == "--amu")
@@ -215,18 +196,10 @@ Options parse(Args args)
 			o.ec0 = static_cast<double>(number_arg<unsigned long long>("--ec0-count", *v));
 		else if (auto v = option_value(args, i, "--calibration"))
 			o.calibration = std::string{*v};
-		else if (auto v = option_value(args, i, "--device"))
-			o.device = std::string{*v};
 		else
 			throw UsageError{"unknown argument '" + std::string{a} + "'"};
 	}
-	if (o.json && o.sep)
-		throw UsageError{"--json and -x exclude each other"};
-	if (o.sep && o.sep->empty())
-		throw UsageError{"-x needs a separator"};
-	// no command: until Ctrl-C
-	if (ended && i < args.size())
-		o.command = command_of(args, i);
+	end_count_options(args, i, ended, o);	// no command: until Ctrl-C
 	if (o.interval_count && !o.interval_ms)
 		throw UsageError{"--interval-count needs -I"};
 	if (o.repeat > 1 && o.command.empty())
@@ -345,65 +318,100 @@ std::string render(const Options& o, const StatReport& r)
 	return format_stat_text(r, f);
 }
 
-int run(Args args)
-{
-	const Options o = parse(args);
-	Device dev = Device::open(o.device);
-	const Info info = dev.info();
-	Plan p = plan(o, info);
+// A count of a plan's events over the runs of the command (or until the
+// signal): the group through the library's Counters (its totals are the
+// rows) and, with --amu, the AMU of the same CPUs, both opened and
+// configured at construction, so that what the driver refuses is said
+// before the command runs.
+class StatCount {
+public:
+	StatCount(const Options& o, const Info& info, Device dev, const Plan& p)
+		: o_{o},
+		  p_{p},
+		  comp_{.enabled = o.compensate, .exc_undef_ec0 = o.ec0, .calibration = calibration(o, p)},
+		  // the AMU on its own descriptor: refused before anything is programmed
+		  amu_{o.amu ? std::optional{open_amu(Device::open(o.device), p.cpus)} : std::nullopt},
+		  counters_{std::move(dev), info},
+		  reporter_{p, o.per_cpu}
+	{
+		counters_.set_cpus(p.cpus);
+		if (o.multiplex)
+			counters_.set_multiplex();	// Unsupported, saying why, where it cannot
+		for (const EventSpec& e : p.events)
+			counters_.add(e);
+		counters_.configure();
+	}
 
-	std::optional<Calibration> cal;
-	const std::string cal_path = o.calibration.value_or(default_calibration_path());
-	if (o.compensate && !errata_for(p.midr).empty())
-		cal = load_calibration(cal_path);
+	/// Every run (-r), their -I reports written to out as they come;
+	/// stop ends a run without a command. The totals (-r: the means, each
+	/// with its standard deviation); nullopt when the command could not
+	/// run.
+	std::optional<StatReport> runs(std::ostream& out, const SignalWait* stop)
+	{
+		// -r: every run's totals, row by row, and wall time
+		std::vector<RunStats> values;
+		RunStats wall;
+		StatReport r;
+		for (unsigned k = 0; k < o_.repeat; ++k) {
+			std::optional<StatReport> one = measure(out, stop);
+			if (!one)
+				return std::nullopt;
+			values.resize(one->rows.size());
+			for (std::size_t i = 0; i < one->rows.size(); ++i)
+				values[i].add(one->rows[i].value);
+			wall.add(one->seconds);
+			r = std::move(*one);
+		}
+		r.summary = o_.interval_ms > 0;
+		r.command = o_.command;
+		if (o_.repeat > 1) {
+			// perf stat -r: the means, each with its standard deviation
+			r.runs = o_.repeat;
+			for (std::size_t i = 0; i < r.rows.size(); ++i) {
+				r.rows[i].value = values[i].mean();
+				r.rows[i].noise_pct = values[i].rel_stddev_pct();
+			}
+			r.seconds = wall.mean();
+			r.seconds_stddev = wall.stddev_mean();
+		}
+		finish(r);
+		if (amu_)
+			r.amu = amu_interval(amu_->info(), amu_first_, amu_now_);
+		return r;
+	}
 
-	// the AMU on its own descriptor: refused before anything is programmed
-	std::optional<Amu> amu;
-	AmuReading amu_first, amu_last, amu_now;
-	if (o.amu)
-		amu.emplace(open_amu(Device::open(o.device), p.cpus));
+	/// --interval-count ended the last run, not a signal.
+	[[nodiscard]] bool ended_by_count() const noexcept { return by_count_; }
 
-	// the group through the library's Counters (its totals are the
-	// rows), configured now: what the driver refuses is said before the
-	// command runs
-	Counters counters{std::move(dev), info};
-	counters.set_cpus(p.cpus);
-	if (o.multiplex)
-		counters.set_multiplex();	// Unsupported, saying why, where it cannot
-	for (const EventSpec& e : p.events)
-		counters.add(e);
-	counters.configure();
+private:
+	static std::optional<Calibration> calibration(const Options& o, const Plan& p)
+	{
+		const std::string path = o.calibration.value_or(default_calibration_path());
+		if (o.compensate && !errata_for(p.midr).empty())
+			return load_calibration(path);
+		return std::nullopt;
+	}
 
-	std::optional<OutputFile> file;
-	if (o.output)
-		file.emplace(*o.output);
-	std::ostream& out = file ? static_cast<std::ostream&>(*file) : std::cerr;
+	void finish(StatReport& r) const
+	{
+		apply_errata(r, p_.midr, comp_);
+		derive_report_metrics(r, o_.metrics);
+	}
 
-	const CompensationOptions comp{.enabled = o.compensate, .exc_undef_ec0 = o.ec0, .calibration = cal};
-	Reporter reporter{p, o.per_cpu};
-	const auto finish = [&](StatReport& r) {
-		apply_errata(r, p.midr, comp);
-		derive_report_metrics(r, o.metrics);
-	};
-
-	// without a command whole CPUs until Ctrl-C or SIGTERM (perf stat -a)
-	std::optional<SignalWait> stop;
-	if (o.command.empty())
-		stop.emplace();
-	bool by_count = false;	// --interval-count ended it, not a signal
-
-	// one run of the command, with its -I reports; its totals
-	const auto measure = [&](std::optional<int>& status, double& seconds) -> std::optional<StatReport> {
+	// One run of the command, with its -I reports: its totals (seconds,
+	// exit_status), nullopt when it could not run.
+	std::optional<StatReport> measure(std::ostream& out, const SignalWait* stop)
+	{
 		// the command (SIGINT/SIGQUIT go to it, not to us; child.hpp)
 		std::optional<Child> child;
-		if (!o.command.empty())
-			child.emplace(o.command);
-		if (amu) {
-			read_amu(*amu, amu_first);
-			amu_last = amu_first;
+		if (!o_.command.empty())
+			child.emplace(o_.command);
+		if (amu_) {
+			read_amu(*amu_, amu_first_);
+			amu_last_ = amu_first_;
 		}
-		counters.start();
-		reporter.restart();
+		counters_.start();
+		reporter_.restart();
 		const auto t0 = std::chrono::steady_clock::now();
 		const auto since = [&] {
 			return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -412,7 +420,7 @@ int run(Args args)
 			try {
 				child->start();
 			} catch (const Error& e) {
-				counters.stop();
+				counters_.stop();
 				std::cerr << "amupmu stat: " << e.what() << "\n";
 				return std::nullopt;
 			}
@@ -423,77 +431,75 @@ int run(Args args)
 		auto next = t0;
 		unsigned n = 0;
 		for (;;) {
-			const bool more = o.interval_ms > 0 && (!o.interval_count || n < o.interval_count);
-			if (!more && o.interval_count && !child) {
-				by_count = true;
+			const bool more = o_.interval_ms > 0 && (!o_.interval_count || n < o_.interval_count);
+			if (!more && o_.interval_count && !child) {
+				by_count_ = true;
 				break;
 			}
-			const int timeout = more ? ms_until(next += std::chrono::milliseconds(o.interval_ms)) : -1;
+			const int timeout = more ? ms_until(next += std::chrono::milliseconds(o_.interval_ms)) : -1;
 			if (child ? child->wait(timeout) : stop->wait(timeout) != 0)
 				break;
-			const CounterResult now = counters.read();
-			StatReport r = reporter.report(now, true, counters.reading().cpus());
-			r.interval_header = n++ % 25 == 0;	// perf's column header comment
-			r.interval_end = since();
-			r.seconds = o.interval_ms / 1000.0;
-			finish(r);
-			if (amu) {
-				read_amu(*amu, amu_now);
-				r.amu = amu_interval(amu->info(), amu_last, amu_now);
-				std::swap(amu_last, amu_now);
-			}
-			out << render(o, r) << std::flush;
+			interval_report(out, n++, since());
 		}
-		counters.stop();
-		seconds = since();
-		if (amu)
-			read_amu(*amu, amu_now);
+		counters_.stop();
+		const double seconds = since();
+		if (amu_)
+			read_amu(*amu_, amu_now_);
+		StatReport r = reporter_.report(counters_.result(), false, counters_.reading().cpus());
+		r.seconds = seconds;
 		if (child)
-			status = child->status();
-		return reporter.report(counters.result(), false, counters.reading().cpus());
-	};
+			r.exit_status = child->status();
+		return r;
+	}
 
-	// -r: every run's totals, row by row, and wall time
-	std::vector<RunStats> values;
-	RunStats wall;
-	StatReport r;
-	std::optional<int> status;
-	double seconds = 0;
-	for (unsigned k = 0; k < o.repeat; ++k) {
-		std::optional<StatReport> one = measure(status, seconds);
-		if (!one)
-			return 127;	// the command could not run
-		values.resize(one->rows.size());
-		for (std::size_t i = 0; i < one->rows.size(); ++i)
-			values[i].add(one->rows[i].value);
-		wall.add(seconds);
-		r = std::move(*one);
-	}
-	r.summary = o.interval_ms > 0;
-	r.command = o.command;
-	r.seconds = seconds;
-	r.exit_status = status;	// -r: the last run's
-	if (o.repeat > 1) {
-		// perf stat -r: the means, each with its standard deviation
-		r.runs = o.repeat;
-		for (std::size_t i = 0; i < r.rows.size(); ++i) {
-			r.rows[i].value = values[i].mean();
-			r.rows[i].noise_pct = values[i].rel_stddev_pct();
+	// The counts of the n-th -I interval, ended at `end` s, written to out.
+	void interval_report(std::ostream& out, unsigned n, double end)
+	{
+		const CounterResult now = counters_.read();
+		StatReport r = reporter_.report(now, true, counters_.reading().cpus());
+		r.interval_header = n % 25 == 0;	// perf's column header comment
+		r.interval_end = end;
+		r.seconds = o_.interval_ms / 1000.0;
+		finish(r);
+		if (amu_) {
+			read_amu(*amu_, amu_now_);
+			r.amu = amu_interval(amu_->info(), amu_last_, amu_now_);
+			std::swap(amu_last_, amu_now_);
 		}
-		r.seconds = wall.mean();
-		r.seconds_stddev = wall.stddev_mean();
+		out << render(o_, r) << std::flush;
 	}
-	finish(r);
-	if (amu)
-		r.amu = amu_interval(amu->info(), amu_first, amu_now);
-	out << render(o, r) << std::flush;
-	if (file)
-		file->close();	// a failed write(2) with its errno
-	else if (!out)
-		throw Error{"write to stderr", EIO};	// the stream keeps no errno
-	if (status)
-		return *status;
-	if (by_count)
+
+	const Options& o_;
+	const Plan& p_;
+	const CompensationOptions comp_;
+	std::optional<Amu> amu_;
+	AmuReading amu_first_, amu_last_, amu_now_;
+	Counters counters_;
+	Reporter reporter_;
+	bool by_count_ = false;
+};
+
+int run(const Options& o)
+{
+	Device dev = Device::open(o.device);
+	const Info info = dev.info();
+	const Plan p = plan(o, info);
+	StatCount count{o, info, std::move(dev), p};
+	ReportOutput output{o.output};
+	std::ostream& out = output.stream();
+
+	// without a command whole CPUs until Ctrl-C or SIGTERM (perf stat -a)
+	std::optional<SignalWait> stop;
+	if (o.command.empty())
+		stop.emplace();
+	const std::optional<StatReport> r = count.runs(out, stop ? &*stop : nullptr);
+	if (!r)
+		return 127;	// the command could not run
+	out << render(o, *r) << std::flush;
+	output.close();
+	if (r->exit_status)
+		return *r->exit_status;
+	if (count.ended_by_count())
 		return exit_ok;
 	// the report is out: end by the signal, as perf stat does
 	const int sig = SignalWait::caught();
@@ -508,7 +514,7 @@ const Command stat_command{
 	.name = "stat",
 	.summary = "count PMU events on whole CPUs over a command (perf stat -a): totals, metrics, errata",
 	.usage = usage,
-	.run = run,
+	.run = parse_then_run<parse, run>,
 };
 
 } // namespace amupmu::cli

@@ -13,6 +13,8 @@
 #include <amupmu/info.hpp>
 #include <amupmu/version.hpp>
 
+#include <amupmu/text/columns.hpp>
+
 #include <algorithm>
 #include <iostream>
 #include <optional>
@@ -48,9 +50,7 @@ void print_help(std::ostream& out)
 	       "\n"
 	       "Commands:\n";
 	for (const Command* c : commands) {
-		std::string name{c->name};
-		name.resize(std::max<std::size_t>(name.size() + 2, 12), ' ');
-		out << "  " << name << c->summary << "\n";
+		out << "  " << amupmu::text::pad_right(std::string{c->name} + "  ", 12) << c->summary << "\n";
 	}
 	out << "\n"
 	       "Run 'amupmu <command> --help' for the options of a command.\n"
@@ -96,45 +96,42 @@ std::string pmu_hint(const amupmu::Error& e, bool busy)
 		e.operation().starts_with("AMUPMU_PMU") ? pmu_mode_now() : std::nullopt;
 	if (busy)
 		return mode == amupmu::PmuMode::shared
-			       ? " -- perf core has no counter for it now (pinned perf events or other amupmu "
-				 "sessions hold them)"
-			       : " -- counters in use by another session now (see the free counters in 'amupmu info')";
+			       ? "perf core has no counter for it now (pinned perf events or other amupmu sessions "
+				 "hold them)"
+			       : "counters in use by another session now (see the free counters in 'amupmu info')";
 	if (mode == amupmu::PmuMode::refused)
-		return " -- shared mode counts on this board: echo Y >/sys/module/amupmu/parameters/pmu_shared "
-		       "(or boot with a devicetree that gives amupmu the PMU: dts/amupmu-virt.dtso; see "
-		       "'amupmu info')";
+		return "shared mode counts on this board: echo Y >/sys/module/amupmu/parameters/pmu_shared (or "
+		       "boot with a devicetree that gives amupmu the PMU: dts/amupmu-virt.dtso; see 'amupmu info')";
 	if (mode == amupmu::PmuMode::shared)
-		return " -- see 'amupmu info'";
-	return " -- it stays the kernel's while this boots; boot with a devicetree that gives amupmu the PMU "
+		return "see 'amupmu info'";
+	return "it stays the kernel's while this boots; boot with a devicetree that gives amupmu the PMU "
 	       "(dts/amupmu-virt.dtso; see 'amupmu info')";
 }
 
+int report(const Failure& f)
+{
+	std::cerr << f.what() << "\n";
+	return f.status();
+}
+
+// The command, its failures reported with their hints: the command's own
+// (Failure), else the one the error's type calls for.
 int run(const Command& command, Args args)
 {
-	const std::string context = "amupmu " + std::string{command.name};
-	// nothing after "--" is amupmu's; a command with subcommands answers
-	// their --help itself
-	const auto own = std::ranges::find(args, std::string_view{"--"});
-	if (!command.own_help && std::any_of(args.begin(), own, is_help)) {
-		std::cout << command.usage;
-		return exit_ok;
-	}
 	try {
-		return command.run(args);
+		return run_command(command, args);
 	} catch (const UsageError& e) {
-		return usage_error(context, e.what());
+		return usage_error("amupmu " + std::string{command.name}, e.what());
+	} catch (const Failure& f) {
+		return report(f);
 	} catch (const amupmu::DeviceMissing& e) {
-		std::cerr << "amupmu: " << e.what() << " -- is the amupmu module loaded?\n";
-		return exit_no_device;
+		return report(Failure{e, "is the amupmu module loaded?", exit_no_device});
 	} catch (const amupmu::OwnedByKernel& e) {
-		std::cerr << "amupmu: " << e.what() << pmu_hint(e, false) << "\n";
-		return exit_error;
+		return report(Failure{e, pmu_hint(e, false)});
 	} catch (const amupmu::Busy& e) {
-		std::cerr << "amupmu: " << e.what() << pmu_hint(e, true) << "\n";
-		return exit_error;
+		return report(Failure{e, pmu_hint(e, true)});
 	} catch (const std::exception& e) {
-		std::cerr << "amupmu: " << e.what() << "\n";
-		return exit_error;
+		return report(Failure{e, {}});
 	}
 }
 

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <chrono>
 #include <ctime>
+#include <string>
 
 #include <poll.h>
 
@@ -57,7 +58,7 @@ int SignalWait::wait(int timeout_ms) const
 	return wait_fd(-1, timeout_ms);	// ppoll() ignores a negative fd
 }
 
-int SignalWait::wait_fd(int fd, int timeout_ms) const
+int SignalWait::wait_fd(int fd, int timeout_ms, std::string_view what) const
 {
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(std::max(timeout_ms, 0));
 	while (!caught_signal) {
@@ -72,6 +73,8 @@ int SignalWait::wait_fd(int fd, int timeout_ms) const
 		const int r = ::ppoll(&p, 1, timeout_ms >= 0 ? &ts : nullptr, &sleep_mask_);
 		if (r < 0 && errno != EINTR)
 			throw_error("ppoll", errno);
+		if (r > 0 && !what.empty() && (p.revents & (POLLERR | POLLNVAL)))
+			throw Error{"poll of " + std::string{what}, (p.revents & POLLNVAL) ? EBADF : EINVAL};
 		if (r > 0)
 			return caught_signal;
 	}

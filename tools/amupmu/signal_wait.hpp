@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Waiting for Ctrl-C: what `amupmu amu` and `amupmu stat` do without a
-// command (as perf stat -a does), asleep in ppoll().
+// Waiting for Ctrl-C: what `amupmu amu`, `amupmu stat` and `amupmu
+// record -a` do without a command (as perf stat -a does), and what ends
+// `amupmu monitor`, asleep in ppoll().
 #ifndef AMUPMU_TOOL_SIGNAL_WAIT_HPP
 #define AMUPMU_TOOL_SIGNAL_WAIT_HPP
 
 #include <csignal>
 #include <initializer_list>
+#include <string_view>
 #include <vector>
 
 namespace amupmu::cli {
@@ -27,8 +29,10 @@ public:
 	/// after timeout_ms (-1: none).
 	[[nodiscard]] int wait(int timeout_ms) const;
 	/// As wait(), and also ends when fd is readable (POLLIN, or an error
-	/// or hangup the caller's read then reports): the signal, or 0.
-	[[nodiscard]] int wait_fd(int fd, int timeout_ms) const;
+	/// or hangup the caller's read then reports): the signal, or 0. With
+	/// what (a file no read reports the errors of: a sample ring), an
+	/// error or an invalid fd throws Error "poll of WHAT" instead.
+	[[nodiscard]] int wait_fd(int fd, int timeout_ms, std::string_view what = {}) const;
 	/// The signal that came, 0 while none did.
 	[[nodiscard]] static int caught() noexcept;
 

@@ -10,6 +10,8 @@
 #include <amupmu/report/info_format.hpp>
 #include <amupmu/report/json.hpp>
 
+#include <amupmu/text/columns.hpp>
+
 #include <algorithm>
 #include <cstdio>
 
@@ -205,11 +207,8 @@ public:
 	void line(std::string_view s) { (out_ += s) += '\n'; }
 	void row(std::string_view label, std::string_view value, unsigned indent = 0)
 	{
-		std::string head(indent, ' ');
-		head += label;
-		head += ':';
-		head.resize(std::max<std::size_t>(head.size() + 1, value_column), ' ');
-		line(head + std::string{value});
+		const std::string head = std::string(indent, ' ') + std::string{label} + ": ";
+		line(text::pad_right(head, value_column) + std::string{value});
 	}
 	/// A continuation line aligned with the values of row().
 	void more(std::string_view value) { line(std::string(value_column, ' ') + std::string{value}); }

@@ -4,6 +4,7 @@
 #include <amupmu/events.hpp>
 #include <amupmu/report/record.hpp>
 
+#include <amupmu/text/columns.hpp>
 #include <amupmu/text/numtext.hpp>
 #include <amupmu/text/escape.hpp>
 
@@ -60,22 +61,6 @@ std::string unescape(unsigned line, std::string_view s)
 	return std::move(*out);
 }
 
-std::string percent(std::uint64_t n, std::uint64_t total)
-{
-	std::string s = text::fixed(total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0, 2);
-	if (s.size() < 6)
-		s.insert(0, 6 - s.size(), ' ');
-	return s + "%";
-}
-
-// "12.345678901"
-std::string seconds_text(std::uint64_t ns)
-{
-	std::string frac = text::decimal(ns % 1000000000);
-	frac.insert(0, 9 - frac.size(), '0');
-	return text::decimal(ns / 1000000000) + "." + frac;
-}
-
 // A number of a recording's line into out: decimal, or 0x<hex> when
 // is_hex; InvalidArgument naming the line when it is not one or does not
 // fit in T.
@@ -126,6 +111,23 @@ std::vector<RecordedEvent> Recording::events() const
 	std::vector<RecordedEvent> all{{.event = event, .number = number, .period = period, .modifiers = modifiers}};
 	all.insert(all.end(), more_events.begin(), more_events.end());
 	return all;
+}
+
+std::string format_record_summary(const Recording& r, std::string_view output)
+{
+	std::uint64_t by_mode[3] = {};
+	for (const RecordedSample& s : r.samples)
+		if (static_cast<unsigned>(s.mode) < 3)
+			++by_mode[static_cast<unsigned>(s.mode)];
+	std::string names;
+	for (const RecordedEvent& e : r.events())
+		names += (names.empty() ? "" : ",") + e.event;
+	return "amupmu record: " + text::decimal(r.samples.size()) + " samples of " + names + " every " +
+	       text::decimal(r.period) + (r.more_events.empty() ? "" : " (first event)") + " (user " +
+	       text::decimal(by_mode[0]) + ", kernel " + text::decimal(by_mode[1]) + ", hv " +
+	       text::decimal(by_mode[2]) + "; " + text::decimal(r.lost) + " lost, " + text::decimal(r.skid) +
+	       " dropped as kernel skid), " + text::decimal(r.maps.size()) + " mappings -> " + std::string{output} +
+	       "\n";
 }
 
 std::string Recording::comm(std::uint32_t pid, std::uint32_t tid) const
@@ -432,8 +434,8 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		if (r.time.valid()) {
 			const std::uint64_t t0 = sample_time_ns(first_time, r.time);
 			const std::uint64_t t1 = sample_time_ns(last_time, r.time);
-			out << "# time: " << seconds_text(t0) << " s to " << seconds_text(t1)
-			    << " s CLOCK_MONOTONIC_RAW (" << seconds_text(t1 - t0) << " s, " << to_string(r.time.clock)
+			out << "# time: " << text::seconds(t0) << " s to " << text::seconds(t1)
+			    << " s CLOCK_MONOTONIC_RAW (" << text::seconds(t1 - t0) << " s, " << to_string(r.time.clock)
 			    << ")\n";
 		}
 	}
@@ -455,8 +457,8 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		header += "  " + std::string{k == "sym" ? "symbol" : k == "comm" ? "command" : k};
 	out << "# hottest symbols\n#  overhead  samples" << header << "\n";
 	for (std::size_t i = 0; i < rows.size() && i < options.top && shown(rows[i].second); ++i)
-		out << "   " << percent(rows[i].second, total) << "  " << text::decimal(rows[i].second) << "  "
-		    << rows[i].first << "\n";
+		out << "   " << text::pad_left(text::percent(rows[i].second, total), 7) << "  "
+		    << text::decimal(rows[i].second) << "  " << rows[i].first << "\n";
 
 	// the PCs of every thread of a process together
 	std::map<std::tuple<std::uint8_t, std::uint32_t, std::uint64_t>, Hot> by_process_pc;
@@ -475,7 +477,7 @@ std::string format_report(const Recording& r, const ReportOptions& options)
 		const auto& [key, h] = pcs[i];
 		const auto mode = static_cast<SampleMode>(std::get<0>(key));
 		const bool address = mode == SampleMode::user || (mode == SampleMode::kernel && kernel_pcs);
-		out << "   " << percent(h.count, total) << "  " << text::decimal(h.count) << "  "
+		out << "   " << text::pad_left(text::percent(h.count, total), 7) << "  " << text::decimal(h.count) << "  "
 		    << (address ? hex(std::get<2>(key), 1) : std::string{"-"}) << "  [" << perf_level(mode) << "] "
 		    << (h.where.symbol.empty() ? "[unknown]" : h.where.symbol) << "  " << h.where.dso
 		    << (h.where.line ? "  " + srcline(h.where) : "") << "\n";

@@ -8,16 +8,22 @@
 #include <amupmu/report/json.hpp>
 #include <amupmu/report/spe_report.hpp>
 
+#include <amupmu/text/columns.hpp>
 #include <amupmu/text/escape.hpp>
+#include <amupmu/text/numtext.hpp>
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <functional>
 #include <tuple>
 #include <unordered_map>
 
 namespace amupmu::report {
+
+using text::decimal;
+using text::fixed;
+using text::pad_left;
+using text::percent;
 
 // ---------------------------------------------------------------- LatencyDistribution
 
@@ -112,27 +118,6 @@ std::string spe_backend_description(std::string_view backend)
 		return "hardware SPE";
 	return "unknown backend '" + std::string{backend} + "'";
 }
-
-// ---------------------------------------------------------------- numbers
-
-namespace {
-
-std::string num(std::uint64_t v)
-{
-	char buf[24];
-	const auto r = std::to_chars(buf, buf + sizeof(buf), v);
-	return {buf, r.ptr};
-}
-
-// "12.50": a fixed number of decimals, without the locale
-std::string format_fixed(double value, int decimals)
-{
-	char buf[64];
-	const auto r = std::to_chars(buf, buf + sizeof(buf), value, std::chars_format::fixed, decimals);
-	return r.ec == std::errc{} ? std::string{buf, r.ptr} : std::string{"?"};
-}
-
-} // namespace
 
 // ---------------------------------------------------------------- aggregation
 
@@ -586,26 +571,14 @@ SpeReport build_spe_report(const SpeRecording& recording, const SpeReportOptions
 
 namespace {
 
-std::string lpad(std::string s, std::size_t width)
-{
-	if (s.size() < width)
-		s.insert(0, width - s.size(), ' ');
-	return s;
-}
-
-std::string percent(std::uint64_t n, std::uint64_t total)
-{
-	return format_fixed(total ? 100.0 * static_cast<double>(n) / static_cast<double>(total) : 0.0, 2) + "%";
-}
-
 std::string mean_text(const LatencyDistribution& d)
 {
-	return d.empty() ? std::string{"-"} : format_fixed(d.mean(), 1);
+	return d.empty() ? std::string{"-"} : fixed(d.mean(), 1);
 }
 
 std::string p90_text(const LatencyDistribution& d)
 {
-	return d.empty() ? std::string{"-"} : num(d.p90());
+	return d.empty() ? std::string{"-"} : decimal(d.p90());
 }
 
 // A bar of width cells for n of max: Unicode eighth blocks, or '#'.
@@ -630,13 +603,13 @@ std::string bar(std::uint64_t n, std::uint64_t max, unsigned width, bool ascii)
 std::string bucket_label(std::size_t k)
 {
 	const std::uint32_t lo = LatencyDistribution::bucket_low(k), hi = LatencyDistribution::bucket_high(k);
-	return lo == hi ? num(lo) : num(lo) + "-" + num(hi);
+	return lo == hi ? decimal(lo) : decimal(lo) + "-" + decimal(hi);
 }
 
 std::string percentiles_line(const LatencyDistribution& d)
 {
-	return "p50 " + num(d.p50()) + "  p90 " + num(d.p90()) + "  p99 " + num(d.p99()) + "  p99.9 " +
-	       num(d.p999()) + "  max " + num(d.max()) + "  mean " + format_fixed(d.mean(), 2);
+	return "p50 " + decimal(d.p50()) + "  p90 " + decimal(d.p90()) + "  p99 " + decimal(d.p99()) + "  p99.9 " +
+	       decimal(d.p999()) + "  max " + decimal(d.max()) + "  mean " + fixed(d.mean(), 2);
 }
 
 std::string_view latency_meaning(SpeLatency l)
@@ -687,19 +660,19 @@ private:
 		std::string cmd;
 		for (const std::string& a : r_.command)
 			cmd += (cmd.empty() ? "" : " ") + a;
-		line("# amupmu spe report: " + num(t.records) + " records" +
-		     (r_.only_cpu ? " of CPU " + num(*r_.only_cpu) : " from CPUs " + r_.cpus) +
+		line("# amupmu spe report: " + decimal(t.records) + " records" +
+		     (r_.only_cpu ? " of CPU " + decimal(*r_.only_cpu) : " from CPUs " + r_.cpus) +
 		     ", backend: " + spe_backend_description(r_.backend));
 		line("# command: " + (cmd.empty() ? std::string{"(none)"} : cmd) +
-		     (r_.pid ? " (pid " + num(r_.pid) + ")" : std::string{}));
-		line("# records: " + num(t.complete) + " complete, " + num(t.incomplete()) + " incomplete (ended by: " +
-		     num(t.by_end) + " END, " + num(t.by_timestamp) + " TIMESTAMP, " + num(t.buffer_end) +
-		     " buffer end, " + num(t.truncated) + " truncated packet, " + num(t.resync) +
+		     (r_.pid ? " (pid " + decimal(r_.pid) + ")" : std::string{}));
+		line("# records: " + decimal(t.complete) + " complete, " + decimal(t.incomplete()) + " incomplete (ended by: " +
+		     decimal(t.by_end) + " END, " + decimal(t.by_timestamp) + " TIMESTAMP, " + decimal(t.buffer_end) +
+		     " buffer end, " + decimal(t.truncated) + " truncated packet, " + decimal(t.resync) +
 		     " resync after an unknown packet)");
-		line("# decoded: " + num(t.bytes) + " bytes, " + num(t.unknown_packets) + " unknown packets, " +
-		     num(t.skipped_bytes) + " bytes skipped, " + num(t.padding_bytes) + " bytes of padding");
-		line("# lost: " + num(t.lost_bytes) + " bytes, " + num(t.truncations) + " truncations, " +
-		     num(t.collisions) + " collisions, " + num(t.faults) + " faults");
+		line("# decoded: " + decimal(t.bytes) + " bytes, " + decimal(t.unknown_packets) + " unknown packets, " +
+		     decimal(t.skipped_bytes) + " bytes skipped, " + decimal(t.padding_bytes) + " bytes of padding");
+		line("# lost: " + decimal(t.lost_bytes) + " bytes, " + decimal(t.truncations) + " truncations, " +
+		     decimal(t.collisions) + " collisions, " + decimal(t.faults) + " faults");
 		if (r_.backend == "mock")
 			line("# NOTE: the records come from the mock SPE model of a test build, not from hardware");
 	}
@@ -711,10 +684,12 @@ private:
 		     "cpu (data-source encoding)");
 		for (const SpeCpuReport& c : r_.cpu) {
 			const SpeTotals& t = c.totals;
-			line("  " + lpad(num(c.cpu), 4) + lpad(num(t.records), 10) + lpad(num(t.incomplete()), 12) +
-			     lpad(num(t.unknown_packets), 9) + lpad(num(t.lost_bytes), 12) + lpad(num(t.truncations), 7) +
-			     lpad(num(t.collisions), 6) + lpad(num(t.faults), 8) + lpad(num(c.total.p50()), 9) +
-			     lpad(num(c.total.p90()), 9) + lpad(num(c.total.p99()), 9) + "  " + cpu_label(c) + " (" +
+			line("  " + pad_left(decimal(c.cpu), 4) + pad_left(decimal(t.records), 10) +
+			     pad_left(decimal(t.incomplete()), 12) + pad_left(decimal(t.unknown_packets), 9) +
+			     pad_left(decimal(t.lost_bytes), 12) + pad_left(decimal(t.truncations), 7) +
+			     pad_left(decimal(t.collisions), 6) + pad_left(decimal(t.faults), 8) +
+			     pad_left(decimal(c.total.p50()), 9) + pad_left(decimal(c.total.p90()), 9) +
+			     pad_left(decimal(c.total.p99()), 9) + "  " + cpu_label(c) + " (" +
 			     std::string{to_string(c.encoding)} + ")");
 		}
 	}
@@ -724,7 +699,7 @@ private:
 		for (const SpeLatency l : spe_latencies) {
 			const LatencyDistribution& d = r_.latency[static_cast<std::size_t>(l)];
 			line("\n# " + std::string{to_string(l)} + " latency (" + std::string{latency_meaning(l)} + "): " +
-			     num(d.count()) + " records");
+			     decimal(d.count()) + " records");
 			if (d.empty())
 				continue;
 			line("#   " + percentiles_line(d));
@@ -734,7 +709,7 @@ private:
 			const std::uint64_t top = *std::max_element(b.begin(), b.end());
 			line("#        cycles     records    share");
 			for (std::size_t k = first; k <= last; ++k)
-				line("  " + lpad(bucket_label(k), 12) + lpad(num(b[k]), 12) + lpad(percent(b[k], d.count()), 9) +
+				line("  " + pad_left(bucket_label(k), 12) + pad_left(decimal(b[k]), 12) + pad_left(percent(b[k], d.count()), 9) +
 				     "  " + bar(b[k], top, 40, o_.ascii));
 		}
 	}
@@ -743,17 +718,17 @@ private:
 	{
 		const SpeOpSummary& s = r_.op_summary;
 		line("\n# operation types");
-		line("#   loads " + num(s.loads) + " (GP " + num(s.gp) + ", SIMD&FP " + num(s.simd_fp) + ", SVE/SME " +
-		     num(s.sve_sme) + " of loads and stores), stores " + num(s.stores) + ", atomics " + num(s.atomics) +
-		     ", exclusives " + num(s.exclusives) + ", acquire/release " + num(s.acquire_release));
-		line("#   branches " + num(s.branches) + " (conditional " + num(s.conditional) + ", indirect " +
-		     num(s.indirect) + ", calls " + num(s.calls) + ", returns " + num(s.returns) + ", mispredicted " +
-		     num(s.mispredicted) + "), other " + num(s.other) + " (SVE/SME " + num(s.sve_sme_other) +
-		     "), no operation type " + num(s.no_op_type));
+		line("#   loads " + decimal(s.loads) + " (GP " + decimal(s.gp) + ", SIMD&FP " + decimal(s.simd_fp) + ", SVE/SME " +
+		     decimal(s.sve_sme) + " of loads and stores), stores " + decimal(s.stores) + ", atomics " + decimal(s.atomics) +
+		     ", exclusives " + decimal(s.exclusives) + ", acquire/release " + decimal(s.acquire_release));
+		line("#   branches " + decimal(s.branches) + " (conditional " + decimal(s.conditional) + ", indirect " +
+		     decimal(s.indirect) + ", calls " + decimal(s.calls) + ", returns " + decimal(s.returns) + ", mispredicted " +
+		     decimal(s.mispredicted) + "), other " + decimal(s.other) + " (SVE/SME " + decimal(s.sve_sme_other) +
+		     "), no operation type " + decimal(s.no_op_type));
 		line("#     share     records  mean-lat  p90-lat  type");
 		for (const SpeOpRow& o : r_.ops)
-			line("  " + lpad(percent(o.records, r_.totals.records), 8) + lpad(num(o.records), 12) +
-			     lpad(mean_text(o.total), 10) + lpad(p90_text(o.total), 9) + "  " + o.label);
+			line("  " + pad_left(percent(o.records, r_.totals.records), 8) + pad_left(decimal(o.records), 12) +
+			     pad_left(mean_text(o.total), 10) + pad_left(p90_text(o.total), 9) + "  " + o.label);
 	}
 
 	void sources()
@@ -761,23 +736,23 @@ private:
 		std::uint64_t with = 0;
 		for (const SpeDataSourceRow& d : r_.data_sources)
 			with += d.records;
-		line("\n# data sources (" + num(with) +
+		line("\n# data sources (" + decimal(with) +
 		     " records with a Data Source packet; names from Linux perf's tables, by each CPU's MIDR)");
 		for (const SpeCpuReport& c : r_.cpu)
 			if (c.encoding == SpeDataSourceEncoding::unknown && c.totals.records)
-				line("#   CPU " + num(c.cpu) + ": " + cpu_label(c) +
+				line("#   CPU " + decimal(c.cpu) + ": " + cpu_label(c) +
 				     ": encoding not known, raw codes only");
 		line("#     share     records  mean-lat  p90-lat  source");
 		for (const SpeDataSourceRow& d : r_.data_sources)
-			line("  " + lpad(percent(d.records, with), 8) + lpad(num(d.records), 12) + lpad(mean_text(d.total), 10) +
-			     lpad(p90_text(d.total), 9) + "  " + d.source.label() +
+			line("  " + pad_left(percent(d.records, with), 8) + pad_left(decimal(d.records), 12) +
+			     pad_left(mean_text(d.total), 10) + pad_left(p90_text(d.total), 9) + "  " + d.source.label() +
 			     (d.source.encoding == SpeDataSourceEncoding::unknown ? std::string{}
 										   : " [" + std::string{to_string(d.source.encoding)} + "]"));
 	}
 
 	void events()
 	{
-		line("\n# events (" + num(r_.records_with_events) + " records with an Events packet)");
+		line("\n# events (" + decimal(r_.records_with_events) + " records with an Events packet)");
 		line("#     share     records  event");
 		std::vector<std::size_t> bits;
 		for (std::size_t i = 0; i < r_.events.size(); ++i)
@@ -786,41 +761,41 @@ private:
 		std::ranges::stable_sort(bits, std::greater{}, [&](std::size_t i) { return r_.events[i]; });
 		for (const std::size_t i : bits) {
 			const std::string_view name = spe::event_name(static_cast<unsigned>(i));
-			line("  " + lpad(percent(r_.events[i], r_.records_with_events), 8) + lpad(num(r_.events[i]), 12) + "  " +
-			     (name.empty() ? "E" + num(i) : std::string{name}));
+			line("  " + pad_left(percent(r_.events[i], r_.records_with_events), 8) + pad_left(decimal(r_.events[i]), 12) + "  " +
+			     (name.empty() ? "E" + decimal(i) : std::string{name}));
 		}
 	}
 
 	void symbols()
 	{
-		line("\n# hottest symbols (" + num(r_.symbols.size()) + " of " + num(r_.distinct_symbols) + ")");
+		line("\n# hottest symbols (" + decimal(r_.symbols.size()) + " of " + decimal(r_.distinct_symbols) + ")");
 		line("#  overhead     records  mean-lat  p90-lat  symbol  dso");
 		for (const SpeHotSymbol& s : r_.symbols)
-			line("  " + lpad(percent(s.records, r_.totals.records), 8) + lpad(num(s.records), 12) +
-			     lpad(mean_text(s.total), 10) + lpad(p90_text(s.total), 9) + "  [" + std::string(1, s.level) +
+			line("  " + pad_left(percent(s.records, r_.totals.records), 8) + pad_left(decimal(s.records), 12) +
+			     pad_left(mean_text(s.total), 10) + pad_left(p90_text(s.total), 9) + "  [" + std::string(1, s.level) +
 			     "] " + s.symbol + "  " + s.dso);
 	}
 
 	void pcs()
 	{
-		line("\n# hottest PCs (" + num(r_.pcs.size()) + " of " + num(r_.distinct_pcs) + ")");
+		line("\n# hottest PCs (" + decimal(r_.pcs.size()) + " of " + decimal(r_.distinct_pcs) + ")");
 		line("#  overhead     records  mean-lat  p90-lat  pc  el  symbol  dso  [srcline]");
 		for (const SpeHotPc& p : r_.pcs)
-			line("  " + lpad(percent(p.records, r_.totals.records), 8) + lpad(num(p.records), 12) +
-			     lpad(mean_text(p.total), 10) + lpad(p90_text(p.total), 9) + "  " + hex(p.pc, 1) + "  el" +
-			     num(p.el) + "  [" + std::string(1, perf_level(p.mode)) + "] " +
+			line("  " + pad_left(percent(p.records, r_.totals.records), 8) + pad_left(decimal(p.records), 12) +
+			     pad_left(mean_text(p.total), 10) + pad_left(p90_text(p.total), 9) + "  " + hex(p.pc, 1) + "  el" +
+			     decimal(p.el) + "  [" + std::string(1, perf_level(p.mode)) + "] " +
 			     (p.where.symbol.empty() ? std::string{"[unknown]"} : p.where.symbol) + "  " + p.where.dso +
 			     (p.where.line != 0 ? "  " + srcline(p.where) : std::string{}));
 	}
 
 	void addresses(std::string_view title, const std::vector<SpeHotAddress>& v, std::size_t distinct)
 	{
-		line("\n# " + std::string{title} + " (" + num(v.size()) + " of " + num(distinct) + "; " +
-		     num(r_.records_with_data_va) + " records with a data address)");
+		line("\n# " + std::string{title} + " (" + decimal(v.size()) + " of " + decimal(distinct) + "; " +
+		     decimal(r_.records_with_data_va) + " records with a data address)");
 		line("#     share     records  mean-lat  p90-lat  address  dominant source");
 		for (const SpeHotAddress& a : v)
-			line("  " + lpad(percent(a.records, r_.records_with_data_va), 8) + lpad(num(a.records), 12) +
-			     lpad(mean_text(a.total), 10) + lpad(p90_text(a.total), 9) + "  " + hex(a.address, 16) + "  " +
+			line("  " + pad_left(percent(a.records, r_.records_with_data_va), 8) + pad_left(decimal(a.records), 12) +
+			     pad_left(mean_text(a.total), 10) + pad_left(p90_text(a.total), 9) + "  " + hex(a.address, 16) + "  " +
 			     (a.dominant ? a.dominant->label() + " " + percent(a.dominant_records, a.records) : "-"));
 	}
 
@@ -1092,7 +1067,7 @@ std::string xml_escape(std::string_view s)
 
 std::string px(double v)
 {
-	return format_fixed(v, 1);
+	return fixed(v, 1);
 }
 
 struct SvgText {
@@ -1128,7 +1103,7 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 		svg_text(out, {x0, y0 + 40, "start", "no record has this counter", " font-size=\"12\""});
 		return;
 	}
-	svg_text(out, {x0, y0 + 38, "start", num(d.count()) + " records  " + percentiles_line(d),
+	svg_text(out, {x0, y0 + 38, "start", decimal(d.count()) + " records  " + percentiles_line(d),
 		       " font-size=\"12\""});
 
 	const auto b = d.log2_buckets();
@@ -1147,7 +1122,7 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 	for (std::uint64_t v = 0; v <= top; v += step) {
 		const double y = base - plot_height * static_cast<double>(v) / static_cast<double>(top);
 		svg_line(out, x0, y, x0 + width, y, "stroke=\"#ddd\" stroke-width=\"1\"");
-		svg_text(out, {x0 - 6, y + 4, "end", num(v), " font-size=\"11\""});
+		svg_text(out, {x0 - 6, y + 4, "end", decimal(v), " font-size=\"11\""});
 	}
 	svg_text(out, {x0 - 58, base - plot_height / 2, "middle", "records",
 		       " font-size=\"12\" transform=\"rotate(-90 " + px(x0 - 58) + " " + px(base - plot_height / 2) + ")\""});
@@ -1156,7 +1131,7 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 		const double x = x0 + bw * static_cast<double>(k - first);
 		const double h = plot_height * static_cast<double>(b[k]) / static_cast<double>(top);
 		out += "<rect x=\"" + px(x + 1) + "\" y=\"" + px(base - h) + "\" width=\"" + px(bw - 2) + "\" height=\"" +
-		       px(h) + "\" fill=\"#4a7ab5\"><title>" + xml_escape(bucket_label(k)) + " cycles: " + num(b[k]) +
+		       px(h) + "\" fill=\"#4a7ab5\"><title>" + xml_escape(bucket_label(k)) + " cycles: " + decimal(b[k]) +
 		       " records</title></rect>\n";
 		const double lx = x + bw / 2, ly = base + 14;
 		svg_text(out, {lx, ly, "end", bucket_label(k),
@@ -1185,7 +1160,7 @@ void svg_chart(std::string& out, const LatencyDistribution& d, SpeLatency l, dou
 		svg_line(out, x, base, x, base - plot_height - 4,
 			 "stroke=\"" + std::string{m.colour} + "\" stroke-width=\"1.5\" stroke-dasharray=\"4 3\"");
 		svg_text(out, {x + 3, y0 + plot_top - 4 + 10.0 * static_cast<double>(i), "start",
-			       std::string{m.name} + " " + num(m.value),
+			       std::string{m.name} + " " + decimal(m.value),
 			       " font-size=\"10\" fill=\"" + std::string{m.colour} + "\""});
 	}
 }
@@ -1207,7 +1182,7 @@ std::string format_spe_report_svg(const SpeReport& report)
 	out += "<rect x=\"0\" y=\"0\" width=\"100%\" height=\"100%\" fill=\"#fff\"/>\n";
 	svg_text(out, {svg_width / 2, 26, "middle", title, " font-size=\"18\" font-weight=\"bold\""});
 	svg_text(out, {svg_width / 2, 48, "middle",
-		       num(report.totals.records) + " records, CPUs " + report.cpus + ", command: " +
+		       decimal(report.totals.records) + " records, CPUs " + report.cpus + ", command: " +
 			       (cmd.empty() ? std::string{"(none)"} : cmd),
 		       " font-size=\"12\""});
 	for (std::size_t i = 0; i < spe_latencies.size(); ++i)

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// amupmu script (script.hpp): perf script's text, as the tools that read it
-// parse it. Backend: host (this test binary's own symbols and mappings; on
-// the aarch64 build under qemu-aarch64-static, which emulates
-// /proc/self/maps).
-#include "script.hpp"
-
+// amupmu script (amupmu/report/script.hpp): perf script's text, as the
+// tools that read it parse it. Backend: host (this test binary's own
+// symbols and mappings; on the aarch64 build under qemu-aarch64-static,
+// which emulates /proc/self/maps).
 #include <amupmu/elf.hpp>
+#include <amupmu/report/script.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -55,7 +54,7 @@ TEST_CASE("script: each sample as FlameGraph's stackcollapse-perf.pl and perf sc
 	r.samples = {{.cpu = 3, .pid = pid, .tid = pid + 1, .mode = SampleMode::user, .time = 2500000, .pc = pc},
 		     {.cpu = 0, .pid = pid, .tid = pid, .mode = SampleMode::kernel, .time = 1000001,
 		      .pc = 0xffff800008010010, .event = 1}};
-	const std::vector<std::string> lines = lines_of(cli::format_script(r));
+	const std::vector<std::string> lines = lines_of(format_script(r));
 	REQUIRE(lines.size() == 6);
 	INFO(lines[0] << "\n" << lines[1] << "\n" << lines[3] << "\n" << lines[4]);
 

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// The tool's SignalWait (signal_wait.hpp): what ends `amupmu stat` and
-// `amupmu amu` without a command. Backend: host (signals to the test
+// The tool's SignalWait (signal_wait.hpp): what ends `amupmu stat`,
+// `amupmu amu` and `amupmu record -a` without a command. Backend: host (signals to the test
 // process itself; on the aarch64 build under qemu-aarch64-static).
 #include "signal_wait.hpp"
 
+#include <amupmu/error.hpp>
+
 #include <catch2/catch.hpp>
+
+#include <cerrno>
 
 #include <chrono>
 #include <csignal>
@@ -98,4 +102,22 @@ TEST_CASE("SignalWait: wait_fd ends on a readable fd or a signal", "[host][tool]
 	}
 	::close(p[0]);
 	::close(p[1]);
+}
+
+TEST_CASE("SignalWait: wait_fd names the file of a poll error when given its name", "[host][tool][signal]")
+{
+	int p[2];
+	REQUIRE(::pipe(p) == 0);
+	::close(p[1]);
+	::close(p[0]);	// p[0] is no open fd now: POLLNVAL
+	const SignalWait w{SIGTERM, SIGHUP};
+	CHECK(w.wait_fd(p[0], 20) == 0);	// without a name: the caller's read reports it
+	try {
+		(void)w.wait_fd(p[0], 20, "the sample ring");
+		FAIL("no error");
+	} catch (const amupmu::Error& e) {
+		CHECK(e.errnum() == EBADF);
+		CHECK(e.operation() == "poll of the sample ring");
+	}
+	CHECK(SignalWait::caught() == 0);
 }

@@ -90,6 +90,11 @@ void write_recording(std::ostream& out, const Recording& r);
 /// written and read without the locale (std::to_chars, std::from_chars).
 [[nodiscard]] Recording read_recording(std::istream& in);
 
+/// What `amupmu record` says when it has written r to output: the samples
+/// of its events, the first one's period, the samples per mode, the lost
+/// ones and those dropped as kernel skid, the mappings.
+[[nodiscard]] std::string format_record_summary(const Recording& r, std::string_view output);
+
 struct ReportOptions {
 	std::size_t top = 10;
 	/// The symbol table's keys, in order, of "sym", "dso", "comm", "pid",

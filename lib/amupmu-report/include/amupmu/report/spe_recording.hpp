@@ -19,7 +19,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace amupmu::report {
@@ -68,6 +70,21 @@ void write_spe_recording(std::ostream& out, const SpeRecording& r);
 /// Reads it back. Throws InvalidArgument naming the line (or the data
 /// chunk) when the file is malformed or truncated.
 [[nodiscard]] SpeRecording read_spe_recording(std::istream& in);
+
+/// What `amupmu spe record` says of a recording written to output: the
+/// backend ("mock model (test build)" for the mock's), a table of each
+/// CPU's counters and state (with the bytes read, drained[i] for
+/// cpu_stats[i], where they differ from the driver's count) and the
+/// totals.
+[[nodiscard]] std::string format_spe_record_summary(const SpeRecording& r, std::span<const std::uint64_t> drained,
+						    std::string_view output);
+
+/// Every packet of the recording, as `amupmu spe dump` prints it: a header
+/// naming the file (name), the configuration and each CPU's counters; per
+/// chunk "# cpu N, chunk K, B bytes" and one packet a line (offset, bytes,
+/// meaning), a blank line after each record, a run of PAD bytes as one
+/// line; the counts last.
+[[nodiscard]] std::string format_spe_dump(const SpeRecording& r, std::string_view name);
 
 } // namespace amupmu::report
 

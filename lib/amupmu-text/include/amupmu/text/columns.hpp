@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // Internal (amupmu_text): the column helpers of the report component's text
-// renderers (stat, AMU). Header-only.
+// renderers and the tool's lines. Header-only.
 #ifndef AMUPMU_TEXT_COLUMNS_HPP
 #define AMUPMU_TEXT_COLUMNS_HPP
 

@@ -9,6 +9,7 @@
 
 #include <charconv>
 #include <concepts>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +42,22 @@ template <std::integral T>
 	char buf[24];
 	const auto r = std::to_chars(buf, buf + sizeof(buf), v);
 	return {buf, r.ptr};
+}
+
+/// Nanoseconds as seconds with nine decimals: seconds(1500000000) ==
+/// "1.500000000" (exact, no floating point).
+[[nodiscard]] inline std::string seconds(std::uint64_t ns)
+{
+	std::string frac = decimal(ns % 1000000000);
+	frac.insert(0, 9 - frac.size(), '0');
+	return decimal(ns / 1000000000) + "." + frac;
+}
+
+/// part of whole in percent with two decimals: percent(1, 8) == "12.50%"
+/// ("0.00%" when whole is 0).
+[[nodiscard]] inline std::string percent(std::uint64_t part, std::uint64_t whole)
+{
+	return fixed(whole ? 100.0 * static_cast<double>(part) / static_cast<double>(whole) : 0.0, 2) + "%";
 }
 
 /// The whole of s as a number of type T (base for integers); nullopt when s

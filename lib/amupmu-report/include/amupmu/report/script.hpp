@@ -1,16 +1,16 @@
-// SPDX-License-Identifier: GPL-2.0
+// SPDX-License-Identifier: LGPL-2.1-or-later
 //
-// amupmu script: a recording as perf script's text, for the tools that
-// read it (FlameGraph's stackcollapse-perf.pl, speedscope, Firefox
-// Profiler).
-#ifndef AMUPMU_TOOL_SCRIPT_HPP
-#define AMUPMU_TOOL_SCRIPT_HPP
+// A recording of `amupmu record` as perf script's text (`amupmu script`),
+// for the tools that read it (FlameGraph's stackcollapse-perf.pl,
+// speedscope, Firefox Profiler).
+#ifndef AMUPMU_REPORT_SCRIPT_HPP
+#define AMUPMU_REPORT_SCRIPT_HPP
 
 #include <amupmu/report/record.hpp>
 
 #include <string>
 
-namespace amupmu::cli {
+namespace amupmu::report {
 
 /// The samples in time order, as perf script prints those of a recording
 /// with call chains (perf record -g) and the fields comm, pid, tid, cpu,
@@ -24,8 +24,8 @@ namespace amupmu::cli {
 /// Time: CLOCK_MONOTONIC_RAW seconds with microseconds (the generic timer's
 /// count over its frequency without the recording's clock line). Unknown
 /// symbols and files are "[unknown]", the kernel "[kernel.kallsyms]".
-[[nodiscard]] std::string format_script(const report::Recording& r);
+[[nodiscard]] std::string format_script(const Recording& r);
 
-} // namespace amupmu::cli
+} // namespace amupmu::report
 
 #endif
