@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 //
 // The monitor's records as text and JSON lines. See monitor_format.hpp.
+#include <amupmu/bits.hpp>
 #include <amupmu/error.hpp>
-#include <amupmu/format.hpp>
 #include <amupmu/report/json.hpp>
 #include <amupmu/report/monitor_format.hpp>
 

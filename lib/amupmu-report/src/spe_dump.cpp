@@ -2,7 +2,7 @@
 //
 // An SPE recording as text: `amupmu spe record`'s summary and `amupmu spe
 // dump`'s packets. See spe_recording.hpp.
-#include <amupmu/format.hpp>
+#include <amupmu/bits.hpp>
 #include <amupmu/report/spe_recording.hpp>
 #include <amupmu/spe.hpp>
 
