@@ -9,7 +9,8 @@
 # Cross-builds amupmu.ko with W=1 into build/module/KERNEL/VARIANT/ using the
 # compiler the kernel was built with: the host's gcc-12 cross compiler for
 # 6.1 and 6.1-debug, gcc-14 inside the trixie build chroot for 6.12. Fails on any compiler
-# or modpost warning. Set SPARSE=1 to also run sparse (C=2).
+# or modpost warning. Set SPARSE=1 to also run sparse (C=2). The module's
+# objects are left in build/module/KERNEL/VARIANT/obj.
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,6 +74,10 @@ case $K in
 esac
 
 cp "$src/kernel/amu_pmu_drv/amupmu.ko" "$OUT/amupmu.ko"
+# the objects, for tools/kernel-layers.py (6.12 builds inside the chroot)
+rm -rf "$OUT/obj" && mkdir -p "$OUT/obj"
+cp "$src"/kernel/amu_pmu_drv/*.o "$OUT/obj/"
+rm -f "$OUT/obj/amupmu.o" "$OUT/obj/amupmu.mod.o"
 if grep -E 'warning:|error:|WARNING:' "$log" >&2; then
 	echo "build-module: $K/$VARIANT: warnings (see $log)" >&2
 	exit 1

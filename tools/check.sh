@@ -145,10 +145,10 @@ for k in 6.1 6.12 6.1-debug; do
 done
 
 tap "checkpatch --strict" ./tools/checkpatch.sh
-# which file includes and calls which (the 6.1 mock build compiles them all):
-# no unit uses another, the core no unit
+# which file includes and calls which, in every build above: no unit uses
+# another, the core no unit, amupmu_main.c only the units' entry points
 tap "kernel layers: includes and calls by owner (tools/kernel-layers.py)" \
-	./tools/kernel-layers.py kernel/amu_pmu_drv build/module/6.1/mock/src/kernel/amu_pmu_drv --check
+	./tools/kernel-layers.py kernel/amu_pmu_drv build/module/{6.1,6.12,6.1-debug}/{prod,mock}/obj --check
 
 step "aarch64 build (cmake toolchain, static)" make -s cross-build
 tap "host tests (Catch2, aarch64 under qemu-aarch64-static)" make -s cross-test

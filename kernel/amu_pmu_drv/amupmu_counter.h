@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * amupmu: PMU counter arithmetic and the PMEVTYPER encoding, as pure
- * functions of their arguments. The module uses them (amupmu_pmu.c), and
- * the host tests (lib/libamupmu/tests/host/test_counter.cpp) check the same
- * code against golden tables and simulate wraps with late interrupts.
+ * functions of their arguments. The module uses them (amupmu_pmu.c,
+ * amupmu_pmu_cmd.c), and the host tests
+ * (lib/libamupmu/tests/host/test_counter.cpp) check the same code against
+ * golden tables and simulate wraps with late interrupts.
  *
  * Whoever includes it provides u32, u64 and bool (the kernel's
  * linux/types.h, or the host test's typedefs) and the UAPI header's

@@ -17,7 +17,7 @@
  * disabled and gets its period back at ENABLE, so its period restarts there.
  *
  * Locking: the commands run under cpus_read_lock() and the session's lock
- * (amupmu_pmu.c); the hotplug callbacks under the hotplug write lock, so the
+ * (amupmu_pmu_cmd.c); the hotplug callbacks under the hotplug write lock, so the
  * two exclude each other. A CPU's struct amupmu_perf_cpu is touched on that
  * CPU with interrupts off (the IPIs, the read fast path, the hotplug
  * callbacks, which run on the CPU) or in the overflow handler on it, or,

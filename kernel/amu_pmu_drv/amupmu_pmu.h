@@ -2,8 +2,9 @@
 /*
  * amupmu: the PMU unit, in two modes that share the session's group
  * (amupmu_session.h): exclusive mode (amupmu_pmu.c: the PMU's registers,
- * interrupt and power management, and the PMU commands of a session) and
- * shared mode through perf core (amupmu_perf.c).
+ * interrupt and power management) and shared mode through perf core
+ * (amupmu_perf.c); the PMU commands of a session, for both, in
+ * amupmu_pmu_cmd.c.
  */
 #ifndef AMUPMU_PMU_H
 #define AMUPMU_PMU_H
@@ -16,19 +17,20 @@ struct amupmu_session;
 struct device;
 struct pt_regs;
 
-/* amupmu_pmu.c: exclusive mode and the PMU commands of a session */
+/* amupmu_pmu.c: exclusive mode, the hardware */
 extern const struct amupmu_unit_ops amupmu_pmu_unit;
 int amupmu_pmu_init(void);
 void amupmu_pmu_exit(void);
 int amupmu_pmu_claim(struct device *dev, int irq);
 u32 amupmu_pmu_free_mask(unsigned int cpu, unsigned int nr_counters);
 void amupmu_pmu_release(void);
+
+/* amupmu_pmu_cmd.c: the PMU commands of a session */
 int amupmu_pmu_cmd(struct amupmu_session *s, unsigned int cmd, void *arg);
 int amupmu_pmu_cmd_read(struct amupmu_session *s, struct amupmu_pmu_read *rd);
 int amupmu_pmu_read_fast(struct amupmu_session *s, struct amupmu_pmu_read __user *u);
 void amupmu_pmu_release_group(struct amupmu_session *s);
 void amupmu_pmu_file_release(struct amupmu_session *s);
-extern unsigned int amupmu_sample_period_min;
 
 /**
  * struct amupmu_pmu_counter_view - an allocated counter, for cpuN/pmu_counters_view

@@ -6,10 +6,11 @@
  * and SPE configuration first). Here: its lifetime, the CPU sets of the
  * ABI, the sample ring a sampling group writes into and the file's read(),
  * poll() and mmap() of it, and the slots the AMU and SPE units keep in it.
- * The PMU commands (amupmu_pmu.c) configure the group and fill the ring.
+ * The PMU commands (amupmu_pmu_cmd.c) configure the group; the overflow
+ * interrupts (amupmu_pmu.c, amupmu_perf.c) fill the ring.
  *
  * Locking: a session's commands take s->lock inside cpus_read_lock() (the
- * order of amupmu_pmu.c). read() holds s->read_lock across its copy to
+ * order of amupmu_pmu_excl.h). read() holds s->read_lock across its copy to
  * user space and takes s->lock only for a moment, for a reference to the
  * ring; poll() and mmap() take s->lock alone. amupmu_sessions_lock is
  * innermost.

@@ -2,8 +2,9 @@
 /*
  * amupmu: a session (an open file of /dev/amupmu): its lifetime and ring
  * are the core's (amupmu_session.c); its PMU group is configured by the
- * PMU modes, exclusive (amupmu_pmu.c) and shared through perf core
- * (amupmu_perf.c), which keep their counter state apart and share this.
+ * PMU commands (amupmu_pmu_cmd.c) for the PMU modes, exclusive
+ * (amupmu_pmu.c) and shared through perf core (amupmu_perf.c), which keep
+ * their counter state apart and share this.
  */
 #ifndef AMUPMU_SESSION_H
 #define AMUPMU_SESSION_H
