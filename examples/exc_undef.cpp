@@ -181,6 +181,8 @@ try {
 		    static_cast<double>(r.time_enabled()) / 1e6);
 	const std::uint64_t raw = r["exc_undef"];
 	std::printf("exc_undef    %-12llu %s\n", ull{raw}, off_by(static_cast<double>(raw), caught).c_str());
+	if (raw == 0 && caught > 0)	// 0x81 is optional, and PMCEID does not say
+		std::printf("the PMU counted none of the %llu: it does not count EXC_UNDEF\n", ull{caught});
 	if (const amupmu::Compensation* c = r.compensation("exc_undef"))
 		print_compensation(*c, caught, midr, options);
 	else	// nothing to correct, nothing corrected
