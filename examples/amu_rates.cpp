@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: MIT-0
 //
 // amu_rates: every CPU's frequency and IPC from its Activity Monitors, once
 // a second.

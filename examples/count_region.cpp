@@ -1,12 +1,13 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: MIT-0
 //
 // count_region: count the instructions and cycles of a region of code with
 // amupmu::Counters, and its IPC.
 //
 // amupmu counts per CPU, never per thread: a counter counts everything that
 // runs on its CPU (other tasks, interrupts, the kernel) while it is enabled.
-// So the thread is pinned to one CPU for the measurement and that CPU is
-// counted; what else runs there shows up in the counts.
+// So one CPU is counted and Counters::measure_this_thread() pins the thread
+// to it for the measurement (amupmu::ThreadPin; the thread's affinity
+// again afterwards); what else runs there shows up in the counts.
 //
 // The region is a loop of two instructions (subtract, branch) on arm64, so
 // its truth is known: 2 x ITERATIONS instructions, plus the timer ticks and
@@ -14,8 +15,7 @@
 //
 //   amupmu-example-count_region [ITERATIONS [CPU]]
 //     default: 10000000 iterations, on the CPU the program starts on
-#include "pin_thread.hpp"
-
+#include <amupmu/affinity.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/error.hpp>
 
@@ -51,22 +51,20 @@ try {
 		std::fprintf(stderr, "usage: %s [ITERATIONS [CPU]] (ITERATIONS above 0)\n", argv[0]);
 		return 2;
 	}
-	// the thread stays on this CPU until pin goes out of scope
-	const PinThread pin{argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 0))
-				     : PinThread::current_cpu()};
-
 	amupmu::Counters counters;	// opens /dev/amupmu
-	counters.set_cpus({pin.cpu()}).add({"instructions", "cycles"});
+	const unsigned cpu = argc > 2 ? static_cast<unsigned>(std::strtoul(argv[2], nullptr, 0)) : amupmu::current_cpu();
+	counters.set_cpus({cpu}).add({"instructions", "cycles"});
 	// the driver's refusals (Unsupported: an event the CPU cannot count,
 	// Busy: too few free counters) now, before the region runs
 	counters.configure();
-	// start(), the region, stop(): the counts are the result
-	const amupmu::CounterResult& r = counters.measure([&] { region(iterations); });
+	// the thread pinned to the group's CPU, start(), the region, stop(),
+	// the thread's affinity back: the counts are the result
+	const amupmu::CounterResult& r = counters.measure_this_thread([&] { region(iterations); });
 
 	const std::uint64_t instructions = r["instructions"];
 	const std::uint64_t cycles = r["cycles"];
 	std::printf("region: %llu iterations on CPU %u in %.3f ms\n", static_cast<unsigned long long>(iterations),
-		    pin.cpu(), static_cast<double>(r.time_enabled()) / 1e6);
+		    cpu, static_cast<double>(r.time_enabled()) / 1e6);
 	std::printf("instructions %llu\n", static_cast<unsigned long long>(instructions));
 	std::printf("cycles       %llu\n", static_cast<unsigned long long>(cycles));
 	std::printf("IPC          %.2f\n", cycles ? static_cast<double>(instructions) / static_cast<double>(cycles) : 0.0);

@@ -1,15 +1,15 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: MIT-0
 //
 // hot_pcs: sample a function on counter overflow and print its hottest PCs.
 //
 // A Session whose event has a sample period writes a record into its ring
 // at each overflow: the PC it interrupted, the pid, ... Here: user-space
-// cycles every PERIOD, on the CPU the thread is pinned to. This process's
-// records are counted by PC and named by the library's Symbolizer.
+// cycles every PERIOD, on the CPU the thread is pinned to (amupmu::ThreadPin:
+// counts and samples are per CPU, never per thread). This process's records
+// are counted by PC and named by the library's Symbolizer.
 //
 //   amupmu-example-hot_pcs [PERIOD [ITERATIONS]]   default 100000, 10000000
-#include "pin_thread.hpp"
-
+#include <amupmu/affinity.hpp>
 #include <amupmu/elf.hpp>
 #include <amupmu/error.hpp>
 #include <amupmu/events.hpp>
@@ -47,7 +47,8 @@ int main(int argc, char** argv)
 try {
 	const std::uint64_t period = argc > 1 ? std::strtoull(argv[1], nullptr, 0) : 100000;
 	const std::uint64_t iterations = argc > 2 ? std::strtoull(argv[2], nullptr, 0) : 10000000;
-	const PinThread pin{PinThread::current_cpu()};
+	// the thread stays on the CPU it runs on until pin goes out of scope
+	const amupmu::ThreadPin pin;
 
 	amupmu::Device device = amupmu::Device::open();
 	const amupmu::EventSpec cycles = amupmu::parse_event("cpu_cycles:u", device.info().cpus.at(pin.cpu()).midr);

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: LGPL-2.1-or-later
+// SPDX-License-Identifier: MIT-0
 //
 // netlink_events: watch the driver's events as they happen, through its
 // generic netlink family (amupmu::Monitor; no need to open /dev/amupmu):

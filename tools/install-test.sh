@@ -106,7 +106,7 @@ cmake --build "$T/examples-cmake" >/dev/null
 mkdir -p "$T/examples-make"
 PKG_CONFIG_PATH=$pc make -s -C "$TOP/examples" O="$T/examples-make" CXXFLAGS="-O2 -Wall -Wextra -Werror"
 for dir in examples-cmake examples-make; do
-	for ex in count_region hot_pcs amu_rates netlink_events; do
+	for ex in count_region hot_pcs amu_rates exc_undef netlink_events; do
 		out=$(LD_LIBRARY_PATH=$libdir "$T/$dir/amupmu-example-$ex" 2>&1) && rc=0 || rc=$?
 		if [ "$rc" != 1 ] || ! printf '%s\n' "$out" | grep -q "^$ex: .* ([A-Z]*)$"; then
 			echo "install-test: $dir/amupmu-example-$ex without the driver: status $rc, '$out'" >&2

@@ -162,7 +162,7 @@ for b in tools/amupmu/amupmu tools/workloads/amupmu-workload tools/bench/pmu_rea
 	tools/bench/spe_report_bench \
 	lib/libamupmu/tests/amupmu_board_tests \
 	lib/libamupmu/tests/amupmu_host_tests examples/amupmu-example-count_region examples/amupmu-example-hot_pcs \
-	examples/amupmu-example-amu_rates examples/amupmu-example-netlink_events; do
+	examples/amupmu-example-amu_rates examples/amupmu-example-exc_undef examples/amupmu-example-netlink_events; do
 	# without their DWARF (the symbol tables stay: record/report and
 	# the ELF tests read .symtab): a quarter of the bytes to pack and
 	# for the guest to unpack, which under -icount is most of its boot
