@@ -327,7 +327,10 @@ Calibration parse_calibration(std::string_view text)
 		}
 		if (field == e->parameter) {
 			double v = 0;
-			if (!parse_number(value, v) || !std::isfinite(v) || v < e->min_value || v > e->max_value)
+			if (!parse_number(value, v) || !std::isfinite(v))
+				bad_line(line_no, std::string{e->parameter} + " '" + std::string{value} +
+							  "' is not a number");
+			if (v < e->min_value || v > e->max_value)
 				bad_line(line_no, std::string{e->parameter} + " '" + std::string{value} +
 							  "' outside [" + text::general(e->min_value, 6) + ", " +
 							  text::general(e->max_value, 6) + "]");
@@ -375,7 +378,7 @@ std::optional<Calibration> load_calibration(const std::string& path)
 	try {
 		return parse_calibration(text);
 	} catch (const InvalidArgument& e) {
-		throw InvalidArgument{path + ": " + e.what(), EINVAL};
+		throw InvalidArgument{path + ": " + e.operation(), EINVAL};
 	}
 }
 

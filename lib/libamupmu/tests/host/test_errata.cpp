@@ -251,6 +251,23 @@ TEST_CASE("calibration file: round trip, checks, parameter choice", "[host][erra
 			     Catch::Predicate<Error>([](const Error& e) { return e.errnum() == EISDIR; },
 						     "errnum EISDIR"));
 	rmdir(path.c_str());
+
+	// a value that is not a number: said so, with the file, and the errno text once
+	{
+		std::FILE* f = std::fopen(path.c_str(), "w");
+		REQUIRE(f);
+		std::fputs("midr = 0x412fd481\nAMUPMU-X2-EXC_UNDEF.factor = many\n", f);
+		std::fclose(f);
+	}
+	CHECK_THROWS_MATCHES(load_calibration(path), InvalidArgument,
+			     Catch::Predicate<InvalidArgument>(
+				     [&](const InvalidArgument& e) {
+					     const std::string w = e.what();
+					     return w.starts_with(path + ": ") && w.find("'many' is not a number") != w.npos &&
+						    w.find("(EINVAL)") == w.rfind("(EINVAL)");
+				     },
+				     "path, 'is not a number', one errno text"));
+	std::remove(path.c_str());
 	rmdir((std::string{dir} + "/sub").c_str());
 	rmdir(dir);
 
