@@ -28,6 +28,8 @@ HOST_PKGS=(
 	libnl-utils libnl-cli-3-200:arm64
 	linux-source-6.1 clang-tidy cppcheck rsync
 	locales abigail-tools libdw-dev
+	debhelper dh-dkms lintian python3-docutils man-db crossbuild-essential-arm64
+	pkgconf:arm64 libdw-dev:arm64
 )
 
 # ---------------------------------------------------------------- host
