@@ -33,6 +33,8 @@ stage() { # stage DIR
 	cp -r "$TOP/include/uapi" "$1/include/"
 }
 
+# a failed build leaves no objects of an earlier one for kernel-layers.py
+rm -rf "$OUT/obj"
 mkdir -p "$OUT"
 log=$OUT/build.log
 case $K in

@@ -915,6 +915,9 @@ static void amupmu_sess_each_cpu(struct amupmu_session *s, amupmu_counter_op_t o
 	unsigned long flags;
 	unsigned int cpu;
 
+	lockdep_assert_held_read(&amupmu_pmu_own_rwsem);
+	lockdep_assert_held(&s->lock);
+
 	cpumask_and(s->scratch, s->cpus, cpu_online_mask);
 	on_each_cpu_mask(s->scratch, amupmu_sess_ipi_fn, &a, true);
 	for_each_cpu_andnot(cpu, s->cpus, cpu_online_mask) {

@@ -669,7 +669,13 @@ static __always_inline bool amupmu_read_here(struct amupmu_session *s, unsigned 
 	bool live;
 
 	raw_spin_lock_irqsave(&pc->lock, flags);
-	live = pc->live;
+	/*
+	 * The group's generation again, under the CPU's lock: a release of the
+	 * device clears the counters under this lock and moves the generation
+	 * on before another claim can give them to a new group, so a group
+	 * that ended never reads a new group's counters here.
+	 */
+	live = pc->live && !amupmu_sess_stale(s);
 	if (live)
 		amupmu_read_entry(s, pc, ent, true);
 	*now = local_clock();
@@ -710,9 +716,10 @@ static __always_inline int amupmu_pmu_read_local(struct amupmu_session *s,
 
 	/*
 	 * Without the own rwsem: the per-CPU state lives as long as the module
-	 * and the session's as long as s->lock is held, so a device removal
-	 * racing this read can at worst let it return the totals of a group
-	 * that ended a moment before.
+	 * and the session's as long as s->lock is held. A device removal racing
+	 * this read can at worst let it return the zeroed counters of a group
+	 * that ended a moment before; amupmu_read_here() checks the generation
+	 * again under the CPU's lock, so it never returns another group's.
 	 */
 	/* contended (another command of this session runs): the general path waits */
 	if (!mutex_trylock(&s->lock))

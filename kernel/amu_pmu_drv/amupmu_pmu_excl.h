@@ -19,6 +19,18 @@
  *    that CPU, and by commands for an offline CPU. The hardware of a CPU is
  *    only touched on that CPU.
  *  - the ring's lock (raw): inside amupmu_pmu_cpu.lock, by the handler.
+ *
+ * Also taken in this order:
+ *  - mmap_lock -> amupmu_session.lock: mmap() of the ring takes the
+ *    session's lock under the mmap lock, so nothing copies to or from user
+ *    space, or calls account_locked_vm(), under the session's lock or the
+ *    hotplug lock.
+ *  - amupmu_session.read_lock -> amupmu_session.lock.
+ *  - amupmu_pmu_own_rwsem -> amupmu_dev.lock (claim and release).
+ *  - amupmu_sessions_lock is innermost.
+ *  - amupmu_pmu_cpu.lock is also taken by the unthrottle hrtimer, by the
+ *    read fast path (with the session's lock held by mutex_trylock()) and
+ *    by the sysfs counters view (amupmu_pmu_cpu_counters()).
  */
 #ifndef AMUPMU_PMU_EXCL_H
 #define AMUPMU_PMU_EXCL_H
@@ -123,12 +135,12 @@ extern struct rw_semaphore amupmu_pmu_own_rwsem;
 /* amupmu_pmu.c: the smallest sample_period (module parameter sample_period_min) */
 extern unsigned int amupmu_sample_period_min;
 
-static inline struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
+static __always_inline struct amupmu_pmu_cpu *amupmu_pc(unsigned int cpu)
 {
 	return per_cpu_ptr(amupmu_pmu_cpus, cpu);
 }
 
-static inline u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
+static __always_inline u8 *amupmu_sess_idx(struct amupmu_session *s, unsigned int cpu)
 {
 	return amupmu_sc(s, cpu)->idx;
 }
@@ -148,6 +160,8 @@ static __always_inline u64 amupmu_hw_read_counter(unsigned int idx)
 	return 0;
 }
 
+#undef AMUPMU_RD_EVCNTR
+
 /*
  * The total counter @idx (@c) would have after a fold, without folding: a
  * read changes no state. Any wrap since the last fold (at most one: its
@@ -165,7 +179,9 @@ u64 amupmu_pmu_period_max(const struct amupmu_cpu_info *ci);
 /*
  * amupmu_pmu.c: an exclusive group's counters on every CPU of its set, on
  * the CPU when it is online (an IPI), else in its saved state. Under
- * cpus_read_lock() and the session's lock.
+ * cpus_read_lock(), amupmu_pmu_own_rwsem (read; the caller has checked
+ * that the group is not stale) and the session's lock; lockdep checks the
+ * last two (modules cannot call lockdep_assert_cpus_held()).
  */
 void amupmu_pmu_group_program(struct amupmu_session *s);
 void amupmu_pmu_group_enable(struct amupmu_session *s);
