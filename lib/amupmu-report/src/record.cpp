@@ -122,12 +122,17 @@ std::string format_record_summary(const Recording& r, std::string_view output)
 	std::string names;
 	for (const RecordedEvent& e : r.events())
 		names += (names.empty() ? "" : ",") + e.event;
-	return "amupmu record: " + text::decimal(r.samples.size()) + " samples of " + names + " every " +
-	       text::decimal(r.period) + (r.more_events.empty() ? "" : " (first event)") + " (user " +
-	       text::decimal(by_mode[0]) + ", kernel " + text::decimal(by_mode[1]) + ", hv " +
-	       text::decimal(by_mode[2]) + "; " + text::decimal(r.lost) + " lost, " + text::decimal(r.skid) +
-	       " dropped as kernel skid), " + text::decimal(r.maps.size()) + " mappings -> " + std::string{output} +
-	       "\n";
+	std::string out = "amupmu record: " + text::decimal(r.samples.size()) + " samples of " + names;
+	out += " every " + text::decimal(r.period);
+	if (!r.more_events.empty())
+		out += " (first event)";
+	out += " (user " + text::decimal(by_mode[0]);
+	out += ", kernel " + text::decimal(by_mode[1]);
+	out += ", hv " + text::decimal(by_mode[2]);
+	out += "; " + text::decimal(r.lost) + " lost, ";
+	out += text::decimal(r.skid) + " dropped as kernel skid), ";
+	out += text::decimal(r.maps.size()) + " mappings -> " + std::string{output} + "\n";
+	return out;
 }
 
 std::string Recording::comm(std::uint32_t pid, std::uint32_t tid) const
