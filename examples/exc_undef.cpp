@@ -162,10 +162,14 @@ try {
 	// are those of the core of the first CPU of the set
 	counters.set_cpus({cpu});
 	counters.add("exc_undef").add_errata_companions();
+	const std::uint64_t midr = counters.info().cpus.at(cpu).midr;
 	// this board's calibration when `amupmu calibrate` stored one
-	// ($AMUPMU_CALIBRATION, /var/lib/amupmu/calibration; none: nullopt)
-	const amupmu::CompensationOptions options{
-		.calibration = amupmu::load_calibration(amupmu::default_calibration_path())};
+	// ($AMUPMU_CALIBRATION, /var/lib/amupmu/calibration; none: nullopt),
+	// read only on a core with errata, as amupmu stat does: a damaged
+	// file is an error only where it would be used
+	amupmu::CompensationOptions options{};
+	if (!amupmu::errata_for(midr).empty())
+		options.calibration = amupmu::load_calibration(amupmu::default_calibration_path());
 	counters.set_compensation(options);
 	counters.configure();	// the driver's refusals now, before the workload
 
@@ -175,7 +179,6 @@ try {
 	const amupmu::CounterResult& r = counters.measure_this_thread([&] { undefined_instructions(n); });
 	const std::uint64_t caught = StepOverUndefined::caught() - before;
 
-	const std::uint64_t midr = counters.info().cpus.at(cpu).midr;
 	std::printf("CPU %u: %s (MIDR 0x%08llx)\n", cpu, amupmu::describe_midr(midr).c_str(), ull{midr});
 	std::printf("%llu undefined instructions, %llu SIGILL caught, in %.3f ms\n", ull{n}, ull{caught},
 		    static_cast<double>(r.time_enabled()) / 1e6);

@@ -302,7 +302,7 @@ public:
 	RingDrain(Recording& rec, SampleReader& ring) : rec_{rec}, ring_{ring}, pacer_{ring.data_size()}
 	{
 		const auto self = static_cast<std::uint32_t>(::getpid());
-		mapped_.try_emplace(self, Mapped{Clock::now(), exe_of(::getpid())});
+		mapped_.try_emplace(self, Mapped{Clock::now(), exe_of(::getpid()), true});
 		// the tool's own samples (it runs on the same CPUs) get names too
 		rec_.maps = read_proc_maps(self);
 	}
@@ -325,7 +325,7 @@ public:
 	/// the shared libraries ld.so and dlopen() mapped after the exec.
 	void maps(pid_t pid, MapsEvent why)
 	{
-		mapped_.insert_or_assign(static_cast<std::uint32_t>(pid), Mapped{Clock::now(), exe_of(pid)});
+		mapped_.insert_or_assign(static_cast<std::uint32_t>(pid), Mapped{Clock::now(), exe_of(pid), true});
 		update_maps(rec_.maps, pid, why);
 		// a thread's name (prctl PR_SET_NAME) before it is gone;
 		// /proc/TID/task/TID is the thread's
@@ -338,6 +338,7 @@ private:
 	struct Mapped {
 		Clock::time_point when;
 		std::string exe;
+		bool whole = false;	///< the read found the executable's mappings
 	};
 
 	// the names of the processes of the samples since the last drain,
@@ -364,11 +365,24 @@ private:
 			const auto [it, first] = mapped_.try_emplace(pid, Mapped{now, exe});
 			if (first) {
 				update_maps(rec_.maps, static_cast<pid_t>(pid), MapsEvent::fork);
-			} else if (exe != it->second.exe || (uncovered && now - it->second.when >= std::chrono::seconds{1})) {
+				it->second.whole = maps_executable(pid, it->second.exe);
+			} else if (exe != it->second.exe ||
+				   (uncovered && (!it->second.whole || now - it->second.when >= std::chrono::seconds{1}))) {
 				it->second = {now, std::move(exe)};
 				update_maps(rec_.maps, static_cast<pid_t>(pid), MapsEvent::exec);
+				it->second.whole = maps_executable(pid, it->second.exe);
 			}
 		}
+	}
+
+	// whether pid's mappings read include its executable: a read inside
+	// an exec, after /proc/PID/exe names the new program and before the
+	// kernel maps its segments (load_elf_binary()), finds none of them,
+	// and is repeated at the next uncovered PC without the once-a-second
+	// limit
+	bool maps_executable(std::uint32_t pid, const std::string& exe) const
+	{
+		return std::ranges::any_of(rec_.maps, [&](const Mapping& m) { return m.pid == pid && m.path == exe; });
 	}
 
 	Recording& rec_;
