@@ -128,6 +128,8 @@ step "host build (cmake, -Wall -Wextra -Werror)" make -s host-build
 tap "host tests (Catch2, x86-64)" make -s host-test
 step "host CLI and workload tests (ctest, x86-64)" \
 	ctest --test-dir build/host -L host -E '^amupmu_host_tests$' --output-on-failure
+step "manual pages: every command and option in its page, amupmu help shows it (rst2man, man-db)" \
+	./tools/man-check.py
 step "make install (DESTDIR, PREFIX, KDIR: 6.1 module) and consumers: find_package(amupmu) shared + static, pkg-config" ./tools/install-test.sh
 tap "libamupmu.so ABI: exports, abidiff against lib/libamupmu/abi/" ./tools/abi-check.sh
 step "host build under ASan+UBSan" make -s host-asan

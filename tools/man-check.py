@@ -15,7 +15,10 @@ temporary directory it is run into). Fails, naming each, when
     summary `amupmu --help` gives it;
   - an option (-x, --long) of a command's help, or an spe action, is not
     in that command's page;
-  - amupmu(1) does not list a command, --help or --version.
+  - amupmu(1) does not list a command, `amupmu help`, --help or --version;
+  - `amupmu help CMD` does not show the page amupmu-CMD(1) (man-db, with
+    MANPATH the pages built here), or does not fall back to the command's
+    --help text where no page is installed (an empty MANPATH).
 
 Options are looked for as words of the page's text (``--json`` and
 "--json" alike), not in any particular place: the page's DESCRIPTION is
@@ -87,6 +90,33 @@ def name_line(text):
     return m.group(1).strip() if m else None
 
 
+def help_errors(binary, pages, cmd, summary):
+    """`amupmu help CMD` with the page built in PAGES, then with none."""
+    errors = []
+    man1 = os.path.join(pages, "man", "man1")
+    os.makedirs(man1, exist_ok=True)
+    page = os.path.join(pages, f"amupmu-{cmd}.1")
+    if not os.path.exists(page):
+        return [f"amupmu help {cmd}: no page {page} built"]
+    link = os.path.join(man1, f"amupmu-{cmd}.1")
+    if not os.path.lexists(link):
+        os.symlink(page, link)
+    empty = os.path.join(pages, "no-man")
+    os.makedirs(empty, exist_ok=True)
+    for manpath, want, what in ((os.path.join(pages, "man"), f"amupmu-{cmd} - {summary}", "the page"),
+                                (empty, f"Usage: amupmu {cmd}", "the --help text without a page")):
+        env = dict(os.environ, MANPATH=manpath, MANPAGER="cat", PAGER="cat", MANWIDTH="200", LC_ALL="C.UTF-8")
+        r = subprocess.run([binary, "help", cmd], capture_output=True, text=True, timeout=60, env=env,
+                           stdin=subprocess.DEVNULL)
+        # man's formatting may hyphenate or bold; compare on plain words
+        out = re.sub(r".\x08", "", r.stdout)
+        out = re.sub(r"\s+", " ", out.replace("\u2010", "-").replace("\u2212", "-"))
+        if r.returncode != 0 or re.sub(r"\s+", " ", want) not in out:
+            errors.append(f"'amupmu help {cmd}' (MANPATH={manpath}) exited {r.returncode} without {what} "
+                          f"('{want}'): {(r.stdout + r.stderr)[:300]!r}")
+    return errors
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--amupmu", default=os.path.join(TOP, "build/host/tools/amupmu/amupmu"))
@@ -98,8 +128,7 @@ def main():
     if not pages:
         tmp = tempfile.TemporaryDirectory()
         pages = tmp.name
-        subprocess.run([sys.executable, os.path.join(TOP, "tools/man-pages.py"), "--out", pages, "--rst-only"],
-                       check=True)
+        subprocess.run([sys.executable, os.path.join(TOP, "tools/man-pages.py"), "--out", pages], check=True)
 
     errors = []
     checked = 0
@@ -115,10 +144,15 @@ def main():
         checked += 1
         if main_text and not has_word(main_text, opt):
             errors.append(f"amupmu(1): option {opt} of 'amupmu --help' is not in the page")
+    checked += 1
+    if main_text and not has_word(main_text, "amupmu help"):
+        errors.append("amupmu(1): 'amupmu help' is not in the page")
     for cmd, summary in cmds:
         checked += 1
         if main_text and not has_word(main_text, f"amupmu {cmd}"):
             errors.append(f"amupmu(1): command '{cmd}' is not listed")
+        checked += 1
+        errors += help_errors(args.amupmu, pages, cmd, summary)
         path = os.path.join(pages, f"amupmu-{cmd}.1.rst")
         if not os.path.exists(path):
             errors.append(f"amupmu-{cmd}(1): no page for the command '{cmd}' ('amupmu --help' lists it)")

@@ -4,6 +4,8 @@
 
   tools/man-pages.py --out DIR [--version V] [--date YYYY-MM-DD] [--rst-only]
 
+V and the date default to debian/changelog's newest entry.
+
 The pages have no source of their own: each is put together from the
 sections of the documentation that describe its subject, so that the
 documentation and the pages cannot drift apart:
@@ -228,12 +230,14 @@ def build(version, date):
     for cmd, summary in COMMANDS:
         cmds += [f"**amupmu {cmd}**", f"    {summary}; **amupmu-{cmd}**\\ (1)", ""]
     parts = [
-        ("SYNOPSIS", ["| ``amupmu <command> [options]``", "| ``amupmu --help | --version``"]),
+        ("SYNOPSIS", ["| ``amupmu <command> [options]``", "| ``amupmu help [<command>]``",
+                      "| ``amupmu --help | --version``"]),
         ("DESCRIPTION", ["**amupmu** uses the amupmu driver (``/dev/amupmu``, **amupmu**\\ (4)) "
                          "to count and sample with the PMUv3 performance monitors, read the "
                          "Activity Monitors (AMU) and profile with the Statistical Profiling "
                          "Extension (SPE) of arm64 CPUs, printing what perf prints where perf "
-                         "has a format. ``amupmu <command> --help`` shows a command's options.",
+                         "has a format. ``amupmu <command> --help`` shows a command's options, "
+                         "``amupmu help <command>`` its manual page.",
                          ""]),
         ("COMMANDS", cmds),
         ("OPTIONS", ["``-h``, ``--help``", "    the commands, or with a command its options", "",
@@ -289,11 +293,23 @@ def paragraph_starting(lines, start, rel):
     raise RstError(f"{rel}: no paragraph starting '{start}'")
 
 
+def changelog_release():
+    """debian/changelog's newest version and date (YYYY-MM-DD): the pages'
+    defaults, the packages' own (dpkg sets SOURCE_DATE_EPOCH from that date)."""
+    import email.utils
+    with open(os.path.join(TOP, "debian/changelog"), encoding="utf-8") as f:
+        text = f.read()
+    version = re.match(r"\S+ \(([^)]+)\)", text).group(1).split("-")[0]
+    stamp = re.search(r"^ -- .*?>  (.+)$", text, re.M).group(1)
+    return version, email.utils.parsedate_to_datetime(stamp).strftime("%Y-%m-%d")
+
+
 def main():
+    version, date = changelog_release()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", required=True)
-    ap.add_argument("--version", default="0.1.0")
-    ap.add_argument("--date", default="")
+    ap.add_argument("--version", default=version)
+    ap.add_argument("--date", default=date)
     ap.add_argument("--rst-only", action="store_true", help="write the rst, run no rst2man")
     args = ap.parse_args()
     try:

@@ -16,10 +16,16 @@
 #include <amupmu/text/columns.hpp>
 
 #include <algorithm>
+#include <cerrno>
+#include <csignal>
 #include <iostream>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 namespace {
 
@@ -42,6 +48,7 @@ const Command* find_command(std::string_view name)
 void print_help(std::ostream& out)
 {
 	out << "Usage: amupmu <command> [options]\n"
+	       "       amupmu help [<command>]\n"
 	       "       amupmu --help | --version\n"
 	       "\n"
 	       "Arm AMU / PMUv3 / SPE tool for the amupmu driver ("
@@ -53,7 +60,8 @@ void print_help(std::ostream& out)
 		out << "  " << amupmu::text::pad_right(std::string{c->name} + "  ", 12) << c->summary << "\n";
 	}
 	out << "\n"
-	       "Run 'amupmu <command> --help' for the options of a command.\n"
+	       "Run 'amupmu <command> --help' for the options of a command,\n"
+	       "'amupmu help <command>' for its manual page.\n"
 	       "\n"
 	       "Exit status: 0 success, 1 error (usage errors included),\n"
 	       "2 the device node is missing (the amupmu module is not loaded).\n";
@@ -108,6 +116,50 @@ std::string pmu_hint(const amupmu::Error& e, bool busy)
 	       "(dts/amupmu-virt.dtso; see 'amupmu info')";
 }
 
+// amupmu help CMD: the command's manual page, as perf help CMD shows
+// perf-CMD(1) (man, its pager and MANPATH as the user set them); the
+// command's --help text when there is no man or no page (a build that was
+// not installed, a system without man-db): status 0 either way, as the
+// text was shown. SIGINT and SIGQUIT are man's while it runs (system()'s
+// rule: a Ctrl-C in the pager is not the tool's).
+int show_manual(const Command& c)
+{
+	const std::string page = "amupmu-" + std::string{c.name};
+	std::cout.flush();
+	char arg0[] = "man";
+	std::string arg1 = page;
+	char* const argv[] = {arg0, arg1.data(), nullptr};
+	struct sigaction ignore {}, old_int {}, old_quit {};
+	ignore.sa_handler = SIG_IGN;
+	::sigemptyset(&ignore.sa_mask);
+	::sigaction(SIGINT, &ignore, &old_int);
+	::sigaction(SIGQUIT, &ignore, &old_quit);
+	posix_spawnattr_t attr;
+	::posix_spawnattr_init(&attr);
+	sigset_t defaults;
+	::sigemptyset(&defaults);
+	::sigaddset(&defaults, SIGINT);
+	::sigaddset(&defaults, SIGQUIT);
+	::posix_spawnattr_setsigdefault(&attr, &defaults);
+	::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
+	pid_t pid = 0;
+	int status = 0;
+	const int err = ::posix_spawnp(&pid, "man", nullptr, &attr, argv, environ);
+	::posix_spawnattr_destroy(&attr);
+	if (err == 0)
+		while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+		}
+	::sigaction(SIGINT, &old_int, nullptr);
+	::sigaction(SIGQUIT, &old_quit, nullptr);
+	if (err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return exit_ok;
+	std::cerr << "amupmu help: no manual page " << page << "(1) here ("
+		  << (err != 0 ? "no man command" : "man could not show it") << "); 'amupmu " << c.name
+		  << " --help':\n";
+	std::cout << c.usage;
+	return exit_ok;
+}
+
 int report(const Failure& f)
 {
 	std::cerr << f.what() << "\n";
@@ -146,8 +198,9 @@ int dispatch(Args args)
 		const Command* c = find_command(args[1]);
 		if (!c)
 			return usage_error("amupmu", "unknown command '" + std::string{args[1]} + "'");
-		std::cout << c->usage;
-		return exit_ok;
+		if (args.size() > 2)
+			return usage_error("amupmu help", "one command at a time");
+		return show_manual(*c);
 	}
 	if (is_help(first) || first == "help") {
 		print_help(std::cout);
