@@ -22,7 +22,7 @@ PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
 	dtcheck board check bench demo clean help host-asan host-asan-test static \
-	syzcheck soak reliability-doc bench-host install
+	syzcheck soak reliability-doc bench-host install deb
 
 all: module host-build cross-build selftests
 
@@ -35,11 +35,15 @@ help:
 	@echo "make bench-host  host-only figures (SPE decoder vs memcpy) into the same file"
 	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
 	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
+	@echo "make deb      the Debian packages for arm64 (build/deb/1/), lintian-checked"
 	@echo "make install  library, headers, amupmu.pc, CMake package, tool, UAPI header [PREFIX= DESTDIR= KDIR= for the module]"
 	@echo "make board K=6.1|6.12 MACHINE=el1|vhe DT=stock|amupmu V=prod|mock PAYLOAD=check [SMP=2] [ICOUNT=1]"
 
 deps:
 	./tools/deps.sh
+
+deb:
+	./tools/deb-build.sh
 
 module:
 	@for k in $(KERNELS); do for v in prod mock; do \
