@@ -167,6 +167,11 @@ tap "board harness self-test (WARN, timeout and machine detection)" ./tools/boar
 # threads preempt it when they wake
 nice -n 19 ./tools/static-check.sh >"$LOGS/static.tap" 2>&1 &
 static_pid=$!
+# The Debian packages beside it, likewise (about 8 min of CPU): cross-built
+# for arm64 with dpkg-buildpackage, the symbols file, dkms.conf's MAKE line
+# against the 6.1 headers, lintian (tools/deb-build.sh)
+nice -n 19 ./tools/deb-build.sh >"$LOGS/deb.log" 2>&1 &
+deb_pid=$!
 
 # The boards (Documentation/dev-tools/amupmu-testing.rst, "The boards"): the EL1/GICv2 board (-M virt)
 # and the EL2/VHE/GICv3 board real hardware is like (-M
@@ -275,6 +280,10 @@ for b in "${icount_boards[@]}"; do
 	read -ra args <<<"$b"
 	board_report "${args[@]}"
 done
+wait "$deb_pid"
+deb_rc=$?
+step "Debian packages for arm64 (dpkg-buildpackage, symbols, dkms MAKE, lintian)" \
+	sh -c 'cat "$1"; exit "$2"' sh "$LOGS/deb.log" "$deb_rc"
 wait "$static_pid"
 static_rc=$?
 tap "clang-tidy and cppcheck (lib/, tools/)" sh -c 'cat "$1"; exit "$2"' sh "$LOGS/static.tap" "$static_rc"

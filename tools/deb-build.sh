@@ -66,8 +66,11 @@ build() { # build DIR: the packages in DIR
 
 build "$OUT/1"
 if [ "$SYMBOLS" = 1 ]; then
-	rm -rf "$OUT/symbols" && dpkg-deb -e "$OUT"/1/libamupmu2_*.deb "$OUT/symbols"
-	python3 - "$OUT/symbols/symbols" "$TOP/debian/libamupmu2.symbols" <<'PY'
+	# the library's symbols as dpkg-gensymbols finds them in the built
+	# package tree (dh_makeshlibs writes none without a symbols file)
+	(cd "$OUT/1/$SRC" && dpkg-gensymbols -a"$ARCH" -plibamupmu2 -Pdebian/libamupmu2 -v"$VERSION" \
+		-O"$OUT/symbols" -c0 >/dev/null)
+	python3 - "$OUT/symbols" "$TOP/debian/libamupmu2.symbols" <<'PY'
 import re, subprocess, sys
 src, dst = sys.argv[1:]
 old = {}
@@ -102,9 +105,9 @@ for (sym, node, ver), d in zip(syms, dem):
         continue
     key = f"{d}@{node}"
     body.append(f' (c++)"{key}" {old.get(key, ver)}' if d != sym else f" {sym}@{node} {ver}")
-out += sorted(body)
+out += sorted(set(body))  # C1 and C2 constructors demangle alike: one pattern
 open(dst, "w").write("\n".join(out) + "\n")
-print(f"deb-build: {dst}: {len(body)} symbols")
+print(f"deb-build: {dst}: {len(set(body))} symbols")
 PY
 fi
 CHANGES=$OUT/1/amupmu_${VERSION}_$ARCH.changes

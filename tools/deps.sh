@@ -29,7 +29,7 @@ HOST_PKGS=(
 	linux-source-6.1 clang-tidy cppcheck rsync
 	locales abigail-tools libdw-dev
 	debhelper dh-dkms lintian python3-docutils man-db crossbuild-essential-arm64
-	pkgconf:arm64 libdw-dev:arm64
+	pkgconf:arm64 libdw-dev:arm64 libstdc++-12-dev:arm64
 )
 
 # ---------------------------------------------------------------- host

@@ -254,7 +254,8 @@ def build(version, date):
     # amupmu-workload(1)
     work = section(tool, "Workloads", TOOL_RST)
     parts = [("SYNOPSIS", ["| ``amupmu-workload loop N | branchy N RATE | chase STEPS KIB | "
-                           "triad ELEMS REPS | memset KIB REPS | undef N``"]),
+                           "triad ELEMS REPS | memset KIB REPS | undef N``",
+                           "| ``amupmu-workload-dyn ROUNDS``"]),
              ("DESCRIPTION", ["Workloads with known behaviour, for checking counts."] + [""] + work)]
     pages[("amupmu-workload", 1)] = page("amupmu-workload", 1, "workloads with known instruction and memory behaviour",
                                          version, date, parts, ["amupmu(1)", "amupmu-stat(1)"], [TOOL_RST])
