@@ -441,8 +441,14 @@ TEST_F(cpupm, counts_survive_power_down)
 		       (unsigned long long)s.v[1].value, b.enter[0] - a.enter[0]);
 		EXPECT_EQ(cases[i].between == BETWEEN_REFUSED ? 0ULL : PD_CYCLES,
 			  b.enter[0] - a.enter[0]);
+		/*
+		 * nothing lost; above the loop, other tasks' EL0 instructions
+		 * on CPU 0 (the count is the CPU's): +66794 (0.33 %) once on
+		 * the 6.1-debug vhe board on a loaded host. A slice counted
+		 * twice would be 12.5 % over, a restarted counter millions off.
+		 */
 		EXPECT_LE(LOOP_INSNS - LOOP_INSNS / 1000, v[i]);
-		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 1000, v[i]);
+		EXPECT_GE(LOOP_INSNS + LOOP_INSNS / 100, v[i]);
 		/* cycles at EL0 cover the loop (QEMU -icount: one per instruction) */
 		EXPECT_LT(LOOP_INSNS / 2, s.v[1].value) {
 			TH_LOG("%s: the cycle counter lost counts", cases[i].what);
@@ -455,11 +461,11 @@ TEST_F(cpupm, counts_survive_power_down)
 		/*
 		 * the same user instructions but the write()s' own paths (a
 		 * cycle that sleeps for its CPU's worker measured +~800 each
-		 * under QEMU): a counter restarted at a power-down would be
-		 * millions off
+		 * under QEMU) and other tasks' (above): a counter restarted at
+		 * a power-down would be millions off
 		 */
 		TH_LOG("%s: %+lld instructions from the reference", cases[i].what, d);
-		EXPECT_GT((long long)(LOOP_INSNS / 1000), d < 0 ? -d : d);
+		EXPECT_GT((long long)(LOOP_INSNS / 100), d < 0 ? -d : d);
 	}
 }
 

@@ -105,13 +105,20 @@ exc_undef() {
 			[ "$(tail -1 /tmp/ex.out)" = "no erratum of this core touches exc_undef: the raw count stands" ]
 	fi
 }
-# a calibration file that does not parse: the example says so and fails
+# a calibration file that does not parse: read only on a core with errata
+# (as amupmu stat reads it), where the example says so and fails; on
+# another core (QEMU's) it is not read and the run is as without it
 exc_undef_bad_calibration() {
 	echo 'AMUPMU-X2-EXC_UNDEF.factor = twelve' >/tmp/bad.cal
+	AMUPMU_CALIBRATION=/tmp/no-such-calibration ${X}exc_undef 10 0 >/tmp/ex-core.out 2>&1 || return 1
 	AMUPMU_CALIBRATION=/tmp/bad.cal ${X}exc_undef 10 0 >/tmp/ex.out 2>&1
 	rc=$?
 	show /tmp/ex.out
-	[ $rc = 1 ] && grep -q '^exc_undef: .*(EINVAL)' /tmp/ex.out && [ "$(wc -l </tmp/ex.out)" = 1 ]
+	if grep -q '^erratum ' /tmp/ex-core.out; then
+		[ $rc = 1 ] && grep -q '^exc_undef: .*(EINVAL)' /tmp/ex.out && [ "$(wc -l </tmp/ex.out)" = 1 ]
+	else
+		[ $rc = 0 ] && [ "$(tail -1 /tmp/ex.out)" = "no erratum of this core touches exc_undef: the raw count stands" ]
+	fi
 }
 tap_check example-exc_undef-1000 exc_undef 1000
 tap_check example-exc_undef-20000 exc_undef 20000
