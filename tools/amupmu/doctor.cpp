@@ -19,7 +19,6 @@
 #include <string_view>
 #include <system_error>
 
-#include <grp.h>
 #include <sys/stat.h>
 
 namespace amupmu::cli {
@@ -287,26 +286,40 @@ private:
 
 	// ---------------------------------------------------------------- device
 
+	// the name of group gid in ROOT/etc/group (read here, not through NSS,
+	// which a static binary cannot load); its number when not there
+	std::string group_name(unsigned gid) const
+	{
+		std::ifstream in{at("etc/group")};
+		for (std::string line; std::getline(in, line);) {
+			// name:password:gid:members
+			const std::size_t a = line.find(':');
+			const std::size_t b = a == std::string::npos ? a : line.find(':', a + 1);
+			const std::size_t c = b == std::string::npos ? b : line.find(':', b + 1);
+			if (c != std::string::npos && parse_number<unsigned>(line.substr(b + 1, c - b - 1)) == gid)
+				return line.substr(0, a);
+		}
+		return std::to_string(gid);
+	}
+
+	// the node's group; nullopt when it cannot be stat()ed
+	std::optional<unsigned> node_gid() const
+	{
+		struct stat st {};
+		if (::stat(node_.c_str(), &st) != 0)
+			return std::nullopt;
+		return st.st_gid;
+	}
+
 	// "mode 0666, group root" of the node; "" when it cannot be stat()ed
 	std::string node_mode() const
 	{
 		struct stat st {};
 		if (::stat(node_.c_str(), &st) != 0)
 			return {};
-		const group* g = ::getgrgid(st.st_gid);
 		std::ostringstream s;
-		s << "mode 0" << std::oct << (st.st_mode & 0777) << std::dec << ", group "
-		  << (g ? std::string{g->gr_name} : std::to_string(st.st_gid));
+		s << "mode 0" << std::oct << (st.st_mode & 0777) << std::dec << ", group " << group_name(st.st_gid);
 		return s.str();
-	}
-
-	std::string node_group() const
-	{
-		struct stat st {};
-		if (::stat(node_.c_str(), &st) != 0)
-			return {};
-		const group* g = ::getgrgid(st.st_gid);
-		return g && st.st_gid != 0 ? g->gr_name : "";
 	}
 
 	void device()
@@ -326,10 +339,10 @@ private:
 			    "the module is loaded but " + node_ + " is missing (udev did not create it)",
 			    "sudo udevadm trigger --action=add --subsystem-match=misc");
 		} else if (err == EACCES || err == EPERM) {
-			const std::string group = node_group();
+			const std::optional<unsigned> gid = node_gid();
 			add("device", "node", DoctorStatus::fail, "this user may not open " + node_ + with_mode,
-			    group.empty() ? "a udev rule that opens it: MODE=\"0666\" as the package's 60-amupmu.rules"
-					  : "sudo usermod -aG " + group + " $USER (then log in again)");
+			    !gid || *gid == 0 ? "a udev rule that opens it: MODE=\"0666\" as the package's 60-amupmu.rules"
+					     : "sudo usermod -aG " + group_name(*gid) + " $USER (then log in again)");
 		} else {
 			add("device", "node", DoctorStatus::fail,
 			    in_.device_error.empty() ? node_ + ": " + std::error_code{err, std::generic_category()}.message()

@@ -10,10 +10,12 @@
 // What is read under the root: proc/sys/kernel/osrelease, proc/self/status
 // (CapEff), proc/sys/kernel/perf_event_paranoid, proc/cmdline;
 // sys/module/{amupmu,arm_spe_pmu}, lib/modules/RELEASE/ (an amupmu.ko,
-// build/), usr/src/amupmu-*/ (the DKMS source); dev/amupmu's mode;
+// build/), usr/src/amupmu-*/ (the DKMS source); dev/amupmu's mode and
+// its group's name (etc/group);
 // sys/class/misc/amupmu/ (the driver's sysfs, when AMUPMU_INFO did not
 // answer); sys/bus/event_source/devices/ (arm_pmu), sys/devices/system/cpu/
-// (online, offline, regs/identification/midr_el1, vulnerabilities/meltdown);
+// (possible, cpuN/online, cpuN/regs/identification/midr_el1,
+// vulnerabilities/meltdown);
 // sys/bus/platform/devices/ (the SPE device, spe_devices()).
 #ifndef AMUPMU_TOOL_DOCTOR_HPP
 #define AMUPMU_TOOL_DOCTOR_HPP
