@@ -353,7 +353,7 @@ doctor_loaded() {
 	fi
 	for line in '^  ok    loaded: amupmu is loaded' '^  ok    node: /dev/amupmu (mode 0666, group root) opened' \
 		'^  ok    abi: ' '^  ok    capability: CAP_PERFMON: ' "^  ok    mode: $1: " '^  ok    cpu0: PMUv3' \
-		'^counting works (.*, 0 fail, '; do
+		'^counting works ('; do
 		grep -q "$line" /tmp/doctor.txt || { echo "# no line '$line'"; return 1; }
 	done
 	case $(cat /sys/class/misc/amupmu/backend) in
