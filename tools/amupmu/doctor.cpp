@@ -659,11 +659,12 @@ private:
 		return true;
 	}
 
-	void spe_device(std::optional<bool> present)
+	// whether there is an SPE device (the mock model counts as one)
+	bool spe_device(std::optional<bool> present)
 	{
 		if (info_ && info_->mock() && present == true) {
 			add("spe", "device", DoctorStatus::ok, "the mock model is amupmu's SPE (no platform device needed)");
-			return;
+			return true;
 		}
 		std::vector<SpeDevice> devices;
 		try {
@@ -678,7 +679,7 @@ private:
 				    "a firmware setting: describe SPE and its interrupt to the kernel");
 			else
 				add("spe", "device", DoctorStatus::skip, "no SPE platform device");
-			return;
+			return false;
 		}
 		const bool loadable = path_exists(at("sys/module") / spe_kernel_driver_name / "refcnt");
 		for (const SpeDevice& d : devices) {
@@ -699,6 +700,7 @@ private:
 				    "echo " + d.name + " | sudo tee /sys/bus/platform/drivers/" + d.driver + "/unbind && " +
 					    claim);
 		}
+		return true;
 	}
 
 	void kpti()
@@ -732,8 +734,9 @@ private:
 	void spe()
 	{
 		const std::optional<bool> present = spe_cpus();
-		spe_device(present);
-		if (present == false) {
+		const bool device = spe_device(present);
+		// without the module, an SPE device says the CPUs have SPE
+		if (!present.value_or(device)) {
 			add("spe", "kpti", DoctorStatus::skip, "no SPE");
 			add("spe", "privilege", DoctorStatus::skip, "no SPE");
 			return;

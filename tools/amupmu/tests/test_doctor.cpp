@@ -465,6 +465,16 @@ TEST_CASE("doctor: SPE: held by arm_spe_pmu, unclaimed, KPTI", "[doctor][host]")
 		put(b.at("sys/devices/system/cpu/vulnerabilities/meltdown"), "Not affected\n");
 		CHECK(find(b.checks(), "spe", "kpti").status == DoctorStatus::fail);
 	}
+	SECTION("no module, no SPE device: KPTI not asked about")
+	{
+		put(b.at("sys/devices/system/cpu/vulnerabilities/meltdown"), "Mitigation: PTI\n");
+		CHECK(find(b.checks_without_device(ENOENT), "spe", "kpti").status == DoctorStatus::fail);
+		fs::remove_all(b.at("sys/module/amupmu"));
+		fs::remove_all(b.at("sys/class/misc/amupmu"));
+		CHECK(find(b.checks_without_device(ENOENT), "spe", "kpti").status == DoctorStatus::skip);
+		b.spe_device("arm_spe_pmu");
+		CHECK(find(b.checks_without_device(ENOENT), "spe", "kpti").status == DoctorStatus::fail);
+	}
 	SECTION("no SPE on the CPUs: the rest skipped")
 	{
 		for (unsigned cpu = 0; cpu < 2; ++cpu)
