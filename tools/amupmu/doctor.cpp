@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cstdint>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <sstream>
 #include <string_view>
@@ -438,6 +439,18 @@ private:
 		return out;
 	}
 
+	// a devicetree node that gives amupmu the PMU ("amupmu,pmuv3", a node
+	// of the root: dts/amupmu-virt.dtso's /pmu)
+	bool amupmu_pmu_node() const
+	{
+		const fs::path base = at("sys/firmware/devicetree/base");
+		return std::ranges::any_of(entries(base), [&](const std::string& node) {
+			std::ifstream in{base / node / "compatible", std::ios::binary};
+			const std::string list{std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{}};
+			return list.find("amupmu,pmuv3") != std::string::npos;
+		});
+	}
+
 	// every possible CPU: the driver's, else sysfs's possible list
 	std::vector<unsigned> possible_cpus() const
 	{
@@ -516,6 +529,10 @@ private:
 			add("pmu", "arm_pmu", DoctorStatus::ok, "registered with perf core: " + list);
 		} else if (info_ && info_->pmu_mode() == PmuMode::exclusive) {
 			add("pmu", "arm_pmu", DoctorStatus::ok, "none registered: amupmu owns the PMU (exclusive mode)");
+		} else if (!info_ && amupmu_pmu_node()) {
+			add("pmu", "arm_pmu", DoctorStatus::ok,
+			    "none registered: the devicetree gives the PMU to amupmu (amupmu,pmuv3), whose module counts "
+			    "with it");
 		} else {
 			add("pmu", "arm_pmu", DoctorStatus::warn,
 			    "none registered with perf core: the kernel found no PMU (no pmu node in the devicetree or "

@@ -16,7 +16,8 @@
 // answer); sys/bus/event_source/devices/ (arm_pmu), sys/devices/system/cpu/
 // (possible, cpuN/online, cpuN/regs/identification/midr_el1,
 // vulnerabilities/meltdown);
-// sys/bus/platform/devices/ (the SPE device, spe_devices()).
+// sys/bus/platform/devices/ (the SPE device, spe_devices());
+// sys/firmware/devicetree/base/*/compatible (an amupmu,pmuv3 node).
 #ifndef AMUPMU_TOOL_DOCTOR_HPP
 #define AMUPMU_TOOL_DOCTOR_HPP
 

@@ -381,7 +381,8 @@ doctor_unprivileged() {
 
 # amupmu doctor without the module: not loaded, and this initramfs has no
 # amupmu.ko under /lib/modules and no DKMS; the device and PMU mode are
-# not checked; status 1, JSON "counting": false
+# not checked; arm_pmu's PMU is there on the stock devicetree, the amupmu
+# one gives the PMU to amupmu; status 1, JSON "counting": false
 doctor_unloaded() {
 	amupmu doctor >/tmp/doctor-unloaded.txt
 	rc=$?
@@ -393,7 +394,11 @@ doctor_unloaded() {
 		grep -q "^        fix: sudo apt install amupmu-dkms linux-headers-$(uname -r)$" /tmp/doctor-unloaded.txt &&
 		grep -q '^  skip  node: the module is not loaded$' /tmp/doctor-unloaded.txt &&
 		grep -q '^  skip  mode: unknown without the module$' /tmp/doctor-unloaded.txt &&
-		grep -q '"counting": false,' /tmp/doctor-unloaded.json
+		grep -q '"counting": false,' /tmp/doctor-unloaded.json || return 1
+	case $AMUPMU_BOARD in
+	*/amupmu/*) grep -q '^  ok    arm_pmu: none registered: the devicetree gives the PMU to amupmu' /tmp/doctor-unloaded.txt ;;
+	*) grep -q '^  ok    arm_pmu: registered with perf core: armv8_' /tmp/doctor-unloaded.txt ;;
+	esac
 }
 
 # with the module loaded

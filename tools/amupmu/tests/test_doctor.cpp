@@ -321,6 +321,17 @@ TEST_CASE("doctor: PMU: no arm_pmu, a VM without a PMU, shared mode off", "[doct
 		CHECK(has(find(checks, "pmu", "mode").why, "exclusive"));
 		CHECK(report::doctor_counting_works(checks));
 	}
+	SECTION("no module, no arm_pmu: the amupmu devicetree, or no PMU")
+	{
+		fs::remove_all(b.at("sys/bus/event_source/devices/armv8_pmuv3_0"));
+		fs::remove_all(b.at("sys/module/amupmu"));
+		fs::remove_all(b.at("sys/class/misc/amupmu"));
+		CHECK(find(b.checks_without_device(ENOENT), "pmu", "arm_pmu").status == DoctorStatus::warn);
+		put(b.at("sys/firmware/devicetree/base/pmu/compatible"), std::string{"amupmu,pmuv3"} + '\0');
+		const DoctorCheck a = find(b.checks_without_device(ENOENT), "pmu", "arm_pmu");
+		CHECK(a.status == DoctorStatus::ok);
+		CHECK(has(a.why, "the devicetree gives the PMU to amupmu"));
+	}
 	SECTION("a VM without a PMU")
 	{
 		fs::remove_all(b.at("sys/bus/event_source/devices/armv8_pmuv3_0"));
