@@ -280,14 +280,16 @@ TEST_CASE("doctor: perf_event_paranoid 2 without CAP_PERFMON", "[doctor][host]")
 		b.caps("0000004000000000");
 		const auto checks = b.checks();
 		CHECK(find(checks, "privileges", "capability").status == DoctorStatus::ok);
-		CHECK(has(find(checks, "privileges", "capability").why, "CAP_PERFMON"));
+		CHECK(find(checks, "privileges", "capability").why.starts_with("CAP_PERFMON: "));
 		CHECK(find(checks, "spe", "privilege").status == DoctorStatus::ok);
 		CHECK(report::doctor_counting_works(checks));
 	}
 	SECTION("CAP_SYS_ADMIN alone (bit 21)")
 	{
 		b.caps("0000000000200000");
-		CHECK(has(find(b.checks(), "privileges", "capability").why, "CAP_SYS_ADMIN"));
+		const DoctorCheck c = find(b.checks(), "privileges", "capability");
+		CHECK(c.status == DoctorStatus::ok);
+		CHECK(c.why.starts_with("CAP_SYS_ADMIN: "));
 	}
 }
 
