@@ -42,6 +42,7 @@ ADMIN_RST = "Documentation/admin-guide/amupmu.rst"
 # tools/man-check.py), in --help's order
 COMMANDS = [
     ("info", "show the driver ABI, PMU ownership, kernel EL, GIC and each CPU's PMU, SPE and AMU"),
+    ("doctor", "check the module, device, privileges, PMU, AMU and SPE: what works, why not, the fix"),
     ("stat", "count PMU events on whole CPUs over a command (perf stat -a): totals, metrics, errata"),
     ("amu", "AMU per CPU over a command or every interval: MHz, IPC, memory stall, active %"),
     ("record", "run a command and sample PCs on counter overflow, to a file"),
@@ -213,6 +214,10 @@ def build(version, date):
                  ("COMMON OPTIONS", common)]
         if not re.search(r"(?i)exit(s with| status)", "\n".join(desc)):
             parts.append(("EXIT STATUS", [EXIT_STATUS_GENERIC]))
+        if cmd == "doctor":
+            parts.append(("ENVIRONMENT", ["``AMUPMU_DOCTOR_ROOT``",
+                                          "    for tests: the root directory the checks read "
+                                          "instead of /", ""]))
         if cmd == "calibrate":
             parts.append(("FILES", ["``/var/lib/amupmu/calibration``", "    the default calibration file", ""]))
             parts.append(("ENVIRONMENT", ["``AMUPMU_CALIBRATION``",

@@ -116,6 +116,7 @@ extern const Command script_command;
 extern const Command calibrate_command;
 extern const Command spe_command;
 extern const Command monitor_command;
+extern const Command doctor_command;
 
 } // namespace amupmu::cli
 

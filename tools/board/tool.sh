@@ -337,6 +337,70 @@ record_report() {
 	sed -n '/hottest symbols/,/^$/p' /tmp/report.txt | sed -n 3p | grep -q 'amupmu::workloads::insn_loop'
 }
 
+# amupmu doctor with the module loaded: every check counting needs is ok
+# (the PMU mode in force, $1), the AMU and SPE as the build has them (mock:
+# the model, said to be one; prod: QEMU's CPUs have neither), in text and
+# JSON; exit status 0
+doctor_loaded() {
+	amupmu doctor >/tmp/doctor.txt
+	rc=$?
+	amupmu doctor --json >/tmp/doctor.json
+	jrc=$?
+	sed 's/^/# /' /tmp/doctor.txt
+	if [ $rc != 0 ] || [ $jrc != 0 ]; then
+		echo "# exit status $rc, --json $jrc"
+		return 1
+	fi
+	for line in '^  ok    loaded: amupmu is loaded' '^  ok    node: /dev/amupmu (mode 0666, group root) opened' \
+		'^  ok    abi: ' '^  ok    capability: CAP_PERFMON: ' "^  ok    mode: $1: " '^  ok    cpu0: PMUv3' \
+		'^counting works ('; do
+		grep -q "$line" /tmp/doctor.txt || { echo "# no line '$line'"; return 1; }
+	done
+	case $(cat /sys/class/misc/amupmu/backend) in
+	mock) grep -q '^  warn  present: mock: the AMU is the test build' /tmp/doctor.txt &&
+		grep -q '^  warn  present: mock: SPE.* on CPUs 0-[0-9]* is the test build' /tmp/doctor.txt &&
+		grep -q '^  ok    device: the mock model is amupmu' /tmp/doctor.txt || return 1 ;;
+	*) grep -q '^  skip  present: no CPU implements the AMU' /tmp/doctor.txt &&
+		grep -q '^  skip  present: no CPU implements SPE' /tmp/doctor.txt || return 1 ;;
+	esac
+	grep -q '"counting": true,' /tmp/doctor.json &&
+		grep -q '"unit": "pmu",' /tmp/doctor.json && grep -q '"check": "mode",' /tmp/doctor.json
+}
+
+# amupmu doctor as uid 65534 without capabilities: the capability fails
+# with its fix, counting does not work (status 1)
+doctor_unprivileged() {
+	/selftests/amupmu_runas 65534 amupmu doctor >/tmp/doctor-nobody.txt 2>&1
+	rc=$?
+	sed 's/^/# /' /tmp/doctor-nobody.txt
+	[ $rc = 1 ] && grep -q '^  fail  capability: no CAP_PERFMON (nor CAP_SYS_ADMIN)' /tmp/doctor-nobody.txt &&
+		grep -q '^        fix: run it as root, or give it the capability: sudo setcap cap_perfmon+ep' /tmp/doctor-nobody.txt &&
+		grep -q '^  warn  perf_event_paranoid: -\{0,1\}[0-9]*: perf ' /tmp/doctor-nobody.txt &&
+		grep -q '^counting does not work (' /tmp/doctor-nobody.txt
+}
+
+# amupmu doctor without the module: not loaded, and this initramfs has no
+# amupmu.ko under /lib/modules and no DKMS; the device and PMU mode are
+# not checked; arm_pmu's PMU is there on the stock devicetree, the amupmu
+# one gives the PMU to amupmu; status 1, JSON "counting": false
+doctor_unloaded() {
+	amupmu doctor >/tmp/doctor-unloaded.txt
+	rc=$?
+	amupmu doctor --json >/tmp/doctor-unloaded.json
+	jrc=$?
+	sed 's/^/# /' /tmp/doctor-unloaded.txt
+	[ $rc = 1 ] && [ $jrc = 1 ] &&
+		grep -q "^  fail  loaded: amupmu is not loaded and no amupmu.ko is built for kernel $(uname -r) (no amupmu-dkms)$" /tmp/doctor-unloaded.txt &&
+		grep -q "^        fix: sudo apt install amupmu-dkms linux-headers-$(uname -r)$" /tmp/doctor-unloaded.txt &&
+		grep -q '^  skip  node: the module is not loaded$' /tmp/doctor-unloaded.txt &&
+		grep -q '^  skip  mode: unknown without the module$' /tmp/doctor-unloaded.txt &&
+		grep -q '"counting": false,' /tmp/doctor-unloaded.json || return 1
+	case $AMUPMU_BOARD in
+	*/amupmu/*) grep -q '^  ok    arm_pmu: none registered: the devicetree gives the PMU to amupmu' /tmp/doctor-unloaded.txt ;;
+	*) grep -q '^  ok    arm_pmu: registered with perf core: armv8_' /tmp/doctor-unloaded.txt ;;
+	esac
+}
+
 # with the module loaded
 tool_tests() {
 	pmode=$(info_mode)
@@ -344,6 +408,10 @@ tool_tests() {
 	tap_check stat-bad-event stat_bad_event
 	tap_check calibrate-not-x2 calibrate_not_x2
 	tap_check "info-pmu-mode-$pmode" info_pmu_mode "$pmode"
+	case $pmode in
+	exclusive | shared) tap_check "doctor-$pmode" doctor_loaded "$pmode" ;;
+	esac
+	tap_check doctor-unprivileged doctor_unprivileged
 	monitor_tool_tests
 	case $pmode in
 	exclusive | shared)
@@ -375,6 +443,7 @@ tool_tests() {
 
 # after rmmod
 tool_tests_unloaded() {
+	tap_check doctor-no-module doctor_unloaded
 	tap_check stat-no-module sh -c 'amupmu stat -- true 2>/tmp/err.txt; rc=$?; cat /tmp/err.txt;
 		[ $rc = 2 ] && grep -q "is the amupmu module loaded" /tmp/err.txt'
 	if [ -x /tests/amupmu_board_tests ]; then
