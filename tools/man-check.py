@@ -18,7 +18,8 @@ temporary directory it is run into). Fails, naming each, when
   - amupmu(1) does not list a command, `amupmu help`, --help or --version;
   - `amupmu help CMD` does not show the page amupmu-CMD(1) (man-db, with
     MANPATH the pages built here), or does not fall back to the command's
-    --help text where no page is installed (an empty MANPATH).
+    --help text where no page is installed (an empty MANPATH) or there is
+    no man (an empty PATH).
 
 Options are looked for as words of the page's text (``--json`` and
 "--json" alike), not in any particular place: the page's DESCRIPTION is
@@ -103,16 +104,19 @@ def help_errors(binary, pages, cmd, summary):
         os.symlink(page, link)
     empty = os.path.join(pages, "no-man")
     os.makedirs(empty, exist_ok=True)
-    for manpath, want, what in ((os.path.join(pages, "man"), f"amupmu-{cmd} - {summary}", "the page"),
-                                (empty, f"Usage: amupmu {cmd}", "the --help text without a page")):
-        env = dict(os.environ, MANPATH=manpath, MANPAGER="cat", PAGER="cat", MANWIDTH="200", LC_ALL="C.UTF-8")
+    for manpath, path, want, what in (
+            (os.path.join(pages, "man"), os.environ.get("PATH", ""), f"amupmu-{cmd} - {summary}", "the page"),
+            (empty, os.environ.get("PATH", ""), f"Usage: amupmu {cmd}", "the --help text without a page"),
+            (empty, empty, f"Usage: amupmu {cmd}", "the --help text without man")):
+        env = dict(os.environ, MANPATH=manpath, PATH=path, MANPAGER="cat", PAGER="cat", MANWIDTH="200",
+                   LC_ALL="C.UTF-8")
         r = subprocess.run([binary, "help", cmd], capture_output=True, text=True, timeout=60, env=env,
                            stdin=subprocess.DEVNULL)
         # man's formatting may hyphenate or bold; compare on plain words
         out = re.sub(r".\x08", "", r.stdout)
         out = re.sub(r"\s+", " ", out.replace("\u2010", "-").replace("\u2212", "-"))
         if r.returncode != 0 or re.sub(r"\s+", " ", want) not in out:
-            errors.append(f"'amupmu help {cmd}' (MANPATH={manpath}) exited {r.returncode} without {what} "
+            errors.append(f"'amupmu help {cmd}' (MANPATH={manpath}, PATH={path}) exited {r.returncode} without {what} "
                           f"('{want}'): {(r.stdout + r.stderr)[:300]!r}")
     return errors
 

@@ -118,12 +118,14 @@ std::string pmu_hint(const amupmu::Error& e, bool busy)
 
 // amupmu help CMD: the command's manual page, as perf help CMD shows
 // perf-CMD(1) (man, its pager and MANPATH as the user set them); the
-// command's --help text when there is no man or no page (a build that was
-// not installed, a system without man-db): status 0 either way, as the
-// text was shown. SIGINT and SIGQUIT are man's while it runs (system()'s
-// rule: a Ctrl-C in the pager is not the tool's).
+// command's --help text when there is no man command or man-db has no
+// such page (exit 16: a build that was not installed). Otherwise man's
+// own status, or 128 + the signal that ended it. While man runs, SIGINT
+// and SIGQUIT are its own (system()'s rule: a Ctrl-C in the pager is not
+// the tool's), as they were when amupmu started (ignored stays ignored).
 int show_manual(const Command& c)
 {
+	constexpr int man_no_page = 16;	// man-db's "No manual entry"
 	const std::string page = "amupmu-" + std::string{c.name};
 	std::cout.flush();
 	char arg0[] = "man";
@@ -134,16 +136,18 @@ int show_manual(const Command& c)
 	::sigemptyset(&ignore.sa_mask);
 	::sigaction(SIGINT, &ignore, &old_int);
 	::sigaction(SIGQUIT, &ignore, &old_quit);
-	posix_spawnattr_t attr;
-	::posix_spawnattr_init(&attr);
 	sigset_t defaults;
 	::sigemptyset(&defaults);
-	::sigaddset(&defaults, SIGINT);
-	::sigaddset(&defaults, SIGQUIT);
+	if (old_int.sa_handler != SIG_IGN)
+		::sigaddset(&defaults, SIGINT);
+	if (old_quit.sa_handler != SIG_IGN)
+		::sigaddset(&defaults, SIGQUIT);
+	posix_spawnattr_t attr;
+	::posix_spawnattr_init(&attr);
 	::posix_spawnattr_setsigdefault(&attr, &defaults);
 	::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGDEF);
 	pid_t pid = 0;
-	int status = 0;
+	int status = -1;
 	const int err = ::posix_spawnp(&pid, "man", nullptr, &attr, argv, environ);
 	::posix_spawnattr_destroy(&attr);
 	if (err == 0)
@@ -151,11 +155,13 @@ int show_manual(const Command& c)
 		}
 	::sigaction(SIGINT, &old_int, nullptr);
 	::sigaction(SIGQUIT, &old_quit, nullptr);
-	if (err == 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return exit_ok;
-	std::cerr << "amupmu help: no manual page " << page << "(1) here ("
-		  << (err != 0 ? "no man command" : "man could not show it") << "); 'amupmu " << c.name
-		  << " --help':\n";
+	if (err == 0 && status != -1 && WIFSIGNALED(status))
+		return 128 + WTERMSIG(status);
+	if (err == 0 && status != -1 && WIFEXITED(status) && WEXITSTATUS(status) != man_no_page)
+		return WEXITSTATUS(status);
+	// man-db said "No manual entry" itself; a missing man is ours to say
+	std::cerr << "amupmu help: " << (err != 0 ? "no man command" : "no page " + page + "(1) installed")
+		  << "; 'amupmu " << c.name << " --help':\n";
 	std::cout << c.usage;
 	return exit_ok;
 }
