@@ -27,23 +27,29 @@ where one exists:
 
   module      amupmu loaded; else whether an amupmu.ko is built for the
               running kernel (modprobe), or DKMS and the headers to build it
-  device      the device node opens (udev, its group); the driver's ABI
-              against this amupmu's
-  privileges  CAP_PERFMON (or CAP_SYS_ADMIN), which every amupmu session
-              needs; kernel.perf_event_paranoid and what perf allows at it
+              (Secure Boot: the DKMS key enrolled)
+  device      the device node opens (devtmpfs, a container's /dev, the
+              udev rule, its group); the driver's ABI against this amupmu's
+  privileges  CAP_PERFMON (or CAP_SYS_ADMIN) in the initial user
+              namespace, which every amupmu session needs;
+              kernel.perf_event_paranoid and what perf allows at it
   pmu         the PMU mode in force, arm_pmu's perf PMUs, the core types
-              (big.LITTLE), each CPU's PMUv3 and counters, offline CPUs
+              (big.LITTLE), each CPU's PMUv3 and counters, offline and
+              not present CPUs
   amu         the Activity Monitors per CPU: not used (amu=N), left
               disabled by firmware, the mock model of a test build
   spe         SPE on the CPUs, its platform device (held by arm_spe_pmu,
-              unclaimed), KPTI (which refuses SPE), CAP_PERFMON
+              unclaimed), KPTI (which refuses SPE; maybe on for KASLR),
+              CAP_PERFMON
 
 Each check is ok, warn, fail or skip (nothing to check), with a line that
 says why and, where one exists, a "fix:" line.
 
 Options:
-  --json          print one JSON object instead of text: "counting",
-                  "counts" and "checks" (unit, check, cpu, status, why, fix)
+  --json          print one JSON object instead of text: "root",
+                  "kernel", "counting", "counts" and "checks" (unit,
+                  check, cpu, device for one SPE device, status, why,
+                  fix)
   --device PATH   device node (default /dev/amupmu)
   -h, --help      show this help
 
@@ -74,8 +80,9 @@ Options parse(Args args)
 int run(const Options& o)
 {
 	DoctorInput in;
-	// tests give a fake sysfs and procfs tree (doctor.hpp)
-	if (const char* root = std::getenv(doctor_root_variable); root && *root)
+	// tests give a fake sysfs and procfs tree (doctor.hpp); not when
+	// amupmu runs with file capabilities (setcap) or set-ID
+	if (const char* root = ::secure_getenv(doctor_root_variable); root && *root)
 		in.root = root;
 	in.device_path = o.device.empty() ? (in.root / "dev/amupmu").string() : o.device;
 	try {

@@ -39,8 +39,46 @@ constexpr unsigned cap_perfmon = 38;
 // INST_RETIRED, STALL_BACKEND_MEM
 constexpr unsigned amu_group0_architected = 4;
 
-constexpr std::string_view setcap_fix = "run it as root, or give it the capability: sudo setcap cap_perfmon+ep "
-					"$(command -v amupmu)";
+// perf-security.rst's recipe: the capability for the members of one group
+// only, not for every local user
+constexpr std::string_view setcap_fix =
+	"run it as root, or give the capability to one group's members (perf-security.rst): sudo groupadd -f "
+	"perf_users && sudo usermod -aG perf_users $USER && sudo chgrp perf_users $(command -v amupmu) && sudo "
+	"chmod 0750 $(command -v amupmu) && sudo setcap cap_perfmon+ep $(command -v amupmu) (then log in again; "
+	"a package upgrade replaces the file and drops the capability: run the last three again)";
+
+// udev applies 60-amupmu.rules (mode, group) to the node again
+constexpr std::string_view udev_trigger = "sudo udevadm trigger --action=add --subsystem-match=misc "
+					  "--sysname-match=amupmu";
+
+// a boolean as the kernel's kstrtobool() reads one ("1", "y", "on", "0",
+// "n", "off", ...: the first letters); nullopt for anything else
+std::optional<bool> kernel_bool(std::string_view s)
+{
+	const auto lower = [&](std::size_t i) {
+		const char c = i < s.size() ? s[i] : '\0';
+		return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+	};
+	switch (lower(0)) {
+	case 'y':
+	case 't':
+	case '1':
+		return true;
+	case 'n':
+	case 'f':
+	case '0':
+		return false;
+	case 'o':
+		if (lower(1) == 'n')
+			return true;
+		if (lower(1) == 'f')
+			return false;
+		break;
+	default:
+		break;
+	}
+	return std::nullopt;
+}
 
 // The first line of a file without trailing white space; nullopt when it
 // cannot be read.
@@ -186,7 +224,8 @@ std::string_view paranoid_meaning(int level)
 		return "perf lets users without CAP_PERFMON count their own tasks, kernel included, not whole CPUs";
 	if (level == 2)
 		return "perf lets users without CAP_PERFMON count their own tasks in user space only";
-	return "perf refuses every perf_event_open() without CAP_PERFMON (Debian's level 3)";
+	return "Debian's kernels refuse every perf_event_open() without CAP_PERFMON (a Debian patch; upstream "
+	       "kernels treat it as 2: own tasks in user space only)";
 }
 
 class Doctor {
@@ -222,7 +261,7 @@ private:
 	void add(std::string_view unit, std::string_view name, DoctorStatus status, std::string why,
 		 std::string fix = {}, std::optional<unsigned> cpu = std::nullopt)
 	{
-		out_.push_back({std::string{unit}, std::string{name}, cpu, status, std::move(why), std::move(fix)});
+		out_.push_back({std::string{unit}, std::string{name}, cpu, status, std::move(why), std::move(fix), {}});
 	}
 
 	std::optional<std::string> param(std::string_view module, std::string_view name) const
@@ -253,6 +292,16 @@ private:
 					   [](const std::string& name) { return name.starts_with("amupmu-"); });
 	}
 
+	// the kernel loads only modules signed by a key it trusts: lockdown
+	// (Secure Boot) in integrity or confidentiality mode, or
+	// module.sig_enforce
+	bool signatures_enforced() const
+	{
+		const std::string lockdown = read_line(at("sys/kernel/security/lockdown")).value_or("");
+		return lockdown.find("[integrity]") != std::string::npos ||
+		       lockdown.find("[confidentiality]") != std::string::npos || param("module", "sig_enforce") == "Y";
+	}
+
 	void module()
 	{
 		const fs::path mod = at("sys/module/amupmu");
@@ -266,9 +315,15 @@ private:
 		}
 		const std::string rel = release_or_uname();
 		if (const std::optional<fs::path> ko = built_module()) {
-			add("module", "loaded", DoctorStatus::fail,
-			    "amupmu is not loaded; " + shown(*ko) + " is built for kernel " + rel,
-			    "sudo modprobe amupmu");
+			const std::string why = "amupmu is not loaded; " + shown(*ko) + " is built for kernel " + rel;
+			if (signatures_enforced())
+				add("module", "loaded", DoctorStatus::fail,
+				    why + ", but the kernel loads only signed modules (Secure Boot lockdown or "
+					  "module.sig_enforce): a DKMS module is refused unless its key is enrolled",
+				    "sudo mokutil --import /var/lib/dkms/mok.pub, reboot and enroll the key in MokManager, "
+				    "then sudo modprobe amupmu");
+			else
+				add("module", "loaded", DoctorStatus::fail, why, "sudo modprobe amupmu");
 		} else if (!dkms_source()) {
 			add("module", "loaded", DoctorStatus::fail,
 			    "amupmu is not loaded and no amupmu.ko is built for kernel " + rel + " (no amupmu-dkms)",
@@ -303,23 +358,23 @@ private:
 		return std::to_string(gid);
 	}
 
-	// the node's group; nullopt when it cannot be stat()ed
-	std::optional<unsigned> node_gid() const
+	// the node's stat(); nullopt when it cannot be stat()ed
+	std::optional<struct stat> node_stat() const
 	{
 		struct stat st {};
 		if (::stat(node_.c_str(), &st) != 0)
 			return std::nullopt;
-		return st.st_gid;
+		return st;
 	}
 
 	// "mode 0666, group root" of the node; "" when it cannot be stat()ed
 	std::string node_mode() const
 	{
-		struct stat st {};
-		if (::stat(node_.c_str(), &st) != 0)
+		const std::optional<struct stat> st = node_stat();
+		if (!st)
 			return {};
 		std::ostringstream s;
-		s << "mode 0" << std::oct << (st.st_mode & 0777) << std::dec << ", group " << group_name(st.st_gid);
+		s << "mode 0" << std::oct << (st->st_mode & 0777) << std::dec << ", group " << group_name(st->st_gid);
 		return s.str();
 	}
 
@@ -337,13 +392,22 @@ private:
 			add("device", "node", DoctorStatus::ok, node_ + with_mode + " opened, AMUPMU_INFO answered");
 		} else if (err == ENOENT || err == ENODEV || err == ENXIO) {
 			add("device", "node", DoctorStatus::fail,
-			    "the module is loaded but " + node_ + " is missing (udev did not create it)",
-			    "sudo udevadm trigger --action=add --subsystem-match=misc");
+			    "the module is loaded but " + node_ +
+				    " is missing: devtmpfs creates it when the module loads, so it was removed, or this "
+				    "/dev is not the host's (a container started without the device)",
+			    "in a container, pass the device in (docker run --device /dev/amupmu); on the host, sudo "
+			    "modprobe -r amupmu && sudo modprobe amupmu && " +
+				    std::string{udev_trigger});
 		} else if (err == EACCES || err == EPERM) {
-			const std::optional<unsigned> gid = node_gid();
+			const std::optional<struct stat> st = node_stat();
+			// joining the group helps only where the group may read and write
+			const bool group_rw = st && st->st_gid != 0 && (st->st_mode & 0060) == 0060;
 			add("device", "node", DoctorStatus::fail, "this user may not open " + node_ + with_mode,
-			    !gid || *gid == 0 ? "a udev rule that opens it: MODE=\"0666\" as the package's 60-amupmu.rules"
-					     : "sudo usermod -aG " + group_name(*gid) + " $USER (then log in again)");
+			    group_rw ? "sudo usermod -aG " + group_name(st->st_gid) + " $USER (then log in again)"
+				     : "a udev rule that opens it: cp /usr/lib/udev/rules.d/60-amupmu.rules "
+				       "/etc/udev/rules.d/60-amupmu.rules, set MODE=\"0666\" (or MODE=\"0660\", "
+				       "GROUP=\"yourgroup\") there, then " +
+					       std::string{udev_trigger});
 		} else {
 			add("device", "node", DoctorStatus::fail,
 			    in_.device_error.empty() ? node_ + ": " + std::error_code{err, std::generic_category()}.message()
@@ -396,17 +460,44 @@ private:
 		return std::nullopt;
 	}
 
+	// Whether this process is in a child user namespace (a rootless
+	// container, unshare -r): its uid_map is not the initial namespace's
+	// identity map, or its namespace is not init's. Unknown counts as the
+	// initial one.
+	bool child_user_namespace() const
+	{
+		if (const std::optional<std::string> map = read_line(at("proc/self/uid_map")))
+			if (words(*map) != std::vector<std::string>{"0", "0", "4294967295"})
+				return true;
+		std::error_code self_ec;
+		std::error_code init_ec;
+		const fs::path self = fs::read_symlink(at("proc/self/ns/user"), self_ec);
+		const fs::path init = fs::read_symlink(at("proc/1/ns/user"), init_ec);
+		return !self_ec && !init_ec && self != init;
+	}
+
 	void privileges()
 	{
 		const std::optional<std::uint64_t> caps = cap_effective();
+		std::string_view held;
+		if (caps && bit<cap_perfmon>(*caps))
+			held = "CAP_PERFMON";
+		else if (caps && bit<cap_sys_admin>(*caps))
+			held = "CAP_SYS_ADMIN";
 		if (!caps) {
 			add("privileges", "capability", DoctorStatus::skip, "the capabilities are unknown (no CapEff in " +
 										    shown(at("proc/self/status")) + ")");
-		} else if (bit<cap_perfmon>(*caps) || bit<cap_sys_admin>(*caps)) {
-			capable_ = true;
+		} else if (!held.empty() && child_user_namespace()) {
+			add("privileges", "capability", DoctorStatus::fail,
+			    std::string{held} +
+				    " is held in a child user namespace (a rootless container, unshare -r), where it does "
+				    "not count: the kernel checks the initial namespace's (perfmon_capable())",
+			    "run amupmu on the host, or in a container that shares the host's user namespace, as root or "
+			    "with the capability");
+		} else if (!held.empty()) {
+			capability_ = held;
 			add("privileges", "capability", DoctorStatus::ok,
-			    std::string{bit<cap_perfmon>(*caps) ? "CAP_PERFMON" : "CAP_SYS_ADMIN"} +
-				    ": counting, sampling, SPE and the AMU on every CPU, the kernel included");
+			    std::string{held} + ": counting, sampling, SPE and the AMU on every CPU, the kernel included");
 		} else {
 			add("privileges", "capability", DoctorStatus::fail,
 			    "no CAP_PERFMON (nor CAP_SYS_ADMIN): amupmu's sessions are CPU-wide and refused without it "
@@ -418,7 +509,7 @@ private:
 			add("privileges", "perf_event_paranoid", DoctorStatus::skip, "perf_event_paranoid is unknown");
 			return;
 		}
-		add("privileges", "perf_event_paranoid", capable_ ? DoctorStatus::ok : DoctorStatus::warn,
+		add("privileges", "perf_event_paranoid", capability_.empty() ? DoctorStatus::warn : DoctorStatus::ok,
 		    std::to_string(*level) + ": " + std::string{paranoid_meaning(*level)} +
 			    "; amupmu needs CAP_PERFMON at every level (lowering it does not help)");
 	}
@@ -465,6 +556,15 @@ private:
 		return list ? parse_cpu_list(*list).value_or(out) : out;
 	}
 
+	// the kernel's present list (a possible CPU that firmware did not bring
+	// up has no cpuN/online to write); without the list, every CPU
+	bool present(unsigned cpu) const
+	{
+		const std::optional<std::string> list = read_line(at("sys/devices/system/cpu/present"));
+		const std::optional<std::vector<unsigned>> cpus = list ? parse_cpu_list(*list) : std::nullopt;
+		return !cpus || std::ranges::find(*cpus, cpu) != cpus->end();
+	}
+
 	// the kernel's view (cpuN/online; a CPU without the file, often cpu0,
 	// cannot go offline), else the driver's
 	bool online(unsigned cpu) const
@@ -493,6 +593,23 @@ private:
 		return out;
 	}
 
+	// ACPI firmware, no devicetree for the kernel
+	bool acpi() const
+	{
+		return path_exists(at("sys/firmware/acpi")) && !path_exists(at("sys/firmware/devicetree"));
+	}
+
+	std::string refused_fix(bool have_arm_pmu) const
+	{
+		if (have_arm_pmu && param("amupmu", "pmu_shared") == "N")
+			return "echo Y | sudo tee /sys/module/amupmu/parameters/pmu_shared; across reboots too: echo "
+			       "'options amupmu pmu_shared=Y' | sudo tee /etc/modprobe.d/amupmu-pmu-shared.conf";
+		if (acpi())
+			return "a firmware setting: give each CPU its PMU interrupt in the ACPI MADT (GICC entries) so the "
+			       "kernel's arm_pmu registers (CONFIG_ARM_PMU_ACPI), then amupmu counts through it";
+		return "boot with a devicetree that gives amupmu the PMU (dts/amupmu-virt.dtso)";
+	}
+
 	void pmu_mode(bool have_arm_pmu)
 	{
 		if (!info_) {
@@ -505,10 +622,7 @@ private:
 			add("pmu", "mode", DoctorStatus::ok, pmu_mode_text(*info_));
 			break;
 		case PmuMode::refused:
-			add("pmu", "mode", DoctorStatus::fail, pmu_mode_text(*info_),
-			    have_arm_pmu && param("amupmu", "pmu_shared") == "N"
-				    ? "echo Y | sudo tee /sys/module/amupmu/parameters/pmu_shared"
-				    : "boot with a devicetree that gives amupmu the PMU (dts/amupmu-virt.dtso)");
+			add("pmu", "mode", DoctorStatus::fail, pmu_mode_text(*info_), refused_fix(have_arm_pmu));
 			break;
 		case PmuMode::none:
 			add("pmu", "mode", DoctorStatus::fail,
@@ -560,6 +674,11 @@ private:
 	void pmu_cpu(unsigned cpu)
 	{
 		const std::string name = "cpu" + std::to_string(cpu);
+		if (!present(cpu)) {
+			add("pmu", "cpu", DoctorStatus::skip, "possible but not present (firmware did not bring it up)",
+			    {}, cpu);
+			return;
+		}
 		if (!online(cpu)) {
 			add("pmu", "cpu", DoctorStatus::warn, "offline: not counted",
 			    "echo 1 | sudo tee /sys/devices/system/cpu/" + name + "/online", cpu);
@@ -618,7 +737,8 @@ private:
 		constexpr std::string_view firmware_fix =
 			"a firmware setting: enable the AMU at EL3 (TF-A: ENABLE_FEAT_AMU=1); ask the board's vendor";
 		if (!c.discovered()) {
-			add("amu", "cpu", DoctorStatus::skip, "not read by amupmu (offline)", {}, c.cpu);
+			add("amu", "cpu", DoctorStatus::skip,
+			    present(c.cpu) ? "not read by amupmu (offline)" : "not read by amupmu (not present)", {}, c.cpu);
 		} else if (!c.has_amu()) {
 			add("amu", "cpu", DoctorStatus::warn, "no AMU on this CPU (others have one): AMU reads leave it out",
 			    {}, c.cpu);
@@ -709,29 +829,43 @@ private:
 			else if (d.driver == spe_kernel_driver_name)
 				add("spe", "device", DoctorStatus::fail,
 				    d.name + " is held by arm_spe_pmu (perf's arm_spe): amupmu cannot profile",
-				    loadable ? "sudo rmmod arm_spe_pmu && " + claim
+				    loadable ? "sudo rmmod arm_spe_pmu && " + claim +
+						       "; across reboots too: echo 'blacklist arm_spe_pmu' | sudo tee "
+						       "/etc/modprobe.d/arm_spe_pmu-blacklist.conf"
 					     : "echo " + d.name + " | sudo tee /sys/bus/platform/drivers/arm_spe_pmu/unbind && " +
 						       claim);
 			else
 				add("spe", "device", DoctorStatus::fail, d.name + " is held by " + d.driver,
 				    "echo " + d.name + " | sudo tee /sys/bus/platform/drivers/" + d.driver + "/unbind && " +
 					    claim);
+			out_.back().device = d.name;
 		}
 		return true;
 	}
 
+	// KPTI as the driver sees it (arm64_kernel_unmapped_at_el0(), which it
+	// does not publish): kpti= on the command line (kstrtobool), else
+	// vulnerabilities/meltdown, which does not show KPTI the kernel turns on
+	// for KASLR on a core without E0PD (arm64's kaslr_requires_kpti())
 	void kpti()
 	{
 		const std::optional<std::string> cmdline = read_line(at("proc/cmdline"));
-		const std::vector<std::string> args = words(cmdline.value_or(""));
-		const auto arg = [&](std::string_view a) { return std::ranges::find(args, a) != args.end(); };
+		std::optional<bool> forced;
+		bool nokaslr = false;
+		for (const std::string& arg : words(cmdline.value_or(""))) {
+			const std::optional<bool> v =
+				arg.starts_with("kpti=") ? kernel_bool(std::string_view{arg}.substr(5)) : std::nullopt;
+			if (v)
+				forced = v;	// the last valid one counts, as in the kernel's parse_kpti()
+			nokaslr = nokaslr || arg == "nokaslr";
+		}
 		const std::string fix = "boot with kpti=0 on the kernel command line (the CPU then has no Meltdown "
 					"mitigation: only where it is not affected)";
-		if (arg("kpti=0") || arg("kpti=off")) {
+		if (forced == false) {
 			add("spe", "kpti", DoctorStatus::ok, "off (kpti=0 on the kernel command line)");
 			return;
 		}
-		if (arg("kpti=1") || arg("kpti=on")) {
+		if (forced == true) {
 			add("spe", "kpti", DoctorStatus::fail,
 			    "on (kpti=1 on the kernel command line): SPE is refused (EOPNOTSUPP)", fix);
 			return;
@@ -743,6 +877,12 @@ private:
 			add("spe", "kpti", DoctorStatus::fail,
 			    "on (meltdown: " + *meltdown +
 				    "): the kernel is unmapped at EL0, SPE is refused (EOPNOTSUPP) and arm_spe_pmu does not probe",
+			    fix);
+		else if (*meltdown == "Not affected" && !nokaslr)
+			add("spe", "kpti", DoctorStatus::warn,
+			    "maybe on (meltdown: Not affected): with KASLR the kernel turns KPTI on for cores without "
+			    "E0PD (Neoverse N1, Cortex-A76, ...) without saying so there; SPE needs it off (EOPNOTSUPP "
+			    "otherwise)",
 			    fix);
 		else
 			add("spe", "kpti", DoctorStatus::ok, "off (meltdown: " + *meltdown + ")");
@@ -759,9 +899,9 @@ private:
 			return;
 		}
 		kpti();
-		if (capable_)
+		if (!capability_.empty())
 			add("spe", "privilege", DoctorStatus::ok,
-			    "CAP_PERFMON: kernel, physical addresses and timestamps included");
+			    std::string{capability_} + ": kernel, physical addresses and timestamps included");
 		else
 			add("spe", "privilege", DoctorStatus::fail,
 			    "SPE needs CAP_PERFMON for every configuration, user space only too (EACCES), at every "
@@ -773,7 +913,7 @@ private:
 	std::string release_;
 	std::string node_;
 	bool loaded_ = false;
-	bool capable_ = false;
+	std::string_view capability_;	///< the one that counts: "CAP_PERFMON", "CAP_SYS_ADMIN"; "" none
 	std::optional<Info> info_;	///< AMUPMU_INFO, else the driver's sysfs
 	std::vector<DoctorCheck> out_;
 };

@@ -8,16 +8,19 @@
 // skip, why, and the command that fixes it where one exists.
 //
 // What is read under the root: proc/sys/kernel/osrelease, proc/self/status
-// (CapEff), proc/sys/kernel/perf_event_paranoid, proc/cmdline;
-// sys/module/{amupmu,arm_spe_pmu}, lib/modules/RELEASE/ (an amupmu.ko,
-// build/), usr/src/amupmu-*/ (the DKMS source); dev/amupmu's mode and
-// its group's name (etc/group);
+// (CapEff), proc/self/uid_map and proc/{self,1}/ns/user (a child user
+// namespace), proc/sys/kernel/perf_event_paranoid, proc/cmdline (kpti=,
+// nokaslr); sys/module/{amupmu,arm_spe_pmu},
+// sys/module/module/parameters/sig_enforce, sys/kernel/security/lockdown,
+// lib/modules/RELEASE/ (an amupmu.ko, build/), usr/src/amupmu-*/ (the DKMS
+// source); dev/amupmu's mode and its group's name (etc/group);
 // sys/class/misc/amupmu/ (the driver's sysfs, when AMUPMU_INFO did not
 // answer); sys/bus/event_source/devices/ (arm_pmu), sys/devices/system/cpu/
-// (possible, cpuN/online, cpuN/regs/identification/midr_el1,
+// (possible, present, cpuN/online, cpuN/regs/identification/midr_el1,
 // vulnerabilities/meltdown);
 // sys/bus/platform/devices/ (the SPE device, spe_devices());
-// sys/firmware/devicetree/base/*/compatible (an amupmu,pmuv3 node).
+// sys/firmware/devicetree/base/*/compatible (an amupmu,pmuv3 node),
+// sys/firmware/acpi (ACPI firmware).
 #ifndef AMUPMU_TOOL_DOCTOR_HPP
 #define AMUPMU_TOOL_DOCTOR_HPP
 

@@ -99,6 +99,8 @@ std::string format_doctor_json(std::span<const DoctorCheck> checks, const Doctor
 			j.member("cpu", *c.cpu);
 		else
 			j.key("cpu").null();
+		if (!c.device.empty())
+			j.member("device", c.device);
 		j.member("status", to_string(c.status)).member("why", c.why);
 		if (c.fix.empty())
 			j.key("fix").null();

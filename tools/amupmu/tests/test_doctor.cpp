@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // amupmu doctor's checks (doctor.hpp) on fake sysfs and procfs trees, for
-// what the emulated boards cannot show: KPTI on, an AMU firmware left
-// disabled, heterogeneous cores, an offline CPU, no module, no arm_pmu, SPE
-// held by arm_spe_pmu, perf_event_paranoid 2 without CAP_PERFMON. Backend:
-// host, a fake tree under /tmp (no device, no driver).
+// what the emulated boards cannot show: KPTI on (or maybe on for KASLR), an
+// AMU firmware left disabled, heterogeneous cores, an offline or absent CPU,
+// no module (Secure Boot), no arm_pmu (ACPI), SPE held by arm_spe_pmu,
+// perf_event_paranoid 2 without CAP_PERFMON, a capability in a child user
+// namespace. Backend: host, a fake tree under /tmp (no device, no driver).
 #include "doctor.hpp"
 
 #include "json_check.hpp"
@@ -19,6 +20,9 @@
 #include <filesystem>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace amupmu;
 using namespace amupmu::cli;
@@ -100,9 +104,9 @@ public:
 			cpu_file(cpu, "spe_version", "2");
 	}
 	/// A devicetree SPE platform device bound to driver ("" for none).
-	void spe_device(const std::string& driver) const
+	void spe_device(const std::string& driver, const std::string& name = "spe") const
 	{
-		const fs::path d = at("sys/bus/platform/devices/spe");
+		const fs::path d = at("sys/bus/platform/devices/" + name);
 		put(d / "of_node/compatible", std::string{"arm,statistical-profiling-extension-v1"} + '\0');
 		put(d / "driver_override", "(null)\n");
 		if (!driver.empty()) {
@@ -207,6 +211,24 @@ TEST_CASE("doctor: no module: whether a module is built, DKMS, headers", "[docto
 		CHECK(has(m.why, "/lib/modules/" + rel + "/updates/dkms/amupmu.ko.xz is built for kernel " + rel));
 		CHECK(m.fix == "sudo modprobe amupmu");
 	}
+	SECTION("built, but Secure Boot refuses an unsigned module")
+	{
+		put(b.at("lib/modules/" + rel + "/updates/dkms/amupmu.ko.xz"), "");
+		const std::string mok = "sudo mokutil --import /var/lib/dkms/mok.pub, reboot and enroll the key in "
+					"MokManager, then sudo modprobe amupmu";
+		put(b.at("sys/kernel/security/lockdown"), "[none] integrity confidentiality\n");
+		put(b.at("sys/module/module/parameters/sig_enforce"), "N\n");
+		CHECK(find(b.checks_without_device(ENOENT), "module", "loaded").fix == "sudo modprobe amupmu");
+		put(b.at("sys/kernel/security/lockdown"), "none [integrity] confidentiality\n");
+		const DoctorCheck m = find(b.checks_without_device(ENOENT), "module", "loaded");
+		CHECK(m.fix == mok);
+		CHECK(has(m.why, "a DKMS module is refused unless its key is enrolled"));
+		put(b.at("sys/kernel/security/lockdown"), "none integrity [confidentiality]\n");
+		CHECK(find(b.checks_without_device(ENOENT), "module", "loaded").fix == mok);
+		put(b.at("sys/kernel/security/lockdown"), "[none] integrity confidentiality\n");
+		put(b.at("sys/module/module/parameters/sig_enforce"), "Y\n");
+		CHECK(find(b.checks_without_device(ENOENT), "module", "loaded").fix == mok);
+	}
 	SECTION("DKMS source and headers, not built for this kernel")
 	{
 		put(b.at("usr/src/amupmu-0.1.0/dkms.conf"), "");
@@ -226,21 +248,44 @@ TEST_CASE("doctor: the device node missing or not for this user; another ABI", "
 {
 	WARN("host test: fake sysfs");
 	const FakeBoard b;
-	SECTION("udev did not create it")
+	SECTION("missing: removed, or a container's /dev")
 	{
 		const auto checks = b.checks_without_device(ENOENT);
-		CHECK(find(checks, "device", "node").status == DoctorStatus::fail);
-		CHECK(has(find(checks, "device", "node").fix, "udevadm trigger"));
+		const DoctorCheck& n = find(checks, "device", "node");
+		CHECK(n.status == DoctorStatus::fail);
+		CHECK(has(n.why, "devtmpfs creates it"));
+		CHECK(has(n.why, "a container started without the device"));
+		CHECK(has(n.fix, "docker run --device /dev/amupmu"));
+		CHECK(n.fix.ends_with("sudo udevadm trigger --action=add --subsystem-match=misc --sysname-match=amupmu"));
 		// the rest from the driver's sysfs
 		CHECK(find(checks, "pmu", "mode").status == DoctorStatus::ok);
 		CHECK_FALSE(report::doctor_counting_works(checks));
 	}
-	SECTION("EACCES")
+	SECTION("EACCES: the group when it may read and write, else the udev rule")
 	{
-		const DoctorCheck n = find(b.checks_without_device(EACCES), "device", "node");
+		// a group this process may give the node: its own, or any as root
+		const gid_t gid = ::getgid() != 0 ? ::getgid() : 4242;
+		put(b.at("etc/group"), "root:x:0:\nperf:x:" + std::to_string(gid) + ":\n");
+		const std::string node = b.at("dev/amupmu").string();
+		REQUIRE(::chown(node.c_str(), static_cast<uid_t>(-1), gid) == 0);
+		const std::string rule =
+			"a udev rule that opens it: cp /usr/lib/udev/rules.d/60-amupmu.rules /etc/udev/rules.d/60-amupmu.rules, "
+			"set MODE=\"0666\" (or MODE=\"0660\", GROUP=\"yourgroup\") there, then sudo udevadm trigger "
+			"--action=add --subsystem-match=misc --sysname-match=amupmu";
+
+		REQUIRE(::chmod(node.c_str(), 0660) == 0);
+		DoctorCheck n = find(b.checks_without_device(EACCES), "device", "node");
 		CHECK(n.status == DoctorStatus::fail);
-		CHECK(has(n.why, "this user may not open"));
-		CHECK_FALSE(n.fix.empty());
+		CHECK(n.why == "this user may not open " + node + " (mode 0660, group perf)");
+		CHECK(n.fix == "sudo usermod -aG perf $USER (then log in again)");
+
+		REQUIRE(::chmod(node.c_str(), 0640) == 0);	// the group may not write
+		n = find(b.checks_without_device(EACCES), "device", "node");
+		CHECK(n.why == "this user may not open " + node + " (mode 0640, group perf)");
+		CHECK(n.fix == rule);
+
+		REQUIRE(::chmod(node.c_str(), 0600) == 0);
+		CHECK(find(b.checks_without_device(EACCES), "device", "node").fix == rule);
 	}
 	SECTION("a driver of another major")
 	{
@@ -268,7 +313,11 @@ TEST_CASE("doctor: perf_event_paranoid 2 without CAP_PERFMON", "[doctor][host]")
 		const auto checks = b.checks();
 		const DoctorCheck& cap = find(checks, "privileges", "capability");
 		CHECK(cap.status == DoctorStatus::fail);
-		CHECK(has(cap.fix, "setcap cap_perfmon+ep"));
+		// perf-security.rst's recipe: one group's members, not every user
+		CHECK(has(cap.fix, "sudo groupadd -f perf_users && sudo usermod -aG perf_users $USER && sudo chgrp "
+				   "perf_users $(command -v amupmu) && sudo chmod 0750 $(command -v amupmu) && sudo "
+				   "setcap cap_perfmon+ep $(command -v amupmu)"));
+		CHECK(has(cap.fix, "a package upgrade replaces the file and drops the capability"));
 		const DoctorCheck& par = find(checks, "privileges", "perf_event_paranoid");
 		CHECK(par.status == DoctorStatus::warn);
 		CHECK(has(par.why, "2: perf lets users without CAP_PERFMON count their own tasks in user space only"));
@@ -287,10 +336,49 @@ TEST_CASE("doctor: perf_event_paranoid 2 without CAP_PERFMON", "[doctor][host]")
 	SECTION("CAP_SYS_ADMIN alone (bit 21)")
 	{
 		b.caps("0000000000200000");
-		const DoctorCheck c = find(b.checks(), "privileges", "capability");
+		const auto checks = b.checks();
+		const DoctorCheck& c = find(checks, "privileges", "capability");
 		CHECK(c.status == DoctorStatus::ok);
 		CHECK(c.why.starts_with("CAP_SYS_ADMIN: "));
+		// the SPE line names the capability held too
+		CHECK(find(checks, "spe", "privilege").why.starts_with("CAP_SYS_ADMIN: "));
 	}
+	SECTION("level 3 is Debian's")
+	{
+		b.caps("0000000000000000");
+		put(b.at("proc/sys/kernel/perf_event_paranoid"), "3\n");
+		const DoctorCheck par = find(b.checks(), "privileges", "perf_event_paranoid");
+		CHECK(has(par.why, "3: Debian's kernels refuse every perf_event_open() without CAP_PERFMON (a Debian "
+				   "patch; upstream kernels treat it as 2"));
+	}
+}
+
+TEST_CASE("doctor: a capability in a child user namespace does not count", "[doctor][host]")
+{
+	WARN("host test: fake sysfs");
+	const FakeBoard b;
+	put(b.at("proc/self/uid_map"), "         0          0 4294967295\n");
+	fs::create_directories(b.at("proc/self/ns"));
+	fs::create_directories(b.at("proc/1/ns"));
+	fs::create_symlink("user:[4026531837]", b.at("proc/self/ns/user"));
+	fs::create_symlink("user:[4026531837]", b.at("proc/1/ns/user"));
+	CHECK(find(b.checks(), "privileges", "capability").status == DoctorStatus::ok);
+	SECTION("unshare -r: root mapped to a user")
+	{
+		put(b.at("proc/self/uid_map"), "         0       1000          1\n");
+	}
+	SECTION("another user namespace than init's, an identity map")
+	{
+		fs::remove(b.at("proc/self/ns/user"));
+		fs::create_symlink("user:[4026532577]", b.at("proc/self/ns/user"));
+	}
+	const auto checks = b.checks();
+	const DoctorCheck& cap = find(checks, "privileges", "capability");
+	CHECK(cap.status == DoctorStatus::fail);
+	CHECK(has(cap.why, "CAP_PERFMON is held in a child user namespace"));
+	CHECK(has(cap.why, "perfmon_capable()"));
+	CHECK(find(checks, "privileges", "perf_event_paranoid").status == DoctorStatus::warn);
+	CHECK_FALSE(report::doctor_counting_works(checks));
 }
 
 TEST_CASE("doctor: PMU: no arm_pmu, a VM without a PMU, shared mode off", "[doctor][host]")
@@ -311,7 +399,22 @@ TEST_CASE("doctor: PMU: no arm_pmu, a VM without a PMU, shared mode off", "[doct
 	{
 		put(b.drv("features"), "pmu\n");
 		put(b.at("sys/module/amupmu/parameters/pmu_shared"), "N\n");
-		CHECK(find(b.checks(), "pmu", "mode").fix == "echo Y | sudo tee /sys/module/amupmu/parameters/pmu_shared");
+		CHECK(find(b.checks(), "pmu", "mode").fix ==
+		      "echo Y | sudo tee /sys/module/amupmu/parameters/pmu_shared; across reboots too: echo 'options "
+		      "amupmu pmu_shared=Y' | sudo tee /etc/modprobe.d/amupmu-pmu-shared.conf");
+	}
+	SECTION("no arm_pmu on ACPI: no devicetree to suggest")
+	{
+		fs::remove_all(b.at("sys/bus/event_source/devices/armv8_pmuv3_0"));
+		put(b.drv("features"), "pmu\n");
+		fs::create_directories(b.at("sys/firmware/acpi/tables"));
+		const DoctorCheck m = find(b.checks(), "pmu", "mode");
+		CHECK(m.status == DoctorStatus::fail);
+		CHECK_FALSE(has(m.fix, "devicetree"));
+		CHECK(has(m.fix, "ACPI MADT"));
+		// ACPI tables beside a devicetree the kernel booted with: the devicetree
+		fs::create_directories(b.at("sys/firmware/devicetree/base"));
+		CHECK(has(find(b.checks(), "pmu", "mode").fix, "devicetree"));
 	}
 	SECTION("exclusive mode: no arm_pmu is right")
 	{
@@ -385,6 +488,26 @@ TEST_CASE("doctor: a CPU offline", "[doctor][host]")
 	CHECK(report::doctor_counting_works(checks));
 }
 
+TEST_CASE("doctor: a CPU possible but not present", "[doctor][host]")
+{
+	WARN("host test: fake sysfs");
+	const FakeBoard b;
+	// the firmware brought up CPU 0 only: no cpu1/online to write
+	put(b.at("sys/devices/system/cpu/present"), "0\n");
+	fs::remove_all(b.at("sys/devices/system/cpu/cpu1"));
+	b.cpu_file(1, "online", "0");
+	b.cpu_file(1, "discovered", "0");
+	b.amu();
+	const auto checks = b.checks();
+	const DoctorCheck& c1 = find(checks, "pmu", "cpu", 1);
+	CHECK(c1.status == DoctorStatus::skip);
+	CHECK(c1.why == "possible but not present (firmware did not bring it up)");
+	CHECK(c1.fix.empty());
+	CHECK(find(checks, "amu", "cpu", 1).why == "not read by amupmu (not present)");
+	CHECK(find(checks, "pmu", "cpu", 0).status == DoctorStatus::ok);
+	CHECK(report::doctor_counting_works(checks));
+}
+
 TEST_CASE("doctor: AMU: firmware left it disabled, amu=N, mock", "[doctor][host]")
 {
 	WARN("host test: fake sysfs");
@@ -434,6 +557,12 @@ TEST_CASE("doctor: SPE: held by arm_spe_pmu, unclaimed, KPTI", "[doctor][host]")
 	WARN("host test: fake sysfs");
 	const FakeBoard b;
 	b.spe();
+	// the KPTI verdict with these arguments on the kernel command line
+	const auto kpti_with = [&](const std::string& args) {
+		INFO(args);
+		put(b.at("proc/cmdline"), "console=ttyAMA0 " + args + "\n");
+		return find(b.checks(), "spe", "kpti").status;
+	};
 	SECTION("held by arm_spe_pmu, a module")
 	{
 		b.spe_device("arm_spe_pmu");
@@ -442,7 +571,8 @@ TEST_CASE("doctor: SPE: held by arm_spe_pmu, unclaimed, KPTI", "[doctor][host]")
 		const DoctorCheck& d = find(checks, "spe", "device");
 		CHECK(d.status == DoctorStatus::fail);
 		CHECK(has(d.why, "spe is held by arm_spe_pmu"));
-		CHECK(d.fix == "sudo rmmod arm_spe_pmu && sudo amupmu spe claim spe");
+		CHECK(d.fix == "sudo rmmod arm_spe_pmu && sudo amupmu spe claim spe; across reboots too: echo 'blacklist "
+			       "arm_spe_pmu' | sudo tee /etc/modprobe.d/arm_spe_pmu-blacklist.conf");
 		CHECK(report::doctor_counting_works(checks));
 	}
 	SECTION("held by a built-in arm_spe_pmu")
@@ -472,11 +602,27 @@ TEST_CASE("doctor: SPE: held by arm_spe_pmu, unclaimed, KPTI", "[doctor][host]")
 		CHECK(k.status == DoctorStatus::fail);
 		CHECK(has(k.why, "SPE is refused (EOPNOTSUPP)"));
 		CHECK(has(k.fix, "kpti=0"));
-		put(b.at("proc/cmdline"), "console=ttyAMA0 kpti=0\n");
-		CHECK(find(b.checks(), "spe", "kpti").status == DoctorStatus::ok);
-		put(b.at("proc/cmdline"), "console=ttyAMA0 kpti=1\n");
+		CHECK(kpti_with("kpti=0") == DoctorStatus::ok);
 		put(b.at("sys/devices/system/cpu/vulnerabilities/meltdown"), "Not affected\n");
-		CHECK(find(b.checks(), "spe", "kpti").status == DoctorStatus::fail);
+		CHECK(kpti_with("kpti=1") == DoctorStatus::fail);
+		// every spelling kstrtobool() reads; the last valid one counts
+		for (const char* on : {"kpti=on", "kpti=y", "kpti=Yes", "kpti=true", "kpti=0 kpti=1", "kpti=1 kpti=x"})
+			CHECK(kpti_with(on) == DoctorStatus::fail);
+		for (const char* off : {"kpti=off", "kpti=n", "kpti=no", "kpti=N", "kpti=false", "kpti=OFF", "kpti=1 kpti=0"})
+			CHECK(kpti_with(off) == DoctorStatus::ok);
+	}
+	SECTION("KPTI maybe on for KASLR: meltdown says Not affected")
+	{
+		b.spe_device("amupmu-spe");
+		const DoctorCheck k = find(b.checks(), "spe", "kpti");
+		CHECK(k.status == DoctorStatus::warn);
+		CHECK(has(k.why, "with KASLR the kernel turns KPTI on for cores without E0PD"));
+		CHECK(has(k.fix, "kpti=0"));
+		CHECK(kpti_with("nokaslr") == DoctorStatus::ok);
+		CHECK(kpti_with("kpti=off") == DoctorStatus::ok);
+		// Vulnerable: KPTI off on an affected core
+		put(b.at("sys/devices/system/cpu/vulnerabilities/meltdown"), "Vulnerable\n");
+		CHECK(kpti_with("") == DoctorStatus::ok);
 	}
 	SECTION("no module, no SPE device: KPTI not asked about")
 	{
@@ -509,7 +655,7 @@ TEST_CASE("doctor: text and JSON", "[doctor][host]")
 	const std::string text = report::format_doctor_text(checks, context);
 	CHECK(text.starts_with("amupmu doctor: kernel 6.1.0-28-arm64\nmodule\n  ok    loaded: amupmu is loaded"));
 	CHECK(has(text, "\nprivileges\n  fail  capability: no CAP_PERFMON"));
-	CHECK(has(text, "\n        fix: run it as root, or give it the capability: sudo setcap cap_perfmon+ep"));
+	CHECK(has(text, "\n        fix: run it as root, or give the capability to one group's members"));
 	CHECK(has(text, "\n  warn  cpu1: offline: not counted\n        fix: echo 1 | sudo tee"));
 	CHECK(has(text, "\ncounting does not work ("));
 	const std::string json = report::format_doctor_json(checks, context);
@@ -519,4 +665,36 @@ TEST_CASE("doctor: text and JSON", "[doctor][host]")
 	CHECK(has(json, "\"unit\": \"pmu\",\n      \"check\": \"cpu\",\n      \"cpu\": 1,\n      \"status\": \"warn\""));
 	CHECK(has(json, "\"check\": \"loaded\",\n      \"cpu\": null,\n      \"status\": \"ok\""));
 	CHECK(has(json, "\"fix\": null"));
+	CHECK_FALSE(has(json, "\"device\": "));	// no check about one device
+}
+
+TEST_CASE("doctor: JSON: two SPE devices, each named", "[doctor][host]")
+{
+	WARN("host test: fake sysfs");
+	const FakeBoard b;
+	b.spe();
+	b.spe_device("amupmu-spe", "spe0");
+	b.spe_device("", "spe1");
+	const auto checks = b.checks();
+	const std::string json = report::format_doctor_json(checks, {"/", release});
+	INFO(json);
+	CHECK(amupmu::test::JsonChecker{json}.error().empty());
+	CHECK(has(json, "\"check\": \"device\",\n      \"cpu\": null,\n      \"device\": \"spe0\",\n      "
+			"\"status\": \"ok\""));
+	CHECK(has(json, "\"check\": \"device\",\n      \"cpu\": null,\n      \"device\": \"spe1\",\n      "
+			"\"status\": \"warn\""));
+}
+
+TEST_CASE("doctor: JSON escapes quotes, backslashes and control bytes", "[doctor][host]")
+{
+	const std::vector<DoctorCheck> checks{{"device", "node", std::nullopt, DoctorStatus::fail,
+					       "\"/dev/am\\upmu\"\x01: no", "echo \"a\\b\"\t\x1f", "spe\"0"}};
+	const std::string json = report::format_doctor_json(checks, {"/tmp/r\"o\\ot", "6.1\n"});
+	INFO(json);
+	CHECK(amupmu::test::JsonChecker{json}.error().empty());
+	CHECK(has(json, R"("why": "\"/dev/am\\upmu\"\u0001: no")"));
+	CHECK(has(json, R"("fix": "echo \"a\\b\"\t\u001f")"));
+	CHECK(has(json, R"("device": "spe\"0")"));
+	CHECK(has(json, R"("root": "/tmp/r\"o\\ot")"));
+	CHECK(has(json, R"("kernel": "6.1\n")"));
 }

@@ -34,6 +34,7 @@ struct DoctorCheck {
 	DoctorStatus status = DoctorStatus::skip;
 	std::string why;		///< one line, without the newline
 	std::string fix;		///< the command (or setting) that fixes it; "" when none
+	std::string device;		///< the device a per-device check is about (SPE); "" when none
 };
 
 /// What the checks were run on, for the report's first line.
@@ -52,8 +53,8 @@ struct DoctorContext {
 
 /// One JSON object: "root", "kernel", "counting" (doctor_counting_works),
 /// "counts" (ok, warn, fail, skip) and "checks", each with "unit",
-/// "check", "cpu" (null when not per CPU), "status", "why" and "fix"
-/// (null when none).
+/// "check", "cpu" (null when not per CPU), "device" (only in a check about
+/// one device), "status", "why" and "fix" (null when none).
 [[nodiscard]] std::string format_doctor_json(std::span<const DoctorCheck> checks, const DoctorContext& context);
 
 } // namespace amupmu::report
