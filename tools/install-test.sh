@@ -12,6 +12,9 @@
 # installed header compiled on its own.
 # Host only.
 set -euo pipefail
+# (grep -q reads a command's output from a here-string, not a pipe: under
+# pipefail, grep quitting at its first match can leave ldd's later writes
+# a SIGPIPE and fail the pipeline; make check once failed so)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
@@ -25,7 +28,7 @@ for f in include/amupmu/session.hpp include/amupmu/version.hpp include/linux/amu
 done
 ko=$(find "$T/lib/modules/$ABI" -name amupmu.ko)
 [ -n "$ko" ] || { echo "install-test: amupmu.ko not under $T/lib/modules/$ABI" >&2; exit 1; }
-modinfo -F vermagic "$ko" | grep -q "^$ABI " || { echo "install-test: $ko: vermagic is not $ABI" >&2; exit 1; }
+grep -q "^$ABI " <<<"$(modinfo -F vermagic "$ko")" || { echo "install-test: $ko: vermagic is not $ABI" >&2; exit 1; }
 # the UAPI header compiles on its own, as a C program includes it
 printf '#include <linux/amupmu.h>\nint main(void) { return AMUPMU_ABI_MAJOR > 0 ? 0 : 1; }\n' >"$T/uapi.c"
 cc -I"$T/usr/include" -o "$T/uapi" "$T/uapi.c" && "$T/uapi"
@@ -37,7 +40,7 @@ for h in "$T"/usr/include/amupmu/*.hpp; do
 		{ echo "install-test: ${h##*/} does not compile on its own" >&2; exit 1; }
 done
 libdir=$(dirname "$(find "$T/usr" -name 'libamupmu.so' | head -1)")
-LD_LIBRARY_PATH=$libdir "$T/usr/bin/amupmu" --version | grep -q '^amupmu '
+grep -q '^amupmu ' <<<"$(LD_LIBRARY_PATH=$libdir "$T/usr/bin/amupmu" --version)"
 
 mkdir -p "$T/src"
 cat >"$T/src/main.cpp" <<'CPP'
@@ -81,7 +84,7 @@ cmake -S "$T/src" -B "$T/build" -DCMAKE_PREFIX_PATH="$T/usr" >/dev/null
 cmake --build "$T/build" >/dev/null
 LD_LIBRARY_PATH=$(dirname "$(find "$T/usr" -name 'libamupmu.so' | head -1)") "$T/build/shared"
 "$T/build/static"
-if ldd "$T/build/static" | grep -q libamupmu; then echo "static consumer links libamupmu.so" >&2; exit 1; fi
+if grep -q libamupmu <<<"$(ldd "$T/build/static")"; then echo "static consumer links libamupmu.so" >&2; exit 1; fi
 
 pc=$(dirname "$(find "$T/usr" -name amupmu.pc | head -1)")
 # shellcheck disable=SC2046
@@ -94,7 +97,7 @@ echo "$libs" | grep -q -- '-lnl-genl-3' || { echo "install-test: pkg-config --st
 # shellcheck disable=SC2046,SC2086
 c++ -std=c++20 -o "$T/pcs" "$T/src/main.cpp" $(PKG_CONFIG_PATH=$pc pkg-config --cflags amupmu) ${libs/-lamupmu/-l:libamupmu.a}
 "$T/pcs"
-if ldd "$T/pcs" | grep -q libamupmu; then echo "pkg-config --static consumer links libamupmu.so" >&2; exit 1; fi
+if grep -q libamupmu <<<"$(ldd "$T/pcs")"; then echo "pkg-config --static consumer links libamupmu.so" >&2; exit 1; fi
 
 # examples/ as a user builds them against the installed library, with
 # warnings as errors: CMake on its own (find_package) and the Makefile
@@ -114,6 +117,6 @@ for dir in examples-cmake examples-make; do
 		fi
 	done
 done
-LD_LIBRARY_PATH=$libdir ldd "$T/examples-make/amupmu-example-count_region" | grep -q "=> $libdir/libamupmu.so" ||
+grep -q "=> $libdir/libamupmu.so" <<<"$(LD_LIBRARY_PATH=$libdir ldd "$T/examples-make/amupmu-example-count_region")" ||
 	{ echo "install-test: the Makefile's examples do not link the installed libamupmu.so" >&2; exit 1; }
 echo "install-test: find_package(amupmu) shared + static, pkg-config shared + static, examples/ (CMake, Makefile): ok"
