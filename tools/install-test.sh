@@ -93,7 +93,7 @@ LD_LIBRARY_PATH=$(PKG_CONFIG_PATH=$pc pkg-config --variable=libdir amupmu) "$T/p
 # the static library with what pkg-config --static adds (Requires.private:
 # libnl-genl-3.0, libnl-3.0)
 libs=$(PKG_CONFIG_PATH=$pc pkg-config --static --libs amupmu)
-echo "$libs" | grep -q -- '-lnl-genl-3' || { echo "install-test: pkg-config --static --libs amupmu: no libnl ($libs)" >&2; exit 1; }
+grep -q -- '-lnl-genl-3' <<<"$libs" || { echo "install-test: pkg-config --static --libs amupmu: no libnl ($libs)" >&2; exit 1; }
 # shellcheck disable=SC2046,SC2086
 c++ -std=c++20 -o "$T/pcs" "$T/src/main.cpp" $(PKG_CONFIG_PATH=$pc pkg-config --cflags amupmu) ${libs/-lamupmu/-l:libamupmu.a}
 "$T/pcs"
@@ -111,7 +111,7 @@ PKG_CONFIG_PATH=$pc make -s -C "$TOP/examples" O="$T/examples-make" CXXFLAGS="-O
 for dir in examples-cmake examples-make; do
 	for ex in count_region hot_pcs amu_rates exc_undef netlink_events; do
 		out=$(LD_LIBRARY_PATH=$libdir "$T/$dir/amupmu-example-$ex" 2>&1) && rc=0 || rc=$?
-		if [ "$rc" != 1 ] || ! printf '%s\n' "$out" | grep -q "^$ex: .* ([A-Z]*)$"; then
+		if [ "$rc" != 1 ] || ! grep -q "^$ex: .* ([A-Z]*)$" <<<"$out"; then
 			echo "install-test: $dir/amupmu-example-$ex without the driver: status $rc, '$out'" >&2
 			exit 1
 		fi

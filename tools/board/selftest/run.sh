@@ -7,13 +7,13 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 D=$TOP/tools/board/selftest
 echo "1..5"
 out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock "$D/warn.sh" 2>&1); rc=$?
-if [ $rc != 0 ] && echo "$out" | grep -q 'kernel log: .*WARNING: CPU'; then
+if [ $rc != 0 ] && grep -q 'kernel log: .*WARNING: CPU' <<<"$out"; then
 	echo "ok 1 - harness fails a boot whose kernel log has a WARNING"
 else
 	echo "not ok 1 - harness missed a WARNING (status $rc)"; echo "$out" | sed 's/^/# /'
 fi
 out=$("$TOP/tools/board/run.sh" -q -k 6.1 -d stock -t 15 "$D/hang.sh" 2>&1); rc=$?
-if [ $rc != 0 ] && echo "$out" | grep -q 'timeout after 15 s'; then
+if [ $rc != 0 ] && grep -q 'timeout after 15 s' <<<"$out"; then
 	echo "ok 2 - harness enforces its timeout"
 else
 	echo "not ok 2 - harness did not time out (status $rc)"; echo "$out" | sed 's/^/# /'
@@ -27,8 +27,8 @@ fi
 # a VHE/GICv3 machine where el1 was asked for: the AMUPMU-BOARD line must say so
 out=$(BOARD_QEMU_EXTRA="-M virt,virtualization=on,gic-version=3" \
 	"$TOP/tools/board/run.sh" -q -k 6.1 -d stock -m el1 "$D/pass.sh" 2>&1); rc=$?
-if [ $rc != 0 ] && echo "$out" | grep -q 'booted kernel_el=2, asked for kernel_el=1' &&
-   echo "$out" | grep -q 'booted gic=v3, asked for gic=v2'; then
+if [ $rc != 0 ] && grep -q 'booted kernel_el=2, asked for kernel_el=1' <<<"$out" &&
+   grep -q 'booted gic=v3, asked for gic=v2' <<<"$out"; then
 	echo "ok 4 - harness fails a boot on another machine than the one asked for"
 else
 	echo "not ok 4 - harness missed a machine mismatch (status $rc)"; sed 's/^/# /' <<<"$out"
