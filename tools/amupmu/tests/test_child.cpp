@@ -177,11 +177,25 @@ TEST_CASE("Child: waits end at the exit or the timeout, and the event fd wakes a
 
 TEST_CASE("ms_until: a deadline as a poll() timeout, rounded up", "[child][host]")
 {
-	const auto now = std::chrono::steady_clock::now();
-	CHECK(ms_until(now - std::chrono::seconds(1)) == 0);
-	const int ms = ms_until(now + std::chrono::microseconds(1500));
-	CHECK(ms >= 1);
-	CHECK(ms <= 2);
+	using clock = std::chrono::steady_clock;
+	CHECK(ms_until(clock::now() - std::chrono::seconds(1)) == 0);
+	// the time left, in ms rounded up, lies between what was left after
+	// the call and before it (however long the call took: qemu-user on a
+	// loaded host took over 1.5 ms once)
+	const auto ceil_ms = [](clock::duration d) {
+		return d <= clock::duration::zero() ? 0 : static_cast<int>(std::chrono::ceil<std::chrono::milliseconds>(d).count());
+	};
+	const clock::time_point deadline = clock::now() + std::chrono::microseconds(1500);
+	const clock::time_point before = clock::now();
+	const int ms = ms_until(deadline);
+	const clock::time_point after = clock::now();
+	CHECK(ms >= ceil_ms(deadline - after));
+	CHECK(ms <= ceil_ms(deadline - before));
+	// an hour ahead: the whole hour, no overflow
+	const clock::time_point far = clock::now() + std::chrono::hours(1);
+	const int far_ms = ms_until(far);
+	CHECK(far_ms <= 3600 * 1000);
+	CHECK(far_ms >= 3600 * 1000 - 60 * 1000);
 }
 
 TEST_CASE("Child: a traced command stops at its exec and its exit, where its mappings are read", "[child][host]")
