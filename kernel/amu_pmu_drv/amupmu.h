@@ -205,9 +205,10 @@ int amupmu_session_mmap(struct amupmu_session *s, struct vm_area_struct *vma);
  * @mmaps: live mappings (VMAs)
  * @base: header page, then @pages data pages (vmalloc_user())
  * @pages: data pages
- * @user: the user its 1 + @pages pages are charged to (RLIMIT_MEMLOCK,
- *	user_struct.locked_vm), a reference held; uncharged when the last
- *	reference goes, with the memory
+ * @cred: its creator's credentials, a reference held: their user
+ *	(cred->user) is charged 1 + @pages pages (RLIMIT_MEMLOCK,
+ *	user_struct.locked_vm), uncharged when the last reference goes, with
+ *	the memory
  * @free: frees the owner's struct after the memory
  */
 struct amupmu_mbuf {
@@ -215,7 +216,7 @@ struct amupmu_mbuf {
 	atomic_t mmaps;
 	void *base;
 	unsigned int pages;
-	struct user_struct *user;
+	const struct cred *cred;
 	void (*free)(struct amupmu_mbuf *mb);
 };
 

@@ -22,10 +22,16 @@
  * (user_struct.locked_vm, the count io_uring, AF_XDP/zerocopy and vfio
  * charge against RLIMIT_MEMLOCK) before it is allocated, and uncharged
  * when its last reference goes, with the memory: as long as a mapping
- * (or a fork()ed copy: none, the mappings are VM_DONTCOPY as perf's)
- * pins it. The charge is an atomic counter, not account_locked_vm(): the
- * last reference may go in vm_ops->close, under the mmap_lock held for
- * writing, and from any task (the delayed fput).
+ * pins it. The mappings are VM_DONTCOPY, as perf's; a caller that clears
+ * that with madvise(MADV_DOFORK) gives its child a copy that takes its own
+ * reference (vm_ops->open), the charge staying with the creator.
+ *
+ * The charge is an atomic counter, not account_locked_vm(): the last
+ * reference may go in vm_ops->close, under the mmap_lock held for writing,
+ * and from any task (the delayed fput). The user_struct is kept
+ * through a reference to the creator's struct cred (get_current_cred(),
+ * put_cred()), not get_current_user()/free_uid(): free_uid() is exported
+ * only from some 6.1 stable updates on (Debian's 6.1.0-50 lacks it).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -105,10 +111,10 @@ static int amupmu_mem_charge(struct user_struct *user, unsigned long pages)
 }
 
 /* Any context that may free: no lock, no capability check. */
-static void amupmu_mem_uncharge(struct user_struct *user, unsigned long pages)
+static void amupmu_mem_uncharge(const struct cred *cred, unsigned long pages)
 {
-	atomic_long_sub(pages, &user->locked_vm);
-	free_uid(user);
+	atomic_long_sub(pages, &cred->user->locked_vm);
+	put_cred(cred);
 }
 
 /**
@@ -129,21 +135,21 @@ static void amupmu_mem_uncharge(struct user_struct *user, unsigned long pages)
 int amupmu_mbuf_init(struct amupmu_mbuf *mb, unsigned int pages,
 		     void (*free)(struct amupmu_mbuf *mb))
 {
-	struct user_struct *user = get_current_user();
+	const struct cred *cred = get_current_cred();
 
-	if (amupmu_mem_charge(user, (unsigned long)pages + 1)) {
-		free_uid(user);
+	if (amupmu_mem_charge(cred->user, (unsigned long)pages + 1)) {
+		put_cred(cred);
 		return -ENOMEM;
 	}
-	mb->base = vmalloc_user((size_t)(pages + 1) << PAGE_SHIFT);
+	mb->base = vmalloc_user(((size_t)pages + 1) << PAGE_SHIFT);
 	if (!mb->base) {
-		amupmu_mem_uncharge(user, (unsigned long)pages + 1);
+		amupmu_mem_uncharge(cred, (unsigned long)pages + 1);
 		return -ENOMEM;
 	}
 	kref_init(&mb->ref);
 	atomic_set(&mb->mmaps, 0);
 	mb->pages = pages;
-	mb->user = user;
+	mb->cred = cred;
 	mb->free = free;
 	return 0;
 }
@@ -154,7 +160,7 @@ static void amupmu_mbuf_release(struct kref *ref)
 	struct amupmu_mbuf *mb = container_of(ref, struct amupmu_mbuf, ref);
 
 	vfree(mb->base);
-	amupmu_mem_uncharge(mb->user, (unsigned long)mb->pages + 1);
+	amupmu_mem_uncharge(mb->cred, (unsigned long)mb->pages + 1);
 	mb->free(mb);
 }
 
@@ -203,7 +209,8 @@ static const struct vm_operations_struct amupmu_mbuf_vm_ops = {
  * @pgoff: the page offset the buffer lives at in the file
  *
  * VM_DONTCOPY, as perf's mappings: a fork()ed child does not inherit the
- * mapping (nor make it pin the buffer); remap_vmalloc_range() adds
+ * mapping unless madvise(MADV_DOFORK) asked for it (then the copy holds
+ * its own reference, vm_ops->open); remap_vmalloc_range() adds
  * VM_DONTEXPAND and VM_DONTDUMP.
  *
  * Return: 0, or -EINVAL for any other shape of mapping.
@@ -213,7 +220,7 @@ int amupmu_mbuf_mmap(struct amupmu_mbuf *mb, struct vm_area_struct *vma, unsigne
 	int ret;
 
 	if (vma->vm_pgoff != pgoff ||
-	    vma->vm_end - vma->vm_start != (u64)(mb->pages + 1) << PAGE_SHIFT ||
+	    vma->vm_end - vma->vm_start != ((u64)mb->pages + 1) << PAGE_SHIFT ||
 	    !(vma->vm_flags & VM_SHARED) || vma->vm_flags & VM_EXEC)
 		return -EINVAL;
 	amupmu_vm_flags_clear(vma, VM_MAYEXEC);

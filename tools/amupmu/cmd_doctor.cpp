@@ -9,9 +9,12 @@
 #include <amupmu/error.hpp>
 #include <amupmu/report/doctor_format.hpp>
 
+#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <string>
+
+#include <sys/stat.h>
 
 namespace amupmu::cli {
 
@@ -85,12 +88,22 @@ int run(const Options& o)
 	if (const char* root = ::secure_getenv(doctor_root_variable); root && *root)
 		in.root = root;
 	in.device_path = o.device.empty() ? (in.root / "dev/amupmu").string() : o.device;
-	try {
-		if (std::optional<Device> dev = Device::try_open(in.device_path, &in.device_errno))
-			in.info = dev->info();
-	} catch (const Error& e) {
-		in.device_errno = e.errnum();
-		in.device_error = e.what();
+	// only a character device is opened: --device naming a regular file,
+	// a FIFO or a socket gets a reason, not an open() with side effects
+	struct stat st {};
+	if (::stat(in.device_path.c_str(), &st) != 0) {
+		in.device_errno = errno;
+	} else if (!S_ISCHR(st.st_mode)) {
+		in.device_errno = ENOTTY;
+		in.device_error = in.device_path + " is not a character device";
+	} else {
+		try {
+			if (std::optional<Device> dev = Device::try_open(in.device_path, &in.device_errno))
+				in.info = dev->info();
+		} catch (const Error& e) {
+			in.device_errno = e.errnum();
+			in.device_error = e.what();
+		}
 	}
 	const std::vector<DoctorCheck> checks = doctor_checks(in);
 	const DoctorContext context{in.root.string(), doctor_kernel_release(in.root)};

@@ -364,7 +364,13 @@ doctor_loaded() {
 		grep -q '^  skip  present: no CPU implements SPE' /tmp/doctor.txt || return 1 ;;
 	esac
 	grep -q '"counting": true,' /tmp/doctor.json &&
-		grep -q '"unit": "pmu",' /tmp/doctor.json && grep -q '"check": "mode",' /tmp/doctor.json
+		grep -q '"unit": "pmu",' /tmp/doctor.json && grep -q '"check": "mode",' /tmp/doctor.json || return 1
+	# --device naming something other than a character device is not
+	# opened: the reason, and counting does not work (status 1)
+	amupmu doctor --device /proc/version >/tmp/doctor-notdev.txt
+	rc=$?
+	sed 's/^/# /' /tmp/doctor-notdev.txt | grep node:
+	[ $rc = 1 ] && grep -q '^  fail  node: /proc/version is not a character device$' /tmp/doctor-notdev.txt
 }
 
 # amupmu doctor as uid 65534 without capabilities: the capability fails
