@@ -380,8 +380,8 @@ doctor_unprivileged() {
 	rc=$?
 	sed 's/^/# /' /tmp/doctor-nobody.txt
 	[ $rc = 1 ] && grep -q '^  fail  capability: no CAP_PERFMON (nor CAP_SYS_ADMIN)' /tmp/doctor-nobody.txt &&
-		grep -q '^        fix: run it as root, or give it the capability: sudo setcap cap_perfmon+ep' /tmp/doctor-nobody.txt &&
-		grep -q '^  warn  perf_event_paranoid: -\{0,1\}[0-9]*: perf ' /tmp/doctor-nobody.txt &&
+		grep -q "^        fix: run it as root, or give the capability to one group's members (perf-security.rst): sudo groupadd -f perf_users && .*sudo setcap cap_perfmon+ep" /tmp/doctor-nobody.txt &&
+		grep -q '^  warn  perf_event_paranoid: -\{0,1\}[0-9]*: .*CAP_PERFMON' /tmp/doctor-nobody.txt &&
 		grep -q '^counting does not work (' /tmp/doctor-nobody.txt
 }
 
