@@ -9,12 +9,9 @@
 #include <amupmu/error.hpp>
 #include <amupmu/report/doctor_format.hpp>
 
-#include <cerrno>
 #include <cstdlib>
 #include <iostream>
 #include <string>
-
-#include <sys/stat.h>
 
 namespace amupmu::cli {
 
@@ -53,7 +50,8 @@ Options:
                   "kernel", "counting", "counts" and "checks" (unit,
                   check, cpu, device for one SPE device, status, why,
                   fix)
-  --device PATH   device node (default /dev/amupmu)
+  --device PATH   device node (default /dev/amupmu); only amupmu's
+                  character device is opened
   -h, --help      show this help
 
 Exit status: 0 when everything counting needs works (no check of module,
@@ -88,14 +86,8 @@ int run(const Options& o)
 	if (const char* root = ::secure_getenv(doctor_root_variable); root && *root)
 		in.root = root;
 	in.device_path = o.device.empty() ? (in.root / "dev/amupmu").string() : o.device;
-	// only a character device is opened: --device naming a regular file,
-	// a FIFO or a socket gets a reason, not an open() with side effects
-	struct stat st {};
-	if (::stat(in.device_path.c_str(), &st) != 0) {
-		in.device_errno = errno;
-	} else if (!S_ISCHR(st.st_mode)) {
-		in.device_errno = ENOTTY;
-		in.device_error = in.device_path + " is not a character device";
+	if (const int refused = doctor_device_refused(in.root, in.device_path, &in.device_error)) {
+		in.device_errno = refused;
 	} else {
 		try {
 			if (std::optional<Device> dev = Device::try_open(in.device_path, &in.device_errno))

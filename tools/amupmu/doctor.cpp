@@ -21,6 +21,7 @@
 #include <system_error>
 
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 namespace amupmu::cli {
 
@@ -923,6 +924,26 @@ private:
 std::string doctor_kernel_release(const fs::path& root)
 {
 	return read_line(root / "proc/sys/kernel/osrelease").value_or("");
+}
+
+int doctor_device_refused(const fs::path& root, const std::string& path, std::string* why)
+{
+	struct stat st {};
+	if (::stat(path.c_str(), &st) != 0)
+		return errno;
+	if (!S_ISCHR(st.st_mode)) {
+		*why = path + " is not a character device";
+		return ENOTTY;
+	}
+	const std::optional<std::string> dev = read_line(root / "sys/class/misc/amupmu/dev");
+	if (!dev)
+		return ENODEV;	// no driver, no node of it
+	const std::string node = std::to_string(major(st.st_rdev)) + ":" + std::to_string(minor(st.st_rdev));
+	if (node != *dev) {
+		*why = path + " is device " + node + ", not amupmu's (" + *dev + ")";
+		return ENOTTY;
+	}
+	return 0;
 }
 
 std::optional<Info> info_from_sysfs(const fs::path& root)

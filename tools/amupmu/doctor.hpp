@@ -53,6 +53,14 @@ struct DoctorInput {
 /// The checks, in the order of report::doctor_units.
 [[nodiscard]] std::vector<report::DoctorCheck> doctor_checks(const DoctorInput& input);
 
+/// Why PATH is not opened as ROOT's amupmu device: 0 when it may be; else
+/// an errno for DoctorInput::device_errno, with *why set where the errno
+/// alone does not say it. Only the character device whose number
+/// ROOT/sys/class/misc/amupmu/dev gives is opened: --device naming a file,
+/// or another driver's node (whose open() may act, as /dev/watchdog's arms
+/// it), is refused (ENOTTY).
+[[nodiscard]] int doctor_device_refused(const std::filesystem::path& root, const std::string& path, std::string* why);
+
 /// The running kernel's release under root (proc/sys/kernel/osrelease); ""
 /// when it cannot be read.
 [[nodiscard]] std::string doctor_kernel_release(const std::filesystem::path& root);

@@ -365,12 +365,16 @@ doctor_loaded() {
 	esac
 	grep -q '"counting": true,' /tmp/doctor.json &&
 		grep -q '"unit": "pmu",' /tmp/doctor.json && grep -q '"check": "mode",' /tmp/doctor.json || return 1
-	# --device naming something other than a character device is not
-	# opened: the reason, and counting does not work (status 1)
+	# --device naming a file or another driver's node is not opened: the
+	# reason, and counting does not work (status 1)
 	amupmu doctor --device /proc/version >/tmp/doctor-notdev.txt
 	rc=$?
 	sed 's/^/# /' /tmp/doctor-notdev.txt | grep node:
-	[ $rc = 1 ] && grep -q '^  fail  node: /proc/version is not a character device$' /tmp/doctor-notdev.txt
+	[ $rc = 1 ] && grep -q '^  fail  node: /proc/version is not a character device$' /tmp/doctor-notdev.txt || return 1
+	amupmu doctor --device /dev/null >/tmp/doctor-null.txt
+	rc=$?
+	sed 's/^/# /' /tmp/doctor-null.txt | grep node:
+	[ $rc = 1 ] && grep -q "^  fail  node: /dev/null is device 1:3, not amupmu's ($(cat /sys/class/misc/amupmu/dev))\$" /tmp/doctor-null.txt
 }
 
 # amupmu doctor as uid 65534 without capabilities: the capability fails

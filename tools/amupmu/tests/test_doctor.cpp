@@ -301,6 +301,51 @@ TEST_CASE("doctor: the device node missing or not for this user; another ABI", "
 	}
 }
 
+TEST_CASE("doctor: only amupmu's character device is opened", "[doctor][host]")
+{
+	WARN("host test: fake sysfs, the host's /dev/null");
+	const FakeBoard b;
+	std::string why;
+	// /dev/null is 1:3 on Linux
+	SECTION("the driver's node")
+	{
+		put(b.drv("dev"), "1:3\n");
+		CHECK(doctor_device_refused(b.root(), "/dev/null", &why) == 0);
+		CHECK(why.empty());
+	}
+	SECTION("another driver's node (its open() may act)")
+	{
+		put(b.drv("dev"), "10:123\n");
+		CHECK(doctor_device_refused(b.root(), "/dev/null", &why) == ENOTTY);
+		CHECK(why == "/dev/null is device 1:3, not amupmu's (10:123)");
+		DoctorInput in;
+		in.root = b.root();
+		in.device_errno = ENOTTY;
+		in.device_error = why;
+		const std::vector<DoctorCheck> checks = doctor_checks(in);
+		const DoctorCheck& n = find(checks, "device", "node");
+		CHECK(n.status == DoctorStatus::fail);
+		CHECK(n.why == why);
+	}
+	SECTION("a regular file")
+	{
+		put(b.drv("dev"), "10:123\n");
+		const std::string file = b.at("dev/amupmu").string();
+		CHECK(doctor_device_refused(b.root(), file, &why) == ENOTTY);
+		CHECK(why == file + " is not a character device");
+	}
+	SECTION("missing")
+	{
+		CHECK(doctor_device_refused(b.root(), b.at("dev/none").string(), &why) == ENOENT);
+		CHECK(why.empty());
+	}
+	SECTION("no driver: no dev file")
+	{
+		fs::remove(b.drv("dev"));
+		CHECK(doctor_device_refused(b.root(), "/dev/null", &why) == ENODEV);
+	}
+}
+
 TEST_CASE("doctor: perf_event_paranoid 2 without CAP_PERFMON", "[doctor][host]")
 {
 	WARN("host test: fake sysfs");
