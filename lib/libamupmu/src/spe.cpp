@@ -126,8 +126,11 @@ inline std::uint64_t load_le(const unsigned char* p, unsigned n, std::size_t ava
 			return;
 		}
 		if (h1.kind != PacketKind::address && h1.kind != PacketKind::counter) {
+			// One byte, as Linux's decoder steps over it: the second
+			// byte may be the next packet's header (a damaged PAD
+			// before a Timestamp).
 			p.kind = PacketKind::unknown;
-			p.header_size = 2;
+			p.header_size = 1;
 			p.payload_size = 0;
 			return;
 		}
@@ -291,8 +294,8 @@ constexpr std::array<std::uint8_t, 256> length_table = make_lengths();
 } // namespace
 
 // Remembers the layout of a record just decoded, when it has one: short
-// headers only, no padding inside, ended by End or Timestamp, within the
-// match window.
+// headers and PAD bytes (inside it: fixed slots, padding before the
+// Timestamp), ended by End or Timestamp, within the match window.
 void RecordReader::learn(const Record& r) noexcept
 {
 	if (!r.complete() || r.size > Layout::window || r.packets < 2)
@@ -302,11 +305,17 @@ void RecordReader::learn(const Record& r) noexcept
 	std::array<unsigned char, Layout::window> pattern{}, care{};
 	lay.map = FieldMap{};	// offsets 0: every absent field reads the record's first bytes
 	std::size_t off = 0;
-	unsigned n = 0;
+	unsigned n = 0, pad = 0;
 	while (off < r.size) {
 		const unsigned h = data[off];
+		if (h == 0x00) {	// PAD: 0 at its offset, cared for
+			care[off] = 0xFF;
+			++off;
+			++pad;
+			continue;
+		}
 		const unsigned len = length_table[h];
-		if (len == 0 || h == 0x00)
+		if (len == 0)
 			return;
 		unsigned f = field_table[h];
 		if (h == 0x71)
@@ -339,15 +348,17 @@ void RecordReader::learn(const Record& r) noexcept
 	lay.packets = static_cast<std::uint8_t>(n);
 	lay.size = static_cast<std::uint8_t>(r.size);
 	lay.end = r.end;
-	// as next() finds it: bytes 0-1, or 9-10 after an 8-byte address (a
-	// record that short has no layout: next() would key it by the bytes
-	// after it)
+	lay.pad = static_cast<std::uint8_t>(pad);
+	// as next() finds it: bytes 0-1; after an 8-byte address 9-10, or
+	// 18-20 (a record too short for its key has no layout: next() would
+	// key it by the bytes after it)
+	const auto at = [&](std::size_t i) { return i < r.size ? std::uint64_t{data[i]} : 0; };
 	const bool after_address = (data[0] & 0xF8) == 0xB0;
-	if (after_address && r.size < 11)
+	const bool op_at9 = (at(9) & 0xFC) == 0x48;
+	if (after_address && r.size < (op_at9 ? 11u : 21u))
 		return;
-	const unsigned set = detail::layout_set(
-		std::uint64_t{data[0]} | std::uint64_t{data[1]} << 8,
-		after_address ? std::uint64_t{data[9]} | std::uint64_t{data[10]} << 8 : 0);
+	const unsigned set = detail::layout_set(at(0) | at(1) << 8, at(9) | at(10) << 8,
+						at(18) << 8 | at(19) << 16 | at(20) << 24);
 	layout_[set * layout_ways + victim_[set]] = lay;
 	victim_[set] = static_cast<std::uint8_t>((victim_[set] + 1) % layout_ways);
 }

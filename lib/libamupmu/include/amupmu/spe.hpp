@@ -12,10 +12,13 @@
 //  - RecordReader: iterates over a buffer and fills a reused Record per
 //    sample record (lazily: a Record points into the buffer and reads a
 //    field when asked, so it stays valid as long as the buffer). A record
-//    ends at an End or a Timestamp packet. Padding is skipped. A packet
-//    the architecture does not define is reported with its offset
-//    (Record::unknown_offsets()) and the reader skips to the end of that
-//    record (the next End or Timestamp header). A packet cut by the end of
+//    ends at an End or a Timestamp packet. Padding is skipped (between
+//    records, and inside one: hardware that lays records out in fixed
+//    slots writes PAD where a record lacks a packet). A packet the
+//    architecture does not define is reported with its offset
+//    (Record::unknown_offsets()) and the reader skips from the byte after
+//    its first to the end of that record (the next End or Timestamp
+//    header). A packet cut by the end of
 //    the buffer stops the reader (Stats::truncated). Nothing is read
 //    outside the buffer.
 //
@@ -80,9 +83,10 @@ struct Packet {
 };
 
 /// Decodes the packet at buf[offset] (offset < buf.size()). Never reads
-/// outside buf. An unknown header yields kind unknown with size() 1 (2 for
-/// an extended header whose second byte is not defined); a packet longer
-/// than what remains yields kind truncated.
+/// outside buf. An unknown header yields kind unknown with size() 1, an
+/// extended header whose second byte no packet defines too (that byte may
+/// be the next packet's header: a decoder moves on one byte, as Linux's
+/// does); a packet longer than what remains yields kind truncated.
 [[nodiscard]] Packet decode_packet(std::span<const std::byte> buf, std::size_t offset) noexcept;
 
 /// The header's packet type and sizes, without reading a payload: what
@@ -439,25 +443,49 @@ using u64x2 = std::uint64_t __attribute__((vector_size(16)));
 	return v;
 }
 
-/// The set of a record's layout (of 1 << set_bits), from two bytes of the
-/// record folded by shifts. first: the record's bytes 0-7 (little-endian),
-/// at9: its bytes 9-16. A record that begins with an Operation Type (or any
-/// packet but an 8-byte address) is keyed by its first two bytes: the
-/// first header and its payload's first byte. A record that begins with an
-/// 8-byte address packet (header 0xB0-0xB7: the PC, where hardware and the
-/// mock model put it) is keyed by bytes 9 and 10, the second packet's
-/// header and its payload's first byte (the operation type and its
-/// subclass when it follows the PC): keyed by the PC's low byte instead,
-/// five kinds of records spread over every set and evicted each other
-/// (0.05 of memcpy). Both words come from loads at the reader's position,
-/// not from a load that waits for the first header (which made the chain
-/// from one record to the next a third longer).
-[[gnu::always_inline]] inline unsigned layout_set(std::uint64_t first, std::uint64_t at9) noexcept
+/// The set of a record's layout (of 1 << set_bits), from two or three bytes
+/// of the record folded by shifts: the bytes of its Operation Type packet
+/// where the layouts hardware writes put it, so that the records of one
+/// layout share a set and records of different kinds do not. first: the
+/// record's bytes 0-7 (little-endian), at9: its bytes 9-16, at17: its
+/// bytes 17-24.
+///  - A record that begins with an Operation Type (or any packet but an
+///    8-byte address) is keyed by bytes 0-1: the first header and its
+///    payload's first byte.
+///  - A record that begins with an 8-byte address packet (header
+///    0xB0-0xB7: the PC, where hardware and the mock model put it) and
+///    whose byte 9 is an Operation Type header (the packed records of the
+///    mock model) is keyed by bytes 9-10, the operation type and its
+///    subclass. Keyed by the PC's low byte instead, five kinds of records
+///    spread over every set and evicted each other (0.05 of memcpy).
+///  - Other records that begin with an address are keyed by bytes 18-20:
+///    in Neoverse N1-class 64-byte slots (byte 9 PAD, CONTEXT at 14) the
+///    top byte of the context (0 for a pid) and the Operation Type at 19;
+///    in HiSilicon-class and KVM-guest records (latencies and EVENTS after
+///    the PC, byte 9 a Counter or Events header) the Operation Type at 18
+///    and the header after it (the branch target, the VA or PAD). Keyed by
+///    bytes 9-10, the slots' records all shared set 0, and the variable
+///    ones spread over every set by a latency's low byte (0.045-0.065 of
+///    memcpy). These three bytes are folded by Fibonacci hashing (the
+///    top bits of their product with 2^32 / phi): the shifts' fold of
+///    the two-byte keys drops the bit of a store in the third byte. The
+///    two-byte keys keep that fold: programs built against an earlier
+///    header find the layouts this library learns.
+/// Any key is exact (a layout matches a record only by its bytes): the
+/// key decides only how often the fast path finds a layout. The words
+/// come from loads at the reader's position, not from a load that waits
+/// for the first header (which made the chain from one record to the
+/// next a third longer).
+[[gnu::always_inline]] inline unsigned layout_set(std::uint64_t first, std::uint64_t at9, std::uint64_t at17) noexcept
 {
 	constexpr unsigned set_bits = 5;
-	const std::uint64_t pick = (first & 0xF8) == 0xB0 ? at9 : first;
-	const auto key = static_cast<std::uint32_t>(pick & 0xFFFF);
-	return (key ^ key >> 5 ^ key >> 11) & ((1u << set_bits) - 1);
+	const bool after_address = (first & 0xF8) == 0xB0;
+	const bool op_at9 = (at9 & 0xFC) == 0x48;
+	const auto key16 = static_cast<std::uint32_t>((after_address ? at9 : first) & 0xFFFF);
+	const auto key24 = static_cast<std::uint32_t>(at17 >> 8 & 0xFFFFFF);
+	const unsigned fold16 = (key16 ^ key16 >> 5 ^ key16 >> 11) & ((1u << set_bits) - 1);
+	const unsigned fold24 = (key24 * 0x9E3779B1u) >> (32 - set_bits);
+	return after_address && !op_at9 ? fold24 : fold16;
 }
 
 /// Where a record's fields are (Record's storage; one 32-byte copy from a
@@ -899,14 +927,15 @@ public:
 	[[nodiscard]] std::default_sentinel_t end() const noexcept { return {}; }
 
 	/// The layout of a record the reader met: its packets' headers and
-	/// offsets. A record whose headers match a known layout at every
-	/// offset is that layout's record (the lengths follow from the
-	/// headers), its fields at the layout's offsets: next() finds the
-	/// layout and copies its FieldMap into the Record, nothing else; the
-	/// accessors read the payloads. The match is one masked compare of the
-	/// record's first window bytes: pattern holds the headers at their
-	/// offsets, care 0xFF there and 0 elsewhere (as 64-bit words of those
-	/// bytes in memory order).
+	/// offsets, and the PAD bytes inside it. A record whose headers and
+	/// PAD bytes match a known layout at every offset is that layout's
+	/// record (the lengths follow from the headers), its fields at the
+	/// layout's offsets: next() finds the layout and copies its FieldMap
+	/// into the Record, nothing else; the accessors read the payloads. The
+	/// match is one masked compare of the record's first window bytes:
+	/// pattern holds the headers (and 0 for each PAD) at their offsets,
+	/// care 0xFF there and 0 elsewhere (as 64-bit words of those bytes in
+	/// memory order).
 	struct alignas(64) Layout {
 		static constexpr std::size_t window = 64;	///< bytes; longer records take the loop
 		static constexpr std::size_t words = window / 8;
@@ -918,6 +947,7 @@ public:
 		std::uint8_t packets = 0;	///< 0: empty
 		std::uint8_t size = 0;		///< bytes
 		RecordEnd end = RecordEnd::end;
+		std::uint8_t pad = 0;		///< PAD bytes inside the record
 	};
 	/// Known layouts: sets of ways, a set chosen by the first bytes.
 	static constexpr std::size_t layout_sets = 32;	///< 1 << detail::layout_set()'s bits
@@ -947,25 +977,35 @@ private:
 	const std::size_t size = buf_.size();
 	const std::size_t pos = pos_;
 	// Fast path: at most 7 padding bytes (from the first non-zero byte of
-	// one 8-byte load), then a record of a known layout: the ways of its
-	// set in turn, each one masked compare of the window, and the layout's
-	// FieldMap copied. The chain from one record to the next (this
-	// record's set, its layout's size) takes the set's bytes from one
-	// 8-byte load at pos by a shift, not from a load that waits for the
-	// padding.
+	// one 8-byte load), then a record of a known layout (PAD inside it
+	// too): the ways of its set in turn, each one masked compare of the
+	// window, and the layout's FieldMap copied. The chain from one record
+	// to the next (this record's set, its layout's size) takes the set's
+	// bytes from 8-byte loads at fixed distances from pos by a shift, not
+	// from a load that waits for the padding; and the padding count is
+	// taken only after a branch on the first byte, so that where records
+	// follow each other without padding (hardware's fixed slots and
+	// variable records) the predicted branch keeps the count off the
+	// chain.
 	if (size - pos >= fast_avail) [[likely]] {
 		const std::uint64_t w = detail::load_le64(data + pos);
 		const std::uint64_t w9 = detail::load_le64(data + pos + 9);
+		const std::uint64_t w17 = detail::load_le64(data + pos + 17);
 		// the buffer from memory ahead of the reader: the hardware's
 		// prefetchers stop at each 4 KiB page
 		__builtin_prefetch(data + (size - pos > prefetch_ahead ? pos + prefetch_ahead : size - 1));
 		if (w != 0) [[likely]] {
-			// bits of padding: 8 × its bytes
-			const unsigned skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
+			// bits of padding: 8 × its bytes; none is the usual case,
+			// where the branch (predicted) keeps the count off the
+			// chain from one record to the next
+			unsigned skip8 = 0;
+			if ((w & 0xFF) == 0) [[unlikely]]
+				skip8 = static_cast<unsigned>(std::countr_zero(w)) & 56;
 			const unsigned char* rec = data + pos + skip8 / 8;
-			// the record's first bytes (wrong from the second one for
-			// 7 bytes of padding, where the set then misses)
-			const unsigned set = detail::layout_set(w >> skip8, w9 >> skip8);
+			// the record's bytes (wrong for more than 4 bytes of
+			// padding in the keys of bytes 18-20, 6 in those of bytes
+			// 9-10 and 7 in those of bytes 0-1: the set then misses)
+			const unsigned set = detail::layout_set(w >> skip8, w9 >> skip8, w17 >> skip8);
 			// the ways in turn: a branch the predictor learns, so that the
 			// next record's position does not wait for the compares
 			const Layout* lp = &layout_[set * layout_ways];
@@ -996,7 +1036,7 @@ private:
 				r.packets = lay.packets;
 				r.unknown_count = 0;
 				pos_ = pos + skip8 / 8 + lay.size;
-				stats_.padding_bytes += skip8 / 8;
+				stats_.padding_bytes += skip8 / 8 + lay.pad;
 				stats_.packets += lay.packets;
 				++stats_.records;
 				return true;

@@ -193,8 +193,10 @@ struct Buf {
 	/// A record of variable length, as HiSilicon-class CPUs and KVM guests
 	/// write them: PC, total and issue latency and EVENTS before the
 	/// Operation Type, then the branch target or VA and the translation
-	/// latency when the operation has them, then 1-4 PAD bytes that make
-	/// the record a multiple of 4 bytes with its TIMESTAMP (32 to 44 bytes).
+	/// latency when the operation has them, the CONTEXT when there is one,
+	/// then 1-4 PAD bytes that make the record a multiple of 4 bytes with
+	/// its TIMESTAMP (32 to 44 bytes without a CONTEXT). The layout has no
+	/// PA or DATA SOURCE: f's are not written.
 	Buf& variable(const Fields& f)
 	{
 		const std::size_t s = bytes.size();
