@@ -91,7 +91,8 @@ hex, its meaning; a blank line after each record (END or TIMESTAMP); a run
 of PAD bytes as one line. Each drain of a CPU's buffer is a chunk, headed
 "# cpu N, chunk K, B bytes". A packet the architecture does not define is
 shown as UNKNOWN with its offset and the dump goes on with the next byte;
-a packet cut by the end of its chunk as TRUNCATED. Counts at the end.
+a packet cut by the end of its chunk as TRUNCATED. Counts at the end; a
+record cut by the end of its chunk counts, as in 'amupmu spe report'.
 
 Options:
   -i FILE     recording (default amupmu-spe.data)

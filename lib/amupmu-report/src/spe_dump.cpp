@@ -28,9 +28,14 @@ struct DumpCounts {
 	std::uint64_t bytes = 0, records = 0, packets = 0, padding = 0, unknown = 0, truncated = 0;
 };
 
+// Records are counted as spe::RecordReader (and so `amupmu spe report`)
+// counts them: one at each End or Timestamp packet, and one for the
+// packets after the last of those when the chunk ends first (a packet cut
+// by the chunk's end included); PAD bytes alone after it are no record.
 void dump_chunk(std::string& out, std::span<const std::byte> buf, DumpCounts& n)
 {
 	std::size_t off = 0;
+	bool open = false;	// a packet since the last End or Timestamp
 	while (off < buf.size()) {
 		const spe::Packet p = spe::decode_packet(buf, off);
 		if (p.kind == spe::PacketKind::pad) {
@@ -47,8 +52,10 @@ void dump_chunk(std::string& out, std::span<const std::byte> buf, DumpCounts& n)
 			}
 		} else if (p.kind == spe::PacketKind::alignment) {
 			n.padding += p.size();
+			open = true;
 		} else {
 			++n.packets;
+			open = true;
 		}
 		out += spe::format_packet(buf, p) + "\n";
 		if (p.kind == spe::PacketKind::unknown)
@@ -59,10 +66,13 @@ void dump_chunk(std::string& out, std::span<const std::byte> buf, DumpCounts& n)
 		}
 		if (p.kind == spe::PacketKind::end || p.kind == spe::PacketKind::timestamp) {
 			++n.records;
+			open = false;
 			out += "\n";
 		}
 		off += p.size() != 0 ? p.size() : 1;	// every packet moves on
 	}
+	if (open)	// ended by the chunk's end
+		++n.records;
 }
 
 } // namespace
