@@ -465,7 +465,7 @@ using u64x2 = std::uint64_t __attribute__((vector_size(16)));
 ///    the PC, byte 9 a Counter or Events header) the Operation Type at 18
 ///    and the header after it (the branch target, the VA or PAD). Keyed by
 ///    bytes 9-10, the slots' records all shared set 0, and the variable
-///    ones spread over every set by a latency's low byte (0.045-0.065 of
+///    ones spread over every set by a latency's low byte (0.034-0.066 of
 ///    memcpy). These three bytes are folded by Fibonacci hashing (the
 ///    top bits of their product with 2^32 / phi): the shifts' fold of
 ///    the two-byte keys drops the bit of a store in the third byte. The
