@@ -344,6 +344,7 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 				continue;
 			}
 			std::vector<unsigned> on;
+			on.reserve(miss.size());
 			for (const MissingEvent& x : miss)
 				on.push_back(x.cpu);
 			why += (why.empty() ? "" : "; ") + e.name + " (" + hex(e.number, 2) + "): " + miss.front().reason +

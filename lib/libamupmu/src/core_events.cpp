@@ -27,7 +27,7 @@ namespace {
 // Kunpeng DDRC/HHA/L3C) are not per-CPU events: not listed.
 struct PfmEntry {
 	PfmCore core;
-	pfm_pmu_t id;
+	pfm_pmu_t id = PFM_PMU_NONE;
 };
 constexpr PfmEntry pfm_entries[] = {
 	{{0x41, 0xD03, "arm_ac53", "Arm Cortex-A53"}, PFM_PMU_ARM_CORTEX_A53},
@@ -308,9 +308,8 @@ void require_same_events(std::span<const EventSpec> events, const Info& info, st
 			why += (why.empty() ? "" : "; ") + cpus_text(list) + " (" + describe_midr(first.midr) + ")" +
 			       (first.number ? " number it " + hex(*first.number, 4) : " have no event of that name");
 		}
-		throw InvalidArgument{text + ", but " + why +
-					      " (count the core types apart with -C, or give the number: r<hex>)",
-				      EINVAL};
+		text += ", but " + why + " (count the core types apart with -C, or give the number: r<hex>)";
+		throw InvalidArgument{text, EINVAL};
 	}
 }
 
