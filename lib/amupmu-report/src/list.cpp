@@ -183,7 +183,8 @@ std::string missing_of(const Info& info, const ListCoreType& t, const MetricSet&
 			out += (out.empty() ? "" : ", ") + name + (n ? " (" + hex(*n, 2) + ")" : std::string{" (unknown)"});
 	}
 	if (std::string{m.expr}.find(slots_name) != std::string::npos && t.slots == 0)
-		out += (out.empty() ? "" : ", ") + std::string{"#slots (PMMIR_EL1.SLOTS is 0)"};
+		out += (out.empty() ? "" : ", ") +
+		       std::string{ci.has_pmmir() ? "#slots (PMMIR_EL1.SLOTS is 0)" : "#slots (no PMMIR_EL1: before PMUv3p4)"};
 	return out;
 }
 
