@@ -380,9 +380,11 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 	for (EventSpec& e : pmu)
 		p.events.push_back(std::move(e));
 	p.amu_events = amu;
+	std::string slots = "none";
+	if (t.slots)
+		slots = std::to_string(t.slots) + " (PMMIR_EL1.SLOTS)";
 	std::string text = "topdown: " + std::string{set.title} + ", level " + std::to_string(t.level) + " (" +
-			   std::string{set.id} + ": " + std::string{set.source} + "); slots " +
-			   (t.slots ? std::to_string(t.slots) + " (PMMIR_EL1.SLOTS)" : std::string{"none"}) +
+			   std::string{set.id} + ": " + std::string{set.source} + "); slots " + slots +
 			   "; each metric's events counted together in one group";
 	if (!amu.empty()) {
 		std::string names;
