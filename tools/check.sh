@@ -214,6 +214,14 @@ board frames 6.12 vhe amupmu mock -s 4
 board spe-claim 6.12 vhe amupmu mock -S yes
 board spe-claim 6.1 el1 amupmu prod -S yes
 board spe-claim 6.1 vhe amupmu mock -S two
+# every core's events by name (issue 27) on QEMU's real cores (run.sh -c):
+# the Neoverse N1 (libpfm4's arm_n1 table; the mock build: exclusive mode,
+# and --topdown's CPU_CYCLES from the mock AMU) and the Cortex-A76 (no
+# libpfm4 table: the architected names and raw codes; shared mode); the
+# list, a core event counted or refused by PMCEID, --topdown naming what
+# QEMU's PMU lacks (about 30 s each)
+board events 6.1 el1 amupmu mock -c neoverse-n1
+board events 6.12 el1 stock prod -c cortex-a76
 # the concurrency fuzzer (issue 24): hostile local users, root and uid
 # 65534, every command, poll/epoll, mmap, fork, close, while a controller
 # offlines CPUs, unbinds amupmu-spe, writes the SPE knobs and toggles

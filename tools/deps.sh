@@ -25,6 +25,7 @@ HOST_PKGS=(
 	device-tree-compiler dt-schema sparse mmdebstrap
 	catch2 libnl-3-dev libnl-genl-3-dev
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
+	libpfm4-dev libpfm4-dev:arm64
 	libnl-utils libnl-cli-3-200:arm64
 	linux-source-6.1 clang-tidy cppcheck rsync
 	locales abigail-tools libdw-dev

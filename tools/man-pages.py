@@ -43,6 +43,7 @@ ADMIN_RST = "Documentation/admin-guide/amupmu.rst"
 COMMANDS = [
     ("info", "show the driver ABI, PMU ownership, kernel EL, GIC and each CPU's PMU, SPE and AMU"),
     ("doctor", "check the module, device, privileges, PMU, AMU and SPE: what works, why not, the fix"),
+    ("list", "list the events of the CPUs present by group, as perf list (libpfm4 names per core)"),
     ("stat", "count PMU events on whole CPUs over a command (perf stat -a): totals, metrics, errata"),
     ("amu", "AMU per CPU over a command or every interval: MHz, IPC, memory stall, active %"),
     ("record", "run a command and sample PCs on counter overflow, to a file"),
@@ -55,7 +56,7 @@ COMMANDS = [
 
 # the perf pages a reader of each amupmu page knows its model from
 PERF_SEE_ALSO = {
-    "stat": ["perf-stat(1)"], "record": ["perf-record(1)"], "report": ["perf-report(1)"],
+    "stat": ["perf-stat(1)"], "list": ["perf-list(1)"], "record": ["perf-record(1)"], "report": ["perf-report(1)"],
     "script": ["perf-script(1)"], "spe": ["perf-arm-spe(1)"],
 }
 

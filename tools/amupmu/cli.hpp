@@ -110,6 +110,7 @@ T number_arg(std::string_view opt, std::string_view v)
 extern const Command info_command;
 extern const Command amu_command;
 extern const Command stat_command;
+extern const Command list_command;
 extern const Command record_command;
 extern const Command report_command;
 extern const Command script_command;

@@ -9,12 +9,14 @@
 
 #include <amupmu/affinity.hpp>
 #include <amupmu/compensation.hpp>
+#include <amupmu/core_events.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/device.hpp>
 #include <amupmu/errata.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/report/stat.hpp>
+#include <amupmu/topdown.hpp>
 
 #include <algorithm>
 #include <charconv>
@@ -29,7 +31,7 @@ using namespace amupmu::report;
 
 namespace {
 
-constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-A] [-e EVENTS] [-M METRICS] [--metric-only] [-C CPUS]
+constexpr std::string_view usage = R"(Usage: amupmu stat [-a] [-A] [-e EVENTS] [-M METRICS] [--topdown[=LEVEL]] [--metric-only] [-C CPUS]
                    [-I MS [--interval-count N]] [-r N] [--json | -x SEP] [-o FILE]
                    [--multiplex] [--amu] [--no-compensate] [--ec0-count N]
                    [--calibration FILE] [--device PATH] [--] [COMMAND [ARGS...]]
@@ -72,7 +74,22 @@ Options:
   -M METRICS        comma-separated metrics, repeatable: ipc, l1d_hit_rate,
                     branch_pred_accuracy, backend_stall_share,
                     frontend_stall_share; their events are added, only they
-                    are printed (without -e: only their events are counted)
+                    are printed (without -e: only their events are counted);
+                    perf's metric groups TopdownL1, TopdownL2: --topdown=1, 2
+  --topdown[=LEVEL] Arm's top-down analysis, level 1 (default) or 2: the
+                    share of the slots (PMMIR_EL1.SLOTS per cycle) that were
+                    frontend bound, backend bound, bad speculation and
+                    retiring, from STALL_SLOT_FRONTEND, STALL_SLOT_BACKEND,
+                    STALL_SLOT, OP_SPEC, OP_RETIRED, CPU_CYCLES (and
+                    BR_MIS_PRED on the Neoverse N2, V1, V2, whose telemetry
+                    specifications also define level 2); the formulas and
+                    their source are in 'amupmu list TopdownL'. Each metric
+                    is counted in one group. Where the AMU counts CPU_CYCLES
+                    (group 0) on every CPU it is read there, not on a PMU
+                    counter (a comment line says which counts came from
+                    where). A metric whose events a CPU lacks (by PMCEID;
+                    QEMU has no STALL_SLOT events) or whose SLOTS read 0 is
+                    not printed: a comment line names what is missing
   --metric-only     print the metrics only, one line (per CPU with -A)
   -A, --no-aggr, --per-cpu
                     each CPU on its own lines, not summed
@@ -122,21 +139,30 @@ struct Options : CountOptions {
 	bool compensate = true;
 	bool amu = false;
 	bool multiplex = false;
+	unsigned topdown = 0;			///< --topdown level; 0: none
 	std::optional<double> ec0;
 	std::optional<std::string> calibration;
 };
 
-// -M a,b: names metric_defs() knows, checked before anything is opened
-void split_metrics(std::vector<std::string>& out, std::string_view list)
+// -M a,b: names metric_defs() knows and perf's top-down groups
+// (TopdownL1, TopdownL2), checked before anything is opened
+void split_metrics(Options& o, std::string_view list)
 {
+	std::vector<std::string>& out = o.metrics;
 	for (std::size_t pos = 0; pos <= list.size();) {
 		const std::size_t comma = std::min(list.find(',', pos), list.size());
 		const std::string_view name = list.substr(pos, comma - pos);
+		if (const std::optional<unsigned> level = topdown_group_level(name)) {
+			o.topdown = std::max(o.topdown, *level);
+			pos = comma + 1;
+			continue;
+		}
 		if (!find_metric_def(name)) {
 			std::string known;
 			for (const MetricDef& d : metric_defs())
 				known += (known.empty() ? "" : ", ") + std::string{d.name};
-			throw UsageError{"unknown metric '" + std::string{name} + "' (amupmu has " + known + ")"};
+			throw UsageError{"unknown metric '" + std::string{name} + "' (amupmu has " + known +
+					 "; the groups TopdownL1, TopdownL2)"};
 		}
 		out.emplace_back(name);
 		pos = comma + 1;
@@ -169,9 +195,17 @@ Options parse(Args args)
 		else if (auto v = option_value(args, i, "--event"))
 			o.events.emplace_back(*v);
 		else if (auto v = option_value(args, i, "-M"))
-			split_metrics(o.metrics, *v);
+			split_metrics(o, *v);
 		else if (auto v = option_value(args, i, "--metrics"))
-			split_metrics(o.metrics, *v);
+			split_metrics(o, *v);
+		else if (a == "--topdown")
+			o.topdown = std::max(o.topdown, 1u);
+		else if (a.starts_with("--topdown=")) {
+			const auto level = number_arg<unsigned>("--topdown", a.substr(10));
+			if (level < 1 || level > 2)
+				throw UsageError{"--topdown=LEVEL: level 1 or 2"};
+			o.topdown = std::max(o.topdown, level);
+		}
 		else if (a == "--metric-only")
 			o.metric_only = true;
 		else if (a == "-A" || a == "--no-aggr" || a == "--per-cpu")
@@ -208,6 +242,8 @@ Options parse(Args args)
 		throw UsageError{"-r and -I exclude each other"};
 	if (o.repeat > 1 && o.amu)
 		throw UsageError{"-r and --amu exclude each other"};
+	if (o.topdown && o.multiplex)
+		throw UsageError{"--topdown counts each metric's events together in one group: not with --multiplex"};
 	if (o.metric_only && o.amu)
 		throw UsageError{"--metric-only and --amu exclude each other (the AMU figures are counts)"};
 	return o;
@@ -221,7 +257,145 @@ struct Plan {
 	std::uint64_t midr = 0;
 	std::vector<std::string> notes;
 	PmuMode pmu_mode = PmuMode::exclusive;
+	TopdownRequest topdown{};
+	/// events the AMU counts instead of the PMU (--topdown)
+	std::vector<std::uint16_t> amu_events;
 };
+
+std::string lowercase(std::string_view s)
+{
+	std::string out{s};
+	std::ranges::transform(out, out.begin(),
+			       [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+	return out;
+}
+
+// Whether AMU group 0 counts event on every CPU of cpus (enabled at
+// discovery), and the driver reads the AMU.
+bool amu_counts(const Info& info, std::span<const unsigned> cpus, std::uint16_t event)
+{
+	if (!info.supports(Ioctl::amu_read) || cpus.empty())
+		return false;
+	for (const unsigned c : cpus) {
+		const CpuInfo& ci = info.cpus[c];
+		if (!ci.amu_usable())
+			return false;
+		const unsigned n0 = static_cast<unsigned>(field<7, 0>(ci.amcgcr));
+		const std::optional<unsigned> i = amu_counter_of(ci.amevtyper0, n0, event);
+		if (!i || !((ci.amcntenset0 >> *i) & 1))
+			return false;
+	}
+	return true;
+}
+
+// --topdown: the set of the counted CPUs' core up to the level, its
+// PMMIR_EL1.SLOTS, and the events of the metrics whose inputs are all
+// there (CPU_CYCLES, INST_RETIRED from the AMU where group 0 counts them,
+// the others on the PMU, in the one group); what a metric lacks in the
+// notes.
+void plan_topdown(Plan& p, unsigned asked, const Info& info)
+{
+	const MetricSet& set = metric_set_for(p.midr);
+	TopdownRequest& t = p.topdown;
+	t.set = &set;
+	t.midr = p.midr;
+	t.level = std::min(asked, set.max_level);
+	if (asked > set.max_level)
+		p.notes.push_back("topdown: level " + std::to_string(asked) +
+				  " is defined for the Neoverse N2, V1 and V2 (their telemetry specifications); " +
+				  describe_midr(p.midr) + " has level " + std::to_string(set.max_level) + " (" +
+				  std::string{set.id} + ")");
+	const CpuInfo& first = info.cpus[p.cpus.front()];
+	t.slots = first.has_pmmir() ? pmmir_slots(first.pmmir) : 0;
+	for (const unsigned c : p.cpus)
+		if (const CpuInfo& ci = info.cpus[c]; (ci.has_pmmir() ? pmmir_slots(ci.pmmir) : 0) != t.slots)
+			p.notes.push_back("topdown: CPU " + std::to_string(c) + " has other PMMIR_EL1.SLOTS than CPU " +
+					  std::to_string(p.cpus.front()) + "; CPU " + std::to_string(p.cpus.front()) +
+					  "'s are used");
+	const std::string slots_why =
+		first.has_pmmir() ? "PMMIR_EL1.SLOTS reads 0" : "no PMMIR_EL1 (a PMU before PMUv3p4)";
+	std::vector<EventSpec> pmu;
+	std::vector<std::uint16_t> amu;
+	std::vector<EventSpec> available;	// what exists of every metric's events
+	std::vector<std::uint16_t> available_amu;
+	for (const MetricFormula* m : topdown_metrics(set, t.level)) {
+		std::string why;
+		std::vector<EventSpec> m_pmu;
+		std::vector<std::uint16_t> m_amu;
+		for (const std::string& name : metric_events(set, *m)) {
+			EventSpec e = parse_event(lowercase(name), p.midr);
+			const bool counted = std::ranges::any_of(p.events, [&](const EventSpec& x) {
+				return x.number == e.number && (x.flags & ~evflag::raw) == 0;
+			});
+			if (counted)
+				continue;	// -e counts it on the PMU already
+			if ((e.number == ev::cpu_cycles || e.number == ev::inst_retired) &&
+			    amu_counts(info, p.cpus, e.number)) {
+				m_amu.push_back(e.number);
+				if (std::ranges::find(available_amu, e.number) == available_amu.end())
+					available_amu.push_back(e.number);
+				continue;
+			}
+			const EventSpec one[] = {e};
+			const std::vector<MissingEvent> miss = missing_events(one, info, p.cpus);
+			if (miss.empty()) {
+				m_pmu.push_back(e);
+				available.push_back(e);
+				continue;
+			}
+			std::vector<unsigned> on;
+			on.reserve(miss.size());
+			for (const MissingEvent& x : miss)
+				on.push_back(x.cpu);
+			why += (why.empty() ? "" : "; ") + e.name + " (" + hex(e.number, 2) + "): " + miss.front().reason +
+			       " on CPU" + (on.size() > 1 ? "s " : " ") + format_cpu_list(on);
+		}
+		// does it divide by the slots? evaluated with every event present
+		const auto one = [](std::string_view) -> std::optional<double> { return 1.0; };
+		for (const MetricValue& v : evaluate_topdown(set, m->level, one, 0))
+			if (v.metric == m && !v.missing.empty() && t.slots == 0)
+				why += (why.empty() ? "" : "; ") + std::string{"#slots: "} + slots_why;
+		if (!why.empty()) {
+			p.notes.push_back("topdown: " + std::string{m->name} + " not computed: missing " + why);
+			continue;
+		}
+		for (EventSpec& e : m_pmu)
+			if (std::ranges::none_of(pmu, [&](const EventSpec& x) { return x.number == e.number; }))
+				pmu.push_back(std::move(e));
+		for (const std::uint16_t n : m_amu)
+			if (std::ranges::find(amu, n) == amu.end())
+				amu.push_back(n);
+	}
+	if (pmu.empty() && amu.empty()) {
+		// no metric can be computed: count what exists of their events,
+		// so the run shows them (and where they come from)
+		for (EventSpec& e : available)
+			if (std::ranges::none_of(pmu, [&](const EventSpec& x) { return x.number == e.number; }))
+				pmu.push_back(std::move(e));
+		amu = available_amu;
+		// a PMU group needs an event: the cycles, beside the AMU's
+		if (pmu.empty() && p.events.empty())
+			pmu.push_back(parse_event("cpu_cycles", p.midr));
+	}
+	for (EventSpec& e : pmu)
+		p.events.push_back(std::move(e));
+	p.amu_events = amu;
+	std::string slots = "none";
+	if (t.slots)
+		slots = std::to_string(t.slots) + " (PMMIR_EL1.SLOTS)";
+	std::string text = "topdown: " + std::string{set.title} + ", level " + std::to_string(t.level) + " (" +
+			   std::string{set.id} + ": " + std::string{set.source} + "); slots " + slots +
+			   "; each metric's events counted together in one group";
+	if (!amu.empty()) {
+		std::string names;
+		for (const std::uint16_t n : amu)
+			names += (names.empty() ? "" : ", ") + lowercase(amu_event_name(n));
+		text += "; " + names + " from the AMU (group 0, amu/NAME/ lines), the other events from the PMU";
+	} else {
+		text += "; every event from the PMU";
+	}
+	p.notes.push_back(std::move(text));
+}
 
 Plan plan(const Options& o, const Info& info)
 {
@@ -236,7 +410,7 @@ Plan plan(const Options& o, const Info& info)
 		if (info.cpus[c].discovered() && info.cpus[c].midr != p.midr)
 			p.notes.push_back("CPUs of different types (" + describe_midr(info.cpus[c].midr) +
 					  "): names and errata follow CPU " + std::to_string(p.cpus.front()));
-	if (o.events.empty() && o.metrics.empty()) {
+	if (o.events.empty() && o.metrics.empty() && !o.topdown) {
 		for (const EventSpec& e : parse_event_list(default_events, p.midr)) {
 			const EventSpec one[] = {e};
 			if (missing_events(one, info, p.cpus).empty())
@@ -257,6 +431,10 @@ Plan plan(const Options& o, const Info& info)
 			if (std::ranges::none_of(p.events, [&](const EventSpec& e) { return e.number == n; }))
 				p.events.push_back(parse_event(event_display_name(n, p.midr), p.midr));
 	}
+	if (o.topdown)
+		plan_topdown(p, o.topdown, info);
+	if (p.events.empty())
+		throw UsageError{"no event to count on the PMU"};
 	p.added.assign(p.events.size(), false);
 	// events an erratum model needs, unless compensation is off
 	if (o.compensate) {
@@ -270,6 +448,7 @@ Plan plan(const Options& o, const Info& info)
 				 std::to_string(max_group_events)};
 	// before anything is programmed
 	require_events(p.events, info, p.cpus);
+	require_same_events(p.events, info, p.cpus);
 	require_countable(p.events, info, p.cpus);
 	return p;
 }
@@ -330,7 +509,9 @@ public:
 		  p_{p},
 		  comp_{.enabled = o.compensate, .exc_undef_ec0 = o.ec0, .calibration = calibration(o, p)},
 		  // the AMU on its own descriptor: refused before anything is programmed
-		  amu_{o.amu ? std::optional{open_amu(Device::open(o.device), p.cpus)} : std::nullopt},
+		  // (--amu, or --topdown's AMU counts)
+		  amu_{o.amu || !p.amu_events.empty() ? std::optional{open_amu(Device::open(o.device), p.cpus)}
+						      : std::nullopt},
 		  counters_{std::move(dev), info},
 		  reporter_{p, o.per_cpu}
 	{
@@ -375,7 +556,7 @@ public:
 			r.seconds_stddev = wall.stddev_mean();
 		}
 		finish(r);
-		if (amu_)
+		if (amu_ && o_.amu)
 			r.amu = amu_interval(amu_->info(), amu_first_, amu_now_);
 		return r;
 	}
@@ -396,6 +577,7 @@ private:
 	{
 		apply_errata(r, p_.midr, comp_);
 		derive_report_metrics(r, o_.metrics);
+		derive_topdown(r, p_.topdown);
 	}
 
 	// One run of the command, with its -I reports: its totals (seconds,
@@ -446,6 +628,8 @@ private:
 		if (amu_)
 			read_amu(*amu_, amu_now_);
 		StatReport r = reporter_.report(counters_.result(), false, counters_.reading().cpus());
+		if (!p_.amu_events.empty())
+			add_amu_rows(r, p_.amu_events, amu_first_, amu_now_, amu_->info(), p_.cpus, o_.per_cpu);
 		r.seconds = seconds;
 		if (child)
 			r.exit_status = child->status();
@@ -456,14 +640,18 @@ private:
 	void interval_report(std::ostream& out, unsigned n, double end)
 	{
 		const CounterResult now = counters_.read();
+		if (amu_)
+			read_amu(*amu_, amu_now_);
 		StatReport r = reporter_.report(now, true, counters_.reading().cpus());
+		if (!p_.amu_events.empty())
+			add_amu_rows(r, p_.amu_events, amu_last_, amu_now_, amu_->info(), p_.cpus, o_.per_cpu);
 		r.interval_header = n % 25 == 0;	// perf's column header comment
 		r.interval_end = end;
 		r.seconds = o_.interval_ms / 1000.0;
 		finish(r);
 		if (amu_) {
-			read_amu(*amu_, amu_now_);
-			r.amu = amu_interval(amu_->info(), amu_last_, amu_now_);
+			if (o_.amu)
+				r.amu = amu_interval(amu_->info(), amu_last_, amu_now_);
 			std::swap(amu_last_, amu_now_);
 		}
 		out << render(o_, r) << std::flush;

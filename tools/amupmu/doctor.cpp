@@ -197,6 +197,13 @@ void read_cpu(const fs::path& dir, CpuInfo& c)
 	reg("amcntenset0_el0", c.amcntenset0);
 	reg("amcntenset1_el0", c.amcntenset1);
 	reg("spe_version", c.spe_version);
+	// the events the CPU implements (amupmu list, stat's checks)
+	reg("pmceid0_el0", c.pmceid0);
+	reg("pmceid1_el0", c.pmceid1);
+	reg("pmmir_el1", c.pmmir);
+	if (c.has_pmu() && c.pmu_version >= pmuver_v3p1)
+		c.flags |= static_cast<std::uint32_t>(CpuFlag::pmceid_ext);
+	present("pmmir_el1", CpuFlag::pmmir);
 }
 
 // The distinct core types (implementer and part of MIDR_EL1) and their CPUs.
@@ -978,6 +985,20 @@ std::optional<Info> info_from_sysfs(const fs::path& root)
 	for (std::size_t i = 0; i < info.cpus.size(); ++i)
 		info.cpus[i].cpu = static_cast<std::uint32_t>(i);
 	return info;
+}
+
+std::map<unsigned, std::uint64_t> kernel_midrs(const fs::path& root)
+{
+	std::map<unsigned, std::uint64_t> out;
+	const fs::path cpu_dir = root / "sys/devices/system/cpu";
+	const std::optional<std::string> list = read_line(cpu_dir / "possible");
+	const std::vector<unsigned> cpus = list ? parse_cpu_list(*list).value_or(std::vector<unsigned>{})
+						: std::vector<unsigned>{};
+	for (const unsigned cpu : cpus)
+		if (const auto midr = read_number<std::uint64_t>(cpu_dir / ("cpu" + std::to_string(cpu)) /
+								 "regs/identification/midr_el1"))
+			out[cpu] = *midr;
+	return out;
 }
 
 std::vector<DoctorCheck> doctor_checks(const DoctorInput& input)

@@ -27,7 +27,9 @@
 #include <amupmu/info.hpp>
 #include <amupmu/report/doctor_format.hpp>
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -70,6 +72,12 @@ struct DoctorInput {
 /// its flags, MIDR, versions, counters and AMU registers; nullopt without
 /// the directory. The ioctls, kernel EL, clock and SPE owner are unknown.
 [[nodiscard]] std::optional<Info> info_from_sysfs(const std::filesystem::path& root);
+
+/// MIDR_EL1 of every possible CPU the kernel describes under root
+/// (sys/devices/system/cpu/possible, cpuN/regs/identification/midr_el1),
+/// by CPU number; without the driver. Empty when the kernel does not
+/// publish them.
+[[nodiscard]] std::map<unsigned, std::uint64_t> kernel_midrs(const std::filesystem::path& root);
 
 } // namespace amupmu::cli
 

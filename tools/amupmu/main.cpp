@@ -33,7 +33,7 @@ using namespace amupmu::cli;
 
 // Subcommands, in "amupmu --help" order.
 const Command* const commands[] = {
-	&info_command, &doctor_command, &stat_command, &amu_command, &record_command, &report_command, &script_command,
+	&info_command, &doctor_command, &list_command, &stat_command, &amu_command, &record_command, &report_command, &script_command,
 	&calibrate_command,
 	&spe_command,
 	&monitor_command,

@@ -57,7 +57,8 @@ board_kernel() {
 # board_identity: the board of this boot, one line of key=value. The
 # kernel, its exception level, the GIC, the devicetree, its number of
 # "amupmu,cpu-frames" nodes and of SPE nodes ("arm,statistical-profiling-
-# extension-v1") and the vCPUs come from the running system;
+# extension-v1"), the vCPUs and the CPU's MIDR implementer/part come from
+# the running system;
 # the machine, the module build and icount from amupmu_board=
 # (K/MACHINE/DT/VARIANT/smpN/icountI, set by run.sh), which run.sh
 # compares with what it asked for.
@@ -87,7 +88,8 @@ board_identity() {
 	echo "kernel=$(board_kernel) machine=$(echo "$amupmu_board" | cut -d/ -f2)" \
 		"kernel_el=${el:-unknown} gic=$gic dt=$dt module=$(echo "$amupmu_board" | cut -d/ -f4)" \
 		"icount=$(echo "$amupmu_board" | cut -d/ -f6 | sed 's/^icount//')" \
-		"smp=$(grep -c '^processor' /proc/cpuinfo) frames=$frames spe=$spe"
+		"smp=$(grep -c '^processor' /proc/cpuinfo) frames=$frames spe=$spe" \
+		"cpu=$(sed -n 's/^CPU implementer[[:space:]]*: //p' /proc/cpuinfo | head -1)/$(sed -n 's/^CPU part[[:space:]]*: //p' /proc/cpuinfo | head -1)"
 }
 
 # the PMU mode of the loaded module: exclusive (the amupmu devicetree:

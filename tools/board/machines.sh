@@ -12,6 +12,33 @@ BOARD_MACHINES="el1 vhe"
 BOARD_CPU=max,pauth-impdef=on
 BOARD_MEM=1024
 
+# The CPU models a board may run (run.sh -c): QEMU 7.2's -cpu names. max
+# (the default) has every feature QEMU emulates, with MIDR implementer 0x00
+# part 0x051; the others are real cores with their real MIDR_EL1, for the
+# tests of core-specific event names (payload events.sh)
+BOARD_CPUS="max cortex-a76 neoverse-n1 a64fx"
+
+# board_cpu CPU: the -cpu value of a CPU model
+board_cpu() {
+	case $1 in
+	max) echo max,pauth-impdef=on ;;
+	cortex-a76 | neoverse-n1 | a64fx) echo "$1" ;;
+	*) return 1 ;;
+	esac
+}
+
+# cpu_expect CPU: its MIDR_EL1 implementer/part as /proc/cpuinfo shows them
+# (the cpu field of init's AMUPMU-BOARD line)
+cpu_expect() {
+	case $1 in
+	max) echo 0x00/0x051 ;;
+	cortex-a76) echo 0x41/0xd0b ;;
+	neoverse-n1) echo 0x41/0xd0c ;;
+	a64fx) echo 0x46/0x001 ;;
+	*) return 1 ;;
+	esac
+}
+
 # machine_opt MACH: the -M value of a machine
 machine_opt() {
 	case $1 in

@@ -6,7 +6,7 @@
 # kernel on qemu-system-aarch64 -M virt, run a payload, collect its KTAP/TAP
 # results from the serial console and check the kernel log.
 #
-# run.sh -k 6.1|6.12|6.1-debug -d stock|amupmu [-m el1|vhe] [-s N] [-v prod|mock] [-i]
+# run.sh -k 6.1|6.12|6.1-debug -d stock|amupmu [-m el1|vhe] [-c CPU] [-s N] [-v prod|mock] [-i]
 #        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12; 6.1-debug: the debug
 #       kernel of tools/debug-kernel.sh, lockdep/KASAN/KFENCE/UBSAN/...)
@@ -15,6 +15,9 @@
 #   -m  machine (tools/board/machines.sh): el1 = -M virt (kernel at EL1,
 #       GICv2; default), vhe = -M virt,virtualization=on,gic-version=3
 #       (kernel at EL2 with VHE, GICv3, like real boards)
+#   -c  CPU model (machines.sh BOARD_CPUS): max (default: QEMU's every
+#       feature, MIDR part 0x051), or a real core with its MIDR_EL1:
+#       cortex-a76, neoverse-n1, a64fx (payload events.sh)
 #   -s  vCPUs (-smp, default 2)
 #   -v  module build: prod, or mock (AMU/SPE from the mock register model)
 #   -i  add -icount shift=0 (exact, deterministic INST_RETIRED)
@@ -36,15 +39,15 @@
 #   -q  print only the summary, not the payload's console output
 #   PAYLOAD  a script in tools/board/payloads/ (without .sh), or a path to one
 #
-# The board's name is K-MACHINE-DT-VARIANT[-smpN when N != 2][-icount]
+# The board's name is K-MACHINE-DT-VARIANT[-CPU when not max][-smpN when N != 2][-icount]
 # [-noframes when -f no on an amupmu/mock board, -badframes with -f bad]
 # [-spe with -S yes, -spe2 with -S two]-PAYLOAD.
 # Prints "board NAME: P passed, F failed, S skipped" and writes the same
 # counts to build/board/NAME/summary; exits 1 when anything failed, also
 # when the booted system is not the board asked for (the AMUPMU-BOARD line
 # init prints: kernel, exception level, GIC, devicetree, vCPUs, frame nodes,
-# SPE nodes), and when the kernel complained in its log: an Oops, BUG or
-# WARNING, a lockdep, KASAN, KFENCE, UBSAN or DEBUG_OBJECTS report, list
+# SPE nodes, the CPU's implementer and part), and when the kernel complained
+# in its log: an Oops, BUG or WARNING, a lockdep, KASAN, KFENCE, UBSAN or DEBUG_OBJECTS report, list
 # corruption, a hung task, a soft or hard lockup, an RCU stall.
 set -euo pipefail
 
@@ -52,13 +55,13 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
-K=6.1 DT=stock MACH=el1 SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT="" QUIET=0 FRAMES="" SPE=no
-while getopts "k:d:m:s:v:if:S:t:q" o; do
+K=6.1 DT=stock MACH=el1 CPU=max SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT="" QUIET=0 FRAMES="" SPE=no
+while getopts "k:d:m:c:s:v:if:S:t:q" o; do
 	case $o in
-	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; s) SMP=$OPTARG ;;
+	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; c) CPU=$OPTARG ;; s) SMP=$OPTARG ;;
 	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
 	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;;
-	*) sed -n '4,47p' "$0"; exit 2 ;;
+	*) sed -n '4,51p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -75,6 +78,7 @@ if [ -z "$TIMEOUT" ]; then
 fi
 [[ $TIMEOUT =~ ^[1-9][0-9]*$ ]] || { echo "board: -t SECS" >&2; exit 2; }
 machine_opt "$MACH" >/dev/null || { echo "board: -m ${BOARD_MACHINES// /|}" >&2; exit 2; }
+BOARD_CPU=$(board_cpu "$CPU") || { echo "board: -c ${BOARD_CPUS// /|}" >&2; exit 2; }
 case $SMP in [1-9] | [1-9][0-9]) ;; *) echo "board: -s 1..99 vCPUs" >&2; exit 2 ;; esac
 case $FRAMES in
 "") FRAMES=no; [ "$DT/$VARIANT" = amupmu/mock ] && FRAMES=yes ;;
@@ -91,6 +95,7 @@ esac
 case $SPE in yes | two | no) ;; *) echo "board: -S yes|no|two" >&2; exit 2 ;; esac
 
 NAME=$K-$MACH-$DT-$VARIANT
+[ "$CPU" = max ] || NAME=$NAME-$CPU
 [ "$SMP" = 2 ] || NAME=$NAME-smp$SMP
 [ "$ICOUNT" = 1 ] && NAME=$NAME-icount
 [ "$DT/$VARIANT/$FRAMES" = amupmu/mock/no ] && NAME=$NAME-noframes
@@ -225,7 +230,7 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 # program's TAP; every top-level "ok"/"not ok" line is a result. The
 # "AMUPMU-BOARD: kernel=..." line init derives from the running system must
 # match the board asked for.
-want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES spe=$NSPE"
+want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES spe=$NSPE cpu=$(cpu_expect "$CPU")"
 awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
 	function val(kv) { sub(/^[^=]*=/, "", kv); return kv }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/affinity.hpp>
 #include <amupmu/cpu.hpp>
+#include <amupmu/core_events.hpp>
 #include <amupmu/events.hpp>
 #include <amupmu/report/amu_format.hpp>
 #include <amupmu/report/json.hpp>
@@ -10,6 +11,7 @@
 #include <amupmu/text/columns.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <utility>
@@ -220,6 +222,90 @@ void derive_report_metrics(StatReport& report, std::span<const std::string> only
 	}
 	// in the order of the rows whose lines carry them
 	std::ranges::stable_sort(report.metrics, {}, &Metric::source);
+}
+
+void derive_topdown(StatReport& report, const TopdownRequest& request)
+{
+	if (!request.set || request.level == 0)
+		return;
+	std::vector<int> cpus;
+	for (const StatRow& r : report.rows)
+		if (std::ranges::find(cpus, r.cpu) == cpus.end())
+			cpus.push_back(r.cpu);
+	std::vector<std::string> noted;
+	for (const int cpu : cpus) {
+		// the row of an event by its Arm ARM name: the first counted one
+		// without modifiers
+		const auto row_of = [&](std::string_view name) -> std::optional<std::size_t> {
+			const std::optional<std::uint16_t> n = event_number(name, request.midr);
+			if (!n)
+				return std::nullopt;
+			for (std::size_t i = 0; i < report.rows.size(); ++i) {
+				const StatRow& r = report.rows[i];
+				if (r.cpu == cpu && r.counted && r.number == *n && (r.flags & ~evflag::raw) == 0)
+					return i;
+			}
+			return std::nullopt;
+		};
+		const auto count = [&](std::string_view name) -> std::optional<double> {
+			const std::optional<std::size_t> i = row_of(name);
+			return i ? std::optional<double>{report.rows[*i].value} : std::nullopt;
+		};
+		for (const MetricValue& v : evaluate_topdown(*request.set, request.level, count, request.slots)) {
+			const std::string_view name = v.metric->name;
+			if (!v.value) {
+				if (std::ranges::find(noted, name) != noted.end())
+					continue;
+				noted.emplace_back(name);
+				// the plan said why already (amupmu stat)
+				const std::string said = "topdown: " + std::string{name} + " not computed";
+				if (std::ranges::any_of(report.notes, [&](const std::string& n) { return n.starts_with(said); }))
+					continue;
+				std::string what;
+				for (const std::string& m : v.missing)
+					what += (what.empty() ? "" : ", ") + m;
+				report.notes.push_back("topdown: " + std::string{name} + " not computed: missing " + what);
+				continue;
+			}
+			const std::vector<std::string> events = metric_events(*request.set, *v.metric);
+			const std::optional<std::size_t> at = events.empty() ? std::nullopt : row_of(events.front());
+			report.metrics.push_back({name, v.metric->expr, "%", *v.value * 100, at.value_or(0)});
+		}
+	}
+	std::ranges::stable_sort(report.metrics, {}, &Metric::source);
+}
+
+void add_amu_rows(StatReport& report, std::span<const std::uint16_t> events, const AmuReading& first,
+		  const AmuReading& last, const Info& info, std::span<const unsigned> cpus, bool per_cpu)
+{
+	for (const std::uint16_t ev : events) {
+		std::string name{amu_event_name(ev)};
+		std::ranges::transform(name, name.begin(),
+				       [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); });
+		StatRow sum{.name = "amu/" + name + "/", .number = ev};
+		for (const unsigned c : cpus) {
+			const AmuCpuReading* a = first.find(c);
+			const AmuCpuReading* b = last.find(c);
+			StatRow row = sum;
+			row.cpu = static_cast<int>(c);
+			row.counted = false;
+			if (a && b && c < info.cpus.size()) {
+				// (value_or: gcc 12 sees an optional's value as maybe
+				// uninitialized behind its has_value())
+				const std::uint64_t x = a->counter(ev, info.cpus[c]).value_or(0);
+				const std::uint64_t y = b->counter(ev, info.cpus[c]).value_or(0);
+				row.counted = a->counter(ev, info.cpus[c]).has_value() &&
+					      b->counter(ev, info.cpus[c]).has_value() && y >= x;
+				row.value = row.counted ? static_cast<double>(y - x) : 0;
+			}
+			sum.value += row.value;
+			sum.counted = sum.counted && row.counted;
+			if (per_cpu)
+				report.rows.push_back(row);
+		}
+		if (!per_cpu)
+			report.rows.push_back(sum);
+	}
 }
 
 void RunStats::add(double x) noexcept

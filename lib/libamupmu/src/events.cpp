@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 #include <amupmu/affinity.hpp>
 #include <amupmu/bits.hpp>
+#include <amupmu/core_events.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/events.hpp>
 
@@ -98,9 +99,8 @@ std::vector<std::string> all_names(std::uint64_t midr)
 	std::vector<std::string> names;
 	for (const NamedEvent& e : common_events_named())
 		names.push_back(lowercase(e.name));
-	if (const CoreTable* t = core_table(midr))
-		for (const CoreEvent& e : t->events)
-			names.emplace_back(e.name);
+	for (const CatalogEvent& e : core_event_table(midr).events)
+		names.push_back(e.name);
 	for (const Alias& a : aliases)
 		names.emplace_back(a.alias);
 	return names;
@@ -188,12 +188,10 @@ std::optional<EventSpec> find_event(std::string_view name, std::uint64_t midr)
 	for (const NamedEvent& e : common_events_named())
 		if (iequal(e.name, name))
 			return EventSpec{.name = lowercase(e.name), .number = e.number};
-	if (const CoreTable* t = core_table(midr))
-		for (const CoreEvent& e : t->events)
-			if (iequal(e.name, name))
-				return EventSpec{.name = std::string{e.name},
-						 .number = e.number,
-						 .source = EventSource::core};
+	// the core's own: the built-in table's, then libpfm4's for its MIDR
+	for (const CatalogEvent& e : core_event_table(midr).events)
+		if (iequal(e.name, name))
+			return EventSpec{.name = e.name, .number = e.number, .source = EventSource::core};
 	return std::nullopt;
 }
 
@@ -453,6 +451,9 @@ std::string event_display_name(std::uint16_t number, std::uint64_t midr)
 				return std::string{e.name};
 	if (const std::string_view n = event_name(number); !n.empty())
 		return lowercase(n);
+	for (const CatalogEvent& e : core_event_table(midr).events)
+		if (e.number == number)
+			return e.name;
 	return raw_name(number);
 }
 

@@ -8,6 +8,7 @@
 #include <amupmu/amu.hpp>
 #include <amupmu/bits.hpp>
 #include <amupmu/compensation.hpp>
+#include <amupmu/core_events.hpp>
 #include <amupmu/counters.hpp>
 #include <amupmu/cpu.hpp>
 #include <amupmu/decode.hpp>
@@ -28,6 +29,7 @@
 #include <amupmu/spe_device.hpp>
 #include <amupmu/spe_knobs.hpp>
 #include <amupmu/spe_session.hpp>
+#include <amupmu/topdown.hpp>
 #include <amupmu/version.hpp>
 
 #endif

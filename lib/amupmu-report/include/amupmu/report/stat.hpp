@@ -16,6 +16,7 @@
 #include <amupmu/events.hpp>
 #include <amupmu/info.hpp>
 #include <amupmu/metrics.hpp>
+#include <amupmu/topdown.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -130,6 +131,35 @@ void apply_errata(StatReport& report, std::uint64_t midr, const CompensationOpti
 /// their own. only: the metric names to compute (-M; empty: every one the
 /// rows allow). Throws InvalidArgument for a name metric_defs() lacks.
 void derive_report_metrics(StatReport& report, std::span<const std::string> only = {});
+
+/// What amupmu stat --topdown (-M TopdownL1) computes: a metric set (the
+/// one of the counted CPUs' core, metric_set_for()) up to a level, with
+/// the CPUs' PMMIR_EL1.SLOTS (0: none).
+struct TopdownRequest {
+	const MetricSet* set = nullptr;
+	unsigned level = 0;
+	unsigned slots = 0;
+	std::uint64_t midr = 0;		///< event names resolve by it
+};
+
+/// Appends to report.metrics the top-down metrics of request computed from
+/// the rows of each CPU (-A) on their own, or the summed rows: each
+/// formula's events are the rows without modifiers (flags 0) of their
+/// numbers that were counted; a metric is a share printed in % (value x
+/// 100), on the line of its first event's row. A metric some of whose
+/// inputs no row has gets no value and a note naming them ("topdown:
+/// frontend_bound not computed: missing STALL_SLOT_FRONTEND, #slots"),
+/// once per metric. Call after derive_report_metrics(), which clears the
+/// metrics. Throws InvalidArgument if a formula of the set does not parse.
+void derive_topdown(StatReport& report, const TopdownRequest& request);
+
+/// An event counted by the AMU instead of the PMU (amupmu stat --topdown
+/// where AMU group 0 counts it): one row named "amu/NAME/" (number the
+/// event's, flags 0) with the sum of the deltas of first..last over cpus,
+/// or with per_cpu one row per CPU. A CPU whose reading has no value for
+/// the event makes the row <not counted> (counted false).
+void add_amu_rows(StatReport& report, std::span<const std::uint16_t> events, const AmuReading& first,
+		  const AmuReading& last, const Info& info, std::span<const unsigned> cpus, bool per_cpu);
 
 /// Mean and standard deviation of the runs of -r, as perf's stats (Welford).
 class RunStats {
