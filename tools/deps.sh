@@ -227,7 +227,7 @@ fetch_libnl_utils_arm64() {
 # searches (tools/amupmu/CMakeLists.txt) to link amupmu-dyn, the
 # dynamically linked amupmu the boards run the exporter with.
 PROMETHEUS_CPP_ARM64_DEBS=(prometheus-cpp-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0
-	libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 zlib1g-dev zlib1g libcurl4-openssl-dev libcurl4)
+	libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 civetweb zlib1g-dev zlib1g libcurl4-openssl-dev libcurl4)
 fetch_arm64_unpacked() { # fetch_arm64_unpacked DIR CHECKFILE PKG...: arm64 packages unpacked into $CACHE/DIR
 	local out=$CACHE/$1 check=$2 tmp p
 	shift 2
