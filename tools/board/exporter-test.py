@@ -255,8 +255,9 @@ class Test:
         sec = float(row["seconds"])
         amu_rate = float(row["inst_retired"]) / sec
         model_rate = 1.5e9 * 1.2
+        # inside the run (at least 6 s of it), after the model's change
         at = t_end - 1.0
-        w = "4s"
+        w = "6s"
         prom_rate = self.scalar(f'rate(amupmu_amu_instructions_retired_total{{cpu="1"}}[{w}])', at)
         ok = prom_rate is not None and abs(prom_rate / amu_rate - 1) < RATE_TOLERANCE \
             and abs(prom_rate / model_rate - 1) < RATE_TOLERANCE
@@ -296,7 +297,7 @@ class Test:
         self.result(amupmu_up == 0 and up == 1 and not gap,
                     "while unloaded: amupmu_up 0, the AMU series stop, the exporter answers (up 1)",
                     f"amupmu_up max {amupmu_up}, up min {up}, samples {gap}")
-        after = self.scalar('rate(amupmu_amu_instructions_retired_total{cpu="1"}[4s])', at=now - 0.5)
+        after = self.scalar('rate(amupmu_amu_instructions_retired_total{cpu="1"}[5s])', at=now - 0.5)
         spike = self.scalar(f'max_over_time(rate(amupmu_amu_instructions_retired_total{{cpu="1"}}[3s])'
                             f'[{int(now - t_un + 2)}s:1s])', at=now)
         resets = self.scalar(f'resets(amupmu_amu_instructions_retired_total{{cpu="1"}}[{int(now - t_un + 3)}s])',
