@@ -241,6 +241,16 @@ board spe-claim 6.1-debug el1 amupmu mock -S yes
 board hostile 6.1-debug el1 amupmu mock -S yes
 board hostile 6.1-debug vhe amupmu prod
 
+# amupmu exporter scraped by Debian's Prometheus server on 127.0.0.1
+# (issue 28; tools/board/exporter-test.py): the mock build's AMU against
+# amupmu amu and the model, the production build's PMU (-icount) against
+# amupmu stat, CPU hotplug and module reloads under it; 50-90 s each on the
+# loaded 2-core host
+for k in 6.1 6.12; do
+	tap "exporter scraped by Prometheus: $k mock (AMU)" ./tools/board/exporter-test.py -k "$k" -v mock
+	tap "exporter scraped by Prometheus: $k prod (PMU, -icount)" ./tools/board/exporter-test.py -k "$k" -v prod
+done
+
 # The boards under -icount last: QEMU runs their vCPUs on one thread, and
 # their guest time follows the instructions, not the host's load, so two
 # of them run at once (one per core), in two lanes of about equal length;

@@ -50,6 +50,24 @@ case $OUT/ in "$TOP"/build/*) ;; "$TOP"/*) echo "deb-build: OUT inside the sourc
 VERSION=$(dpkg-parsechangelog -l "$TOP/debian/changelog" -S Version)
 SRC=amupmu-$VERSION
 
+# A cross build on a host that has the host's prometheus-cpp-dev (make
+# deps: the host build's) cannot install prometheus-cpp-dev:ARCH beside it
+# (civetweb, which both depend on, is not Multi-Arch): when that is the only
+# Build-Depends missing, dpkg-buildpackage skips the check (-d) and the
+# build finds the arm64 one where make deps unpacked it; dpkg-shlibdeps
+# finds its libraries' dependencies in the installed
+# libprometheus-cpp-*1.0:ARCH (Multi-Arch: same, tools/deps.sh).
+NODEPCHECK=()
+if [ "$ARCH" != "$(dpkg --print-architecture)" ]; then
+	unmet=$(cd "$TOP" && dpkg-checkbuilddeps -a"$ARCH" -P"$PROFILES" 2>&1 | sed -n 's/.*Unmet build dependencies: //p')
+	if [ "$(echo "$unmet" | sed 's/ *([^)]*)//g; s/:[a-z0-9]*//g' | xargs)" = prometheus-cpp-dev ] &&
+	   [ -f "$TOP/build/cache/prometheus-cpp-$ARCH/.complete" ]; then
+		NODEPCHECK=(-d)
+		export AMUPMU_PROMETHEUS_CPP_ROOT=$TOP/build/cache/prometheus-cpp-$ARCH
+		echo "deb-build: prometheus-cpp-dev:$ARCH from $AMUPMU_PROMETHEUS_CPP_ROOT (not installable beside the host's)"
+	fi
+fi
+
 build() { # build DIR: the packages in DIR
 	local dir=$1 t0 t1
 	rm -rf "$dir" && mkdir -p "$dir/$SRC"
@@ -58,7 +76,7 @@ build() { # build DIR: the packages in DIR
 		rsync -a --from0 --files-from=- ./ "$dir/$SRC/")
 	t0=$(date +%s)
 	(cd "$dir/$SRC" && AMUPMU_SYMBOLS_UPDATE=$SYMBOLS DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-} $(case ,$PROFILES, in *,nocheck,*) echo nocheck ;; esac)" \
-		dpkg-buildpackage -a"$ARCH" -P"$PROFILES" -us -uc -j"$(nproc)") \
+		dpkg-buildpackage "${NODEPCHECK[@]}" -a"$ARCH" -P"$PROFILES" -us -uc -j"$(nproc)") \
 		>"$dir/build.log" 2>&1 || { tail -40 "$dir/build.log" >&2; echo "deb-build: failed (log: $dir/build.log)" >&2; return 1; }
 	t1=$(date +%s)
 	echo "deb-build: $dir: built in $((t1 - t0)) s"

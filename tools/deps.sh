@@ -31,6 +31,7 @@ HOST_PKGS=(
 	locales abigail-tools libdw-dev
 	debhelper dh-dkms lintian python3-docutils man-db crossbuild-essential-arm64
 	pkgconf:arm64 libdw-dev:arm64 libstdc++-12-dev:arm64
+	prometheus-cpp-dev libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64 libcivetweb1:arm64
 )
 
 # ---------------------------------------------------------------- host
@@ -217,9 +218,59 @@ fetch_libnl_utils_arm64() {
 	log "libnl-utils:arm64: unpacked into $out"
 }
 
+# ---------------------------------------------------------------- prometheus-cpp (arm64), prometheus
+# amupmu exporter links prometheus-cpp (core, pull). Debian ships it as
+# shared libraries only, and prometheus-cpp-dev:arm64 cannot be installed
+# beside the host's prometheus-cpp-dev (both depend on civetweb, which is
+# not Multi-Arch): the arm64 -dev package, the libraries it names and the
+# -dev packages its CMake configuration looks for (civetweb, zlib, curl)
+# are unpacked into the cache, which the cross build's find_package()
+# searches (tools/amupmu/CMakeLists.txt) to link amupmu-dyn, the
+# dynamically linked amupmu the boards run the exporter with.
+PROMETHEUS_CPP_ARM64_DEBS=(prometheus-cpp-dev libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0
+	libprometheus-cpp-push1.0 libcivetweb-dev libcivetweb1 civetweb zlib1g-dev zlib1g libcurl4-openssl-dev libcurl4)
+fetch_arm64_unpacked() { # fetch_arm64_unpacked DIR CHECKFILE PKG...: arm64 packages unpacked into $CACHE/DIR
+	local out=$CACHE/$1 check=$2 tmp p
+	shift 2
+	if [ -e "$out/$check" ] && [ "$(cat "$out/.complete" 2>/dev/null)" = "$*" ]; then
+		log "$(basename "$out"): cached"
+		return
+	fi
+	tmp=$(mktemp -d)
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && apt-get download -q "${@/%/:arm64}" >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "cannot download the arm64 packages $*"; }
+	rm -rf "$out"
+	for p in "$tmp"/*.deb; do dpkg-deb -x "$p" "$out"; done
+	rm -rf "$tmp"
+	echo "$*" >"$out/.complete"
+	log "$(basename "$out"): unpacked $*"
+}
+# Debian's Prometheus server for the exporter's board test, unpacked, not
+# installed: the package's service would start at installation and listen
+# on every interface; the test runs the binary itself on 127.0.0.1
+fetch_prometheus_server() {
+	local out=$CACHE/prometheus tmp
+	if [ -x "$out/usr/bin/prometheus" ]; then
+		log "prometheus: cached ($("$out/usr/bin/prometheus" --version 2>&1 | head -1))"
+		return
+	fi
+	tmp=$(mktemp -d)
+	chown _apt "$tmp" 2>/dev/null || true
+	(cd "$tmp" && apt-get download -q prometheus >/dev/null 2>&1) ||
+		{ rm -rf "$tmp"; die "cannot download prometheus"; }
+	rm -rf "$out"
+	dpkg-deb -x "$tmp"/prometheus_*.deb "$out"
+	rm -rf "$tmp"
+	log "prometheus: unpacked into $out ($("$out/usr/bin/prometheus" --version 2>&1 | head -1))"
+}
+
 mkdir -p "$CACHE"
 install_host
 fetch_libnl_utils_arm64
+fetch_arm64_unpacked prometheus-cpp-arm64 usr/lib/aarch64-linux-gnu/cmake/prometheus-cpp/prometheus-cpp-config.cmake \
+	"${PROMETHEUS_CPP_ARM64_DEBS[@]}"
+fetch_prometheus_server
 fetch_kernel 6.1 bookworm
 fetch_kernel 6.12 trixie
 make_chroot

@@ -52,6 +52,7 @@ COMMANDS = [
     ("calibrate", "measure this board's erratum parameters and store them"),
     ("spe", "SPE profiling: record, report, dump, knobs; claim or release the SPE device"),
     ("monitor", "print the driver's netlink events as they arrive (hotplug, owners, sessions, lost samples)"),
+    ("exporter", "serve AMU, PMU and driver metrics to Prometheus over HTTP"),
 ]
 
 # the perf pages a reader of each amupmu page knows its model from
@@ -223,6 +224,10 @@ def build(version, date):
             parts.append(("FILES", ["``/var/lib/amupmu/calibration``", "    the default calibration file", ""]))
             parts.append(("ENVIRONMENT", ["``AMUPMU_CALIBRATION``",
                                           "    the calibration file instead of the default", ""]))
+        if cmd == "exporter":
+            parts.append(("FILES", ["``/etc/amupmu/exporter.conf``",
+                                    "    the configuration the systemd unit amupmu-exporter.service passes "
+                                    "with --config", ""]))
         pages[(f"amupmu-{cmd}", 1)] = page(f"amupmu-{cmd}", 1, summary, version, date, parts,
                                            see_also(cmd), sources)
 

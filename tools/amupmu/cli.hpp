@@ -118,6 +118,7 @@ extern const Command calibrate_command;
 extern const Command spe_command;
 extern const Command monitor_command;
 extern const Command doctor_command;
+extern const Command exporter_command;
 
 } // namespace amupmu::cli
 

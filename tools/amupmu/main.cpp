@@ -37,6 +37,7 @@ const Command* const commands[] = {
 	&calibrate_command,
 	&spe_command,
 	&monitor_command,
+	&exporter_command,
 };
 
 const Command* find_command(std::string_view name)

@@ -229,3 +229,63 @@ stat_signal_checks() {
 		[ $rc = 143 ] && grep -q "exit status" /tmp/st3.txt && grep -q cpu_cycles /tmp/st3.txt &&
 		! ps | grep -qE "^ *[0-9]+ +[^ ]+ +([0-9:]+ +)?[s]leep 61$"'
 }
+
+# board_net_up: the network of run.sh -n: the virtio-net modules it put in
+# /lib/modules-net (in load order), lo, and eth0 as QEMU's user network
+# expects it (10.0.2.15/24; with restrict=on the guest reaches nothing
+# beyond, the host's forwarded ports come in)
+board_net_up() {
+	for m in /lib/modules-net/*.ko; do
+		insmod "$m" || return 1
+	done
+	ip link set lo up || return 1
+	i=0
+	while [ ! -e /sys/class/net/eth0 ] && [ $i -lt 50 ]; do
+		sleep 0.1
+		i=$((i + 1))
+	done
+	ip addr add 10.0.2.15/24 dev eth0 && ip link set eth0 up
+}
+
+# board_control PORT: run the host's commands until it sends "exit": one
+# TCP connection on PORT (forwarded by run.sh -n) per command line, run
+# with sh -c; its output and "rc=N" go back to the host, and to the
+# console as comments; "tap LINE" prints LINE on the console as it is (the
+# host's TAP results). tools/board/exporter-test.py drives it.
+board_control() {
+	cat >/tmp/control.sh <<'EOS'
+#!/bin/sh
+read -r line
+if [ "$line" = exit ]; then
+	: >/tmp/control-exit
+	echo rc=0
+	exit 0
+fi
+case $line in
+"tap "*)
+	echo "${line#tap }" >/dev/console
+	echo rc=0
+	exit 0
+	;;
+esac
+echo "# control: $line" >/dev/console
+sh -c "$line" </dev/null >/tmp/control.out 2>&1
+rc=$?
+sed 's/^/# /' /tmp/control.out >/dev/console
+echo "# control: rc=$rc" >/dev/console
+cat /tmp/control.out
+echo "rc=$rc"
+EOS
+	chmod +x /tmp/control.sh
+	rm -f /tmp/control-exit
+	# -ll: a persistent server, one /tmp/control.sh per connection
+	nc -ll -p "$1" -e /tmp/control.sh &
+	ncpid=$!
+	echo "AMUPMU-CONTROL: listening on $1"
+	while [ ! -e /tmp/control-exit ] && kill -0 $ncpid 2>/dev/null; do
+		sleep 0.5
+	done
+	kill $ncpid 2>/dev/null
+	wait $ncpid 2>/dev/null
+	[ -e /tmp/control-exit ]
+}

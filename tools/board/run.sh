@@ -7,7 +7,7 @@
 # results from the serial console and check the kernel log.
 #
 # run.sh -k 6.1|6.12|6.1-debug -d stock|amupmu [-m el1|vhe] [-c CPU] [-s N] [-v prod|mock] [-i]
-#        [-f yes|no] [-S yes|no|two] [-t SECS] [-q] PAYLOAD
+#        [-f yes|no] [-S yes|no|two] [-n HOSTPORT:PORT[,...]] [-t SECS] [-q] PAYLOAD
 #   -k  kernel (Debian bookworm 6.1 / trixie 6.12; 6.1-debug: the debug
 #       kernel of tools/debug-kernel.sh, lockdep/KASAN/KFENCE/UBSAN/...)
 #   -d  devicetree: stock = QEMU's own (the kernel's arm_pmu owns the PMU);
@@ -33,6 +33,12 @@
 #       claim (payload spe-claim.sh). two: a second node, /spe2, on the
 #       same PPI (amupmu takes one SPE device at a time). With -d stock,
 #       QEMU's DTB is dumped and gets the node(s), nothing else.
+#   -n  QEMU user networking (a virtio-net NIC, restrict=on: the guest
+#       reaches nothing, not even the host) forwarding each 127.0.0.1:HOSTPORT
+#       of the host to the guest's PORT; the initramfs gets the kernel's
+#       virtio-net modules (board_net_up in lib.sh brings eth0 up as
+#       10.0.2.15) and amupmu-dyn, the dynamically linked amupmu with the
+#       exporter, with its shared libraries (tools/board/exporter-test.py)
 #   -t  timeout in seconds (default 300; 6.1-debug: 900: with KASAN,
 #       lockdep and UBSAN under TCG the vhe amupmu mock check payload took
 #       246 s on a loaded 2-core host, user space at 7 s)
@@ -55,13 +61,13 @@ TOP=$(cd "$(dirname "$0")/../.." && pwd)
 CACHE=${CACHE:-$TOP/build/cache}
 # shellcheck source=tools/board/machines.sh
 . "$TOP/tools/board/machines.sh"
-K=6.1 DT=stock MACH=el1 CPU=max SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT="" QUIET=0 FRAMES="" SPE=no
-while getopts "k:d:m:c:s:v:if:S:t:q" o; do
+K=6.1 DT=stock MACH=el1 CPU=max SMP=2 VARIANT=prod ICOUNT=0 TIMEOUT="" QUIET=0 FRAMES="" SPE=no NET=""
+while getopts "k:d:m:c:s:v:if:S:n:t:q" o; do
 	case $o in
 	k) K=$OPTARG ;; d) DT=$OPTARG ;; m) MACH=$OPTARG ;; c) CPU=$OPTARG ;; s) SMP=$OPTARG ;;
 	v) VARIANT=$OPTARG ;; i) ICOUNT=1 ;; t) TIMEOUT=$OPTARG ;; q) QUIET=1 ;;
-	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;;
-	*) sed -n '4,51p' "$0"; exit 2 ;;
+	f) FRAMES=$OPTARG ;; S) SPE=$OPTARG ;; n) NET=$OPTARG ;;
+	*) sed -n '4,56p' "$0"; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -93,6 +99,8 @@ no) ;;
 *) echo "board: -f yes|no|bad" >&2; exit 2 ;;
 esac
 case $SPE in yes | two | no) ;; *) echo "board: -S yes|no|two" >&2; exit 2 ;; esac
+[[ -z $NET || $NET =~ ^[0-9]+:[0-9]+(,[0-9]+:[0-9]+)*$ ]] ||
+	{ echo "board: -n HOSTPORT:PORT[,HOSTPORT:PORT...]" >&2; exit 2; }
 
 NAME=$K-$MACH-$DT-$VARIANT
 [ "$CPU" = max ] || NAME=$NAME-$CPU
@@ -194,6 +202,48 @@ if [ -x "$GENL_CTRL_LIST" ]; then
 	done
 	cp "$GENL_CTRL_LIST" "$I/bin/"
 fi
+# -n: the network and what runs on it
+if [ -n "$NET" ]; then
+	# the kernel's virtio-net driver and what it needs, modules in
+	# Debian's kernels (6.12's compressed with xz), loaded in this order
+	mods=$(find "$KC/root/lib/modules" "$KC/root/usr/lib/modules" -name '*.ko*' -print -quit 2>/dev/null || true)
+	[ -n "$mods" ] || { echo "board: -n: no kernel modules in $KC/root" >&2; exit 2; }
+	mkdir -p "$I/lib/modules-net"
+	n=0
+	for m in failover net_failover virtio_mmio virtio_net; do
+		f=$(find "$KC/root/lib/modules" "$KC/root/usr/lib/modules" \( -name "$m.ko" -o -name "$m.ko.xz" \) -print -quit 2>/dev/null || true)
+		[ -n "$f" ] || { echo "board: -n: no module $m in $KC/root" >&2; exit 2; }
+		n=$((n + 1))
+		case $f in *.xz) xz -dc "$f" >"$I/lib/modules-net/$n-$m.ko" ;; *) cp "$f" "$I/lib/modules-net/$n-$m.ko" ;; esac
+	done
+	# amupmu-dyn and the shared libraries it needs, found as the loader
+	# would on an arm64 Debian: the cross toolchain's, the arm64
+	# multiarch directory's, and prometheus-cpp's unpacked by make deps
+	DYN=$AARCH64/tools/amupmu/dynamic/amupmu-dyn
+	if [ -x "$DYN" ]; then
+		aarch64-linux-gnu-strip --strip-debug -o "$I/tests/amupmu-dyn" "$DYN"
+		libdirs=("$CACHE/prometheus-cpp-arm64/usr/lib/aarch64-linux-gnu" "$CACHE/prometheus-cpp-arm64/lib/aarch64-linux-gnu"
+			/usr/aarch64-linux-gnu/lib /usr/lib/aarch64-linux-gnu /lib/aarch64-linux-gnu)
+		todo=("$DYN") seen=" "
+		while [ ${#todo[@]} -gt 0 ]; do
+			f=${todo[0]}
+			todo=("${todo[@]:1}")
+			for need in $(aarch64-linux-gnu-readelf -d "$f" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+				case $seen in *" $need "*) continue ;; esac
+				seen="$seen$need "
+				found=
+				for d in "${libdirs[@]}"; do [ -e "$d/$need" ] && { found=$d/$need; break; }; done
+				[ -n "$found" ] || { echo "board: -n: amupmu-dyn needs $need, not found" >&2; exit 2; }
+				cp -L "$found" "$I/lib/$need"
+				todo+=("$found")
+			done
+		done
+		cp -L /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$I/lib/"
+	fi
+	fwd=
+	for p in ${NET//,/ }; do fwd="$fwd,hostfwd=tcp:127.0.0.1:${p%%:*}-:${p##*:}"; done
+	NET_ARGS=(-netdev "user,id=net0,restrict=on$fwd" -device virtio-net-device,netdev=net0)
+fi
 # BOARD_EXTRA="FILE..." (development): more aarch64 binaries into /tests
 for b in ${BOARD_EXTRA:-}; do cp "$b" "$I/tests/"; done
 chmod +x "$I/init"
@@ -204,6 +254,7 @@ chmod +x "$I/init"
 # ---------------------------------------------------------------- boot
 extra=()
 [ "$ICOUNT" = 1 ] && extra+=(-icount shift=0)
+[ -n "$NET" ] && extra+=("${NET_ARGS[@]}")
 # BOARD_QEMU_EXTRA="ARGS" (development): more QEMU arguments, e.g. a TCG plugin;
 # BOARD_APPEND="ARGS": more kernel command line, e.g. nokaslr
 read -ra qextra <<<"${BOARD_QEMU_EXTRA:-}"
