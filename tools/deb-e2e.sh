@@ -431,7 +431,7 @@ boot() {
 	# the guest's results, the kernel's log, the end
 	local want
 	case $name in
-	check) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat man help-stat program-libamupmu program-runs kselftests units" ;;
+	check) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat man help-stat program-libamupmu program-runs kselftest-module-file kselftests units" ;;
 	*) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat units" ;;
 	esac
 	awk -v want="$want" -v splats="$BOARD_SPLATS" -v qrc="$qrc" -v timeout="$timeout" '

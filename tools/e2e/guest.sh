@@ -110,9 +110,11 @@ if [ "$MODE" = check ]; then
 	if [ -n "$KSFT_SKIP" ]; then
 		say "NOTE kselftests: AMUPMU_STRESS_SKIP=$KSFT_SKIP: $KSFT_WHY"
 	fi
-	echo "E2E-OUT: \$ AMUPMU_STRESS_SKIP=$KSFT_SKIP $k/run_kselftest.sh ($n tests)"
+	# 10 load/unload cycles of the stress test, not 100: the boards run
+	# those; here the packaged test runs against the installed module
+	echo "E2E-OUT: \$ AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 $k/run_kselftest.sh ($n tests)"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	AMUPMU_STRESS_SKIP=$KSFT_SKIP "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
+	AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
 	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	# the runner's own lines and the tests' skip reasons; the whole TAP
@@ -138,6 +140,14 @@ if [ "$MODE" = check ]; then
 	done <<EOF
 $(grep -E '^(not )?ok [0-9]+ selftests: amupmu: ' /tmp/ksft.out)
 EOF
+	# the tests that unload and load the module find the installed one
+	# (no skip "set AMUPMU_KO")
+	if grep -Eq 'SKIP.*AMUPMU_KO' /tmp/ksft.out; then
+		grep -E 'SKIP.*AMUPMU_KO' /tmp/ksft.out | out
+		say "FAIL kselftest-module-file: a test did not find the installed module"
+	else
+		say "PASS kselftest-module-file: the load/unload tests found $(modinfo -n amupmu)"
+	fi
 	sec=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }')
 	if [ $((p + f + s)) = "$n" ] && [ "$f" = 0 ]; then
 		say "PASS kselftests: $p passed, $s skipped of $n in $sec s (run_kselftest.sh status $rc)"
