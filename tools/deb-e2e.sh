@@ -293,9 +293,9 @@ prepare() {
 		tail -30 "$W/prepare.log" >&2
 		die "mmdebstrap failed (log $W/prepare.log)"
 	fi
-	dpkg-query --admindir="$TMPTREE/root/var/lib/dpkg" -W -f='${Package} ${Version}\n' \
-		'linux-image-[0-9]*' 'linux-headers-[0-9]*-arm64' dkms |
-		tr '\n' ' ' >"$TMPTREE/root/.complete"
+	dpkg-query --admindir="$TMPTREE/root/var/lib/dpkg" -W -f='${db:Status-Abbrev} ${Package} ${Version}\n' \
+		'linux-image-[0-9]*' 'linux-headers-[0-9]*-arm64' dkms | awk '$1 == "ii" { printf "%s %s ", $2, $3 }' \
+		>"$TMPTREE/root/.complete"
 	# onto the cache's file system, then one rename
 	cp -a "$TMPTREE/root" "$ECACHE/.tmp-$key"
 	rm_tree "$TMPTREE"; TMPTREE=""
@@ -562,65 +562,87 @@ upgraded_step() {
 	cleanup
 }
 
+# cpu_seconds: CPU, the CPU time (user + system) of the commands this
+# script has run and waited for (the times builtin, in this shell: a
+# subshell's children are its own)
+cpu_seconds() {
+	times >"$W/.times"
+	CPU=$(awk 'NR == 2 { n = split($0, t, " "); s = 0
+		for (i = 1; i <= n; i++) { split(t[i], ms, "m"); s += ms[1] * 60 + ms[2] }
+		printf "%d", s }' "$W/.times")
+}
+
 # ---------------------------------------------------------------- main
-while getopts i o; do
-	case $o in
-	i) ICOUNT=1 ;;
-	*) sed -n '3,56p' "$0"; exit 2 ;;
-	esac
-done
-shift $((OPTIND - 1))
+# one function, called on the last line: bash has read all of it before it
+# runs (a script edited while it runs would otherwise go on elsewhere)
+main() {
+	while getopts i o; do
+		case $o in
+		i) ICOUNT=1 ;;
+		*) sed -n '3,56p' "$0"; exit 2 ;;
+		esac
+	done
+	shift $((OPTIND - 1))
 
-# the recipe's hooks, called by mmdebstrap
-if [ "${1:-}" = _hook ]; then
-	case $2 in
-	essential) essential_hook "$3" ;;
-	customize) customize_hook "$3" ;;
-	esac
-	exit
-fi
+	# the recipe's hooks, called by mmdebstrap
+	if [ "${1:-}" = _hook ]; then
+		case $2 in
+		essential) essential_hook "$3" ;;
+		customize) customize_hook "$3" ;;
+		esac
+		exit
+	fi
 
-[ "$(id -u)" = 0 ] || die "run as root (mmdebstrap, loop devices, chroot)"
-steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(all)
-[ "${steps[*]}" = all ] && steps=(prepare install check upgrade upgraded)
-for s in "${steps[@]}"; do
-	case $s in prepare | install | check | upgrade | upgraded) ;; *) die "unknown step $s (prepare|install|check|upgrade|upgraded|all)" ;; esac
-done
-mkdir -p "$W"
-[ "${steps[0]}" = prepare ] && [ ${#steps[@]} -gt 1 ] && rm -f "$TRANSCRIPT" "$W/timings.txt" "$W"/results-*.txt
-exec > >(tee -a "$TRANSCRIPT") 2>&1
+	[ "$(id -u)" = 0 ] || die "run as root (mmdebstrap, loop devices, chroot)"
+	steps=("$@")
+	[ ${#steps[@]} -gt 0 ] || steps=(all)
+	[ "${steps[*]}" = all ] && steps=(prepare install check upgrade upgraded)
+	for s in "${steps[@]}"; do
+		case $s in prepare | install | check | upgrade | upgraded) ;; *) die "unknown step $s (prepare|install|check|upgrade|upgraded|all)" ;; esac
+	done
+	mkdir -p "$W"
+	[ "${steps[0]}" = prepare ] && [ ${#steps[@]} -gt 1 ] && rm -f "$TRANSCRIPT" "$W/timings.txt" "$W"/results-*.txt
+	exec > >(tee -a "$TRANSCRIPT") 2>&1
 
-failed=0
-for STEP in "${steps[@]}"; do
-	rm -f "$W/results-$STEP.txt" "$W/$STEP.log"
-	echo "== e2e $STEP ($(date -u '+%Y-%m-%d %H:%M:%S UTC'), load $(cut -d' ' -f1-3 /proc/loadavg))"
-	# what a step finds cached: prepare the tree, upgrade apt's downloads
-	cache=""
-	case $STEP in
-	prepare) cache=warm; [ -f "$ECACHE/$SUITE-$(recipe_key)/.complete" ] || cache=cold ;;
-	upgrade) cache=cold; ls "$ECACHE"/apt-archives/linux-image-6.12*.deb >/dev/null 2>&1 && cache=warm ;;
-	esac
-	t0=$(date +%s)
-	case $STEP in
-	prepare) prepare ;;
-	install) install_step ;;
-	check) check_step ;;
-	upgrade) upgrade_step ;;
-	upgraded) upgraded_step ;;
-	esac
-	secs=$(($(date +%s) - t0))
-	p=$(grep -c '^PASS ' "$W/results-$STEP.txt" 2>/dev/null || true)
-	f=$(grep -c '^FAIL ' "$W/results-$STEP.txt" 2>/dev/null || true)
-	s=$(grep -c '^SKIP ' "$W/results-$STEP.txt" 2>/dev/null || true)
-	echo "$STEP $secs s${cache:+ ($cache)} ${p:-0} passed ${f:-0} failed ${s:-0} skipped" >>"$W/timings.txt"
-	echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s"
-	[ "${f:-0}" = 0 ] || failed=1
-done
-P=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^PASS ' || true)
-F=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^FAIL ' || true)
-S=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^SKIP ' || true)
-echo "e2e: timings (build/e2e/timings.txt):"
-sed 's/^/e2e:   /' "$W/timings.txt"
-echo "e2e: ${P:-0} passed, ${F:-0} failed, ${S:-0} skipped"
-[ "$failed" = 0 ] && [ "${F:-0}" = 0 ]
+	failed=0
+	for STEP in "${steps[@]}"; do
+		rm -f "$W/results-$STEP.txt" "$W/$STEP.log"
+		load=$(cut -d' ' -f1-3 /proc/loadavg)
+		echo "== e2e $STEP ($(date -u '+%Y-%m-%d %H:%M:%S UTC'), load $load)"
+		# what a step finds cached: prepare the tree, upgrade apt's downloads
+		cache=""
+		case $STEP in
+		prepare) cache=warm; [ -f "$ECACHE/$SUITE-$(recipe_key)/.complete" ] || cache=cold ;;
+		upgrade) cache=cold; ls "$ECACHE"/apt-archives/linux-image-6.12*.deb >/dev/null 2>&1 && cache=warm ;;
+		esac
+		t0=$(date +%s)
+		cpu_seconds
+		c0=$CPU
+		case $STEP in
+		prepare) prepare ;;
+		install) install_step ;;
+		check) check_step ;;
+		upgrade) upgrade_step ;;
+		upgraded) upgraded_step ;;
+		esac
+		secs=$(($(date +%s) - t0))
+		cpu_seconds
+		cpu=$((CPU - c0))
+		p=$(grep -c '^PASS ' "$W/results-$STEP.txt" 2>/dev/null || true)
+		f=$(grep -c '^FAIL ' "$W/results-$STEP.txt" 2>/dev/null || true)
+		s=$(grep -c '^SKIP ' "$W/results-$STEP.txt" 2>/dev/null || true)
+		echo "$STEP $secs s${cache:+ ($cache)}, $cpu s of CPU, load before $load: ${p:-0} passed ${f:-0} failed ${s:-0} skipped" >>"$W/timings.txt"
+		echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s ($cpu s of CPU)"
+		[ "${f:-0}" = 0 ] || failed=1
+	done
+	P=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^PASS ' || true)
+	F=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^FAIL ' || true)
+	S=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^SKIP ' || true)
+	echo "e2e: timings (build/e2e/timings.txt):"
+	sed 's/^/e2e:   /' "$W/timings.txt"
+	echo "e2e: ${P:-0} passed, ${F:-0} failed, ${S:-0} skipped"
+	[ "$failed" = 0 ] && [ "${F:-0}" = 0 ]
+}
+
+main "$@"
+exit
