@@ -370,6 +370,11 @@ install_step() {
 }
 
 # ---------------------------------------------------------------- boots
+# shvar NAME VALUE: NAME='VALUE' for sh, the value's quotes escaped
+shvar() {
+	printf "%s='%s'\n" "$1" "$(printf '%s' "$2" | sed "s/'/'\\\\''/g")"
+}
+
 # boot NAME KSERIES TIMEOUT ICOUNT: boot the disk's kernel KSERIES.* with
 # its initrd, the payload disk for MODE NAME; the guest's and the host's
 # findings as result lines
@@ -399,11 +404,11 @@ boot() {
 		why="QEMU's multi-threaded TCG (no -icount) loses counter values beside a sampling counter (Documentation/dev-tools/amupmu-reliability.rst); tools/deb-e2e.sh -i runs it under -icount"
 	fi
 	{
-		echo "MODE=$name"
-		echo "KSERIES=$kseries"
-		echo "WANT_NODE='$node'"
-		echo "KSFT_SKIP=$skip"
-		echo "KSFT_WHY='$why'"
+		shvar MODE "$name"
+		shvar KSERIES "$kseries"
+		shvar WANT_NODE "$node"
+		shvar KSFT_SKIP "$skip"
+		shvar KSFT_WHY "$why"
 	} >"$P/env"
 	rm -f "$W/payload-$name.img"
 	mke2fs -q -F -t ext4 -O ^has_journal -L "$PLABEL" -d "$P" "$W/payload-$name.img" 8M
