@@ -22,7 +22,7 @@ PAYLOAD ?= check
 
 .PHONY: all deps module host-build host-test cross-build cross-test selftests \
 	dtcheck board check bench demo clean help host-asan host-asan-test static \
-	syzcheck soak reliability-doc bench-host install deb
+	syzcheck soak reliability-doc bench-host install deb e2e
 
 all: module host-build cross-build selftests
 
@@ -36,6 +36,7 @@ help:
 	@echo "make soak     the ioctl fuzzer with 10,000,000 calls on both kernels"
 	@echo "make static   clang-tidy and cppcheck; make host-asan-test: ASan+UBSan"
 	@echo "make deb      the Debian packages for arm64 (build/deb/1/), lintian-checked"
+	@echo "make e2e      the packages installed into Debian arm64, booted, kernel upgraded, purged (after make deb)"
 	@echo "make install  library, headers, amupmu.pc, CMake package, tool, UAPI header [PREFIX= DESTDIR= KDIR= for the module]"
 	@echo "make board K=6.1|6.12 MACHINE=el1|vhe DT=stock|amupmu V=prod|mock PAYLOAD=check [SMP=2] [ICOUNT=1]"
 
@@ -44,6 +45,12 @@ deps:
 
 deb:
 	./tools/deb-build.sh
+
+# the packages of build/deb/1/ (make deb) installed into a bookworm arm64
+# system that boots on the emulated board, its kernel upgraded to 6.12,
+# then purged (tools/deb-e2e.sh; transcript and timings in build/e2e/)
+e2e:
+	./tools/deb-e2e.sh all
 
 module:
 	@for k in $(KERNELS); do for v in prod mock; do \

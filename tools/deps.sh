@@ -21,7 +21,7 @@ die() { printf 'deps: error: %s\n' "$*" >&2; exit 1; }
 HOST_PKGS=(
 	make cmake g++ gcc pkg-config cpio gzip xz-utils python3 bc kmod flex bison libssl-dev libelf-dev
 	gcc-aarch64-linux-gnu g++-aarch64-linux-gnu
-	qemu-system-arm qemu-user-static
+	qemu-system-arm qemu-user-static binfmt-support arch-test e2fsprogs
 	device-tree-compiler dt-schema sparse mmdebstrap
 	catch2 libnl-3-dev libnl-genl-3-dev
 	libnl-3-dev:arm64 libnl-genl-3-dev:arm64
@@ -35,14 +35,10 @@ HOST_PKGS=(
 )
 
 # ---------------------------------------------------------------- host
+# shellcheck source=tools/apt-mirror.sh
+. "$TOP/tools/apt-mirror.sh"
 mirror() { # the Debian archive the host already uses
-	local m
-	m=$(sed -n 's/^URIs:[[:space:]]*\([^[:space:]]*\).*/\1/p' \
-		/etc/apt/sources.list.d/*.sources 2>/dev/null | grep -v security | head -1 || true)
-	[ -n "$m" ] || m=$(awk '$1=="deb" && $0 !~ /security/ {for(i=2;i<=NF;i++) if ($i ~ /^(https?|file):/) {print $i; exit}}' \
-		/etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true)
-	[ -n "$m" ] || die "cannot find a Debian archive URI in /etc/apt/sources.list*"
-	echo "${m%/}"
+	apt_mirror || die "cannot find a Debian archive URI in /etc/apt/sources.list*"
 }
 
 missing_host_pkgs() {

@@ -10,11 +10,12 @@
 # again at every cycle). Where the kernel's arm_pmu owns the PMU and shared
 # mode is off, the CONFIG must be ENXIO instead.
 # busybox sh compatible; prints TAP 13 itself. Needs root, cpu1 with an
-# online file, and the module at $AMUPMU_KO (default /amupmu.ko). Leaves
-# cpu1 online and the module loaded.
+# online file, and the module at $AMUPMU_KO (default: the installed one,
+# modinfo -n amupmu; else /amupmu.ko). Leaves cpu1 online and the module
+# loaded.
 #
 # Environment:
-#   AMUPMU_KO            module to insmod (default /amupmu.ko)
+#   AMUPMU_KO            module to insmod (default: modinfo -n amupmu, else /amupmu.ko)
 #   AMUPMU_SELFTEST_DIR  where amupmu_info_test lives (default: this dir)
 #   AMUPMU_CYCLES        offline/online cycles (default 20)
 
@@ -25,7 +26,7 @@ TAP_NAME=amupmu_hotplug
 # shellcheck source=selftests/amupmu/amupmu_tap.sh
 . "$(dirname "$0")/amupmu_tap.sh"
 
-AMUPMU_KO=${AMUPMU_KO:-/amupmu.ko}
+AMUPMU_KO=$(amupmu_ko)
 AMUPMU_SELFTEST_DIR=${AMUPMU_SELFTEST_DIR:-$(dirname "$0")}
 AMUPMU_CYCLES=${AMUPMU_CYCLES:-20}
 

@@ -13,11 +13,11 @@
 # AMUPMU_FEAT_PMU_SHARED (amupmu_session info) and the sysfs features line
 # follow it: with N a CONFIG is ENXIO on a stock board, with Y it counts.
 # busybox sh compatible; prints TAP 13 itself. Needs root and the
-# module at $AMUPMU_KO (default /amupmu.ko). Leaves the module loaded with
-# its default parameters.
+# module at $AMUPMU_KO (default: the installed one, modinfo -n amupmu;
+# else /amupmu.ko). Leaves the module loaded with its default parameters.
 #
 # Environment:
-#   AMUPMU_KO     module to insmod (default /amupmu.ko)
+#   AMUPMU_KO     module to insmod (default: modinfo -n amupmu, else /amupmu.ko)
 #   AMUPMU_BOARD  the board line, printed (set by the board harness)
 
 # The t_* steps are called through step "$@".
@@ -27,7 +27,7 @@ TAP_NAME=amupmu_modparam
 # shellcheck source=selftests/amupmu/amupmu_tap.sh
 . "$(dirname "$0")/amupmu_tap.sh"
 
-AMUPMU_KO=${AMUPMU_KO:-/amupmu.ko}
+AMUPMU_KO=$(amupmu_ko)
 
 KSFT_PASS=0
 KSFT_FAIL=1

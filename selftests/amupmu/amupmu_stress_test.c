@@ -24,7 +24,8 @@
  *                    on: CONFIG may also be ENXIO, the commands on a
  *                    configured group never are.
  *  load_unload       AMUPMU_LOAD_CYCLES (default 100) finit_module /
- *                    delete_module cycles of $AMUPMU_KO, each opening the
+ *                    delete_module cycles of $AMUPMU_KO (default: the
+ *                    installed module, modinfo -n amupmu), each opening the
  *                    device; unloading with a session open, or with its
  *                    sample ring still mapped after close, is refused and
  *                    works once both are gone; no interrupt is left behind
@@ -641,15 +642,15 @@ TEST_F_TIMEOUT(stress, load_unload, 1200)
 {
 	unsigned int cycles = amupmu_env_u64("AMUPMU_LOAD_CYCLES", 100), n, lines;
 	unsigned long long slab0, avail0, slab1, avail1;
-	const char *ko = getenv("AMUPMU_KO");
+	const char *ko = amupmu_module_file();
 	struct amupmu_info info;
 	long long dslab, davail;
 	__u64 cpu0 = 1;
 	int fd, ret;
 
 	STRESS_BEGIN("load_unload");
-	if (!ko || !amupmu_path_exists(ko))
-		SKIP(return, "AMUPMU_KO (the module to load) not set");
+	if (!ko)
+		SKIP(return, "no module file to load: set AMUPMU_KO (modinfo -n amupmu found none, or a compressed one)");
 
 	/* a session holds the module; with a group where PMU sessions work */
 	if (self->sessions) {

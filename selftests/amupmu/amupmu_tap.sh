@@ -22,6 +22,19 @@ result() { # result <0|1> <name>
 	fi
 }
 
+# amupmu_ko: the module file to insmod: $AMUPMU_KO (the board harness sets
+# /amupmu.ko), else the module installed for the running kernel as modinfo
+# finds it (amupmu-dkms: /lib/modules/RELEASE/updates/dkms/amupmu.ko),
+# else /amupmu.ko
+amupmu_ko() {
+	if [ -n "${AMUPMU_KO:-}" ]; then
+		echo "$AMUPMU_KO"
+		return
+	fi
+	_ko=$(modinfo -n amupmu 2>/dev/null) || _ko=""
+	if [ -n "$_ko" ] && [ -f "$_ko" ]; then echo "$_ko"; else echo /amupmu.ko; fi
+}
+
 skip_all() {
 	echo "TAP version 13"
 	echo "1..1"

@@ -303,6 +303,35 @@ static inline bool amupmu_path_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/*
+ * The module file that the tests which unload and load amupmu load:
+ * $AMUPMU_KO (the board harness sets /amupmu.ko), else the module installed
+ * for the running kernel as modinfo finds it (amupmu-dkms: /lib/modules/
+ * RELEASE/updates/dkms/amupmu.ko), when it is an uncompressed .ko (they
+ * call finit_module() without flags); NULL when there is none.
+ */
+static inline const char *amupmu_module_file(void)
+{
+	static char path[4096];
+	const char *ko = getenv("AMUPMU_KO");
+	size_t n;
+	FILE *p;
+
+	if (ko && *ko)
+		return amupmu_path_exists(ko) ? ko : NULL;
+	p = popen("modinfo -n amupmu 2>/dev/null", "r");
+	if (!p)
+		return NULL;
+	if (!fgets(path, sizeof(path), p))
+		path[0] = '\0';
+	pclose(p);
+	n = strcspn(path, "\n");
+	path[n] = '\0';
+	if (n < 3 || strcmp(path + n - 3, ".ko") || !amupmu_path_exists(path))
+		return NULL;
+	return path;
+}
+
 /* ---------------------------------------------------------------- CPUs */
 
 struct amupmu_cpumask {

@@ -39,6 +39,21 @@ cpu_expect() {
 	esac
 }
 
+# What any kernel prints when something is wrong, and what the debug kernel
+# adds, as fixed strings separated by "|": run.sh and tools/deb-e2e.sh fail
+# a boot whose kernel log has one. An Oops, BUG or WARNING, lockdep
+# ("WARNING: possible circular locking ...", "BUG: Invalid wait context"),
+# KASAN/KFENCE ("BUG: KASAN: ..."), UBSAN, DEBUG_OBJECTS, DEBUG_LIST, hung
+# tasks, soft/hard lockups, RCU stalls (rcu_sched or rcu_preempt, expedited
+# or not), workqueue lockups, usercopy, refcount, SLUB debug, IRQ storms.
+BOARD_SPLATS="Oops|BUG:|WARNING:|Unable to handle kernel|Kernel panic|kernel BUG at|\
+Internal error:|Call trace:|soft lockup|hard LOCKUP|self-detected stall|\
+detected stalls|detected expedited stalls|workqueue lockup|blocked for more than|\
+UBSAN:|ODEBUG:|list_add corruption|list_del corruption|DEBUG_LOCKS_WARN_ON|\
+scheduling while atomic|sleeping function called from invalid context|\
+usercopy: Kernel memory|refcount_t: |nobody cared|Poison overwritten|\
+Redzone overwritten|Object already free"
+
 # machine_opt MACH: the -M value of a machine
 machine_opt() {
 	case $1 in

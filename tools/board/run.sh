@@ -282,7 +282,7 @@ tr -d '\r' <"$LOG" >"$LOG.tmp" && mv "$LOG.tmp" "$LOG"
 # "AMUPMU-BOARD: kernel=..." line init derives from the running system must
 # match the board asked for.
 want="kernel=$K machine=$MACH $(machine_expect "$MACH") dt=$DT module=$VARIANT icount=$ICOUNT smp=$SMP frames=$NFRAMES spe=$NSPE cpu=$(cpu_expect "$CPU")"
-awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
+awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" -v splats="$BOARD_SPLATS" '
 	function fail(msg) { failed++; printf "not ok - %s: %s\n", board, msg }
 	function val(kv) { sub(/^[^=]*=/, "", kv); return kv }
 	/^AMUPMU-BOARD: kernel=/ {
@@ -310,21 +310,9 @@ awk -v board="$NAME" -v qrc="$qrc" -v timeout="$TIMEOUT" -v want="$want" '
 	}
 	/^AMUPMU-BOARD: done/ { done = 1 }
 	# what any kernel prints when something is wrong, and what the debug
-	# kernel adds: lockdep ("WARNING: possible circular locking ...",
-	# "BUG: Invalid wait context"), KASAN/KFENCE ("BUG: KASAN: ..."),
-	# UBSAN, DEBUG_OBJECTS, DEBUG_LIST, hung tasks, soft/hard lockups,
-	# RCU stalls (rcu_sched or rcu_preempt, expedited or not), workqueue
-	# lockups, usercopy, refcount, SLUB debug and IRQ storms. Fixed strings
-	# (mawk 1.3.4 cannot compile them as one long alternation)
-	BEGIN {
-		nsplat = split("Oops|BUG:|WARNING:|Unable to handle kernel|Kernel panic|kernel BUG at|" \
-			"Internal error:|Call trace:|soft lockup|hard LOCKUP|self-detected stall|" \
-			"detected stalls|detected expedited stalls|workqueue lockup|blocked for more than|" \
-			"UBSAN:|ODEBUG:|list_add corruption|list_del corruption|DEBUG_LOCKS_WARN_ON|" \
-			"scheduling while atomic|sleeping function called from invalid context|" \
-			"usercopy: Kernel memory|refcount_t: |nobody cared|Poison overwritten|" \
-			"Redzone overwritten|Object already free", splat, "|")
-	}
+	# kernel adds: BOARD_SPLATS of machines.sh, fixed strings (mawk 1.3.4
+	# cannot compile them as one long alternation)
+	BEGIN { nsplat = split(splats, splat, "|") }
 	{
 		for (i = 1; i <= nsplat; i++)
 			if (index($0, splat[i])) {

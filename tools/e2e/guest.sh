@@ -1,0 +1,170 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The end-to-end test's checks in the booted Debian system (tools/deb-e2e.sh
+# puts this script and env on the payload disk; e2e.service runs it at boot,
+# output on the serial console). Each check prints its commands and their
+# output ("E2E-OUT: " lines, the first 40 of each), then one result line,
+#   E2E: PASS NAME[: detail]   or   E2E: FAIL NAME[: detail]
+# ("E2E: SKIP NAME: reason" for a kselftest that skipped itself) and the
+# last line is "E2E: DONE". The host knows which NAMEs each MODE
+# must print; a missing one fails too.
+#
+# env: MODE (check: the 6.1 boot after the installation; upgraded: the
+# 6.12 boot after the kernel upgrade), KSERIES (the kernel's x.y), WANT_NODE
+# ("MODE OWNER GROUP" of /dev/amupmu as debian/amupmu.udev packages it),
+# KSFT_SKIP (stress test cases to skip, AMUPMU_STRESS_SKIP) and KSFT_WHY.
+PATH=/usr/sbin:/usr/bin:/sbin:/bin
+export PATH LC_ALL=C.UTF-8
+D=$(dirname "$0")
+# shellcheck source=/dev/null
+. "$D/env"
+
+# before anything of this script could have loaded it
+at_boot=no
+[ -d /sys/module/amupmu ] && at_boot=yes
+
+say() { echo "E2E: $*"; }
+out() { sed 's/^/E2E-OUT: /' | head -"${1:-40}"; }
+
+# check NAME CMD...: run CMD (echoed), PASS when it exits 0
+check() {
+	name=$1
+	shift
+	echo "E2E-OUT: \$ $*"
+	"$@" >/tmp/e2e.out 2>&1
+	rc=$?
+	out <"/tmp/e2e.out"
+	if [ "$rc" = 0 ]; then say "PASS $name"; else say "FAIL $name: status $rc"; fi
+}
+
+# expect NAME PATTERN CMD...: as check, and its output must match PATTERN
+# (grep -E)
+expect() {
+	name=$1 pat=$2
+	shift 2
+	echo "E2E-OUT: \$ $*"
+	"$@" >/tmp/e2e.out 2>&1
+	rc=$?
+	out <"/tmp/e2e.out"
+	if [ "$rc" != 0 ]; then
+		say "FAIL $name: status $rc"
+	elif ! grep -Eq -- "$pat" /tmp/e2e.out; then
+		say "FAIL $name: no line matches '$pat'"
+	else
+		say "PASS $name"
+	fi
+}
+
+say "BEGIN $MODE $(uname -r) $(uname -m), up $(cut -d' ' -f1 /proc/uptime) s"
+
+# the kernel booted is the one of this step
+case $(uname -r) in
+"$KSERIES".*) say "PASS kernel: $(uname -r)" ;;
+*) say "FAIL kernel: $(uname -r), expected $KSERIES.*" ;;
+esac
+
+# loaded at boot by systemd-modules-load (the package's modules-load.d),
+# from DKMS's build for this kernel
+journalctl -b -o cat -u systemd-modules-load.service 2>&1 | out
+ko=$(modinfo -n amupmu 2>&1)
+echo "E2E-OUT: modinfo -n amupmu: $ko"
+if [ "$at_boot" = yes ] && journalctl -b -o cat -u systemd-modules-load.service 2>/dev/null |
+	grep -q "Inserted module 'amupmu'"; then
+	case $ko in
+	/lib/modules/"$(uname -r)"/updates/dkms/amupmu.ko*) say "PASS module-at-boot: $ko" ;;
+	*) say "FAIL module-at-boot: loaded, but from $ko, not DKMS's updates/dkms" ;;
+	esac
+else
+	say "FAIL module-at-boot: amupmu not loaded by systemd-modules-load (loaded: $at_boot)"
+fi
+check modprobe modprobe amupmu
+
+# the node's mode, owner and group as packaged (udev rule)
+udevadm settle -t 60
+node=$(stat -c '%a %U %G' /dev/amupmu 2>&1)
+echo "E2E-OUT: \$ stat -c '%a %U %G' /dev/amupmu: $node"
+udevadm info -q property /dev/amupmu 2>&1 | grep -E '^(DEVNAME|DEVMODE|SUBSYSTEM)=' | out
+if [ "$node" = "$WANT_NODE" ]; then
+	say "PASS device-node: /dev/amupmu $node"
+else
+	say "FAIL device-node: /dev/amupmu '$node', packaged '$WANT_NODE'"
+fi
+
+check doctor amupmu doctor
+expect info 'amupmu' amupmu info
+# the node is open to every user for identification (README.Debian)
+expect info-unprivileged 'amupmu' setpriv --reuid=nobody --regid=nogroup --clear-groups amupmu info
+expect stat 'cycles' amupmu stat -- true
+
+if [ "$MODE" = check ]; then
+	expect man 'amupmu-stat' man -P cat amupmu-stat
+	expect help-stat 'amupmu-stat' env MANPAGER=cat PAGER=cat amupmu help stat
+	# the program built in the chroot against libamupmu-dev with pkg-config
+	expect program-libamupmu 'libamupmu\.so\.[0-9]+ => /usr/lib/' ldd /usr/local/bin/e2e-count
+	expect program-runs '^cycles [1-9][0-9]* instructions [1-9]' /usr/local/bin/e2e-count
+
+	# the kselftests of amupmu-tests, as its README.Debian runs them
+	k=/usr/libexec/amupmu-tests/kselftest
+	n=$(grep -c . "$k/kselftest-list.txt")
+	if [ -n "$KSFT_SKIP" ]; then
+		say "NOTE kselftests: AMUPMU_STRESS_SKIP=$KSFT_SKIP: $KSFT_WHY"
+	fi
+	# 10 load/unload cycles of the stress test, not 100: the boards run
+	# those; here the packaged test runs against the installed module
+	echo "E2E-OUT: \$ AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 $k/run_kselftest.sh ($n tests)"
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
+	rc=$?
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	# the runner's own lines and the tests' skip reasons; the whole TAP
+	# is on the console log only for failures (below)
+	grep -E '^(not )?ok [0-9]+ selftests: |^# (ok|not ok) .*# SKIP' /tmp/ksft.out | out 400
+	p=0 f=0 s=0
+	while IFS= read -r line; do
+		[ -n "$line" ] || continue
+		t=${line#*selftests: amupmu: }
+		t=${t%% *}
+		case $line in
+		"not ok "*)
+			f=$((f + 1))
+			say "FAIL kselftest-$t: $line"
+			# that test's own output, from its header to its result
+			awk -v t="$t" 'index($0, "# selftests: amupmu: " t) { on = 1 }
+				on { print } on && /^(not )?ok [0-9]+ selftests: / { exit }' /tmp/ksft.out |
+				tail -60 | sed 's/^/E2E-OUT: /'
+			;;
+		*"# SKIP"*) s=$((s + 1)); say "SKIP kselftest-$t:${line#*# SKIP}" ;;
+		*) p=$((p + 1)); say "PASS kselftest-$t" ;;
+		esac
+	done <<EOF
+$(grep -E '^(not )?ok [0-9]+ selftests: amupmu: ' /tmp/ksft.out)
+EOF
+	# the tests that unload and load the module find the installed one
+	# (no skip "set AMUPMU_KO")
+	if grep -Eq 'SKIP.*AMUPMU_KO' /tmp/ksft.out; then
+		grep -E 'SKIP.*AMUPMU_KO' /tmp/ksft.out | out
+		say "FAIL kselftest-module-file: a test did not find the installed module"
+	else
+		say "PASS kselftest-module-file: the load/unload tests found $(modinfo -n amupmu)"
+	fi
+	sec=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%d", b - a }')
+	if [ $((p + f + s)) = "$n" ] && [ "$f" = 0 ]; then
+		say "PASS kselftests: $p passed, $s skipped of $n in $sec s (run_kselftest.sh status $rc)"
+	else
+		say "FAIL kselftests: $p passed, $f failed, $s skipped, $((n - p - f - s)) without a result, of $n in $sec s (status $rc)"
+	fi
+fi
+
+# no unit failed during the boot or the tests
+failed=$(systemctl --failed --no-legend --plain 2>&1)
+printf '%s\n' "$failed" | grep . | out
+if [ -z "$failed" ]; then
+	say "PASS units: none failed"
+else
+	say "FAIL units: $(printf '%s' "$failed" | awk '{ printf "%s ", $1 }')"
+fi
+
+# the kernel's warnings and errors, for the host's check of the log
+dmesg -l emerg,alert,crit,err,warn 2>&1 | sed 's/^/E2E-DMESG: /'
+say "DONE $MODE, up $(cut -d' ' -f1 /proc/uptime) s"
