@@ -380,12 +380,11 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 	for (EventSpec& e : pmu)
 		p.events.push_back(std::move(e));
 	p.amu_events = amu;
-	std::string slots = "none";
-	if (t.slots)
-		slots = std::to_string(t.slots) + " (PMMIR_EL1.SLOTS)";
-	std::string text = "topdown: " + std::string{set.title} + ", level " + std::to_string(t.level) + " (" +
-			   std::string{set.id} + ": " + std::string{set.source} + "); slots " + slots +
-			   "; each metric's events counted together in one group";
+	std::string text = "topdown: ";
+	text.append(set.title).append(", level ").append(std::to_string(t.level));
+	text.append(" (").append(set.id).append(": ").append(set.source).append("); slots ");
+	text.append(t.slots ? std::to_string(t.slots) + " (PMMIR_EL1.SLOTS)" : std::string{"none"});
+	text.append("; each metric's events counted together in one group");
 	if (!amu.empty()) {
 		std::string names;
 		for (const std::uint16_t n : amu)

@@ -20,7 +20,7 @@
 #ifndef AMUPMU_TOPDOWN_HPP
 #define AMUPMU_TOPDOWN_HPP
 
-#include <amupmu/bits.hpp>
+#include <amupmu/decode.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -70,14 +70,8 @@ struct MetricSet {
 /// The metrics of set up to level, level by level in the set's order.
 [[nodiscard]] std::vector<const MetricFormula*> topdown_metrics(const MetricSet& set, unsigned level);
 
-/// PMMIR_EL1.SLOTS [7:0]: the operation slots per cycle the top-down
-/// formulas divide by (0: not implemented).
-[[nodiscard]] constexpr unsigned pmmir_slots(std::uint64_t pmmir) noexcept
-{
-	return static_cast<unsigned>(field<7, 0>(pmmir));
-}
-
-/// The name perf's expressions use for the slots: "#slots".
+/// The name perf's expressions use for the slots: "#slots", the CPU's
+/// PMMIR_EL1.SLOTS (pmmir_slots(), decode.hpp).
 inline constexpr std::string_view slots_name = "#slots";
 
 /// The identifiers of an expression, each once in order of appearance
