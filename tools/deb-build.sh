@@ -59,7 +59,7 @@ SRC=amupmu-$VERSION
 # libprometheus-cpp-*1.0:ARCH (Multi-Arch: same, tools/deps.sh).
 NODEPCHECK=()
 if [ "$ARCH" != "$(dpkg --print-architecture)" ]; then
-	unmet=$(cd "$TOP" && dpkg-checkbuilddeps -a"$ARCH" -P"$PROFILES" 2>&1 | sed -n 's/.*Unmet build dependencies: //p')
+	unmet=$(cd "$TOP" && dpkg-checkbuilddeps -a"$ARCH" -P"$PROFILES" 2>&1 | sed -n 's/.*Unmet build dependencies: //p' || true)
 	if [ "$(echo "$unmet" | sed 's/ *([^)]*)//g; s/:[a-z0-9]*//g' | xargs)" = prometheus-cpp-dev ] &&
 	   [ -f "$TOP/build/cache/prometheus-cpp-$ARCH/.complete" ]; then
 		NODEPCHECK=(-d)
