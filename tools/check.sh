@@ -219,7 +219,8 @@ board spe-claim 6.1 vhe amupmu mock -S two
 # and --topdown's CPU_CYCLES from the mock AMU) and the Cortex-A76 (no
 # libpfm4 table: the architected names and raw codes; shared mode); the
 # list, a core event counted or refused by PMCEID, --topdown naming what
-# QEMU's PMU lacks (about 30 s each)
+# QEMU's PMU lacks (about 30 s each on a quiet host, 75 s beside a package
+# build)
 board events 6.1 el1 amupmu mock -c neoverse-n1
 board events 6.12 el1 stock prod -c cortex-a76
 # the concurrency fuzzer (issue 24): hostile local users, root and uid
