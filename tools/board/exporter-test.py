@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """amupmu exporter scraped by a real Prometheus server (issue 28).
 
-  tools/board/exporter-test.py -k 6.1|6.12 -v mock|prod [-m el1|vhe] [-t SECS]
+  tools/board/exporter-test.py -k 6.1|6.12 -v mock|prod [-m el1|vhe] [-s N] [-t SECS] [--bench]
 
 Starts Debian's Prometheus server (unpacked by make deps into
 build/cache/prometheus) on 127.0.0.1 with its own configuration and data
@@ -61,7 +61,9 @@ def free_port():
 class Test:
     def __init__(self, args):
         self.args = args
-        self.name = f"{args.k}-{args.m}-amupmu-{args.v}{'-icount' if args.v == 'prod' else ''}-exporter"
+        self.icount = args.v == "prod" or args.bench
+        self.name = (f"{args.k}-{args.m}-amupmu-{args.v}{'' if args.s == 2 else f'-smp{args.s}'}"
+                     f"{'-icount' if self.icount else ''}-exporter{'-bench' if args.bench else ''}")
         self.dir = os.path.join(TOP, "build", "exporter-test", self.name)
         self.n = 0
         self.failed = 0
@@ -361,6 +363,36 @@ class Test:
         print("# " + line, flush=True)
         self.tell("# " + line)
 
+    def run_bench(self):
+        """make bench's figures: the exporter serving the AMU and two PMU
+        events (every CPU) and the driver's health, scraped every second for
+        30 s: guest CPU time per scrape (utime + stime of /proc/PID/stat,
+        10 ms ticks) and the scrape duration it reports (median), under
+        -icount: guest time follows the instructions executed."""
+        self.control("insmod /amupmu.ko")
+        self.exporter_up("inst_retired,cpu_cycles")
+        cmd = "p=$(pidof amupmu-dyn); set -- $(cut -d' ' -f14,15 /proc/$p/stat); echo $(($1 + $2))"
+        time.sleep(3)
+        _, a = self.control(cmd, quiet=True)
+        s0 = self.scalar('exposer_scrapes_total')
+        time.sleep(30)
+        _, b = self.control(cmd, quiet=True)
+        s1 = self.scalar('exposer_scrapes_total')
+        med = self.scalar("quantile_over_time(0.5, amupmu_exporter_scrape_duration_seconds[30s])")
+        size = self.scalar('scrape_samples_scraped{job="amupmu"}')
+        try:
+            ticks = int(b.split()[-1]) - int(a.split()[-1])
+            n = s1 - s0
+            fig = {"smp": self.args.s, "scrapes": int(n), "cpu_ms_per_scrape": round(ticks * 10 / n, 3),
+                   "cpu_share_at_15s": round(ticks / 100 / n / 15, 6),
+                   "scrape_ms_median": round(med * 1e3, 3), "samples_per_scrape": int(size)}
+            ok = True
+        except (ValueError, TypeError, ZeroDivisionError, IndexError) as e:
+            fig = {"smp": self.args.s, "error": str(e)}
+            ok = False
+        print("BENCH-JSON " + json.dumps(fig), flush=True)
+        self.result(ok, f"exporter cost at -smp {self.args.s} measured", json.dumps(fig))
+
     def stop_exporter(self):
         rc, out = self.control("kill $(pidof amupmu-dyn); i=0; while pidof amupmu-dyn >/dev/null && [ $i -lt 50 ]; "
                                "do sleep 0.2; i=$((i+1)); done; cat /tmp/exporter.log; ! pidof amupmu-dyn")
@@ -378,22 +410,26 @@ class Test:
         self.board = subprocess.Popen(
             [os.path.join(TOP, "tools", "board", "run.sh"), "-k", self.args.k, "-m", self.args.m, "-d", "amupmu",
              "-v", self.args.v, "-n", f"{self.exp_port}:{EXPORTER_PORT},{self.ctl_port}:{CONTROL_PORT}",
-             "-t", str(self.args.t)]
+             "-t", str(self.args.t), "-s", str(self.args.s)]
             # QEMU's PMU implements INST_RETIRED only under -icount (the
-            # prod board counts it); the mock AMU's rates follow the guest's
-            # clock, which -icount would tie to the instructions run
-            + (["-i"] if self.args.v == "prod" else []) + ["remote"],
+            # prod board counts it, the bench's guest time follows the
+            # instructions); the mock AMU's rates follow the guest's clock,
+            # which -icount would tie to the instructions run
+            + (["-i"] if self.icount else []) + ["remote"],
             stdout=board_log, stderr=subprocess.STDOUT, start_new_session=True)
         try:
             if not self.wait_control(self.args.t):
                 self.result(False, "the board's control port answers")
             else:
                 print(f"# board up after {time.time() - t_start:.0f} s", flush=True)
-                if self.args.v == "mock":
+                if self.args.bench:
+                    self.run_bench()
+                elif self.args.v == "mock":
                     self.run_mock()
+                    self.figures()
                 else:
                     self.run_prod()
-                self.figures()
+                    self.figures()
                 self.stop_exporter()
                 self.control("exit", quiet=True)
             try:
@@ -425,6 +461,9 @@ def main():
     ap.add_argument("-v", default="mock", choices=["mock", "prod"])
     ap.add_argument("-m", default="el1", choices=["el1", "vhe"])
     ap.add_argument("-t", type=int, default=400, help="the board's timeout (s)")
+    ap.add_argument("-s", type=int, default=2, help="vCPUs (run.sh -s)")
+    ap.add_argument("--bench", action="store_true",
+                    help="make bench's figures instead of the checks (-icount; BENCH-JSON line)")
     sys.exit(Test(ap.parse_args()).run())
 
 
