@@ -65,7 +65,7 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=tools/apt-mirror.sh
 . "$TOP/tools/apt-mirror.sh"
 
-W=$TOP/build/e2e
+W=${AMUPMU_E2E_OUT:-$TOP/build/e2e}
 DEBS=${AMUPMU_E2E_DEBS:-$TOP/build/deb/1}
 ECACHE=${AMUPMU_KCACHE:-/var/cache/amupmu}/e2e
 IMG=$W/disk.img

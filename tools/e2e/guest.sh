@@ -112,11 +112,14 @@ if [ "$MODE" = check ]; then
 	if [ -n "$KSFT_SKIP" ]; then
 		say "NOTE kselftests: AMUPMU_STRESS_SKIP=$KSFT_SKIP: $KSFT_WHY"
 	fi
-	# 10 load/unload cycles of the stress test, not 100: the boards run
-	# those; here the packaged test runs against the installed module
-	echo "E2E-OUT: \$ AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 $k/run_kselftest.sh ($n tests)"
+	# the suite as installed, with its long runs shortened: the boards run
+	# them at full length (fuzz, stress: 200000 calls, 20 s, 100 load
+	# cycles); here the packaged tests run against the installed module
+	set -- AMUPMU_STRESS_SKIP="$KSFT_SKIP" AMUPMU_FUZZ_CALLS=20000 AMUPMU_STRESS_SECONDS=5 \
+		AMUPMU_LOAD_CYCLES=10
+	echo "E2E-OUT: \$ $* $k/run_kselftest.sh ($n tests)"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	AMUPMU_STRESS_SKIP=$KSFT_SKIP AMUPMU_LOAD_CYCLES=10 "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
+	env "$@" "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
 	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	# the runner's own lines and the tests' skip reasons; the whole TAP
