@@ -491,14 +491,14 @@ def main():
     ap.add_argument("-k", default="6.1", choices=["6.1", "6.12"])
     ap.add_argument("-v", default="mock", choices=["mock", "prod"])
     ap.add_argument("-m", default="el1", choices=["el1", "vhe"])
-    ap.add_argument("-t", type=int, default=0, help="the board's timeout (s; default 400, --bench 1500)")
+    ap.add_argument("-t", type=int, default=0, help="the board's timeout (s; default 900, as make check gives its boards; --bench 1500)")
     ap.add_argument("-s", type=int, default=2, help="vCPUs (run.sh -s)")
     ap.add_argument("--bench", action="store_true",
                     help="make bench's figures instead of the checks (-icount; BENCH-JSON line)")
     args = ap.parse_args()
     if not args.t:
         # -icount with 8 vCPUs on one TCG thread boots in minutes on a loaded host
-        args.t = 1500 if args.bench else 400
+        args.t = 1500 if args.bench else 900
     sys.exit(Test(args).run())
 
 
