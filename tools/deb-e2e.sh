@@ -307,6 +307,18 @@ prepare() {
 }
 
 # ---------------------------------------------------------------- install
+# test_unit: the test's unit into the mounted disk, enabled; its payload
+# disk may take more than the 90 s that systemd waits for a device by
+# default (the 6.12 boot beside apparmor's first profile compilation, on a
+# loaded host, did not get it in time): the host's timeout bounds the boot
+test_unit() {
+	local dev='dev-disk-by\x2dlabel-e2e\x2dpayload.device'
+	cp "$TOP/tools/e2e/e2e.service" "$MNT/etc/systemd/system/e2e.service"
+	ln -sf /etc/systemd/system/e2e.service "$MNT/etc/systemd/system/multi-user.target.wants/e2e.service"
+	mkdir -p "$MNT/etc/systemd/system/$dev.d"
+	printf '[Unit]\nJobRunningTimeoutSec=infinity\n' >"$MNT/etc/systemd/system/$dev.d/e2e.conf"
+}
+
 # debs: the .debs to install, one a line: the packages, not their -dbgsym
 # (Debian serves those from its debug archive, a user seldom has them)
 debs() {
@@ -362,8 +374,7 @@ install_step() {
 	run program-build '.' sh -c 'g++ -std=c++20 -O2 -Wall -Wextra -Werror -o /usr/local/bin/e2e-count \
 		/usr/local/src/e2e-count.cpp $(pkg-config --cflags --libs amupmu) && pkg-config --modversion amupmu' || true
 	# the test's unit, started at boot when the payload disk is there
-	cp "$TOP/tools/e2e/e2e.service" "$MNT/etc/systemd/system/e2e.service"
-	ln -sf /etc/systemd/system/e2e.service "$MNT/etc/systemd/system/multi-user.target.wants/e2e.service"
+	test_unit
 	printf '%s\n' "${names[@]}" >"$W/packages"
 	cleanup
 	touch "$IMG.installed"
