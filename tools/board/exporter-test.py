@@ -254,7 +254,9 @@ class Test:
                 "inst_retired", "stall_backend_mem", "flags"]
         row = None
         for line in out.split("\n"):
-            f = line.split(",")
+            # the console may put a carriage return or blanks before the row
+            # (6.12 mock once: 53 blanks before "1,"): the row is what follows
+            f = line.rsplit("\r", 1)[-1].strip().split(",")
             if len(f) == len(cols) and f[0] == "1":
                 row = dict(zip(cols, f))
         self.result(rc == 0 and row is not None, "amupmu amu -C 1 over a workload on CPU 1", row and str(row))
