@@ -16,12 +16,14 @@ namespace {
 // ---------------------------------------------------------------- the sets
 
 // Level 1 of Arm's top-down methodology for every core with the
-// STALL_SLOT events (Armv8.4 PMU, FEAT_PMUv3_TH; Arm's Server Base System
-// Architecture, DEN0029, requires them of server cores so that this level
-// is computable everywhere), as Linux perf states it in
-// tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.2 and later): the
-// slots of every cycle are frontend stalled, backend stalled, or used; the
-// used ones retire (OP_RETIRED) or are thrown away (OP_SPEC - OP_RETIRED).
+// STALL_SLOT events (Armv8.4 PMU; Arm's Server Base System Architecture,
+// DEN0029, requires them of server cores so that this level is computable
+// everywhere), as Linux perf states it in
+// tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.2 and later; read
+// at torvalds/linux blob 602bf183): the slots of every cycle are frontend
+// stalled, backend stalled, or used; the used ones retire (OP_RETIRED) or
+// are thrown away (OP_SPEC - OP_RETIRED). perf writes the event names in
+// lower case; they are the same events.
 constexpr MetricFormula sbsa_metrics[] = {
 	{"frontend_bound", "TopdownL1", 1, "STALL_SLOT_FRONTEND / (#slots * CPU_CYCLES)", "%",
 	 "slots the frontend delivered no operation in", ""},
@@ -29,17 +31,55 @@ constexpr MetricFormula sbsa_metrics[] = {
 	 "slots the backend could take no operation in", ""},
 	{"bad_speculation", "TopdownL1", 1, "(1 - OP_RETIRED / OP_SPEC) * (1 - STALL_SLOT / (#slots * CPU_CYCLES))",
 	 "%", "slots used by operations that did not retire (mispredicted paths)", ""},
-	{"retiring", "TopdownL1", 1, "OP_RETIRED / OP_SPEC * (1 - STALL_SLOT / (#slots * CPU_CYCLES))", "%",
+	{"retiring", "TopdownL1", 1, "(OP_RETIRED / OP_SPEC) * (1 - STALL_SLOT / (#slots * CPU_CYCLES))", "%",
 	 "slots used by operations that retired", ""},
 };
 
-// The Neoverse N2, V1 and V2 telemetry specifications (Arm's "Neoverse
-// N2/V1/V2 Telemetry Specification" and PMU guides, the formulas Arm's
-// topdown-tool and perf's neoverse-n2-v2 / neoverse-v1 metrics.json of
-// Linux 6.3 and later carry): level 1 with the cost of a branch
-// misprediction moved from the frontend (1 slot-cycle) and backend (3)
-// stall slots to bad speculation (4), and level 2, their cycle accounting.
-constexpr MetricFormula neoverse_metrics[] = {
+// The Neoverse cores: Arm's telemetry specifications (Telemetry
+// Specification, PMU events, metrics and methodology, one JSON per core:
+// data/pmu/cpu/neoverse/<core>.json of Arm's telemetry-solution, Apache-2.0,
+// their "topdown_methodology"; read at the repository's commit 917257c7,
+// document sha1 6687b727 of 8 Aug 2025). Linux perf's metrics.json of
+// these cores are generated from the same files (Linux 6.6 and later,
+// tools/perf/pmu-events/arch/arm64/arm/neoverse-*/), so both say the same.
+// Stage 1 is Topdown_L1 (perf's TopdownL1): level 1 with the cost of a
+// branch misprediction moved to bad speculation (4 slots per BR_MIS_PRED
+// cycle), taken from the frontend and backend stall slots in a share that
+// depends on the core. Stage 2 starts with Cycle_Accounting, the two
+// stall-cycle shares: amupmu's TopdownL2 (the specification's other stage-2
+// groups are ratios and MPKIs, not shares of the cycles). The
+// specifications write the slots as the core's number (5: N2, 8: V1, V2);
+// amupmu writes #slots, PMMIR_EL1.SLOTS, which is that number on these
+// cores, and computes nothing where it reads 0. The level-2 metric is a
+// share of the cycles, not of the slots: it divides its level-1 metric
+// (parent) by meaning, the specification lists it beside the tree.
+
+// Neoverse N2 r0p0-r0p2 (neoverse-n2.json, r0p2; its r0p0 and r0p1 files
+// are the same; perf's neoverse-n2r0p0): STALL_SLOT and
+// STALL_SLOT_FRONTEND count one slot more each cycle, which the formulas
+// take off (CPU_CYCLES).
+constexpr MetricFormula n2_r0p0_metrics[] = {
+	{"frontend_bound", "TopdownL1", 1,
+	 "(STALL_SLOT_FRONTEND - CPU_CYCLES) / (#slots * CPU_CYCLES) - BR_MIS_PRED / CPU_CYCLES", "%",
+	 "slots the frontend delivered no operation in, less those of branch mispredictions", ""},
+	{"backend_bound", "TopdownL1", 1, "STALL_SLOT_BACKEND / (CPU_CYCLES * #slots) - BR_MIS_PRED * 3 / CPU_CYCLES",
+	 "%", "slots the backend could take no operation in, less those of branch mispredictions", ""},
+	{"bad_speculation", "TopdownL1", 1,
+	 "(1 - OP_RETIRED / OP_SPEC) * (1 - (STALL_SLOT - CPU_CYCLES) / (CPU_CYCLES * #slots)) + "
+	 "BR_MIS_PRED * 4 / CPU_CYCLES",
+	 "%", "slots of operations that did not retire and of the recovery from branch mispredictions", ""},
+	{"retiring", "TopdownL1", 1, "OP_RETIRED / OP_SPEC * (1 - (STALL_SLOT - CPU_CYCLES) / (CPU_CYCLES * #slots))",
+	 "%", "slots used by operations that retired", ""},
+	{"frontend_stalled_cycles", "TopdownL2", 2, "STALL_FRONTEND / CPU_CYCLES", "%",
+	 "cycles with no operation issued because the frontend delivered none", "frontend_bound"},
+	{"backend_stalled_cycles", "TopdownL2", 2, "STALL_BACKEND / CPU_CYCLES", "%",
+	 "cycles with no operation issued because the backend could take none", "backend_bound"},
+};
+
+// Neoverse N2 r0p3 and later (neoverse-n2-r0p3.json) and Neoverse V2
+// (neoverse-v2.json): a misprediction's 4 slots come 1 from the frontend
+// stall slots, 3 from the backend's.
+constexpr MetricFormula n2_v2_metrics[] = {
 	{"frontend_bound", "TopdownL1", 1, "STALL_SLOT_FRONTEND / (CPU_CYCLES * #slots) - BR_MIS_PRED / CPU_CYCLES",
 	 "%", "slots the frontend delivered no operation in, less those of branch mispredictions", ""},
 	{"backend_bound", "TopdownL1", 1, "STALL_SLOT_BACKEND / (CPU_CYCLES * #slots) - BR_MIS_PRED * 3 / CPU_CYCLES",
@@ -53,8 +93,26 @@ constexpr MetricFormula neoverse_metrics[] = {
 	 "cycles with no operation issued because the frontend delivered none", "frontend_bound"},
 	{"backend_stalled_cycles", "TopdownL2", 2, "STALL_BACKEND / CPU_CYCLES", "%",
 	 "cycles with no operation issued because the backend could take none", "backend_bound"},
-	{"backend_memory_stalled_cycles", "TopdownL2", 2, "STALL_BACKEND_MEM / CPU_CYCLES", "%",
-	 "cycles with no operation issued because the backend waited for the memory system", "backend_bound"},
+};
+
+// Neoverse V1 (neoverse-v1.json, r1p2; perf's neoverse-v1 overrides
+// frontend_bound and bad_speculation alike and keeps sbsa.json's
+// backend_bound and retiring): all 4 slots of a misprediction come from
+// the frontend stall slots.
+constexpr MetricFormula v1_metrics[] = {
+	{"frontend_bound", "TopdownL1", 1, "STALL_SLOT_FRONTEND / (CPU_CYCLES * #slots) - BR_MIS_PRED * 4 / CPU_CYCLES",
+	 "%", "slots the frontend delivered no operation in, less those of branch mispredictions", ""},
+	{"backend_bound", "TopdownL1", 1, "STALL_SLOT_BACKEND / (#slots * CPU_CYCLES)", "%",
+	 "slots the backend could take no operation in", ""},
+	{"bad_speculation", "TopdownL1", 1,
+	 "(1 - OP_RETIRED / OP_SPEC) * (1 - STALL_SLOT / (CPU_CYCLES * #slots)) + BR_MIS_PRED * 4 / CPU_CYCLES", "%",
+	 "slots of operations that did not retire and of the recovery from branch mispredictions", ""},
+	{"retiring", "TopdownL1", 1, "(1 - STALL_SLOT / (CPU_CYCLES * #slots)) * (OP_RETIRED / OP_SPEC)", "%",
+	 "slots used by operations that retired", ""},
+	{"frontend_stalled_cycles", "TopdownL2", 2, "STALL_FRONTEND / CPU_CYCLES", "%",
+	 "cycles with no operation issued because the frontend delivered none", "frontend_bound"},
+	{"backend_stalled_cycles", "TopdownL2", 2, "STALL_BACKEND / CPU_CYCLES", "%",
+	 "cycles with no operation issued because the backend could take none", "backend_bound"},
 };
 
 constexpr std::uint8_t arm = 0x41;
@@ -63,19 +121,23 @@ constexpr std::uint16_t v1_parts[] = {0xD40};
 constexpr std::uint16_t v2_parts[] = {0xD4F};
 
 constexpr std::string_view sbsa_source =
-	"Arm top-down methodology level 1 for PMUs with the STALL_SLOT events (Arm SBSA, DEN0029); "
-	"the formulas of Linux perf's tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.2+)";
-// one source per core: the specification of that core
-#define AMUPMU_NEOVERSE_SOURCE(core)                                                                        \
-	"Arm Neoverse " core " Telemetry Specification (level 1 with the branch-misprediction correction, "  \
-	"level 2 cycle accounting); the formulas of Arm's topdown-tool and of Linux perf's metrics.json for " \
-	"the core (Linux 6.3+)"
+	"Arm top-down methodology level 1 for PMUs with the STALL_SLOT events (Arm SBSA, DEN0029): "
+	"Linux perf's tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.2+)";
+#define AMUPMU_NEOVERSE_SOURCE(core, file)                                                                 \
+	"Arm Neoverse " core " Telemetry Specification, topdown_methodology (telemetry-solution "          \
+	"data/pmu/cpu/neoverse/" file "): Topdown_L1, and Cycle_Accounting as level 2; the formulas of " \
+	"Linux perf's metrics.json for the core (Linux 6.6+), with #slots for the core's slot count"
 
 constexpr MetricSet sets[] = {
-	{"sbsa", "Arm top-down level 1 (SBSA)", sbsa_source, 0, {}, sbsa_metrics, 1},
-	{"neoverse-n2", "Arm Neoverse N2 top-down", AMUPMU_NEOVERSE_SOURCE("N2"), arm, n2_parts, neoverse_metrics, 2},
-	{"neoverse-v1", "Arm Neoverse V1 top-down", AMUPMU_NEOVERSE_SOURCE("V1"), arm, v1_parts, neoverse_metrics, 2},
-	{"neoverse-v2", "Arm Neoverse V2 top-down", AMUPMU_NEOVERSE_SOURCE("V2"), arm, v2_parts, neoverse_metrics, 2},
+	{"sbsa", "Arm top-down level 1 (SBSA)", sbsa_source, 0, {}, 0x00, 0xff, sbsa_metrics, 1},
+	{"neoverse-n2-r0p0", "Arm Neoverse N2 r0p0-r0p2 top-down", AMUPMU_NEOVERSE_SOURCE("N2 r0p2", "neoverse-n2.json"),
+	 arm, n2_parts, 0x00, 0x02, n2_r0p0_metrics, 2},
+	{"neoverse-n2", "Arm Neoverse N2 top-down", AMUPMU_NEOVERSE_SOURCE("N2 r0p3", "neoverse-n2-r0p3.json"), arm,
+	 n2_parts, 0x03, 0xff, n2_v2_metrics, 2},
+	{"neoverse-v1", "Arm Neoverse V1 top-down", AMUPMU_NEOVERSE_SOURCE("V1", "neoverse-v1.json"), arm, v1_parts,
+	 0x00, 0xff, v1_metrics, 2},
+	{"neoverse-v2", "Arm Neoverse V2 top-down", AMUPMU_NEOVERSE_SOURCE("V2", "neoverse-v2.json"), arm, v2_parts,
+	 0x00, 0xff, n2_v2_metrics, 2},
 };
 #undef AMUPMU_NEOVERSE_SOURCE
 
@@ -300,8 +362,10 @@ std::span<const MetricSet> metric_sets() noexcept
 const MetricSet& metric_set_for(std::uint64_t midr) noexcept
 {
 	const Midr m = decode_midr(midr);
+	const unsigned rev = (static_cast<unsigned>(m.variant) << 4) | m.revision;
 	for (const MetricSet& s : sets)
-		if (s.implementer == m.implementer && std::ranges::find(s.parts, m.part) != s.parts.end())
+		if (s.implementer == m.implementer && std::ranges::find(s.parts, m.part) != s.parts.end() &&
+		    rev >= s.revision_min && rev <= s.revision_max)
 			return s;
 	return sets[0];
 }
@@ -367,6 +431,81 @@ std::vector<MetricValue> evaluate_topdown(const MetricSet& set, unsigned level,
 		if (v.missing.empty())
 			v.value = metric_value(set, *m, count, slots, 0);
 		out.push_back(std::move(v));
+	}
+	return out;
+}
+
+} // namespace amupmu
+
+namespace amupmu {
+
+std::vector<TopdownGroup> plan_topdown_groups(const MetricSet& set, unsigned level, std::size_t counters,
+					      std::span<const std::string> outside)
+{
+	if (counters == 0)
+		throw InvalidArgument{"top-down groups: no counter to count on", EINVAL};
+	std::vector<TopdownGroup> groups;
+	for (const MetricFormula* m : topdown_metrics(set, level)) {
+		std::vector<std::string> need;
+		for (std::string& e : metric_events(set, *m))
+			if (std::ranges::find(outside, e) == outside.end())
+				need.push_back(std::move(e));
+		if (need.size() > counters)
+			throw InvalidArgument{"top-down metric '" + std::string{m->name} + "' needs " +
+						      std::to_string(need.size()) + " events counted together, more than " +
+						      std::to_string(counters) + " counters",
+					      E2BIG};
+		// the first group that holds its events already, or has room
+		const auto missing_from = [&](const TopdownGroup& g) {
+			return static_cast<std::size_t>(std::ranges::count_if(
+				need, [&](const std::string& e) { return std::ranges::find(g.events, e) == g.events.end(); }));
+		};
+		auto it = std::ranges::find_if(groups, [&](const TopdownGroup& g) { return missing_from(g) == 0; });
+		if (it == groups.end())
+			it = std::ranges::find_if(
+				groups, [&](const TopdownGroup& g) { return g.events.size() + missing_from(g) <= counters; });
+		if (it == groups.end())
+			it = groups.insert(groups.end(), TopdownGroup{});
+		for (std::string& e : need)
+			if (std::ranges::find(it->events, e) == it->events.end())
+				it->events.push_back(std::move(e));
+		it->metrics.push_back(m);
+	}
+	return groups;
+}
+
+std::vector<MetricValue> evaluate_topdown_groups(const MetricSet& set, std::span<const TopdownGroup> groups,
+						 std::span<const TopdownGroupCounts> counts, unsigned slots)
+{
+	std::vector<MetricValue> out;
+	for (const MetricFormula& m : set.metrics) {
+		const auto g = std::ranges::find_if(
+			groups, [&](const TopdownGroup& x) { return std::ranges::find(x.metrics, &m) != x.metrics.end(); });
+		if (g == groups.end())
+			continue;
+		const std::size_t gi = static_cast<std::size_t>(g - groups.begin());
+		const TopdownGroupCounts* c = gi < counts.size() ? &counts[gi] : nullptr;
+		if (!c || !c->count || c->time_running == 0) {
+			MetricValue v{.metric = &m, .group = gi};
+			v.reason = "group " + std::to_string(gi) + " never ran (time running 0 of " +
+				   std::to_string(c ? c->time_enabled : 0) + " ns)";
+			out.push_back(std::move(v));
+			continue;
+		}
+		// perf's estimate of a multiplexed count: raw * enabled / running
+		const double scale = c->time_enabled > c->time_running ? static_cast<double>(c->time_enabled) /
+										static_cast<double>(c->time_running)
+								       : 1.0;
+		const std::function<std::optional<double>(std::string_view)> scaled =
+			[&](std::string_view name) -> std::optional<double> {
+			const std::optional<double> v = c->count(name);
+			return v ? std::optional<double>{*v * scale} : std::nullopt;
+		};
+		for (MetricValue& v : evaluate_topdown(set, m.level, scaled, slots))
+			if (v.metric == &m) {
+				v.group = gi;
+				out.push_back(std::move(v));
+			}
 	}
 	return out;
 }

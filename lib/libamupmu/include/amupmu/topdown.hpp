@@ -8,13 +8,26 @@
 // all there (an event the PMU lacks, SLOTS that reads 0) gets no value and
 // names what is missing: nothing is computed from partial inputs.
 //
-// The sets (Documentation/userspace-api/amupmu-library.rst, "Top-down"):
+// The sets (Documentation/userspace-api/amupmu-library.rst, "Top-down"),
+// each with its source in MetricSet::source:
 //   sbsa         level 1 for every PMUv3 core with the STALL_SLOT events
-//                (Armv8.4 and later; required by Arm's SBSA, DEN0029)
-//   neoverse-n2, neoverse-v1, neoverse-v2
-//                level 1 as the cores' telemetry specifications correct
-//                it for branch mispredictions, and level 2 (their cycle
-//                accounting)
+//                (Armv8.4 and later; required by Arm's SBSA, DEN0029):
+//                Linux perf's pmu-events/arch/arm64/sbsa.json
+//   neoverse-n2-r0p0 (N2 r0p0-r0p2), neoverse-n2 (N2 r0p3 and later),
+//   neoverse-v1, neoverse-v2
+//                level 1 as each core's Arm telemetry specification
+//                corrects it for branch mispredictions (and N2 r0p0-r0p2
+//                for their STALL_SLOT overcount), and level 2, the
+//                specification's cycle accounting; Linux perf's
+//                metrics.json of these cores carry the same formulas
+//
+// A level needs more events than a PMU has counters (level 2: nine, six
+// counters on most cores): plan_topdown_groups() splits the metrics into
+// groups that fit, each metric's events in one group, and
+// evaluate_topdown_groups() computes each metric from its group's counts
+// alone (scaled by the group's time enabled over its time running, as
+// perf scales a multiplexed group), never from counts of different
+// windows.
 // Functions not marked noexcept throw std::bad_alloc, and what their
 // comment says.
 #ifndef AMUPMU_TOPDOWN_HPP
@@ -22,6 +35,7 @@
 
 #include <amupmu/decode.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -51,14 +65,18 @@ struct MetricSet {
 	/// The MIDR_EL1 implementer and parts it is for; no part: every core.
 	std::uint8_t implementer;
 	std::span<const std::uint16_t> parts;
+	/// The revisions of those parts it is for, variant << 4 | revision
+	/// (r0p2: 0x02), both included.
+	std::uint8_t revision_min;
+	std::uint8_t revision_max;
 	std::span<const MetricFormula> metrics;
 	unsigned max_level;
 };
 
 /// Every set, the generic one ("sbsa") first.
 [[nodiscard]] std::span<const MetricSet> metric_sets() noexcept;
-/// The set for a CPU of midr: its core's own where the library has one,
-/// else the generic "sbsa".
+/// The set for a CPU of midr: its core's own (by part and revision) where
+/// the library has one, else the generic "sbsa".
 [[nodiscard]] const MetricSet& metric_set_for(std::uint64_t midr) noexcept;
 /// The set with that id, or nullptr.
 [[nodiscard]] const MetricSet* find_metric_set(std::string_view id) noexcept;
@@ -98,6 +116,12 @@ struct MetricValue {
 	std::optional<double> value{};	///< a share (1.0: 100 %); nullopt: missing inputs
 	/// What it lacks: event names (upper case), "#slots"
 	std::vector<std::string> missing{};
+	/// evaluate_topdown_groups(): the index of the group its counts
+	/// come from; nullopt otherwise
+	std::optional<std::size_t> group{};
+	/// Why it has no value when that is not a missing input: "group 1
+	/// never ran (time running 0 of 2000000 ns)"; "" otherwise
+	std::string reason{};
 };
 
 /// Evaluates the metrics of set up to level. count(name) gives an event's
@@ -108,6 +132,52 @@ struct MetricValue {
 [[nodiscard]] std::vector<MetricValue> evaluate_topdown(
 	const MetricSet& set, unsigned level, const std::function<std::optional<double>(std::string_view)>& count,
 	unsigned slots);
+
+/// One group of a top-down plan: events counted together, in the same
+/// windows, and the metrics computed from them alone.
+struct TopdownGroup {
+	/// The events counted in the group (upper-case Arm ARM names), in the
+	/// order of the metrics that need them
+	std::vector<std::string> events{};
+	/// The metrics of the set computed from the group's counts
+	std::vector<const MetricFormula*> metrics{};
+};
+
+/// Splits the metrics of set up to level into groups of at most counters
+/// events each: every metric's events (metric_events()) in one group, less
+/// those in outside (counted beside every group, such as the AMU's
+/// CPU_CYCLES, which the caller then counts over each group's windows),
+/// and a metric whose events are all in a group already goes to that
+/// group. Metrics go first-fit in the set's order, so level 1 comes
+/// first. One group when everything fits. Throws InvalidArgument when
+/// counters is 0 or a metric alone needs more than counters events (naming
+/// it), or a formula of the set does not parse.
+[[nodiscard]] std::vector<TopdownGroup> plan_topdown_groups(const MetricSet& set, unsigned level,
+							    std::size_t counters,
+							    std::span<const std::string> outside = {});
+
+/// What one group counted over its windows: the raw count of each event by
+/// its upper-case Arm ARM name (nullopt: not counted), including those
+/// counted outside the group over the same windows, and the group's times
+/// (ns): enabled over the whole run, running while it held the counters.
+struct TopdownGroupCounts {
+	std::function<std::optional<double>(std::string_view)> count{};
+	std::uint64_t time_enabled = 0;
+	std::uint64_t time_running = 0;
+};
+
+/// Evaluates every metric of groups (plan_topdown_groups()) from its own
+/// group's counts (counts[i] for groups[i]), each count scaled by the
+/// group's time_enabled / time_running as perf scales a multiplexed count
+/// (scale_count(); a ratio of counts of one group does not change). A
+/// metric with a missing input names it; a metric whose group never ran
+/// (time_running 0, or no counts entry) has no value and says so in
+/// reason. MetricValue::group is the group's index. In the order of the
+/// set. Throws InvalidArgument as evaluate_topdown().
+[[nodiscard]] std::vector<MetricValue> evaluate_topdown_groups(const MetricSet& set,
+							       std::span<const TopdownGroup> groups,
+							       std::span<const TopdownGroupCounts> counts,
+							       unsigned slots);
 
 } // namespace amupmu
 

@@ -27,22 +27,46 @@ auto lookup(const Counts& c)
 	};
 }
 
-// golden inputs: 5 slots per cycle, 1000 cycles; the stall slots split
-// 1000 frontend, 1500 backend; 2800 operations speculated, 2100 retired
-const Counts golden{
-	{"CPU_CYCLES", 1000},	   {"STALL_SLOT_FRONTEND", 1000}, {"STALL_SLOT_BACKEND", 1500},
-	{"STALL_SLOT", 2500},	   {"OP_SPEC", 2800},		  {"OP_RETIRED", 2100},
-	{"BR_MIS_PRED", 10},	   {"STALL_FRONTEND", 300},	  {"STALL_BACKEND", 450},
-	{"STALL_BACKEND_MEM", 200},
-};
+// The one fixture: counts of 1000 cycles at 5 slots a cycle (5000 slots);
+// the stall slots split 1000 frontend, 1500 backend; 2800 operations
+// speculated, 2100 retired; 10 mispredicted branches; 300 frontend and
+// 450 backend stall cycles. changes replaces or adds counts, drop takes
+// counts away (a PMU without the event).
+Counts golden(const Counts& changes = {}, std::initializer_list<std::string_view> drop = {})
+{
+	Counts c{
+		{"CPU_CYCLES", 1000},	   {"STALL_SLOT_FRONTEND", 1000}, {"STALL_SLOT_BACKEND", 1500},
+		{"STALL_SLOT", 2500},	   {"OP_SPEC", 2800},		  {"OP_RETIRED", 2100},
+		{"BR_MIS_PRED", 10},	   {"STALL_FRONTEND", 300},	  {"STALL_BACKEND", 450},
+	};
+	for (const auto& [name, value] : changes)
+		c[name] = value;
+	for (const std::string_view name : drop)
+		c.erase(std::string{name});
+	return c;
+}
 
-std::map<std::string, double> values(const std::vector<MetricValue>& v)
+// The values of a set's metrics up to level from counts at slots, by name;
+// a metric without a value is absent.
+std::map<std::string, double> values(const MetricSet& set, unsigned level, const Counts& counts, unsigned slots = 5)
 {
 	std::map<std::string, double> out;
-	for (const MetricValue& m : v)
+	for (const MetricValue& m : evaluate_topdown(set, level, lookup(counts), slots))
 		if (m.value)
 			out[std::string{m.metric->name}] = *m.value;
 	return out;
+}
+
+const MetricSet& set(std::string_view id)
+{
+	const MetricSet* s = find_metric_set(id);
+	REQUIRE(s != nullptr);
+	return *s;
+}
+
+double level1_sum(const std::map<std::string, double>& v)
+{
+	return v.at("frontend_bound") + v.at("backend_bound") + v.at("bad_speculation") + v.at("retiring");
 }
 
 } // namespace
@@ -74,22 +98,23 @@ TEST_CASE("expressions: perf's arithmetic, identifiers, errors", "[topdown]")
 	}
 }
 
-TEST_CASE("the metric set follows the core: Neoverse N2, V1, V2 their own, every other core SBSA's",
-	  "[topdown]")
+TEST_CASE("the metric set follows the core and its revision; every other core SBSA's", "[topdown]")
 {
-	CHECK(metric_set_for(0x410fd490).id == "neoverse-n2");
+	CHECK(metric_set_for(0x410fd490).id == "neoverse-n2-r0p0");
+	CHECK(metric_set_for(0x410fd492).id == "neoverse-n2-r0p0");	// r0p2: the same specification
+	CHECK(metric_set_for(0x410fd493).id == "neoverse-n2");	// r0p3: STALL_SLOT fixed
 	CHECK(metric_set_for(0x411fd401).id == "neoverse-v1");
 	CHECK(metric_set_for(0x410fd4f0).id == "neoverse-v2");
-	CHECK(metric_set_for(0x414fd0c1).id == "sbsa");	// N1
+	CHECK(metric_set_for(0x414fd0c1).id == "sbsa");	// N1: no STALL_SLOT events, sbsa says so
 	CHECK(metric_set_for(0x414fd0b1).id == "sbsa");	// A76
 	CHECK(metric_set_for(0x000f0510).id == "sbsa");	// QEMU max
-	REQUIRE(find_metric_set("sbsa") != nullptr);
-	CHECK(find_metric_set("sbsa")->max_level == 1);
-	CHECK(find_metric_set("neoverse-n2")->max_level == 2);
+	CHECK(set("sbsa").max_level == 1);
+	CHECK(set("neoverse-n2").max_level == 2);
 	CHECK(find_metric_set("bogus") == nullptr);
 	for (const MetricSet& s : metric_sets()) {
 		INFO(s.id);
 		CHECK_FALSE(s.source.empty());
+		CHECK(s.revision_min <= s.revision_max);
 		for (const MetricFormula& m : s.metrics) {
 			INFO(m.name);
 			CHECK_NOTHROW(expr_identifiers(m.expr));
@@ -100,52 +125,82 @@ TEST_CASE("the metric set follows the core: Neoverse N2, V1, V2 their own, every
 	CHECK(topdown_group_level("TopDownL2") == 2);
 	CHECK(topdown_group_level("topdownl1") == 1);
 	CHECK(topdown_group_level("TopdownL3") == std::nullopt);
-	CHECK(topdown_metrics(*find_metric_set("neoverse-n2"), 1).size() == 4);
-	CHECK(topdown_metrics(*find_metric_set("neoverse-n2"), 2).size() == 7);
+	CHECK(topdown_metrics(set("neoverse-n2"), 1).size() == 4);
+	CHECK(topdown_metrics(set("neoverse-n2"), 2).size() == 6);
 	CHECK(pmmir_slots(0x0000000000000508) == 8);
 }
 
-TEST_CASE("golden inputs: SBSA level 1", "[topdown][golden]")
+// The golden figures below are the sources' formulas worked out by hand
+// on golden(): slots 5000, stall slots 2500 of them, so 2500 used;
+// OP_RETIRED / OP_SPEC = 0.75; BR_MIS_PRED / CPU_CYCLES = 0.01.
+TEST_CASE("golden inputs: SBSA level 1 (perf's sbsa.json)", "[topdown][golden]")
 {
-	const MetricSet& sbsa = *find_metric_set("sbsa");
-	const std::map<std::string, double> v = values(evaluate_topdown(sbsa, 1, lookup(golden), 5));
+	const std::map<std::string, double> v = values(set("sbsa"), 1, golden());
 	REQUIRE(v.size() == 4);
-	CHECK(v.at("frontend_bound") == Approx(0.2));
-	CHECK(v.at("backend_bound") == Approx(0.3));
-	CHECK(v.at("bad_speculation") == Approx(0.125));
-	CHECK(v.at("retiring") == Approx(0.375));
+	CHECK(v.at("frontend_bound") == Approx(0.2));	// 1000 / 5000
+	CHECK(v.at("backend_bound") == Approx(0.3));	// 1500 / 5000
+	CHECK(v.at("bad_speculation") == Approx(0.125));	// (1 - 0.75) * (1 - 0.5)
+	CHECK(v.at("retiring") == Approx(0.375));	// 0.75 * (1 - 0.5)
 	// the slots are accounted for once: the four add up to 1 when
 	// STALL_SLOT = STALL_SLOT_FRONTEND + STALL_SLOT_BACKEND
-	CHECK(v.at("frontend_bound") + v.at("backend_bound") + v.at("bad_speculation") + v.at("retiring") ==
-	      Approx(1.0));
-	CHECK(metric_events(sbsa, sbsa.metrics[0]) == std::vector<std::string>{"STALL_SLOT_FRONTEND", "CPU_CYCLES"});
+	CHECK(level1_sum(v) == Approx(1.0));
+	CHECK(metric_events(set("sbsa"), set("sbsa").metrics[0]) ==
+	      std::vector<std::string>{"STALL_SLOT_FRONTEND", "CPU_CYCLES"});
 }
 
-TEST_CASE("golden inputs: Neoverse N2 levels 1 and 2", "[topdown][golden]")
+TEST_CASE("golden inputs: Neoverse N2 r0p3 and V2 (telemetry specification), levels 1 and 2",
+	  "[topdown][golden]")
 {
-	const MetricSet& n2 = *find_metric_set("neoverse-n2");
-	const std::map<std::string, double> v = values(evaluate_topdown(n2, 2, lookup(golden), 5));
-	REQUIRE(v.size() == 7);
-	// the misprediction's slots (1 frontend, 3 backend per BR_MIS_PRED
-	// cycle) move to bad speculation (4)
-	CHECK(v.at("frontend_bound") == Approx(0.19));
+	for (const std::string_view id : {"neoverse-n2", "neoverse-v2"}) {
+		INFO(id);
+		const std::map<std::string, double> v = values(set(id), 2, golden());
+		REQUIRE(v.size() == 6);
+		// a misprediction's 4 slots: 1 from the frontend, 3 from the backend
+		CHECK(v.at("frontend_bound") == Approx(0.19));	// 0.2 - 0.01
+		CHECK(v.at("backend_bound") == Approx(0.27));	// 0.3 - 3 * 0.01
+		CHECK(v.at("bad_speculation") == Approx(0.165));	// 0.125 + 4 * 0.01
+		CHECK(v.at("retiring") == Approx(0.375));
+		CHECK(level1_sum(v) == Approx(1.0));
+		CHECK(v.at("frontend_stalled_cycles") == Approx(0.3));	// 300 / 1000
+		CHECK(v.at("backend_stalled_cycles") == Approx(0.45));	// 450 / 1000
+	}
+}
+
+TEST_CASE("golden inputs: Neoverse N2 r0p0-r0p2 take the extra stall slot of each cycle off", "[topdown][golden]")
+{
+	// the same pipeline as golden(), counted by an r0p2: STALL_SLOT and
+	// STALL_SLOT_FRONTEND one slot a cycle more
+	const std::map<std::string, double> v =
+		values(set("neoverse-n2-r0p0"), 2, golden({{"STALL_SLOT_FRONTEND", 2000}, {"STALL_SLOT", 3500}}));
+	REQUIRE(v.size() == 6);
+	CHECK(v.at("frontend_bound") == Approx(0.19));	// (2000 - 1000) / 5000 - 0.01
 	CHECK(v.at("backend_bound") == Approx(0.27));
-	CHECK(v.at("bad_speculation") == Approx(0.165));
+	CHECK(v.at("bad_speculation") == Approx(0.165));	// 0.25 * (1 - 2500 / 5000) + 0.04
 	CHECK(v.at("retiring") == Approx(0.375));
-	CHECK(v.at("frontend_bound") + v.at("backend_bound") + v.at("bad_speculation") + v.at("retiring") ==
-	      Approx(1.0));
-	CHECK(v.at("frontend_stalled_cycles") == Approx(0.3));
-	CHECK(v.at("backend_stalled_cycles") == Approx(0.45));
-	CHECK(v.at("backend_memory_stalled_cycles") == Approx(0.2));
+	// r0p3's formulas on those counts would count the extra slots as stalls
+	const std::map<std::string, double> w =
+		values(set("neoverse-n2"), 1, golden({{"STALL_SLOT_FRONTEND", 2000}, {"STALL_SLOT", 3500}}));
+	CHECK(w.at("frontend_bound") == Approx(0.39));
+}
+
+TEST_CASE("golden inputs: Neoverse V1 moves all 4 slots of a misprediction from the frontend",
+	  "[topdown][golden]")
+{
+	const std::map<std::string, double> v = values(set("neoverse-v1"), 2, golden({}), 8);
+	REQUIRE(v.size() == 6);
+	// 8 slots: 8000 of them, 2500 stalled
+	CHECK(v.at("frontend_bound") == Approx(0.085));	// 1000 / 8000 - 4 * 0.01
+	CHECK(v.at("backend_bound") == Approx(0.1875));	// 1500 / 8000
+	CHECK(v.at("bad_speculation") == Approx(0.211875));	// 0.25 * (1 - 0.3125) + 0.04
+	CHECK(v.at("retiring") == Approx(0.515625));	// 0.75 * 0.6875
+	CHECK(level1_sum(v) == Approx(1.0));
 }
 
 TEST_CASE("a metric with a missing input names it and has no value", "[topdown]")
 {
-	const MetricSet& sbsa = *find_metric_set("sbsa");
-	Counts qemu = golden;	// QEMU's PMU: no STALL_SLOT events
-	qemu.erase("STALL_SLOT_FRONTEND");
-	qemu.erase("STALL_SLOT_BACKEND");
-	qemu.erase("STALL_SLOT");
+	const MetricSet& sbsa = set("sbsa");
+	// QEMU's PMU: no STALL_SLOT events, PMMIR_EL1.SLOTS 0
+	const Counts qemu = golden({}, {"STALL_SLOT_FRONTEND", "STALL_SLOT_BACKEND", "STALL_SLOT"});
 	const std::vector<MetricValue> v = evaluate_topdown(sbsa, 1, lookup(qemu), 0);
 	REQUIRE(v.size() == 4);
 	for (const MetricValue& m : v) {
@@ -156,9 +211,7 @@ TEST_CASE("a metric with a missing input names it and has no value", "[topdown]"
 	CHECK(v[0].missing == std::vector<std::string>{"STALL_SLOT_FRONTEND", "#slots"});
 	CHECK(v[2].missing == std::vector<std::string>{"STALL_SLOT", "#slots"});
 	// only what is missing: slots there, STALL_SLOT not
-	qemu = golden;
-	qemu.erase("STALL_SLOT");
-	const std::vector<MetricValue> w = evaluate_topdown(sbsa, 1, lookup(qemu), 5);
+	const std::vector<MetricValue> w = evaluate_topdown(sbsa, 1, lookup(golden({}, {"STALL_SLOT"})), 5);
 	CHECK(w[0].value);
 	CHECK(w[1].value);
 	CHECK_FALSE(w[2].value);
@@ -171,14 +224,126 @@ TEST_CASE("a metric may refer to another of its set, as perf's do", "[topdown]")
 		{"a_share", "TopdownL1", 1, "A / CPU_CYCLES", "%", "", ""},
 		{"rest", "TopdownL1", 1, "1 - a_share", "%", "", ""},
 	};
-	const MetricSet set{"test", "test", "test", 0, {}, metrics, 1};
-	const Counts c{{"A", 250}, {"CPU_CYCLES", 1000}};
-	const std::map<std::string, double> v = values(evaluate_topdown(set, 1, lookup(c), 0));
+	const MetricSet test{"test", "test", "test", 0, {}, 0x00, 0xff, metrics, 1};
+	const std::map<std::string, double> v = values(test, 1, {{"A", 250}, {"CPU_CYCLES", 1000}}, 0);
 	CHECK(v.at("rest") == Approx(0.75));
-	CHECK(metric_events(set, metrics[1]) == std::vector<std::string>{"A", "CPU_CYCLES"});
+	CHECK(metric_events(test, metrics[1]) == std::vector<std::string>{"A", "CPU_CYCLES"});
 	const Counts none{{"CPU_CYCLES", 1000}};
-	const std::vector<MetricValue> w = evaluate_topdown(set, 1, lookup(none), 0);
+	const std::vector<MetricValue> w = evaluate_topdown(test, 1, lookup(none), 0);
 	CHECK(w[1].missing == std::vector<std::string>{"A"});
+}
+
+TEST_CASE("groups: each metric's events in one group of at most the counters there are", "[topdown][groups]")
+{
+	using Names = std::vector<std::string>;
+	const MetricSet& v2 = set("neoverse-v2");
+	const auto names = [](const TopdownGroup& g) {
+		std::vector<std::string_view> out;
+		for (const MetricFormula* m : g.metrics)
+			out.push_back(m->name);
+		return out;
+	};
+	// level 1 alone fits 6 counters with the cycles from the AMU: one group
+	const Names amu{"CPU_CYCLES"};
+	const std::vector<TopdownGroup> l1 = plan_topdown_groups(v2, 1, 6, amu);
+	REQUIRE(l1.size() == 1);
+	CHECK(l1[0].events == Names{"STALL_SLOT_FRONTEND", "BR_MIS_PRED", "STALL_SLOT_BACKEND", "OP_RETIRED", "OP_SPEC",
+				    "STALL_SLOT"});
+	// level 2 with the AMU: 8 PMU events; the stall cycles a second group
+	const std::vector<TopdownGroup> l2 = plan_topdown_groups(v2, 2, 6, amu);
+	REQUIRE(l2.size() == 2);
+	CHECK(l2[0].events.size() == 6);
+	CHECK(l2[1].events == Names{"STALL_FRONTEND", "STALL_BACKEND"});
+	CHECK(names(l2[1]) == std::vector<std::string_view>{"frontend_stalled_cycles", "backend_stalled_cycles"});
+	// without the AMU, 9 events: bad_speculation's 5 do not fit beside the
+	// frontend's and backend's; retiring's are all in its group then
+	const std::vector<TopdownGroup> pmu = plan_topdown_groups(v2, 2, 6);
+	REQUIRE(pmu.size() == 2);
+	CHECK(pmu[0].events == Names{"STALL_SLOT_FRONTEND", "CPU_CYCLES", "BR_MIS_PRED", "STALL_SLOT_BACKEND",
+				     "STALL_FRONTEND", "STALL_BACKEND"});
+	CHECK(names(pmu[0]) == std::vector<std::string_view>{"frontend_bound", "backend_bound", "frontend_stalled_cycles",
+							      "backend_stalled_cycles"});
+	CHECK(pmu[1].events == Names{"OP_RETIRED", "OP_SPEC", "STALL_SLOT", "CPU_CYCLES", "BR_MIS_PRED"});
+	CHECK(names(pmu[1]) == std::vector<std::string_view>{"bad_speculation", "retiring"});
+	for (const std::vector<TopdownGroup>* plan : {&l1, &l2, &pmu})
+		for (const TopdownGroup& g : *plan)
+			CHECK(g.events.size() <= 6);
+	// enough counters: one group
+	CHECK(plan_topdown_groups(v2, 2, 9).size() == 1);
+	// a metric that needs more than there are is refused, by name
+	try {
+		(void)plan_topdown_groups(v2, 1, 4);
+		FAIL("bad_speculation's 5 events were planned on 4 counters");
+	} catch (const InvalidArgument& e) {
+		CHECK(std::string{e.what()}.find("'bad_speculation' needs 5 events") != std::string::npos);
+	}
+	CHECK_THROWS_AS(plan_topdown_groups(v2, 1, 0), InvalidArgument);
+}
+
+TEST_CASE("groups: each metric from its own group's counts, scaled by enabled/running; a group that never ran "
+	  "gives no value",
+	  "[topdown][groups][golden]")
+{
+	const MetricSet& v2 = set("neoverse-v2");
+	const std::vector<TopdownGroup> plan = plan_topdown_groups(v2, 2, 6);
+	REQUIRE(plan.size() == 2);
+	// group 0 held the counters a quarter of the time: raw counts a
+	// quarter of golden()'s; the estimate (x 4) gives golden()'s figures
+	Counts quarter = golden();
+	for (auto& [name, value] : quarter)
+		value /= 4;
+	// group 1 counted other windows, with other cycles: its CPU_CYCLES is
+	// its own, never group 0's
+	const Counts other = golden({{"CPU_CYCLES", 2000}});
+	std::vector<TopdownGroupCounts> counts{{lookup(quarter), 4000000, 1000000}, {lookup(other), 4000000, 3000000}};
+	std::map<std::string, double> v;
+	for (const MetricValue& m : evaluate_topdown_groups(v2, plan, counts, 5)) {
+		INFO(m.metric->name);
+		REQUIRE(m.value);
+		CHECK(m.group == (m.metric->name == "bad_speculation" || m.metric->name == "retiring" ? 1u : 0u));
+		v[std::string{m.metric->name}] = *m.value;
+	}
+	REQUIRE(v.size() == 6);
+	CHECK(v.at("frontend_bound") == Approx(0.19));	// group 0: as golden()
+	CHECK(v.at("backend_stalled_cycles") == Approx(0.45));
+	// group 1: 2000 cycles, 10000 slots: 1 - 2500 / 10000 = 0.75 used;
+	// 10 mispredictions in 2000 cycles
+	CHECK(v.at("bad_speculation") == Approx(0.25 * 0.75 + 4 * 0.005));
+	CHECK(v.at("retiring") == Approx(0.75 * 0.75));
+
+	// a count is scaled by its group's enabled / running, as perf's
+	constexpr MetricFormula absolute[] = {{"a_count", "TopdownL1", 1, "A", "", "", ""}};
+	const MetricSet test{"test", "test", "test", 0, {}, 0x00, 0xff, absolute, 1};
+	const Counts a{{"A", 250}};
+	const std::vector<TopdownGroup> one = plan_topdown_groups(test, 1, 6);
+	const std::vector<TopdownGroupCounts> scaled{{lookup(a), 4000, 1000}};
+	CHECK(evaluate_topdown_groups(test, one, scaled, 0).at(0).value.value_or(0) == Approx(1000.0));
+	const std::vector<TopdownGroupCounts> full{{lookup(a), 4000, 4000}};
+	CHECK(evaluate_topdown_groups(test, one, full, 0).at(0).value.value_or(0) == Approx(250.0));
+
+	// group 1 never ran: its metrics have no value and say why, group 0's do
+	counts[1].time_running = 0;
+	const std::vector<MetricValue> w = evaluate_topdown_groups(v2, plan, counts, 5);
+	REQUIRE(w.size() == 6);
+	for (const MetricValue& m : w) {
+		INFO(m.metric->name);
+		if (m.group == 1u) {
+			CHECK_FALSE(m.value);
+			CHECK(m.reason == "group 1 never ran (time running 0 of 4000000 ns)");
+		} else {
+			CHECK(m.value);
+			CHECK(m.reason.empty());
+		}
+	}
+	// no counts for a group at all: the same
+	counts.pop_back();
+	CHECK_FALSE(evaluate_topdown_groups(v2, plan, counts, 5).at(2).value);
+	// a group's missing event is named as evaluate_topdown() names it
+	const Counts no_stall = golden({}, {"STALL_BACKEND"});
+	const std::vector<TopdownGroupCounts> one_group{{lookup(no_stall), 1000, 1000}};
+	const std::vector<TopdownGroup> single = plan_topdown_groups(v2, 2, 9);
+	const std::vector<MetricValue> m = evaluate_topdown_groups(v2, single, one_group, 5);
+	CHECK(m.back().missing == std::vector<std::string>{"STALL_BACKEND"});
 }
 
 TEST_CASE("stat: derive_topdown computes each CPU's metrics from its rows, on its first event's line",
