@@ -19,6 +19,7 @@
 #include <amupmu/topdown.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <csignal>
@@ -84,10 +85,12 @@ Options:
                     BR_MIS_PRED on the Neoverse N2, V1, V2, whose telemetry
                     specifications also define level 2); the formulas and
                     their source are in 'amupmu list TopdownL'. Each metric
-                    is counted in one group. Where the AMU counts CPU_CYCLES
-                    (group 0) on every CPU it is read there, not on a PMU
-                    counter (a comment line says which counts came from
-                    where). A metric whose events a CPU lacks (by PMCEID;
+                    is counted in one group; when the events do not fit the
+                    counters (level 2), the COMMAND runs once per group and
+                    each metric comes from its group's run. Where the AMU
+                    counts CPU_CYCLES (group 0) on every CPU it is read
+                    there, not on a PMU counter (a comment line says which
+                    counts came from where). A metric whose events a CPU lacks (by PMCEID;
                     QEMU has no STALL_SLOT events) or whose SLOTS read 0 is
                     not printed: a comment line names what is missing
   --metric-only     print the metrics only, one line (per CPU with -A)
@@ -260,6 +263,11 @@ struct Plan {
 	TopdownRequest topdown{};
 	/// events the AMU counts instead of the PMU (--topdown)
 	std::vector<std::uint16_t> amu_events;
+	/// --topdown whose events do not fit the PMU's counters: the groups
+	/// of plan_topdown_groups() and, for each, the plan of its own run of
+	/// the command (its events, the AMU's; no top-down of its own)
+	std::vector<TopdownGroup> topdown_groups;
+	std::vector<Plan> group_plans;
 };
 
 std::string lowercase(std::string_view s)
@@ -286,6 +294,82 @@ bool amu_counts(const Info& info, std::span<const unsigned> cpus, std::uint16_t 
 			return false;
 	}
 	return true;
+}
+
+// --topdown whose PMU events (pmu) are more than the counters: the groups
+// of plan_topdown_groups() (the AMU's events beside every group), of the
+// metrics computable here, each a plan of its own run of the command, so
+// that no formula takes counts of two runs (two windows). The driver's
+// shared-mode multiplexing schedules each event on its own, not a group
+// together, so it cannot keep a metric's events in the same windows.
+void plan_topdown_runs(Plan& p, const std::vector<EventSpec>& pmu, std::size_t counters)
+{
+	const MetricSet& set = *p.topdown.set;
+	std::vector<std::string> outside;
+	for (const std::uint16_t n : p.amu_events)
+		outside.emplace_back(amu_event_name(n));
+	std::ranges::transform(outside, outside.begin(), [](std::string s) {
+		std::ranges::transform(s, s.begin(),
+				       [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
+		return s;
+	});
+	const auto on_pmu = [&](const std::string& name) {
+		const std::optional<std::uint16_t> n = event_number(name, p.midr);
+		return n && std::ranges::any_of(pmu, [&](const EventSpec& e) { return e.number == *n; });
+	};
+	if (!p.events.empty())
+		throw UsageError{"--topdown=" + std::to_string(p.topdown.level) + " needs " + std::to_string(pmu.size()) +
+				 " PMU events, more than the " + std::to_string(counters) +
+				 " counters: its groups are counted one run each, without -e or -M events"};
+	std::string text = "topdown: ";
+	text.append(set.title).append(", level ").append(std::to_string(p.topdown.level));
+	text.append(" (").append(set.id).append(": ").append(set.source).append("); slots ");
+	text.append(p.topdown.slots ? std::to_string(p.topdown.slots) + " (PMMIR_EL1.SLOTS)" : std::string{"none"});
+	text.append("; ").append(std::to_string(pmu.size())).append(" PMU events, ");
+	text.append(std::to_string(counters)).append(" counters: each group counted over its own run of the command, ");
+	text.append("each metric from its group's run only");
+	if (!p.amu_events.empty()) {
+		std::string names;
+		for (const std::uint16_t n : p.amu_events)
+			names += (names.empty() ? "" : ", ") + lowercase(amu_event_name(n));
+		text += "; " + names + " from the AMU in every run (amu/NAME/ lines)";
+	}
+	p.notes.push_back(std::move(text));
+	for (TopdownGroup& g : plan_topdown_groups(set, p.topdown.level, counters, outside)) {
+		// only the metrics computable here (the plan named the others)
+		std::erase_if(g.metrics, [&](const MetricFormula* m) {
+			return std::ranges::any_of(metric_events(set, *m), [&](const std::string& e) {
+				return std::ranges::find(outside, e) == outside.end() && !on_pmu(e);
+			});
+		});
+		if (g.metrics.empty())
+			continue;
+		Plan run;
+		run.cpus = p.cpus;
+		run.system_wide = p.system_wide;
+		run.midr = p.midr;
+		run.pmu_mode = p.pmu_mode;
+		run.amu_events = p.amu_events;
+		std::string names;
+		for (const std::string& e : g.events) {
+			if (!std::ranges::any_of(g.metrics, [&](const MetricFormula* m) {
+				    const std::vector<std::string> need = metric_events(set, *m);
+				    return std::ranges::find(need, e) != need.end();
+			    }))
+				continue;
+			run.events.push_back(parse_event(lowercase(e), p.midr));
+			names += (names.empty() ? "" : ", ") + lowercase(e);
+		}
+		std::string metrics;
+		for (const MetricFormula* m : g.metrics)
+			metrics += (metrics.empty() ? "" : ", ") + std::string{m->name};
+		std::string note = "topdown: run " + std::to_string(p.group_plans.size() + 1) + ": ";
+		note.append(names).append(" (").append(metrics).append(")");
+		p.notes.push_back(std::move(note));
+		run.added.assign(run.events.size(), false);
+		p.topdown_groups.push_back(std::move(g));
+		p.group_plans.push_back(std::move(run));
+	}
 }
 
 // --topdown: the set of the counted CPUs' core up to the level, its
@@ -366,7 +450,8 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 			if (std::ranges::find(amu, n) == amu.end())
 				amu.push_back(n);
 	}
-	if (pmu.empty() && amu.empty()) {
+	const bool computable = !pmu.empty() || !amu.empty();
+	if (!computable) {
 		// no metric can be computed: count what exists of their events,
 		// so the run shows them (and where they come from)
 		for (EventSpec& e : available)
@@ -377,9 +462,19 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 		if (pmu.empty() && p.events.empty())
 			pmu.push_back(parse_event("cpu_cycles", p.midr));
 	}
+	p.amu_events = amu;
+	// more events than counters: groups, each counted over its own run
+	const std::size_t counters = first.pmu_num_counters;
+	const auto cycles = [](const EventSpec& e) { return e.number == ev::cpu_cycles; };
+	// the cycle counter holds CPU_CYCLES beside the event counters
+	const std::size_t room =
+		counters + (std::ranges::any_of(pmu, cycles) || std::ranges::any_of(p.events, cycles) ? 1 : 0);
+	if (counters && computable && p.events.size() + pmu.size() > room) {
+		plan_topdown_runs(p, pmu, counters);
+		return;
+	}
 	for (EventSpec& e : pmu)
 		p.events.push_back(std::move(e));
-	p.amu_events = amu;
 	std::string text = "topdown: ";
 	text.append(set.title).append(", level ").append(std::to_string(t.level));
 	text.append(" (").append(set.id).append(": ").append(set.source).append("); slots ");
@@ -432,6 +527,18 @@ Plan plan(const Options& o, const Info& info)
 	}
 	if (o.topdown)
 		plan_topdown(p, o.topdown, info);
+	if (!p.group_plans.empty()) {
+		if (o.command.empty() || o.interval_ms || o.repeat > 1 || o.amu)
+			throw UsageError{"--topdown=" + std::to_string(p.topdown.level) +
+					 " counts its groups one run of the command each: it needs a COMMAND, "
+					 "and not -I, -r or --amu"};
+		for (const Plan& run : p.group_plans) {
+			require_events(run.events, info, run.cpus);
+			require_same_events(run.events, info, run.cpus);
+			require_countable(run.events, info, run.cpus);
+		}
+		return p;
+	}
 	if (p.events.empty())
 		throw UsageError{"no event to count on the PMU"};
 	p.added.assign(p.events.size(), false);
@@ -666,11 +773,107 @@ private:
 	bool by_count_ = false;
 };
 
+// --topdown in groups (plan_topdown_runs()): the command runs once per
+// group; the report has every run's rows, and each metric computed from
+// its own group's run alone (evaluate_topdown_groups(), with the run's
+// times), on the line of its first event in that run.
+int run_groups(const Options& o, const Info& info, Device dev, const Plan& p)
+{
+	StatReport all;
+	std::vector<std::size_t> begin;		// each run's first row in all.rows
+	std::optional<int> status;
+	std::optional<Device> first{std::move(dev)};	// the first run's; the others open their own
+	for (std::size_t g = 0; g < p.group_plans.size(); ++g) {
+		Device d = first ? std::move(*first) : Device::open(o.device);
+		first.reset();
+		StatCount count{o, info, std::move(d), p.group_plans[g]};
+		std::optional<StatReport> r = count.runs(std::cerr, nullptr);
+		if (!r)
+			return 127;	// the command could not run
+		if (g == 0) {
+			all = *r;
+			all.rows.clear();
+			all.metrics.clear();
+			all.notes = p.notes;
+			all.seconds = 0;
+		}
+		for (const std::string& n : r->notes)
+			if (std::ranges::find(all.notes, n) == all.notes.end())
+				all.notes.push_back(n);
+		begin.push_back(all.rows.size());
+		all.rows.insert(all.rows.end(), r->rows.begin(), r->rows.end());
+		all.seconds += r->seconds;
+		if (r->exit_status && (!status || *status == 0))
+			status = r->exit_status;
+	}
+	begin.push_back(all.rows.size());
+	all.exit_status = status;
+	const MetricSet& set = *p.topdown.set;
+	std::vector<int> cpus;
+	for (const StatRow& r : all.rows)
+		if (std::ranges::find(cpus, r.cpu) == cpus.end())
+			cpus.push_back(r.cpu);
+	std::vector<std::string> noted;
+	for (const int cpu : cpus) {
+		// the row of an event in run g: the first counted one of that CPU
+		const auto row_of = [&](std::size_t g, std::string_view name) -> std::optional<std::size_t> {
+			const std::optional<std::uint16_t> n = event_number(name, p.midr);
+			for (std::size_t i = begin[g]; n && i < begin[g + 1]; ++i)
+				if (all.rows[i].cpu == cpu && all.rows[i].counted && all.rows[i].number == *n)
+					return i;
+			return std::nullopt;
+		};
+		std::vector<TopdownGroupCounts> counts;
+		for (std::size_t g = 0; g + 1 < begin.size(); ++g) {
+			TopdownGroupCounts c;
+			c.count = [&, g](std::string_view name) -> std::optional<double> {
+				const std::optional<std::size_t> i = row_of(g, name);
+				return i ? std::optional<double>{all.rows[*i].value} : std::nullopt;
+			};
+			// the run's times: its PMU rows' (the AMU rows have none)
+			for (std::size_t i = begin[g]; i < begin[g + 1]; ++i)
+				if (all.rows[i].cpu == cpu && all.rows[i].time_enabled) {
+					c.time_enabled = all.rows[i].time_enabled;
+					c.time_running = all.rows[i].time_running;
+					break;
+				}
+			counts.push_back(std::move(c));
+		}
+		for (const MetricValue& v : evaluate_topdown_groups(set, p.topdown_groups, counts, p.topdown.slots)) {
+			const std::string name{v.metric->name};
+			if (v.value) {
+				const std::vector<std::string> events = metric_events(set, *v.metric);
+				const std::optional<std::size_t> at =
+					events.empty() ? std::nullopt : row_of(*v.group, events.front());
+				all.metrics.push_back(
+					{v.metric->name, v.metric->expr, "%", *v.value * 100, at.value_or(begin[*v.group])});
+				continue;
+			}
+			if (std::ranges::find(noted, name) != noted.end())
+				continue;
+			noted.push_back(name);
+			std::string why = v.reason;
+			for (const std::string& m : v.missing)
+				why.append(why.empty() ? "missing " : ", ").append(m);
+			std::string note = "topdown: " + name;
+			note.append(" not computed: ").append(why);
+			all.notes.push_back(std::move(note));
+		}
+	}
+	std::ranges::stable_sort(all.metrics, {}, &Metric::source);
+	ReportOutput output{o.output};
+	output.stream() << render(o, all) << std::flush;
+	output.close();
+	return all.exit_status.value_or(exit_ok);
+}
+
 int run(const Options& o)
 {
 	Device dev = Device::open(o.device);
 	const Info info = dev.info();
 	const Plan p = plan(o, info);
+	if (!p.group_plans.empty())
+		return run_groups(o, info, std::move(dev), p);
 	StatCount count{o, info, std::move(dev), p};
 	ReportOutput output{o.output};
 	std::ostream& out = output.stream();
