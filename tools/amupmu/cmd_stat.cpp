@@ -808,59 +808,7 @@ int run_groups(const Options& o, const Info& info, Device dev, const Plan& p)
 	}
 	begin.push_back(all.rows.size());
 	all.exit_status = status;
-	const MetricSet& set = *p.topdown.set;
-	std::vector<int> cpus;
-	for (const StatRow& r : all.rows)
-		if (std::ranges::find(cpus, r.cpu) == cpus.end())
-			cpus.push_back(r.cpu);
-	std::vector<std::string> noted;
-	for (const int cpu : cpus) {
-		// the row of an event in run g: the first counted one of that CPU
-		const auto row_of = [&](std::size_t g, std::string_view name) -> std::optional<std::size_t> {
-			const std::optional<std::uint16_t> n = event_number(name, p.midr);
-			for (std::size_t i = begin[g]; n && i < begin[g + 1]; ++i)
-				if (all.rows[i].cpu == cpu && all.rows[i].counted && all.rows[i].number == *n)
-					return i;
-			return std::nullopt;
-		};
-		std::vector<TopdownGroupCounts> counts;
-		for (std::size_t g = 0; g + 1 < begin.size(); ++g) {
-			TopdownGroupCounts c;
-			c.count = [&, g](std::string_view name) -> std::optional<double> {
-				const std::optional<std::size_t> i = row_of(g, name);
-				return i ? std::optional<double>{all.rows[*i].value} : std::nullopt;
-			};
-			// the run's times: its PMU rows' (the AMU rows have none)
-			for (std::size_t i = begin[g]; i < begin[g + 1]; ++i)
-				if (all.rows[i].cpu == cpu && all.rows[i].time_enabled) {
-					c.time_enabled = all.rows[i].time_enabled;
-					c.time_running = all.rows[i].time_running;
-					break;
-				}
-			counts.push_back(std::move(c));
-		}
-		for (const MetricValue& v : evaluate_topdown_groups(set, p.topdown_groups, counts, p.topdown.slots)) {
-			const std::string name{v.metric->name};
-			if (v.value) {
-				const std::vector<std::string> events = metric_events(set, *v.metric);
-				const std::optional<std::size_t> at =
-					events.empty() ? std::nullopt : row_of(*v.group, events.front());
-				all.metrics.push_back(
-					{v.metric->name, v.metric->expr, "%", *v.value * 100, at.value_or(begin[*v.group])});
-				continue;
-			}
-			if (std::ranges::find(noted, name) != noted.end())
-				continue;
-			noted.push_back(name);
-			std::string why = v.reason;
-			for (const std::string& m : v.missing)
-				why.append(why.empty() ? "missing " : ", ").append(m);
-			std::string note = "topdown: " + name;
-			note.append(" not computed: ").append(why);
-			all.notes.push_back(std::move(note));
-		}
-	}
-	std::ranges::stable_sort(all.metrics, {}, &Metric::source);
+	derive_topdown_groups(all, p.topdown, p.topdown_groups, begin);
 	ReportOutput output{o.output};
 	output.stream() << render(o, all) << std::flush;
 	output.close();

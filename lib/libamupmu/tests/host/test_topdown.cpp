@@ -387,6 +387,64 @@ TEST_CASE("stat: derive_topdown computes each CPU's metrics from its rows, on it
 	CHECK(q.notes[2] == "topdown: bad_speculation not computed: missing OP_RETIRED, OP_SPEC, STALL_SLOT");
 }
 
+TEST_CASE("stat: derive_topdown_groups computes each metric from its own run's rows only",
+	  "[topdown][stat][groups]")
+{
+	const MetricSet& v2 = set("neoverse-v2");
+	const std::vector<std::string> amu{"CPU_CYCLES"};
+	const std::vector<TopdownGroup> groups = plan_topdown_groups(v2, 2, 6, amu);
+	REQUIRE(groups.size() == 2);
+	// run 0 counted level 1's events over 1000 cycles, run 1 the stall
+	// cycles over 2000 cycles of its own (the AMU's, read around each run)
+	StatReport r;
+	const auto row = [&](std::string name, std::uint16_t n, double v, std::uint64_t ns) {
+		r.rows.push_back({.name = std::move(name), .number = n, .value = v, .time_enabled = ns, .time_running = ns});
+	};
+	row("stall_slot_frontend", 0x3E, 1000, 5000);
+	row("br_mis_pred", 0x10, 10, 5000);
+	row("stall_slot_backend", 0x3D, 1500, 5000);
+	row("op_retired", 0x3A, 2100, 5000);
+	row("op_spec", 0x3B, 2800, 5000);
+	row("stall_slot", 0x3F, 2500, 5000);
+	row("amu/cpu_cycles/", 0x11, 1000, 0);
+	row("stall_frontend", 0x23, 600, 7000);
+	row("stall_backend", 0x24, 900, 7000);
+	row("amu/cpu_cycles/", 0x11, 2000, 0);
+	const std::vector<std::size_t> begin{0, 7, 10};
+	const TopdownRequest req{.set = &v2, .level = 2, .slots = 5, .midr = 0x410fd4f0};
+	StatReport all = r;
+	derive_topdown_groups(all, req, groups, begin);
+	REQUIRE(all.metrics.size() == 6);
+	std::map<std::string, std::pair<double, std::size_t>> v;
+	for (const Metric& m : all.metrics)
+		v[std::string{m.name}] = {m.value, m.source};
+	CHECK(v.at("frontend_bound").first == Approx(19.0));
+	CHECK(v.at("frontend_bound").second == 0);
+	CHECK(v.at("retiring").first == Approx(37.5));
+	// run 1's own cycles: 600 / 2000, not 600 / 1000 of run 0's
+	CHECK(v.at("frontend_stalled_cycles").first == Approx(30.0));
+	CHECK(v.at("frontend_stalled_cycles").second == 7);
+	CHECK(v.at("backend_stalled_cycles").first == Approx(45.0));
+	CHECK(all.notes.empty());
+
+	// run 1 never held its counters: its metrics say so, run 0's stand
+	StatReport none = r;
+	none.rows[7].time_running = 0;
+	none.rows[8].time_running = 0;
+	derive_topdown_groups(none, req, groups, begin);
+	CHECK(none.metrics.size() == 4);
+	REQUIRE(none.notes.size() == 2);
+	CHECK(none.notes[0] == "topdown: frontend_stalled_cycles not computed: group 1 never ran (time running 0 of 7000 ns)");
+
+	// an event run 1 did not count is named, never taken from run 0
+	StatReport lack = r;
+	lack.rows.erase(lack.rows.begin() + 9);	// run 1 without its AMU cycles
+	derive_topdown_groups(lack, req, groups, std::vector<std::size_t>{0, 7, 9});
+	CHECK(lack.metrics.size() == 4);
+	REQUIRE_FALSE(lack.notes.empty());
+	CHECK(lack.notes[0] == "topdown: frontend_stalled_cycles not computed: missing CPU_CYCLES");
+}
+
 TEST_CASE("stat: the AMU's counts as rows of their own", "[topdown][stat][amu]")
 {
 	Info info;

@@ -153,6 +153,21 @@ struct TopdownRequest {
 /// metrics. Throws InvalidArgument if a formula of the set does not parse.
 void derive_topdown(StatReport& report, const TopdownRequest& request);
 
+/// amupmu stat --topdown in groups, the command run once per group: the
+/// report's rows are the runs' rows one after the other, run g's from
+/// begin[g] to begin[g + 1] (groups.size() + 1 entries), run g the one
+/// that counted groups[g] (plan_topdown_groups()). Appends to
+/// report.metrics each metric of the groups computed from its own run's
+/// rows alone (evaluate_topdown_groups(), with the run's time enabled and
+/// time running: those of its first row of that CPU that has them), of
+/// each CPU (-A) or of the summed rows as derive_topdown(), on the line of
+/// its first event in that run; a metric without a value gets a note, once,
+/// naming what it lacks or why ("topdown: retiring not computed: group 1
+/// never ran (time running 0 of 5000 ns)"). Throws InvalidArgument if a
+/// formula of the set does not parse.
+void derive_topdown_groups(StatReport& report, const TopdownRequest& request, std::span<const TopdownGroup> groups,
+			   std::span<const std::size_t> begin);
+
 /// An event counted by the AMU instead of the PMU (amupmu stat --topdown
 /// where AMU group 0 counts it): one row named "amu/NAME/" (number the
 /// event's, flags 0) with the sum of the deltas of first..last over cpus,
