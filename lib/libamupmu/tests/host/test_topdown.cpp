@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // Top-down metrics as data (topdown.hpp): the expression evaluator, the
-// sets by MIDR, golden inputs with the values worked out by hand, missing
-// inputs; and amupmu stat's use of them (derive_topdown(), the AMU rows).
+// sets by MIDR and revision, golden inputs with the values worked out by
+// hand from each set's source, missing inputs, the groups a level is split
+// into and their evaluation (enabled/running, a group that never ran); and
+// amupmu stat's use of them (derive_topdown(), derive_topdown_groups(),
+// the AMU rows).
 #include <catch2/catch.hpp>
 
 #include <amupmu/report/stat.hpp>
