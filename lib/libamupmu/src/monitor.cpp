@@ -214,15 +214,17 @@ constexpr std::array<const char*, __AMUPMU_NL_A_MAX> attr_names = {
 	"PMU_OWNER", "SPE_OWNER", "PMU_SESSIONS", "SPE_SESSIONS", "FEATURES", "NR_CPUS", "GENERATION",
 	"EVENTS_DROPPED", "EVENTS_UNDELIVERED", "SUBSCRIBERS", "GROUPS", "SESSION_ID", "SESSION_KIND",
 	"PID", "CPUS", "EVENT", "UNIT", "OWNER", "KNOB", "OLD", "NEW", "LOST", "SPE_EVENT", "PMBSR",
-	"PMSFCR", "PMSIRR",
+	"PMSFCR", "PMSIRR", "THROTTLED",
 };
-static_assert(attr_names[AMUPMU_NL_A_PMSIRR] == std::string_view{"PMSIRR"});
+static_assert(attr_names[AMUPMU_NL_A_THROTTLED] == std::string_view{"THROTTLED"});
+static_assert(attr_names.back() != nullptr, "every attribute has its name");
 
 constexpr std::array<const char*, __AMUPMU_NL_CMD_MAX> cmd_names = {
 	"UNSPEC", "STATUS_GET", "CPU_GET", "SESSION_GET", "SUBSCRIBE", "CPU_ONLINE", "CPU_OFFLINE",
-	"OWNER_CHANGE", "SESSION_START", "SESSION_END", "KNOB_CHANGE", "RING_LOST", "SPE_BUFFER",
+	"OWNER_CHANGE", "SESSION_START", "SESSION_END", "KNOB_CHANGE", "RING_LOST", "SPE_BUFFER", "THROTTLE",
 };
-static_assert(cmd_names[AMUPMU_NL_CMD_SPE_BUFFER] == std::string_view{"SPE_BUFFER"});
+static_assert(cmd_names[AMUPMU_NL_CMD_THROTTLE] == std::string_view{"THROTTLE"});
+static_assert(cmd_names.back() != nullptr, "every command has its name");
 
 std::string attr_name(int type)
 {
@@ -261,6 +263,7 @@ constexpr int attr_size(int type)
 	case AMUPMU_NL_A_PMBSR:
 	case AMUPMU_NL_A_PMSFCR:
 	case AMUPMU_NL_A_PMSIRR:
+	case AMUPMU_NL_A_THROTTLED:
 		return 8;
 	case AMUPMU_NL_A_KNOB:
 		return size_string;
@@ -505,6 +508,18 @@ void expect_cmd(const Parsed& p, unsigned cmd)
 
 } // namespace
 
+ThrottleEvent parse_monitor_throttle(std::span<const std::byte> message)
+{
+	Parsed p{message, " event"};
+	if (p.cmd() != AMUPMU_NL_CMD_THROTTLE)
+		bad_message(p.what(), "not a THROTTLE event");
+	return ThrottleEvent{.seq = p.u64(AMUPMU_NL_A_SEQ),
+			     .time_ns = p.u64(AMUPMU_NL_A_TIME),
+			     .session_id = p.u64(AMUPMU_NL_A_SESSION_ID),
+			     .cpu = p.u32(AMUPMU_NL_A_CPU),
+			     .throttled = p.u64(AMUPMU_NL_A_THROTTLED)};
+}
+
 MonitorStatus parse_monitor_status(std::span<const std::byte> message)
 {
 	Parsed p{message};
@@ -707,6 +722,7 @@ struct Monitor::Impl {
 	std::deque<MonitorRecord> pending;
 	SeqTracker tracker;
 	Stats stats;
+	std::function<void(const ThrottleEvent&)> on_throttle;
 	std::vector<std::byte> rx = std::vector<std::byte>(65536);
 
 	// subscribe's reply, while it waits
@@ -768,15 +784,32 @@ struct Monitor::Impl {
 			++stats.ignored;
 			return;
 		}
+		unsigned cmd = 0;	// a message too short for it: parsing says so
 		if (h->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN) {
-			const unsigned cmd = static_cast<const genlmsghdr*>(nlmsg_data(h))->cmd;
+			cmd = static_cast<const genlmsghdr*>(nlmsg_data(h))->cmd;
 			if (cmd < AMUPMU_NL_CMD_CPU_ONLINE || cmd > AMUPMU_NL_CMD_MAX) {
 				++stats.ignored;	// a newer driver's event
 				return;
 			}
 		}
-		MonitorEvent ev =
-			parse_monitor_event({reinterpret_cast<const std::byte*>(h), static_cast<std::size_t>(h->nlmsg_len)});
+		const std::span<const std::byte> msg{reinterpret_cast<const std::byte*>(h),
+						     static_cast<std::size_t>(h->nlmsg_len)};
+		if (cmd == AMUPMU_NL_CMD_THROTTLE) {
+			// not a MonitorEvent alternative (that variant is part of
+			// libamupmu.so.2's ABI): its sequence number counts, its
+			// handler has it
+			const ThrottleEvent t = parse_monitor_throttle(msg);
+			++stats.events;
+			if (const auto gap = tracker.track(ThrottleEvent::group, t.seq)) {
+				++stats.gaps;
+				stats.missed += gap->missed();
+				pending.emplace_back(*gap);
+			}
+			if (on_throttle)
+				on_throttle(t);
+			return;
+		}
+		MonitorEvent ev = parse_monitor_event(msg);
 		++stats.events;
 		if (const auto gap = tracker.track(event_group(ev), event_seq(ev))) {
 			++stats.gaps;
@@ -982,6 +1015,11 @@ void Monitor::subscribe(MonitorGroups groups)
 	if (im.ack_err)
 		throw_kernel(AMUPMU_NL_CMD_SUBSCRIBE, im.ack_err, im.ack_extack);
 	im.groups = groups;
+}
+
+void Monitor::on_throttle(std::function<void(const ThrottleEvent&)> handler)
+{
+	impl_->on_throttle = std::move(handler);
 }
 
 MonitorGroups Monitor::subscription() const noexcept
