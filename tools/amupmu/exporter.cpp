@@ -12,7 +12,9 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <utility>
+#include <variant>
 
 namespace amupmu::cli {
 
@@ -245,6 +247,43 @@ void pmu_families(const Info& info, const PmuScrape& pmu, const CompensationOpti
 	}
 }
 
+void buffer_families(const Info& info, const BufferTotals& b, Families& f)
+{
+	const auto at = [](const auto& map, const auto& key) {
+		const auto it = map.find(key);
+		return it == map.end() ? 0.0 : static_cast<double>(it->second);
+	};
+	// every online CPU from 0 (increase() sees the first loss), and any
+	// CPU that has counts (offline now)
+	std::vector<unsigned> cpus;
+	for (const CpuInfo& c : info.cpus)
+		if (c.online() || b.samples_lost.contains(c.cpu) || b.throttles.contains(c.cpu))
+			cpus.push_back(c.cpu);
+	for (const unsigned cpu : cpus) {
+		f.add(counter, "amupmu_pmu_samples_lost_total",
+		      "PMU sample records the CPU's part of a session's ring dropped because it was full, summed "
+		      "over every session since the exporter subscribed (RING_LOST events: a lower bound)",
+		      {cpu_label(cpu)}, at(b.samples_lost, cpu));
+		f.add(counter, "amupmu_pmu_sample_throttles_total",
+		      "Times a session's sample interrupts on the CPU were throttled until the next tick, summed "
+		      "over every session since the exporter subscribed (THROTTLE events: a lower bound)",
+		      {cpu_label(cpu)}, at(b.throttles, cpu));
+	}
+	for (const CpuInfo& c : info.cpus) {
+		if (!c.online() || !c.has_spe())
+			continue;
+		for (const char* kind : {"full", "fault", "collision"})
+			f.add(counter, "amupmu_spe_buffer_events_total",
+			      "SPE buffer management events on the CPU by kind: the buffer filled, a fault stopped "
+			      "profiling, records lost to a collision (SPE_BUFFER events)",
+			      {cpu_label(c.cpu), {"event", kind}}, at(b.spe_events, std::pair{c.cpu, std::string{kind}}));
+	}
+	f.add(counter, "amupmu_exporter_events_missed_total",
+	      "Buffer events the exporter's subscription missed (sequence gaps: a full socket buffer or the "
+	      "driver's full queue); the sums catch up with the next event of the session and CPU",
+	      {}, static_cast<double>(b.missed));
+}
+
 void health_families(const ExporterScrape& s, Families& f)
 {
 	if (s.status) {
@@ -354,6 +393,8 @@ std::vector<MetricFamily> exporter_families(const ExporterScrape& s, const Expor
 			amu_families(*s.info, *s.amu, f);
 		if (s.pmu)
 			pmu_families(*s.info, *s.pmu, compensation, f);
+		if (s.buffer)
+			buffer_families(*s.info, *s.buffer, f);
 	}
 	health_families(s, f);
 	for (const auto& [source, n] : self.errors)
@@ -364,6 +405,48 @@ std::vector<MetricFamily> exporter_families(const ExporterScrape& s, const Expor
 	      "PMU sessions the exporter opened (again after a failure, or for a CPU that came online)", {},
 	      static_cast<double>(self.pmu_session_opens));
 	return f.take();
+}
+
+// ---------------------------------------------------------------- buffer events
+
+void BufferCounter::grow(std::uint64_t& last, std::uint64_t now, std::uint64_t& total)
+{
+	// below the last count: a new session under a reused id (the module
+	// was loaded again), all of it is new
+	total += now >= last ? now - last : now;
+	last = now;
+}
+
+void BufferCounter::add(const MonitorRecord& record)
+{
+	if (const auto* lost = std::get_if<RingLostEvent>(&record)) {
+		Last& l = last_[{lost->session_id, lost->cpu}];
+		l.absent = 0;
+		grow(l.lost, lost->lost, totals_.samples_lost[lost->cpu]);
+	} else if (const auto* spe = std::get_if<SpeBufferEvent>(&record)) {
+		++totals_.spe_events[{spe->cpu, to_string(spe->what)}];
+	} else if (const auto* gap = std::get_if<Gap>(&record)) {
+		totals_.missed += gap->missed();
+	}
+}
+
+void BufferCounter::add(const ThrottleEvent& event)
+{
+	Last& l = last_[{event.session_id, event.cpu}];
+	l.absent = 0;
+	grow(l.throttled, event.throttled, totals_.throttles[event.cpu]);
+}
+
+void BufferCounter::sessions(const std::vector<MonitorSession>& live)
+{
+	for (auto it = last_.begin(); it != last_.end();) {
+		const bool listed =
+			std::ranges::any_of(live, [&](const MonitorSession& m) { return m.id == it->first.first; });
+		it->second.absent = listed ? 0 : it->second.absent + 1;
+		// twice: an event queued as the session ended may come after
+		// the dump that no longer lists it
+		it = it->second.absent >= 2 ? last_.erase(it) : std::next(it);
+	}
 }
 
 // ---------------------------------------------------------------- the driver
@@ -467,18 +550,40 @@ ExporterScrape DriverSource::read(ExporterSelf& self)
 	}
 	if (!config_.events.empty())
 		read_pmu(*out.info, out, self);
-	if (config_.netlink) {
-		try {
-			Monitor m;
-			out.status = m.status();
-			out.sessions = m.sessions();
-			last_message_.erase("netlink");
-		} catch (const std::exception& e) {
-			out.errors.emplace_back("netlink");
-			note("netlink", e.what());
-		}
-	}
+	if (config_.netlink)
+		read_netlink(out);
 	return out;
+}
+
+void DriverSource::read_netlink(ExporterScrape& out)
+{
+	try {
+		// the family resolved again: a new id means the module was loaded
+		// again since the last scrape
+		Monitor m;
+		// the buffer group's events (CAP_PERFMON) come to a socket kept
+		// across scrapes; subscribed anew, the sums start afresh (a
+		// counter reset)
+		if (!buffer_monitor_ || buffer_monitor_->family_id() != m.family_id()) {
+			buffer_monitor_.reset();
+			buffer_ = {};
+			m.on_throttle([this](const ThrottleEvent& t) { buffer_.add(t); });
+			m.subscribe(group_bit(MonitorGroup::buffer));
+			buffer_monitor_.emplace(std::move(m));
+		}
+		// before the session dump: the events of a session that ended
+		// are in the socket by then
+		buffer_monitor_->read_events([this](const MonitorRecord& r) { buffer_.add(r); });
+		out.status = buffer_monitor_->status();
+		out.sessions = buffer_monitor_->sessions();
+		buffer_.sessions(*out.sessions);
+		out.buffer = buffer_.totals();
+		last_message_.erase("netlink");
+	} catch (const std::exception& e) {
+		buffer_monitor_.reset();
+		out.errors.emplace_back("netlink");
+		note("netlink", e.what());
+	}
 }
 
 // ---------------------------------------------------------------- Collectable
