@@ -38,6 +38,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -169,8 +170,11 @@ class Test:
         binary = os.path.join(TOP, "build", "cache", "prometheus", "usr", "bin", "prometheus")
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"exporter-test: no {binary} (make deps)")
+        # a fresh TSDB: a run within 5 minutes of the last would see its
+        # series (another instance, the last port) beside this run's
         data = os.path.join(self.dir, "prometheus")
-        os.makedirs(data, exist_ok=True)
+        shutil.rmtree(data, ignore_errors=True)
+        os.makedirs(data)
         conf = os.path.join(self.dir, "prometheus.yml")
         with open(conf, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
@@ -270,9 +274,10 @@ class Test:
                 "inst_retired", "stall_backend_mem", "flags"]
         row = None
         for line in out.split("\n"):
-            # the console may put a carriage return or blanks before the row
-            # (6.12 mock once: 53 blanks before "1,"): the row is what follows
-            f = line.rsplit("\r", 1)[-1].strip().split(",")
+            # the console may put a carriage return, blanks or NULs before
+            # the row (6.12 mock once: 53 blanks before "1,"; 6.1 mock once:
+            # NULs): the row is what follows
+            f = line.rsplit("\r", 1)[-1].replace("\0", "").strip().split(",")
             if len(f) == len(cols) and f[0] == "1":
                 row = dict(zip(cols, f))
         self.result(rc == 0 and row is not None, "amupmu amu -C 1 over a workload on CPU 1", row and str(row))
