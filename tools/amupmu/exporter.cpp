@@ -557,30 +557,46 @@ ExporterScrape DriverSource::read(ExporterSelf& self)
 
 void DriverSource::read_netlink(ExporterScrape& out)
 {
+	std::optional<Monitor> m;
 	try {
-		// the family resolved again: a new id means the module was loaded
-		// again since the last scrape
-		Monitor m;
-		// the buffer group's events (CAP_PERFMON) come to a socket kept
-		// across scrapes; subscribed anew, the sums start afresh (a
-		// counter reset)
-		if (!buffer_monitor_ || buffer_monitor_->family_id() != m.family_id()) {
+		m.emplace();
+	} catch (const std::exception& e) {
+		buffer_monitor_.reset();
+		out.errors.emplace_back("netlink");
+		note("netlink", e.what());
+		return;
+	}
+	// the buffer group's events (CAP_PERFMON) come to a socket kept across
+	// scrapes; a new family id (the module was loaded again since the
+	// last scrape): subscribed anew, the sums start afresh (a counter
+	// reset). Without it the status and session dumps are served still.
+	try {
+		if (!buffer_monitor_ || buffer_monitor_->family_id() != m->family_id()) {
 			buffer_monitor_.reset();
 			buffer_ = {};
-			m.on_throttle([this](const ThrottleEvent& t) { buffer_.add(t); });
-			m.subscribe(group_bit(MonitorGroup::buffer));
-			buffer_monitor_.emplace(std::move(m));
+			Monitor sub;
+			sub.on_throttle([this](const ThrottleEvent& t) { buffer_.add(t); });
+			sub.subscribe(group_bit(MonitorGroup::buffer));
+			buffer_monitor_.emplace(std::move(sub));
 		}
 		// before the session dump: the events of a session that ended
 		// are in the socket by then
 		buffer_monitor_->read_events([this](const MonitorRecord& r) { buffer_.add(r); });
-		out.status = buffer_monitor_->status();
-		out.sessions = buffer_monitor_->sessions();
-		buffer_.sessions(*out.sessions);
-		out.buffer = buffer_.totals();
-		last_message_.erase("netlink");
+		last_message_.erase("buffer events");
 	} catch (const std::exception& e) {
 		buffer_monitor_.reset();
+		out.errors.emplace_back("netlink");
+		note("buffer events", e.what());
+	}
+	try {
+		out.status = m->status();
+		out.sessions = m->sessions();
+		if (buffer_monitor_) {
+			buffer_.sessions(*out.sessions);
+			out.buffer = buffer_.totals();
+		}
+		last_message_.erase("netlink");
+	} catch (const std::exception& e) {
 		out.errors.emplace_back("netlink");
 		note("netlink", e.what());
 	}
@@ -599,6 +615,10 @@ std::vector<MetricFamily> ExporterCollector::Collect() const
 	const auto t0 = std::chrono::steady_clock::now();
 	ExporterScrape s = source_->read(self_);
 	++self_.scrapes;
+	// a scrape counts once per source, however many of its reads failed
+	std::ranges::sort(s.errors);
+	const auto dup = std::ranges::unique(s.errors);
+	s.errors.erase(dup.begin(), dup.end());
 	for (const std::string& e : s.errors)
 		++self_.errors[e];
 	std::vector<MetricFamily> out = exporter_families(s, self_, compensation_);

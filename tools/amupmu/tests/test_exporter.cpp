@@ -512,3 +512,16 @@ TEST_CASE("exporter OpenMetrics serialization", "[exporter]")
 		CHECK_THAT(t, Catch::Contains("# TYPE " + base + " "));
 	}
 }
+
+TEST_CASE("exporter scrape errors count once per scrape and source", "[exporter]")
+{
+	ExporterScrape s = mock_scrape();
+	// the buffer subscription and the dumps both failed in one scrape
+	s.errors = {"netlink", "amu", "netlink"};
+	const ExporterCollector c{std::make_unique<FakeSource>(std::deque<ExporterScrape>{s}), CompensationOptions{}};
+	(void)c.Collect();
+	const auto f = c.Collect();
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "netlink"}}) == 2);
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "amu"}}) == 2);
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "pmu"}}) == 0);
+}
