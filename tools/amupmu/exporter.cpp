@@ -616,9 +616,8 @@ std::vector<MetricFamily> ExporterCollector::Collect() const
 	ExporterScrape s = source_->read(self_);
 	++self_.scrapes;
 	// a scrape counts once per source, however many of its reads failed
-	std::ranges::sort(s.errors);
-	const auto dup = std::ranges::unique(s.errors);
-	s.errors.erase(dup.begin(), dup.end());
+	std::sort(s.errors.begin(), s.errors.end());
+	s.errors.erase(std::unique(s.errors.begin(), s.errors.end()), s.errors.end());
 	for (const std::string& e : s.errors)
 		++self_.errors[e];
 	std::vector<MetricFamily> out = exporter_families(s, self_, compensation_);
