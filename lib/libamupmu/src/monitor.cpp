@@ -34,6 +34,7 @@
 #include <deque>
 #include <exception>
 #include <utility>
+#include <variant>
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -719,7 +720,9 @@ struct Monitor::Impl {
 	int family = 0;
 	std::uint32_t version = 0;
 	MonitorGroups groups = 0;
-	std::deque<MonitorRecord> pending;
+	// records and THROTTLE events in the order they came: a THROTTLE event
+	// goes to its handler when the records before it have been handed over
+	std::deque<std::variant<MonitorRecord, ThrottleEvent>> pending;
 	SeqTracker tracker;
 	Stats stats;
 	std::function<void(const ThrottleEvent&)> on_throttle;
@@ -803,10 +806,9 @@ struct Monitor::Impl {
 			if (const auto gap = tracker.track(ThrottleEvent::group, t.seq)) {
 				++stats.gaps;
 				stats.missed += gap->missed();
-				pending.emplace_back(*gap);
+				pending.emplace_back(MonitorRecord{*gap});
 			}
-			if (on_throttle)
-				on_throttle(t);
+			pending.emplace_back(t);
 			return;
 		}
 		MonitorEvent ev = parse_monitor_event(msg);
@@ -814,9 +816,32 @@ struct Monitor::Impl {
 		if (const auto gap = tracker.track(event_group(ev), event_seq(ev))) {
 			++stats.gaps;
 			stats.missed += gap->missed();
-			pending.emplace_back(*gap);
+			pending.emplace_back(MonitorRecord{*gap});
 		}
-		pending.push_back(to_record(std::move(ev)));
+		pending.emplace_back(to_record(std::move(ev)));
+	}
+
+	// Hands the THROTTLE events at the front of the queue to their
+	// handler. True when a record is next.
+	bool record_next()
+	{
+		while (!pending.empty()) {
+			const auto* t = std::get_if<ThrottleEvent>(&pending.front());
+			if (!t)
+				return true;
+			const ThrottleEvent ev = *t;
+			pending.pop_front();
+			if (on_throttle)
+				on_throttle(ev);
+		}
+		return false;
+	}
+
+	MonitorRecord pop_record()
+	{
+		MonitorRecord r = std::move(std::get<MonitorRecord>(pending.front()));
+		pending.pop_front();
+		return r;
 	}
 
 	// Reads what the events socket has now. False when nothing was there.
@@ -830,7 +855,7 @@ struct Monitor::Impl {
 				return false;
 			if (err == ENOBUFS) {
 				++stats.overruns;
-				pending.emplace_back(Overrun{});
+				pending.emplace_back(MonitorRecord{Overrun{}});
 				return true;
 			}
 			throw_error("recv of the netlink events socket", err);
@@ -1043,7 +1068,7 @@ std::optional<MonitorRecord> Monitor::next_event(std::chrono::milliseconds timeo
 	Impl& im = *impl_;
 	const bool forever = timeout.count() < 0;
 	const auto deadline = forever ? clock::time_point::max() : clock::now() + timeout;
-	while (im.pending.empty()) {
+	while (!im.record_next()) {
 		if (im.receive())
 			continue;	// an ACK alone gives no record: read on
 		int ms = -1;
@@ -1056,11 +1081,9 @@ std::optional<MonitorRecord> Monitor::next_event(std::chrono::milliseconds timeo
 		if (!im.wait_readable(ms))
 			break;	// timeout, or a signal
 	}
-	if (im.pending.empty())
+	if (!im.record_next())
 		return std::nullopt;
-	MonitorRecord r = std::move(im.pending.front());
-	im.pending.pop_front();
-	return r;
+	return im.pop_record();
 }
 
 std::size_t Monitor::read_events(const std::function<void(const MonitorRecord&)>& callback)
@@ -1068,9 +1091,8 @@ std::size_t Monitor::read_events(const std::function<void(const MonitorRecord&)>
 	Impl& im = *impl_;
 	std::size_t n = 0;
 	for (;;) {
-		while (!im.pending.empty()) {
-			MonitorRecord r = std::move(im.pending.front());
-			im.pending.pop_front();
+		while (im.record_next()) {
+			const MonitorRecord r = im.pop_record();
 			++n;
 			callback(r);
 		}

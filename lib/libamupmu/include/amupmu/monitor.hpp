@@ -344,11 +344,11 @@ public:
 	/// without CAP_PERFMON; Busy when too many sockets subscribe.
 	void subscribe(MonitorGroups groups);
 	/// Where THROTTLE events go (group buffer): handler is called with
-	/// each, in order with the other events, while next_event(),
-	/// read_events() or subscribe() receives them (before the records
-	/// received with them are handed over). Their sequence numbers are
-	/// tracked as the other events' (a Gap before the next record) and
-	/// they count in Stats::events, with a handler or not. Empty: dropped.
+	/// each in order with the records, by next_event() or read_events()
+	/// once the records that came before it are handed over. Their
+	/// sequence numbers are tracked as the other events' (a Gap record
+	/// before one whose group skipped) and they count in Stats::events,
+	/// with a handler or not. Empty: dropped.
 	void on_throttle(std::function<void(const ThrottleEvent&)> handler);
 	/// The groups subscribed to.
 	[[nodiscard]] MonitorGroups subscription() const noexcept;
@@ -358,7 +358,7 @@ public:
 	/// next_event(0ms). Records already received are pending too:
 	/// pending() says so.
 	[[nodiscard]] int fd() const noexcept;
-	/// Records received and not handed over yet.
+	/// Records (and THROTTLE events) received and not handed over yet.
 	[[nodiscard]] std::size_t pending() const noexcept;
 
 	/// The next record, waiting up to timeout (0: not at all, negative:
