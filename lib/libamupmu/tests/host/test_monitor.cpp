@@ -8,6 +8,7 @@
 // (tools/board/tool.sh, monitor_*).
 #include <amupmu/error.hpp>
 #include <amupmu/monitor.hpp>
+#include <amupmu/report/monitor_format.hpp>
 
 #include <linux/amupmu.h>
 #include <linux/amupmu_netlink.h>
@@ -241,6 +242,15 @@ TEST_CASE("monitor: throttle events", "[host][monitor]")
 				    .u32(AMUPMU_NL_A_THROTTLED, 1)
 				    .bytes();
 	CHECK_THAT(bad([&] { (void)parse_monitor_throttle(narrow); }), Catch::Contains("THROTTLE event: "));
+}
+
+TEST_CASE("monitor: throttle events as amupmu monitor prints them", "[host][monitor]")
+{
+	say_host();
+	const ThrottleEvent t{.seq = 7, .time_ns = 1500000000, .session_id = 9, .cpu = 1, .throttled = 4};
+	CHECK(report::format_monitor_text(t) == "1.500000000 buffer#7 throttle session=9 cpu=1 throttled=4");
+	CHECK(report::format_monitor_json(t) == R"({"event":"throttle","group":"buffer","seq":7,"time_ns":1500000000,)"
+						R"("session":9,"cpu":1,"throttled":4})");
 }
 
 TEST_CASE("monitor: a newer driver's attributes are ignored", "[host][monitor]")
