@@ -215,7 +215,8 @@ fetch_libnl_utils_arm64() {
 }
 
 # ---------------------------------------------------------------- prometheus-cpp (arm64), prometheus
-# amupmu exporter links prometheus-cpp (core, pull). Debian ships it as
+# amupmu exporter links prometheus-cpp's core, civetweb's C++ server and
+# zlib (tools/amupmu/exposition.cpp). Debian ships prometheus-cpp as
 # shared libraries only, and prometheus-cpp-dev:arm64 cannot be installed
 # beside the host's prometheus-cpp-dev (both depend on civetweb, which is
 # not Multi-Arch): the arm64 -dev package, the libraries it names and the

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 //
 // amupmu exporter: the AMU, the PMU events of the configuration and the
-// driver's health over HTTP for Prometheus (prometheus-cpp's Exposer and
-// civetweb), read once per scrape (exporter.hpp).
+// driver's health over HTTP for Prometheus (civetweb serving prometheus-cpp's
+// families in the negotiated format: exposition.hpp), read once per scrape
+// (exporter.hpp).
 #include "cli.hpp"
 #include "file.hpp"
 #include "signal_wait.hpp"
@@ -10,9 +11,9 @@
 #if AMUPMU_HAVE_EXPORTER
 #include "exporter.hpp"
 
-#include <amupmu/errata.hpp>
+#include "exposition.hpp"
 
-#include <prometheus/exposer.h>
+#include <amupmu/errata.hpp>
 #endif
 
 #include <iostream>
@@ -27,8 +28,9 @@ constexpr std::string_view usage = R"(Usage: amupmu exporter [--listen ADDR:PORT
 
 Serve the Activity Monitors of every CPU, the PMU events of the
 configuration counted on every CPU, and the amupmu driver's health to
-Prometheus, at http://ADDR:PORT/metrics (Prometheus's text format 0.0.4;
-gzip when the scraper accepts it). The counters are read once per scrape:
+Prometheus, at http://ADDR:PORT/metrics (Prometheus's text format 0.0.4,
+or OpenMetrics 1.0.0 when the scraper's Accept header prefers it, as
+Prometheus does; gzip when the scraper accepts it). The counters are read once per scrape:
 one AMUPMU_AMU_READ, one AMUPMU_PMU_READ of every CPU, the netlink
 family's status. Runs until SIGINT or SIGTERM.
 
@@ -102,22 +104,22 @@ int run(const Options& o)
 		compensation.calibration = load_calibration(default_calibration_path());
 
 	const SignalWait signals{SIGINT, SIGTERM};
-	std::unique_ptr<prometheus::Exposer> exposer;
+	const auto collector = std::make_shared<ExporterCollector>(std::make_unique<DriverSource>(config),
+								   std::move(compensation));
+	std::unique_ptr<MetricsServer> server;
 	try {
 		// a slow or stuck client holds one worker for 10 s at most
-		exposer = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
-			"listening_ports", ports, "num_threads", std::to_string(config.threads), "request_timeout_ms",
-			"10000"});
+		server = std::make_unique<MetricsServer>(
+			std::vector<std::string>{"listening_ports", ports, "num_threads", std::to_string(config.threads),
+						 "request_timeout_ms", "10000"},
+			std::vector<std::shared_ptr<prometheus::Collectable>>{collector});
 	} catch (const std::exception& e) {
 		throw Failure{e, "cannot listen on " + config.listen, exit_error, "amupmu exporter"};
 	}
-	const auto collector = std::make_shared<ExporterCollector>(std::make_unique<DriverSource>(config),
-								   std::move(compensation));
-	exposer->RegisterCollectable(collector);
 	// the ports bound (port 0: the one the system picked)
 	std::cerr << "amupmu exporter: listening on";
 	const auto colon = config.listen.rfind(':');
-	for (const int port : exposer->GetListeningPorts())
+	for (const int port : server->ports())
 		std::cerr << " " << config.listen.substr(0, colon) << ":" << port;
 	std::cerr << ", /metrics";
 	if (!config.events.empty()) {

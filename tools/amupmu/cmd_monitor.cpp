@@ -28,10 +28,10 @@ Print the amupmu driver's events as they arrive, one line each, from its
 generic netlink family (no need to open /dev/amupmu): CPUs going offline
 and online, PMU and SPE ownership changes (group cpu); sessions starting
 and ending, SPE debugfs knob changes (group session); sample rings losing
-records, SPE buffer full/fault/collision (group buffer). Every event has
-its group's sequence number: a line says when some were lost (a gap), and
-when the socket's receive buffer overflowed (an overrun). Ends on Ctrl-C
-(SIGINT) or SIGTERM, with status 0.
+records, sample interrupts throttled, SPE buffer full/fault/collision
+(group buffer). Every event has its group's sequence number: a line says
+when some were lost (a gap), and when the socket's receive buffer
+overflowed (an overrun). Ends on Ctrl-C (SIGINT) or SIGTERM, with status 0.
 
 Options:
   --json          JSON Lines: one object per line
@@ -105,6 +105,13 @@ int run(const Options& o)
 		  << monitor.family_version() << "); Ctrl-C ends\n";
 
 	std::uint64_t events = 0;
+	// in order with the records, as next_event() hands them over
+	monitor.on_throttle([&](const ThrottleEvent& t) {
+		if (o.count && events >= o.count)
+			return;
+		std::cout << (o.json ? format_monitor_json(t) : format_monitor_text(t)) << std::endl;
+		++events;
+	});
 	int sig = 0;
 	while (!o.count || events < o.count) {
 		std::optional<MonitorRecord> r = monitor.next_event(std::chrono::milliseconds{0});

@@ -12,7 +12,9 @@
 #include <charconv>
 #include <cstdio>
 #include <iostream>
+#include <iterator>
 #include <utility>
+#include <variant>
 
 namespace amupmu::cli {
 
@@ -69,6 +71,9 @@ std::string hex(std::uint64_t v, int digits)
 	return buf;
 }
 
+constexpr MetricType counter = MetricType::Counter;
+constexpr MetricType gauge = MetricType::Gauge;
+
 /// Families in the order they are first added, each built up metric by metric.
 class Families {
 public:
@@ -80,21 +85,14 @@ public:
 		out_.push_back(MetricFamily{.name = std::string{name}, .help = std::string{help}, .type = type, .metric = {}});
 		return out_.back();
 	}
-	void counter(std::string_view name, std::string_view help, std::vector<ClientMetric::Label> labels,
-		     double value)
+	/// One sample of a counter or a gauge (the value where its type keeps it).
+	void add(MetricType type, std::string_view name, std::string_view help,
+		 std::vector<ClientMetric::Label> labels, double value)
 	{
 		ClientMetric m;
 		m.label = std::move(labels);
-		m.counter.value = value;
-		family(name, MetricType::Counter, help).metric.push_back(std::move(m));
-	}
-	void gauge(std::string_view name, std::string_view help, std::vector<ClientMetric::Label> labels,
-		   double value)
-	{
-		ClientMetric m;
-		m.label = std::move(labels);
-		m.gauge.value = value;
-		family(name, MetricType::Gauge, help).metric.push_back(std::move(m));
+		(type == MetricType::Counter ? m.counter.value : m.gauge.value) = value;
+		family(name, type, help).metric.push_back(std::move(m));
 	}
 	[[nodiscard]] std::vector<MetricFamily> take() { return std::move(out_); }
 
@@ -122,35 +120,35 @@ std::string errata_ids(std::uint64_t midr)
 
 void driver_families(const Info& info, Families& f)
 {
-	f.gauge("amupmu_driver_info", "The amupmu driver: ABI, features, PMU mode, owners, backend (always 1)",
-		{{"abi_version", std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor)},
-		 {"features", feature_string(info.features)},
-		 {"pmu_mode", std::string{to_string(info.pmu_mode())}},
-		 {"spe_owner", std::string{to_string(info.spe_owner)}},
-		 {"backend", std::string{backend_name(info)}}},
-		1);
+	f.add(gauge, "amupmu_driver_info", "The amupmu driver: ABI, features, PMU mode, owners, backend (always 1)",
+	      {{"abi_version", std::to_string(info.abi_major) + "." + std::to_string(info.abi_minor)},
+	       {"features", feature_string(info.features)},
+	       {"pmu_mode", std::string{to_string(info.pmu_mode())}},
+	       {"spe_owner", std::string{to_string(info.spe_owner)}},
+	       {"backend", std::string{backend_name(info)}}},
+	      1);
 	for (const CpuInfo& c : info.cpus) {
 		if (!c.possible())
 			continue;
-		f.gauge("amupmu_cpu_online", "1 while the CPU is online, 0 while it is offline (possible CPUs)",
-			{cpu_label(c.cpu)}, c.online() ? 1 : 0);
+		f.add(gauge, "amupmu_cpu_online", "1 while the CPU is online, 0 while it is offline (possible CPUs)",
+		      {cpu_label(c.cpu)}, c.online() ? 1 : 0);
 	}
 	for (const CpuInfo& c : info.cpus) {
 		if (!c.discovered())
 			continue;
 		const Midr m = decode_midr(c.midr);
-		f.gauge("amupmu_cpu_info",
-			"A CPU as the driver discovered it: MIDR_EL1 and its fields, AMU and PMU versions, the "
-			"errata of the CPU that amupmu knows (always 1)",
-			{cpu_label(c.cpu),
-			 {"midr", hex(c.midr, 8)},
-			 {"implementer", hex(m.implementer, 2)},
-			 {"part", hex(m.part, 3)},
-			 {"revision", revision_string(m)},
-			 {"amu_version", std::to_string(c.amu_usable() ? c.amu_version : 0)},
-			 {"pmu_version", std::to_string(c.pmu_version)},
-			 {"errata", errata_ids(c.midr)}},
-			1);
+		f.add(gauge, "amupmu_cpu_info",
+		      "A CPU as the driver discovered it: MIDR_EL1 and its fields, AMU and PMU versions, the "
+		      "errata of the CPU that amupmu knows (always 1)",
+		      {cpu_label(c.cpu),
+		       {"midr", hex(c.midr, 8)},
+		       {"implementer", hex(m.implementer, 2)},
+		       {"part", hex(m.part, 3)},
+		       {"revision", revision_string(m)},
+		       {"amu_version", std::to_string(c.amu_usable() ? c.amu_version : 0)},
+		       {"pmu_version", std::to_string(c.pmu_version)},
+		       {"errata", errata_ids(c.midr)}},
+		      1);
 	}
 }
 
@@ -180,26 +178,26 @@ void amu_families(const Info& info, const AmuReading& amu, Families& f)
 		const CpuInfo& c = info.cpus[r.cpu];
 		for (const AmuCounterName& n : amu_counters)
 			if (const auto v = r.counter(n.event, c))
-				f.counter(n.name, n.help, {cpu_label(r.cpu)}, static_cast<double>(*v));
+				f.add(counter, n.name, n.help, {cpu_label(r.cpu)}, static_cast<double>(*v));
 		for (unsigned i = 0; i < r.nr_group1 && i < amu_max_counters; ++i) {
 			const std::uint16_t type = c.amevtyper1[i];
 			const auto v = r.counter(type, c);
 			if (!v)
 				continue;
-			f.counter("amupmu_amu_auxiliary_events_total",
-				  "AMU group 1 (auxiliary, IMPLEMENTATION DEFINED) counters by event type (AMEVTYPER1)",
-				  {cpu_label(r.cpu), {"event", hex(type, 4)}}, static_cast<double>(*v));
+			f.add(counter, "amupmu_amu_auxiliary_events_total",
+			      "AMU group 1 (auxiliary, IMPLEMENTATION DEFINED) counters by event type (AMEVTYPER1)",
+			      {cpu_label(r.cpu), {"event", hex(type, 4)}}, static_cast<double>(*v));
 		}
-		f.counter("amupmu_amu_power_downs_total",
-			  "Power-downs after which the driver found the AMU counters restarted and added their values "
-			  "back",
-			  {cpu_label(r.cpu)}, r.restarts);
+		f.add(counter, "amupmu_amu_power_downs_total",
+		      "Power-downs after which the driver found the AMU counters restarted and added their values "
+		      "back",
+		      {cpu_label(r.cpu)}, r.restarts);
 		any = true;
 	}
 	if (any)
-		f.gauge("amupmu_amu_timer_frequency_hertz",
-			"CNTFRQ_EL0: the rate of amupmu_amu_constant_cycles_total while a CPU is not in WFI/WFE", {},
-			static_cast<double>(amu.timer_freq));
+		f.add(gauge, "amupmu_amu_timer_frequency_hertz",
+		      "CNTFRQ_EL0: the rate of amupmu_amu_constant_cycles_total while a CPU is not in WFI/WFE", {},
+		      static_cast<double>(amu.timer_freq));
 }
 
 constexpr double ns = 1e-9;
@@ -220,53 +218,90 @@ void pmu_families(const Info& info, const PmuScrape& pmu, const CompensationOpti
 		const std::uint64_t midr = r.cpu < info.cpus.size() ? info.cpus[r.cpu].midr : 0;
 		for (std::size_t i = 0; i < n; ++i) {
 			std::vector<ClientMetric::Label> labels{cpu_label(r.cpu), {"event", pmu.events[i].name}};
-			f.counter("amupmu_pmu_events_total",
-				  "PMU events counted on the CPU by the exporter's session, as the counter counted them (raw)",
-				  labels, static_cast<double>(r.values[i].value));
+			f.add(counter, "amupmu_pmu_events_total",
+			      "PMU events counted on the CPU by the exporter's session, as the counter counted them (raw)",
+			      labels, static_cast<double>(r.values[i].value));
 			const bool times = k < pmu.times.size();
 			const std::uint64_t enabled = times ? pmu.times[k].events[i].enabled : r.time_enabled;
 			const std::uint64_t running = times ? pmu.times[k].events[i].running : r.time_running;
-			f.counter("amupmu_pmu_enabled_seconds_total", "Time the event was enabled on the CPU", labels,
-				  static_cast<double>(enabled) * ns);
-			f.counter("amupmu_pmu_running_seconds_total",
-				  "Time the event was on a counter on the CPU (below enabled: multiplexed)", labels,
-				  static_cast<double>(running) * ns);
+			f.add(counter, "amupmu_pmu_enabled_seconds_total", "Time the event was enabled on the CPU", labels,
+			      static_cast<double>(enabled) * ns);
+			f.add(counter, "amupmu_pmu_running_seconds_total",
+			      "Time the event was on a counter on the CPU (below enabled: multiplexed)", labels,
+			      static_cast<double>(running) * ns);
 			if (!comp.enabled)
 				continue;
 			const std::optional<Compensation> c = compensate({counts.data(), n}, i, midr, comp);
 			if (!c || c->status != CompensationStatus::compensated || !c->value)
 				continue;
 			labels.push_back({"erratum", std::string{c->erratum->id}});
-			f.counter("amupmu_pmu_events_compensated_total",
-				  "The erratum-compensated count of an event an erratum of the CPU touches (beside "
-				  "amupmu_pmu_events_total)",
-				  std::move(labels), *c->value);
+			f.add(counter, "amupmu_pmu_events_compensated_total",
+			      "The erratum-compensated count of an event an erratum of the CPU touches (beside "
+			      "amupmu_pmu_events_total)",
+			      std::move(labels), *c->value);
 		}
-		f.gauge("amupmu_pmu_evicted",
-			"Shared mode: 1 when perf core took a pinned counter of the session away on the CPU (its "
-			"counts are short)",
-			{cpu_label(r.cpu)}, r.evicted() ? 1 : 0);
+		f.add(gauge, "amupmu_pmu_evicted",
+		      "Shared mode: 1 when perf core took a pinned counter of the session away on the CPU (its "
+		      "counts are short)",
+		      {cpu_label(r.cpu)}, r.evicted() ? 1 : 0);
 	}
+}
+
+void buffer_families(const Info& info, const BufferTotals& b, Families& f)
+{
+	const auto at = [](const auto& map, const auto& key) {
+		const auto it = map.find(key);
+		return it == map.end() ? 0.0 : static_cast<double>(it->second);
+	};
+	// every online CPU from 0 (increase() sees the first loss), and any
+	// CPU that has counts (offline now)
+	std::vector<unsigned> cpus;
+	for (const CpuInfo& c : info.cpus)
+		if (c.online() || b.samples_lost.contains(c.cpu) || b.throttles.contains(c.cpu))
+			cpus.push_back(c.cpu);
+	for (const unsigned cpu : cpus) {
+		f.add(counter, "amupmu_pmu_samples_lost_total",
+		      "PMU sample records the CPU's part of a session's ring dropped because it was full, summed "
+		      "over every session since the exporter subscribed (RING_LOST events: a lower bound)",
+		      {cpu_label(cpu)}, at(b.samples_lost, cpu));
+		f.add(counter, "amupmu_pmu_sample_throttles_total",
+		      "Times a session's sample interrupts on the CPU were throttled until the next tick, summed "
+		      "over every session since the exporter subscribed (THROTTLE events: a lower bound)",
+		      {cpu_label(cpu)}, at(b.throttles, cpu));
+	}
+	for (const CpuInfo& c : info.cpus) {
+		if (!c.online() || !c.has_spe())
+			continue;
+		for (const char* kind : {"full", "fault", "collision"})
+			f.add(counter, "amupmu_spe_buffer_events_total",
+			      "SPE buffer management events on the CPU by kind: the buffer filled, a fault stopped "
+			      "profiling, records lost to a collision (SPE_BUFFER events)",
+			      {cpu_label(c.cpu), {"event", kind}}, at(b.spe_events, std::pair{c.cpu, std::string{kind}}));
+	}
+	f.add(counter, "amupmu_exporter_events_missed_total",
+	      "Buffer events the exporter's subscription missed (sequence gaps: a full socket buffer or the "
+	      "driver's full queue); the sums catch up with the next event of the session and CPU",
+	      {}, static_cast<double>(b.missed));
 }
 
 void health_families(const ExporterScrape& s, Families& f)
 {
 	if (s.status) {
-		f.counter("amupmu_netlink_events_dropped_total", "Netlink events lost to the kernel's full queue", {},
-			  static_cast<double>(s.status->events_dropped));
-		f.counter("amupmu_netlink_events_undelivered_total",
-			  "Netlink event messages a subscriber's full socket buffer refused", {},
-			  static_cast<double>(s.status->events_undelivered));
-		f.gauge("amupmu_netlink_subscribers", "Sockets subscribed to the amupmu netlink family's events", {},
-			s.status->subscribers);
+		f.add(counter, "amupmu_netlink_events_dropped_total", "Netlink events lost to the kernel's full queue", {},
+		      static_cast<double>(s.status->events_dropped));
+		f.add(counter, "amupmu_netlink_events_undelivered_total",
+		      "Netlink event messages a subscriber's full socket buffer refused", {},
+		      static_cast<double>(s.status->events_undelivered));
+		f.add(gauge, "amupmu_netlink_subscribers", "Sockets subscribed to the amupmu netlink family's events", {},
+		      s.status->subscribers);
 	}
 	if (s.sessions) {
 		double pmu = 0, spe = 0;
 		for (const MonitorSession& m : *s.sessions)
 			(m.kind == SessionKind::spe ? spe : pmu) += 1;
-		f.gauge("amupmu_sessions", "Open amupmu sessions by kind (the exporter's own PMU session included)",
-			{{"kind", "pmu"}}, pmu);
-		f.gauge("amupmu_sessions", "", {{"kind", "spe"}}, spe);
+		f.add(gauge, "amupmu_sessions", "Open amupmu sessions by kind (the exporter's own PMU session included)",
+		      {{"kind", "pmu"}}, pmu);
+		f.add(gauge, "amupmu_sessions", "", {{"kind", "spe"}}, spe);
 	}
 }
 
@@ -350,24 +385,68 @@ std::vector<MetricFamily> exporter_families(const ExporterScrape& s, const Expor
 					    const CompensationOptions& compensation)
 {
 	Families f;
-	f.gauge("amupmu_up", "1 when the amupmu device answered AMUPMU_INFO in this scrape, else 0", {},
-		s.info ? 1 : 0);
+	f.add(gauge, "amupmu_up", "1 when the amupmu device answered AMUPMU_INFO in this scrape, else 0", {},
+	      s.info ? 1 : 0);
 	if (s.info) {
 		driver_families(*s.info, f);
 		if (s.amu)
 			amu_families(*s.info, *s.amu, f);
 		if (s.pmu)
 			pmu_families(*s.info, *s.pmu, compensation, f);
+		if (s.buffer)
+			buffer_families(*s.info, *s.buffer, f);
 	}
 	health_families(s, f);
 	for (const auto& [source, n] : self.errors)
-		f.counter("amupmu_exporter_scrape_errors_total",
-			  "Scrapes in which reading a source failed (device, amu, pmu, netlink)", {{"source", source}},
-			  static_cast<double>(n));
-	f.counter("amupmu_exporter_pmu_session_opens_total",
-		  "PMU sessions the exporter opened (again after a failure, or for a CPU that came online)", {},
-		  static_cast<double>(self.pmu_session_opens));
+		f.add(counter, "amupmu_exporter_scrape_errors_total",
+		      "Scrapes in which reading a source failed (device, amu, pmu, netlink)", {{"source", source}},
+		      static_cast<double>(n));
+	f.add(counter, "amupmu_exporter_pmu_session_opens_total",
+	      "PMU sessions the exporter opened (again after a failure, or for a CPU that came online)", {},
+	      static_cast<double>(self.pmu_session_opens));
 	return f.take();
+}
+
+// ---------------------------------------------------------------- buffer events
+
+void BufferCounter::grow(std::uint64_t& last, std::uint64_t now, std::uint64_t& total)
+{
+	// below the last count: a new session under a reused id (the module
+	// was loaded again), all of it is new
+	total += now >= last ? now - last : now;
+	last = now;
+}
+
+void BufferCounter::add(const MonitorRecord& record)
+{
+	if (const auto* lost = std::get_if<RingLostEvent>(&record)) {
+		Last& l = last_[{lost->session_id, lost->cpu}];
+		l.absent = 0;
+		grow(l.lost, lost->lost, totals_.samples_lost[lost->cpu]);
+	} else if (const auto* spe = std::get_if<SpeBufferEvent>(&record)) {
+		++totals_.spe_events[{spe->cpu, to_string(spe->what)}];
+	} else if (const auto* gap = std::get_if<Gap>(&record)) {
+		totals_.missed += gap->missed();
+	}
+}
+
+void BufferCounter::add(const ThrottleEvent& event)
+{
+	Last& l = last_[{event.session_id, event.cpu}];
+	l.absent = 0;
+	grow(l.throttled, event.throttled, totals_.throttles[event.cpu]);
+}
+
+void BufferCounter::sessions(const std::vector<MonitorSession>& live)
+{
+	for (auto it = last_.begin(); it != last_.end();) {
+		const bool listed =
+			std::ranges::any_of(live, [&](const MonitorSession& m) { return m.id == it->first.first; });
+		it->second.absent = listed ? 0 : it->second.absent + 1;
+		// twice: an event queued as the session ended may come after
+		// the dump that no longer lists it
+		it = it->second.absent >= 2 ? last_.erase(it) : std::next(it);
+	}
 }
 
 // ---------------------------------------------------------------- the driver
@@ -471,18 +550,56 @@ ExporterScrape DriverSource::read(ExporterSelf& self)
 	}
 	if (!config_.events.empty())
 		read_pmu(*out.info, out, self);
-	if (config_.netlink) {
-		try {
-			Monitor m;
-			out.status = m.status();
-			out.sessions = m.sessions();
-			last_message_.erase("netlink");
-		} catch (const std::exception& e) {
-			out.errors.emplace_back("netlink");
-			note("netlink", e.what());
-		}
-	}
+	if (config_.netlink)
+		read_netlink(out);
 	return out;
+}
+
+void DriverSource::read_netlink(ExporterScrape& out)
+{
+	std::optional<Monitor> m;
+	try {
+		m.emplace();
+	} catch (const std::exception& e) {
+		buffer_monitor_.reset();
+		out.errors.emplace_back("netlink");
+		note("netlink", e.what());
+		return;
+	}
+	// the buffer group's events (CAP_PERFMON) come to a socket kept across
+	// scrapes; a new family id (the module was loaded again since the
+	// last scrape): subscribed anew, the sums start afresh (a counter
+	// reset). Without it the status and session dumps are served still.
+	try {
+		if (!buffer_monitor_ || buffer_monitor_->family_id() != m->family_id()) {
+			buffer_monitor_.reset();
+			buffer_ = {};
+			Monitor sub;
+			sub.on_throttle([this](const ThrottleEvent& t) { buffer_.add(t); });
+			sub.subscribe(group_bit(MonitorGroup::buffer));
+			buffer_monitor_.emplace(std::move(sub));
+		}
+		// before the session dump: the events of a session that ended
+		// are in the socket by then
+		buffer_monitor_->read_events([this](const MonitorRecord& r) { buffer_.add(r); });
+		last_message_.erase("buffer events");
+	} catch (const std::exception& e) {
+		buffer_monitor_.reset();
+		out.errors.emplace_back("netlink");
+		note("buffer events", e.what());
+	}
+	try {
+		out.status = m->status();
+		out.sessions = m->sessions();
+		if (buffer_monitor_) {
+			buffer_.sessions(*out.sessions);
+			out.buffer = buffer_.totals();
+		}
+		last_message_.erase("netlink");
+	} catch (const std::exception& e) {
+		out.errors.emplace_back("netlink");
+		note("netlink", e.what());
+	}
 }
 
 // ---------------------------------------------------------------- Collectable
@@ -498,6 +615,9 @@ std::vector<MetricFamily> ExporterCollector::Collect() const
 	const auto t0 = std::chrono::steady_clock::now();
 	ExporterScrape s = source_->read(self_);
 	++self_.scrapes;
+	// a scrape counts once per source, however many of its reads failed
+	std::sort(s.errors.begin(), s.errors.end());
+	s.errors.erase(std::unique(s.errors.begin(), s.errors.end()), s.errors.end());
 	for (const std::string& e : s.errors)
 		++self_.errors[e];
 	std::vector<MetricFamily> out = exporter_families(s, self_, compensation_);

@@ -35,6 +35,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace amupmu::cli {
@@ -87,6 +88,52 @@ struct PmuScrape {
 	std::vector<CpuTimes> times{};		///< one per CPU when the group multiplexes, else empty
 };
 
+/// The driver's buffer events (the netlink family's buffer group, which
+/// the exporter subscribes to) summed per CPU over every session, since
+/// the exporter subscribed (a counter reset when the module is loaded
+/// again). RING_LOST and THROTTLE report a session's count on a CPU when
+/// it reaches 1, 2, 4, 8, ...: the sums are lower bounds, at least half
+/// the true count and exact whenever no session is between two powers of
+/// 2; the first loss or throttle of a session shows at once.
+struct BufferTotals {
+	std::map<unsigned, std::uint64_t> samples_lost{};	///< by CPU: PMU ring records dropped
+	std::map<unsigned, std::uint64_t> throttles{};		///< by CPU: sample interrupts throttled
+	/// by CPU and kind (full, fault, collision): SPE buffer events
+	std::map<std::pair<unsigned, std::string>, std::uint64_t> spe_events{};
+	/// events the group's sequence numbers say the subscription missed
+	std::uint64_t missed = 0;
+
+	friend bool operator==(const BufferTotals&, const BufferTotals&) = default;
+};
+
+/// Sums the buffer group's events into BufferTotals: RING_LOST and
+/// THROTTLE carry a session's count so far on a CPU, so each adds what it
+/// grew by since the last one of its session and CPU (a count below the
+/// last one is a new session with a reused id: the module was loaded
+/// again). A session's last counts are forgotten once two session dumps
+/// in a row no longer list it.
+class BufferCounter {
+public:
+	void add(const MonitorRecord& record);
+	void add(const ThrottleEvent& event);
+	/// The sessions of this scrape's SESSION_GET dump.
+	void sessions(const std::vector<MonitorSession>& live);
+	[[nodiscard]] const BufferTotals& totals() const noexcept { return totals_; }
+	/// Session and CPU pairs whose last counts are kept.
+	[[nodiscard]] std::size_t tracked() const noexcept { return last_.size(); }
+
+private:
+	struct Last {
+		std::uint64_t lost = 0;
+		std::uint64_t throttled = 0;
+		unsigned absent = 0;	///< session dumps in a row without the session
+	};
+	static void grow(std::uint64_t& last, std::uint64_t now, std::uint64_t& total);
+
+	std::map<std::pair<std::uint64_t, unsigned>, Last> last_{};
+	BufferTotals totals_{};
+};
+
 /// Everything one scrape read: the input of exporter_families().
 struct ExporterScrape {
 	/// AMUPMU_INFO; nullopt when the device did not answer (not loaded)
@@ -98,6 +145,8 @@ struct ExporterScrape {
 	/// the netlink family's STATUS_GET and SESSION_GET dump
 	std::optional<MonitorStatus> status{};
 	std::optional<std::vector<MonitorSession>> sessions{};
+	/// the buffer group's events; nullopt while not subscribed
+	std::optional<BufferTotals> buffer{};
 	/// what failed in this scrape, by source (device, amu, pmu, netlink)
 	std::vector<std::string> errors{};
 };
@@ -153,8 +202,14 @@ private:
 	void read_pmu(const Info& info, ExporterScrape& out, ExporterSelf& self);
 	void note(std::string_view source, const std::string& message);
 
+	void read_netlink(ExporterScrape& out);
+
 	ExporterConfig config_;
 	std::optional<Session> session_{};
+	/// subscribed to the buffer group; replaced when the family's id
+	/// changes (the module was loaded again)
+	std::optional<Monitor> buffer_monitor_{};
+	BufferCounter buffer_{};
 	std::vector<EventSpec> events_{};
 	std::vector<unsigned> session_cpus_{};	///< CPUs online when the session was opened
 	GroupReading reading_{};

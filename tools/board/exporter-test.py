@@ -21,7 +21,9 @@ host), and drives the board from the host:
   prod (the PMU, exclusive mode, -icount shift=0: QEMU's PMU has
     INST_RETIRED only then): the exporter counting inst_retired:u and
     cpu_cycles:u; `amupmu stat -C 1 -e inst_retired:u` of a workload on
-    CPU 1 against the exporter's count over the same run; CPU 1 offline
+    CPU 1 against the exporter's count over the same run; `amupmu record`
+    of CPU 1 throttled and losing records, against the exporter's
+    amupmu_pmu_sample_throttles_total and _samples_lost_total; CPU 1 offline
     and online; rmmod refused while the exporter's session holds the module,
     the exporter answering on.
 
@@ -35,6 +37,8 @@ and the board passed.
 import argparse
 import json
 import os
+import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -166,8 +170,11 @@ class Test:
         binary = os.path.join(TOP, "build", "cache", "prometheus", "usr", "bin", "prometheus")
         if not os.access(binary, os.X_OK):
             raise SystemExit(f"exporter-test: no {binary} (make deps)")
+        # a fresh TSDB: a run within 5 minutes of the last would see its
+        # series (another instance, the last port) beside this run's
         data = os.path.join(self.dir, "prometheus")
-        os.makedirs(data, exist_ok=True)
+        shutil.rmtree(data, ignore_errors=True)
+        os.makedirs(data)
         conf = os.path.join(self.dir, "prometheus.yml")
         with open(conf, "w") as f:
             f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n  evaluation_interval: 1s\n"
@@ -205,6 +212,19 @@ class Test:
         ok = self.wait_for('up{job="amupmu"}', 1, 90) and self.wait_for("amupmu_up", 1, 30)
         self.result(ok, "Prometheus scrapes it: up == 1 and amupmu_up == 1",
                     f"after {time.time() - t0:.1f} s" + ("" if ok else f"; target: {self.target_health()}"))
+        # Prometheus asks for OpenMetrics first: every scrape is served in it
+        # (the counter a scrape reads is the one before it)
+        om = txt = None
+        end = time.time() + 15
+        while time.time() < end:
+            om = self.scalar('amupmu_exporter_scrapes_total{format="openmetrics"}')
+            txt = self.scalar('amupmu_exporter_scrapes_total{format="text"}')
+            if om:
+                break
+            time.sleep(0.5)
+        self.result(om is not None and om > 0 and txt == 0,
+                    "Prometheus negotiates OpenMetrics: the exporter serves every scrape in it",
+                    f"amupmu_exporter_scrapes_total openmetrics {om}, text {txt}")
 
     def target_health(self):
         try:
@@ -254,9 +274,10 @@ class Test:
                 "inst_retired", "stall_backend_mem", "flags"]
         row = None
         for line in out.split("\n"):
-            # the console may put a carriage return or blanks before the row
-            # (6.12 mock once: 53 blanks before "1,"): the row is what follows
-            f = line.rsplit("\r", 1)[-1].strip().split(",")
+            # the console may put a carriage return, blanks or NULs before
+            # the row (6.12 mock once: 53 blanks before "1,"; 6.1 mock once:
+            # NULs): the row is what follows
+            f = line.rsplit("\r", 1)[-1].replace("\0", "").strip().split(",")
             if len(f) == len(cols) and f[0] == "1":
                 row = dict(zip(cols, f))
         self.result(rc == 0 and row is not None, "amupmu amu -C 1 over a workload on CPU 1", row and str(row))
@@ -343,6 +364,7 @@ class Test:
             self.result(False, "the exporter's inst_retired:u on CPU 1 before and after", f"{before} {after}")
         cyc = self.scalar('amupmu_pmu_events_total{cpu="0",event="cpu_cycles:u"}')
         self.result(cyc is not None and cyc > 0, "cpu_cycles:u counted on CPU 0", f"{cyc}")
+        self.throttled_and_lost()
         self.offline_online(metric)
         rc, out = self.control("rmmod amupmu; s=$?; grep -q '^amupmu ' /proc/modules && exit $((s == 0))")
         self.result(rc == 0, "rmmod refused while the exporter's PMU session is open (the module stays)", out)
@@ -350,6 +372,57 @@ class Test:
         ok = self.wait_for('up{job="amupmu"}', 1, 30) and self.wait_for("amupmu_up", 1, 30)
         self.result(ok, "the exporter answers on after the refused rmmod",
                     "" if ok else f"target: {self.target_health()}")
+
+    def throttled_and_lost(self):
+        """Another process's sampling sessions, losing records and throttled:
+        amupmu record of CPU_CYCLES on CPU 1 every 1000 cycles (the
+        smallest sample_period_min allows) with a one-page ring, which may
+        drop records, then again with sample_rate_max lowered to 1,000
+        interrupts per second (4 a tick at HZ 250, far below the demand:
+        throttled every tick, as the selftest sample_throttled does). The
+        exporter hears both through the netlink buffer group: the records
+        record says CPU 1's ring lost, summed as the RING_LOST events
+        report them (at 1, 2, 4, ...: between half of record's count and
+        all of it; 0 for 0), and at least one throttle on CPU 1."""
+        p = "/sys/module/amupmu/parameters"
+        record = ("amupmu record -C 1 -e cpu_cycles -c 1000 --pages 1 -o /tmp/throttle.rec -- "
+                  "taskset 2 amupmu-workload loop 30000000")
+        rc, out = self.control(f"m=$(cat {p}/sample_period_min); echo 1000 >{p}/sample_period_min && {record}; "
+                               f"s=$?; echo $m >{p}/sample_period_min; exit $s")
+        lost = None
+        for line in out.split("\n"):
+            m = re.search(r"; ([0-9]+) lost, ", line)
+            if m:
+                lost = int(m.group(1))
+        self.result(rc == 0 and lost is not None, "amupmu record of CPU 1 every 1000 cycles, one-page ring",
+                    f"{lost} lost")
+        q_lost = 'amupmu_pmu_samples_lost_total{cpu="1"}'
+        exp_lost = missed = None
+        end = time.time() + 15
+        while time.time() < end:
+            exp_lost = self.scalar(q_lost)
+            missed = self.scalar("amupmu_exporter_events_missed_total")
+            if exp_lost is not None and (not lost or exp_lost):
+                break
+            time.sleep(1)
+        ok = exp_lost is not None and lost is not None and missed == 0 and \
+            (exp_lost == 0 if not lost else lost / 2 < exp_lost <= lost)
+        self.result(ok, "the exporter's lost samples on CPU 1: record's count, or more than half of it",
+                    f"{q_lost} {exp_lost}, amupmu record {lost}, missed events {missed}")
+        rc, out = self.control(f"m=$(cat {p}/sample_period_min); r=$(cat {p}/sample_rate_max); "
+                               f"echo 1000 >{p}/sample_period_min && echo 1000 >{p}/sample_rate_max && {record}; "
+                               f"s=$?; echo $m >{p}/sample_period_min; echo $r >{p}/sample_rate_max; exit $s")
+        self.result(rc == 0, "amupmu record of CPU 1 again, sample_rate_max 1000")
+        q_thr = 'amupmu_pmu_sample_throttles_total{cpu="1"}'
+        thr = None
+        end = time.time() + 15
+        while time.time() < end:
+            thr = self.scalar(q_thr)
+            if thr:
+                break
+            time.sleep(1)
+        self.result(thr is not None and thr >= 1, "the exporter counts the record's throttled interrupts on CPU 1",
+                    f"{q_thr} {thr}")
 
     def figures(self):
         """The exporter's cost on this board (figures, not checks): the

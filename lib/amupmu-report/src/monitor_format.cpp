@@ -58,6 +58,11 @@ public:
 		return head(e, "spe-buffer") + " session=" + std::to_string(e.session_id) + " cpu=" + std::to_string(e.cpu) +
 		       " what=" + to_string(e.what) + " pmbsr=" + hex(e.pmbsr);
 	}
+	std::string operator()(const ThrottleEvent& e) const
+	{
+		return head(e, "throttle") + " session=" + std::to_string(e.session_id) + " cpu=" + std::to_string(e.cpu) +
+		       " throttled=" + std::to_string(e.throttled);
+	}
 	std::string operator()(const Gap& g) const
 	{
 		return "# gap in group " + to_string(g.group) + ": expected seq " + std::to_string(g.expected) + ", got " +
@@ -140,6 +145,12 @@ public:
 			.member("pmbsr", hex(e.pmbsr));
 		return done(w);
 	}
+	std::string operator()(const ThrottleEvent& e) const
+	{
+		JsonWriter w{0};
+		head(w, e, "throttle").member("session", e.session_id).member("cpu", e.cpu).member("throttled", e.throttled);
+		return done(w);
+	}
 	std::string operator()(const Gap& g) const
 	{
 		JsonWriter w{0};
@@ -185,6 +196,16 @@ std::string format_monitor_text(const MonitorRecord& r)
 std::string format_monitor_json(const MonitorRecord& r)
 {
 	return std::visit(JsonLine{}, r);
+}
+
+std::string format_monitor_text(const ThrottleEvent& e)
+{
+	return TextLine{}(e);
+}
+
+std::string format_monitor_json(const ThrottleEvent& e)
+{
+	return JsonLine{}(e);
 }
 
 } // namespace amupmu::report

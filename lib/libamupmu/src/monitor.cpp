@@ -34,6 +34,7 @@
 #include <deque>
 #include <exception>
 #include <utility>
+#include <variant>
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -214,15 +215,17 @@ constexpr std::array<const char*, __AMUPMU_NL_A_MAX> attr_names = {
 	"PMU_OWNER", "SPE_OWNER", "PMU_SESSIONS", "SPE_SESSIONS", "FEATURES", "NR_CPUS", "GENERATION",
 	"EVENTS_DROPPED", "EVENTS_UNDELIVERED", "SUBSCRIBERS", "GROUPS", "SESSION_ID", "SESSION_KIND",
 	"PID", "CPUS", "EVENT", "UNIT", "OWNER", "KNOB", "OLD", "NEW", "LOST", "SPE_EVENT", "PMBSR",
-	"PMSFCR", "PMSIRR",
+	"PMSFCR", "PMSIRR", "THROTTLED",
 };
-static_assert(attr_names[AMUPMU_NL_A_PMSIRR] == std::string_view{"PMSIRR"});
+static_assert(attr_names[AMUPMU_NL_A_THROTTLED] == std::string_view{"THROTTLED"});
+static_assert(attr_names.back() != nullptr, "every attribute has its name");
 
 constexpr std::array<const char*, __AMUPMU_NL_CMD_MAX> cmd_names = {
 	"UNSPEC", "STATUS_GET", "CPU_GET", "SESSION_GET", "SUBSCRIBE", "CPU_ONLINE", "CPU_OFFLINE",
-	"OWNER_CHANGE", "SESSION_START", "SESSION_END", "KNOB_CHANGE", "RING_LOST", "SPE_BUFFER",
+	"OWNER_CHANGE", "SESSION_START", "SESSION_END", "KNOB_CHANGE", "RING_LOST", "SPE_BUFFER", "THROTTLE",
 };
-static_assert(cmd_names[AMUPMU_NL_CMD_SPE_BUFFER] == std::string_view{"SPE_BUFFER"});
+static_assert(cmd_names[AMUPMU_NL_CMD_THROTTLE] == std::string_view{"THROTTLE"});
+static_assert(cmd_names.back() != nullptr, "every command has its name");
 
 std::string attr_name(int type)
 {
@@ -261,6 +264,7 @@ constexpr int attr_size(int type)
 	case AMUPMU_NL_A_PMBSR:
 	case AMUPMU_NL_A_PMSFCR:
 	case AMUPMU_NL_A_PMSIRR:
+	case AMUPMU_NL_A_THROTTLED:
 		return 8;
 	case AMUPMU_NL_A_KNOB:
 		return size_string;
@@ -505,6 +509,18 @@ void expect_cmd(const Parsed& p, unsigned cmd)
 
 } // namespace
 
+ThrottleEvent parse_monitor_throttle(std::span<const std::byte> message)
+{
+	Parsed p{message, " event"};
+	if (p.cmd() != AMUPMU_NL_CMD_THROTTLE)
+		bad_message(p.what(), "not a THROTTLE event");
+	return ThrottleEvent{.seq = p.u64(AMUPMU_NL_A_SEQ),
+			     .time_ns = p.u64(AMUPMU_NL_A_TIME),
+			     .session_id = p.u64(AMUPMU_NL_A_SESSION_ID),
+			     .cpu = p.u32(AMUPMU_NL_A_CPU),
+			     .throttled = p.u64(AMUPMU_NL_A_THROTTLED)};
+}
+
 MonitorStatus parse_monitor_status(std::span<const std::byte> message)
 {
 	Parsed p{message};
@@ -704,9 +720,12 @@ struct Monitor::Impl {
 	int family = 0;
 	std::uint32_t version = 0;
 	MonitorGroups groups = 0;
-	std::deque<MonitorRecord> pending;
+	// records and THROTTLE events in the order they came: a THROTTLE event
+	// goes to its handler when the records before it have been handed over
+	std::deque<std::variant<MonitorRecord, ThrottleEvent>> pending;
 	SeqTracker tracker;
 	Stats stats;
+	std::function<void(const ThrottleEvent&)> on_throttle;
 	std::vector<std::byte> rx = std::vector<std::byte>(65536);
 
 	// subscribe's reply, while it waits
@@ -768,22 +787,61 @@ struct Monitor::Impl {
 			++stats.ignored;
 			return;
 		}
+		unsigned cmd = 0;	// a message too short for it: parsing says so
 		if (h->nlmsg_len >= NLMSG_HDRLEN + GENL_HDRLEN) {
-			const unsigned cmd = static_cast<const genlmsghdr*>(nlmsg_data(h))->cmd;
+			cmd = static_cast<const genlmsghdr*>(nlmsg_data(h))->cmd;
 			if (cmd < AMUPMU_NL_CMD_CPU_ONLINE || cmd > AMUPMU_NL_CMD_MAX) {
 				++stats.ignored;	// a newer driver's event
 				return;
 			}
 		}
-		MonitorEvent ev =
-			parse_monitor_event({reinterpret_cast<const std::byte*>(h), static_cast<std::size_t>(h->nlmsg_len)});
+		const std::span<const std::byte> msg{reinterpret_cast<const std::byte*>(h),
+						     static_cast<std::size_t>(h->nlmsg_len)};
+		if (cmd == AMUPMU_NL_CMD_THROTTLE) {
+			// not a MonitorEvent alternative (that variant is part of
+			// libamupmu.so.2's ABI): its sequence number counts, its
+			// handler has it
+			const ThrottleEvent t = parse_monitor_throttle(msg);
+			++stats.events;
+			if (const auto gap = tracker.track(ThrottleEvent::group, t.seq)) {
+				++stats.gaps;
+				stats.missed += gap->missed();
+				pending.emplace_back(MonitorRecord{*gap});
+			}
+			pending.emplace_back(t);
+			return;
+		}
+		MonitorEvent ev = parse_monitor_event(msg);
 		++stats.events;
 		if (const auto gap = tracker.track(event_group(ev), event_seq(ev))) {
 			++stats.gaps;
 			stats.missed += gap->missed();
-			pending.emplace_back(*gap);
+			pending.emplace_back(MonitorRecord{*gap});
 		}
-		pending.push_back(to_record(std::move(ev)));
+		pending.emplace_back(to_record(std::move(ev)));
+	}
+
+	// Hands the THROTTLE events at the front of the queue to their
+	// handler. True when a record is next.
+	bool record_next()
+	{
+		while (!pending.empty()) {
+			const auto* t = std::get_if<ThrottleEvent>(&pending.front());
+			if (!t)
+				return true;
+			const ThrottleEvent ev = *t;
+			pending.pop_front();
+			if (on_throttle)
+				on_throttle(ev);
+		}
+		return false;
+	}
+
+	MonitorRecord pop_record()
+	{
+		MonitorRecord r = std::move(std::get<MonitorRecord>(pending.front()));
+		pending.pop_front();
+		return r;
 	}
 
 	// Reads what the events socket has now. False when nothing was there.
@@ -797,7 +855,7 @@ struct Monitor::Impl {
 				return false;
 			if (err == ENOBUFS) {
 				++stats.overruns;
-				pending.emplace_back(Overrun{});
+				pending.emplace_back(MonitorRecord{Overrun{}});
 				return true;
 			}
 			throw_error("recv of the netlink events socket", err);
@@ -984,6 +1042,11 @@ void Monitor::subscribe(MonitorGroups groups)
 	im.groups = groups;
 }
 
+void Monitor::on_throttle(std::function<void(const ThrottleEvent&)> handler)
+{
+	impl_->on_throttle = std::move(handler);
+}
+
 MonitorGroups Monitor::subscription() const noexcept
 {
 	return impl_->groups;
@@ -1005,7 +1068,7 @@ std::optional<MonitorRecord> Monitor::next_event(std::chrono::milliseconds timeo
 	Impl& im = *impl_;
 	const bool forever = timeout.count() < 0;
 	const auto deadline = forever ? clock::time_point::max() : clock::now() + timeout;
-	while (im.pending.empty()) {
+	while (!im.record_next()) {
 		if (im.receive())
 			continue;	// an ACK alone gives no record: read on
 		int ms = -1;
@@ -1018,11 +1081,9 @@ std::optional<MonitorRecord> Monitor::next_event(std::chrono::milliseconds timeo
 		if (!im.wait_readable(ms))
 			break;	// timeout, or a signal
 	}
-	if (im.pending.empty())
+	if (!im.record_next())
 		return std::nullopt;
-	MonitorRecord r = std::move(im.pending.front());
-	im.pending.pop_front();
-	return r;
+	return im.pop_record();
 }
 
 std::size_t Monitor::read_events(const std::function<void(const MonitorRecord&)>& callback)
@@ -1030,9 +1091,8 @@ std::size_t Monitor::read_events(const std::function<void(const MonitorRecord&)>
 	Impl& im = *impl_;
 	std::size_t n = 0;
 	for (;;) {
-		while (!im.pending.empty()) {
-			MonitorRecord r = std::move(im.pending.front());
-			im.pending.pop_front();
+		while (im.record_next()) {
+			const MonitorRecord r = im.pop_record();
 			++n;
 			callback(r);
 		}

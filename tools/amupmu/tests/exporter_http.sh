@@ -5,8 +5,9 @@
 # loopback only: listening on a port the system picks, /metrics in
 # Prometheus's text format (gzip when asked), amupmu_up 0 without the
 # device (the module not loaded: no error), a second scrape counting
-# nothing as an error, and SIGTERM ending it with status 0. Backend: host,
-# no device (prometheus-cpp's Exposer and civetweb are the real ones).
+# nothing as an error, OpenMetrics when the Accept header prefers it (as
+# Prometheus's does), and SIGTERM ending it with status 0. Backend: host,
+# no device (civetweb and prometheus-cpp's families are the real ones).
 set -euo pipefail
 AMUPMU=$1
 dir=$(mktemp -d)
@@ -32,8 +33,7 @@ done
 echo "# listening on 127.0.0.1:$port"
 
 curl -sS --max-time 10 -D "$dir/headers" -o "$dir/metrics" "http://127.0.0.1:$port/metrics" || fail "curl"
-# prometheus-cpp 1.0 names no version: Prometheus reads text/plain as 0.0.4
-grep -qi '^Content-Type: text/plain' "$dir/headers" || fail "not the text format"
+grep -qi '^Content-Type: text/plain; version=0.0.4; charset=utf-8' "$dir/headers" || fail "not the text format"
 grep -qx 'amupmu_up 0' "$dir/metrics" || fail "amupmu_up is not 0 without the device"
 grep -qx '# TYPE amupmu_exporter_scrape_errors_total counter' "$dir/metrics" || fail "no scrape errors family"
 grep -qx 'amupmu_exporter_scrape_errors_total{source="device"} 0' "$dir/metrics" ||
@@ -48,10 +48,26 @@ grep -qi '^Content-Encoding: gzip' "$dir/headers2" || fail "no gzip"
 gzip -dc "$dir/metrics.gz" | grep -qx 'amupmu_up 0' || fail "the gzip body"
 echo "ok 2 - gzip when asked"
 
+# OpenMetrics as Prometheus 2.42 asks for it (gzip too)
+accept='application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,'
+accept+='text/plain;version=0.0.4;q=0.5,*/*;q=0.1'
+curl -sS --max-time 10 -H "Accept: $accept" -H 'Accept-Encoding: gzip' -D "$dir/headers3" -o "$dir/om.gz" \
+	"http://127.0.0.1:$port/metrics" || fail "curl OpenMetrics"
+grep -qi '^Content-Type: application/openmetrics-text; version=1.0.0; charset=utf-8' "$dir/headers3" ||
+	fail "not OpenMetrics"
+gzip -dc "$dir/om.gz" >"$dir/om"
+[ "$(tail -n 1 "$dir/om")" = '# EOF' ] || fail "OpenMetrics without its # EOF"
+grep -qx '# TYPE amupmu_exporter_scrape_errors counter' "$dir/om" || fail "a counter's family named with _total"
+grep -qx 'amupmu_exporter_scrape_errors_total{source="device"} 0' "$dir/om" || fail "a counter's sample"
+grep -qx 'amupmu_up 0' "$dir/om" || fail "amupmu_up in OpenMetrics"
+grep -qx 'amupmu_exporter_scrapes_total{format="text"} 2' "$dir/om" || fail "the two text scrapes before"
+grep -qx '# TYPE exposer_request_latencies summary' "$dir/om" || fail "the summary"
+echo "ok 3 - OpenMetrics when the Accept header prefers it"
+
 kill -TERM "$pid"
 status=0
 wait "$pid" || status=$?
 pid=
 [ "$status" = 0 ] || fail "SIGTERM: status $status"
 grep -q '^amupmu exporter: stopped by signal 15$' "$dir/err" || fail "no stop line"
-echo "ok 3 - SIGTERM ends it with status 0"
+echo "ok 4 - SIGTERM ends it with status 0"

@@ -4,10 +4,13 @@
 // metric families of recorded readings (the mock build's Cortex-X2 r2p1
 // with AMU, a QEMU CPU without), CPUs going offline and coming back, the
 // module unloaded and loaded again, erratum compensation, multiplexed
-// times, and the text prometheus-cpp serves of them. Backend: host,
-// recorded readings through a fake ExporterSource (no device, no driver).
+// times, the driver's buffer events (lost samples, throttles), the text
+// prometheus-cpp serves of them, OpenMetrics and the negotiation of the
+// format. Backend: host, recorded readings through a fake ExporterSource
+// (no device, no driver).
 #include "cli.hpp"
 #include "exporter.hpp"
+#include "exposition.hpp"
 
 #include "fixtures.hpp"
 
@@ -17,6 +20,8 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -326,6 +331,69 @@ TEST_CASE("exporter driver health from the netlink dumps", "[exporter]")
 	CHECK(value_of(f, "amupmu_sessions", {{"kind", "spe"}}) == 1);
 }
 
+TEST_CASE("exporter lost samples and throttles from the buffer group's events", "[exporter]")
+{
+	BufferCounter b;
+	const auto lost = [](std::uint64_t id, std::uint32_t cpu, std::uint64_t n) {
+		return MonitorRecord{RingLostEvent{.seq = 0, .time_ns = 0, .session_id = id, .cpu = cpu, .lost = n}};
+	};
+	const auto throttle = [](std::uint64_t id, std::uint32_t cpu, std::uint64_t n) {
+		return ThrottleEvent{.seq = 0, .time_ns = 0, .session_id = id, .cpu = cpu, .throttled = n};
+	};
+	// session 4 on CPU 0: 1, 2, 4, 8 records lost; session 5 on CPU 0 and 1
+	for (const std::uint64_t n : {1, 2, 4, 8})
+		b.add(lost(4, 0, n));
+	b.add(lost(5, 0, 1));
+	b.add(lost(5, 1, 2));
+	b.add(throttle(5, 1, 1));
+	b.add(throttle(5, 1, 2));
+	b.add(MonitorRecord{SpeBufferEvent{.seq = 0, .time_ns = 0, .session_id = 6, .cpu = 1,
+					   .what = SpeBufferEventKind::collision, .pmbsr = 0}});
+	b.add(MonitorRecord{Gap{.group = MonitorGroup::buffer, .expected = 3, .got = 6}});
+	CHECK(b.totals().samples_lost == std::map<unsigned, std::uint64_t>{{0, 9}, {1, 2}});
+	CHECK(b.totals().throttles == std::map<unsigned, std::uint64_t>{{1, 2}});
+	CHECK(b.totals().missed == 3);
+	CHECK(b.tracked() == 3);
+
+	SECTION("an ended session is forgotten after two dumps without it, its counts stay")
+	{
+		MonitorSession five;
+		five.id = 5;
+		b.sessions({five});
+		CHECK(b.tracked() == 3);
+		// a late event of session 4 still adds only what it grew by
+		b.add(lost(4, 0, 16));
+		CHECK(b.totals().samples_lost.at(0) == 17);
+		b.sessions({five});
+		b.sessions({five});
+		CHECK(b.tracked() == 2);
+		b.sessions({});
+		b.sessions({});
+		CHECK(b.tracked() == 0);
+		CHECK(b.totals().samples_lost.at(0) == 17);
+	}
+	SECTION("a count below the last one is a new session under a reused id")
+	{
+		b.add(lost(4, 0, 1));
+		CHECK(b.totals().samples_lost.at(0) == 10);
+	}
+
+	ExporterScrape s = mock_scrape();
+	s.buffer = b.totals();
+	const auto f = families(s);
+	CHECK(value_of(f, "amupmu_pmu_samples_lost_total", {{"cpu", "1"}}) == 2);
+	CHECK(family(f, "amupmu_pmu_samples_lost_total")->type == MetricType::Counter);
+	CHECK(value_of(f, "amupmu_pmu_sample_throttles_total", {{"cpu", "1"}}) == 2);
+	// online CPUs from 0, the offline one without counts absent
+	CHECK(value_of(f, "amupmu_pmu_sample_throttles_total", {{"cpu", "0"}}) == 0);
+	CHECK_FALSE(value_of(f, "amupmu_pmu_samples_lost_total", {{"cpu", "2"}}));
+	CHECK(value_of(f, "amupmu_spe_buffer_events_total", {{"cpu", "1"}, {"event", "collision"}}) == 1);
+	CHECK(value_of(f, "amupmu_spe_buffer_events_total", {{"cpu", "0"}, {"event", "full"}}) == 0);
+	CHECK(value_of(f, "amupmu_exporter_events_missed_total") == 3);
+	// not subscribed: no series
+	CHECK_FALSE(value_of(families(mock_scrape()), "amupmu_pmu_samples_lost_total", {{"cpu", "0"}}));
+}
+
 TEST_CASE("exporter collector across a module reload, in prometheus-cpp's text", "[exporter]")
 {
 	// loaded, unloaded (nothing answers: no info), loaded again (the
@@ -368,4 +436,92 @@ TEST_CASE("exporter collector across a module reload, in prometheus-cpp's text",
 		CHECK_THAT(fam.name, Catch::Matches("amupmu_[a-z0-9_]+"));
 		CHECK_FALSE(fam.help.empty());
 	}
+}
+
+TEST_CASE("exporter format negotiation by the Accept header", "[exporter]")
+{
+	// Prometheus 2.42's scrape Accept header: OpenMetrics first
+	CHECK(negotiate_exposition("application/openmetrics-text;version=1.0.0,application/openmetrics-text;"
+				   "version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1") ==
+	      Exposition::openmetrics);
+	// no header, curl's */*, the text format asked for: the text format
+	CHECK(negotiate_exposition("") == Exposition::text);
+	CHECK(negotiate_exposition("*/*") == Exposition::text);
+	CHECK(negotiate_exposition("text/plain; version=0.0.4") == Exposition::text);
+	// OpenMetrics alone, any case, spaces; a tie goes to the text format
+	CHECK(negotiate_exposition("Application/OpenMetrics-Text ; Version=\"1.0.0\"") == Exposition::openmetrics);
+	CHECK(negotiate_exposition("application/openmetrics-text, text/plain") == Exposition::text);
+	CHECK(negotiate_exposition("text/plain;q=0.2, application/openmetrics-text;q=0.3") == Exposition::openmetrics);
+	// refused: q=0, a version this serializer does not write, a malformed q
+	CHECK(negotiate_exposition("application/openmetrics-text;q=0") == Exposition::text);
+	CHECK(negotiate_exposition("application/openmetrics-text;version=2.0.0") == Exposition::text);
+	CHECK(negotiate_exposition("application/openmetrics-text;q=high") == Exposition::text);
+	CHECK(content_type(Exposition::openmetrics) == "application/openmetrics-text; version=1.0.0; charset=utf-8");
+	CHECK(content_type(Exposition::text) == "text/plain; version=0.0.4; charset=utf-8");
+}
+
+TEST_CASE("exporter OpenMetrics serialization", "[exporter]")
+{
+	using prometheus::ClientMetric;
+	std::vector<MetricFamily> f = families(mock_scrape());
+	MetricFamily s{.name = "exposer_request_latencies", .help = "µs \"quoted\"\\", .type = MetricType::Summary, .metric = {}};
+	ClientMetric& sm = s.metric.emplace_back();
+	sm.summary.sample_count = 3;
+	sm.summary.sample_sum = 1.5;
+	sm.summary.quantile = {{.quantile = 0.5, .value = 0.25}};
+	f.push_back(s);
+	MetricFamily h{.name = "amupmu_spe_latency_cycles", .help = "", .type = MetricType::Histogram, .metric = {}};
+	ClientMetric& hm = h.metric.emplace_back();
+	hm.label = {{"op", "load\nstore"}};
+	hm.histogram.sample_count = 4;
+	hm.histogram.sample_sum = 100;
+	hm.histogram.bucket = {{.cumulative_count = 1, .upper_bound = 8},
+			       {.cumulative_count = 4, .upper_bound = std::numeric_limits<double>::infinity()}};
+	hm.timestamp_ms = 1500;
+	f.push_back(h);
+	MetricFamily u{.name = "odd", .help = "x", .type = MetricType::Untyped, .metric = {}};
+	u.metric.emplace_back().untyped.value = std::numeric_limits<double>::quiet_NaN();
+	f.push_back(u);
+
+	const std::string t = OpenMetricsSerializer{}.Serialize(f);
+	// a counter's family without _total, its samples with it
+	CHECK_THAT(t, Catch::Contains("# TYPE amupmu_amu_core_cycles counter\n"
+				      "# HELP amupmu_amu_core_cycles AMU CPU_CYCLES: core cycles, not counted in WFI/WFE "
+				      "(group 0)\n"
+				      "amupmu_amu_core_cycles_total{cpu=\"0\"} 1000\n"
+				      "amupmu_amu_core_cycles_total{cpu=\"1\"} 4000\n"));
+	CHECK_THAT(t, Catch::Contains("# TYPE amupmu_up gauge\n"));
+	CHECK_THAT(t, Catch::Contains("\namupmu_up 1\n"));
+	CHECK_THAT(t, Catch::Contains("amupmu_amu_timer_frequency_hertz 62500000\n"));
+	CHECK_THAT(t, Catch::Contains("# HELP exposer_request_latencies µs \\\"quoted\\\"\\\\\n"
+				      "exposer_request_latencies{quantile=\"0.5\"} 0.25\n"
+				      "exposer_request_latencies_sum 1.5\n"
+				      "exposer_request_latencies_count 3\n"));
+	CHECK_THAT(t, Catch::Contains("# TYPE amupmu_spe_latency_cycles histogram\n"
+				      "amupmu_spe_latency_cycles_bucket{op=\"load\\nstore\",le=\"8\"} 1 1.5\n"
+				      "amupmu_spe_latency_cycles_bucket{op=\"load\\nstore\",le=\"+Inf\"} 4 1.5\n"
+				      "amupmu_spe_latency_cycles_sum{op=\"load\\nstore\"} 100 1.5\n"
+				      "amupmu_spe_latency_cycles_count{op=\"load\\nstore\"} 4 1.5\n"));
+	CHECK_THAT(t, Catch::Contains("# TYPE odd unknown\n# HELP odd x\nodd NaN\n"));
+	CHECK_THAT(t, Catch::EndsWith("\n# EOF\n"));
+	// every family once, a TYPE line before its samples
+	for (const MetricFamily& fam : f) {
+		std::string base = fam.name;
+		if (fam.type == MetricType::Counter)
+			base.resize(base.size() - 6);
+		CHECK_THAT(t, Catch::Contains("# TYPE " + base + " "));
+	}
+}
+
+TEST_CASE("exporter scrape errors count once per scrape and source", "[exporter]")
+{
+	ExporterScrape s = mock_scrape();
+	// the buffer subscription and the dumps both failed in one scrape
+	s.errors = {"netlink", "amu", "netlink"};
+	const ExporterCollector c{std::make_unique<FakeSource>(std::deque<ExporterScrape>{s}), CompensationOptions{}};
+	(void)c.Collect();
+	const auto f = c.Collect();
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "netlink"}}) == 2);
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "amu"}}) == 2);
+	CHECK(value_of(f, "amupmu_exporter_scrape_errors_total", {{"source", "pmu"}}) == 0);
 }

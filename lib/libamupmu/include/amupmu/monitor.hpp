@@ -160,6 +160,21 @@ struct SpeBufferEvent {
 	friend bool operator==(const SpeBufferEvent&, const SpeBufferEvent&) = default;
 };
 
+/// THROTTLE (group buffer): a session's sample interrupts on a CPU were
+/// throttled until the next tick, `throttled` times so far (sent at 1, 2,
+/// 4, 8, ...). Not a MonitorEvent alternative (the variant's alternatives
+/// are part of libamupmu.so.2's ABI): Monitor hands it to the handler of
+/// Monitor::on_throttle().
+struct ThrottleEvent {
+	static constexpr MonitorGroup group = MonitorGroup::buffer;
+	std::uint64_t seq = 0;
+	std::uint64_t time_ns = 0;
+	std::uint64_t session_id = 0;
+	std::uint32_t cpu = 0;
+	std::uint64_t throttled = 0;
+	friend bool operator==(const ThrottleEvent&, const ThrottleEvent&) = default;
+};
+
 /// An event as the kernel sent it.
 using MonitorEvent = std::variant<CpuEvent, OwnerEvent, SessionEvent, KnobEvent, RingLostEvent, SpeBufferEvent>;
 
@@ -284,6 +299,9 @@ struct MonitorSession {
 
 /// Decodes an event message. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorEvent parse_monitor_event(std::span<const std::byte> message);
+/// Decodes a THROTTLE event message. Throws Error (EBADMSG) when malformed
+/// or another command.
+[[nodiscard]] ThrottleEvent parse_monitor_throttle(std::span<const std::byte> message);
 /// Decodes a STATUS_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorStatus parse_monitor_status(std::span<const std::byte> message);
 /// Decodes a CPU_GET reply. Throws Error (EBADMSG) when malformed.
@@ -325,6 +343,13 @@ public:
 	/// tracking afresh. PermissionDenied (EACCES) for session or buffer
 	/// without CAP_PERFMON; Busy when too many sockets subscribe.
 	void subscribe(MonitorGroups groups);
+	/// Where THROTTLE events go (group buffer): handler is called with
+	/// each in order with the records, by next_event() or read_events()
+	/// once the records that came before it are handed over. Their
+	/// sequence numbers are tracked as the other events' (a Gap record
+	/// before one whose group skipped) and they count in Stats::events,
+	/// with a handler or not. Empty: dropped.
+	void on_throttle(std::function<void(const ThrottleEvent&)> handler);
 	/// The groups subscribed to.
 	[[nodiscard]] MonitorGroups subscription() const noexcept;
 
@@ -333,7 +358,7 @@ public:
 	/// next_event(0ms). Records already received are pending too:
 	/// pending() says so.
 	[[nodiscard]] int fd() const noexcept;
-	/// Records received and not handed over yet.
+	/// Records (and THROTTLE events) received and not handed over yet.
 	[[nodiscard]] std::size_t pending() const noexcept;
 
 	/// The next record, waiting up to timeout (0: not at all, negative:

@@ -8,6 +8,7 @@
 // (tools/board/tool.sh, monitor_*).
 #include <amupmu/error.hpp>
 #include <amupmu/monitor.hpp>
+#include <amupmu/report/monitor_format.hpp>
 
 #include <linux/amupmu.h>
 #include <linux/amupmu_netlink.h>
@@ -212,6 +213,44 @@ TEST_CASE("monitor: owner, session, knob, ring and SPE buffer events", "[host][m
 	CHECK(to_string(static_cast<SpeBufferEventKind>(9)) == "event9");
 	// the record is the same alternative
 	CHECK(std::get<SpeBufferEvent>(to_record(spe)).pmbsr == 0x4000000);
+}
+
+TEST_CASE("monitor: throttle events", "[host][monitor]")
+{
+	say_host();
+	const auto m = header(AMUPMU_NL_CMD_THROTTLE, 7)
+			       .u64(AMUPMU_NL_A_SESSION_ID, 9)
+			       .u32(AMUPMU_NL_A_CPU, 1)
+			       .u64(AMUPMU_NL_A_THROTTLED, 1ULL << 40)
+			       .bytes();
+	CHECK(parse_monitor_throttle(m) ==
+	      ThrottleEvent{.seq = 7, .time_ns = 1000, .session_id = 9, .cpu = 1, .throttled = 1ULL << 40});
+	CHECK(ThrottleEvent::group == MonitorGroup::buffer);
+	// not a MonitorEvent: parse_monitor_event() refuses it by its name
+	CHECK_THAT(bad([&] { (void)parse_monitor_event(m); }), Catch::Contains("THROTTLE event: not an event"));
+	const auto lost = header(AMUPMU_NL_CMD_RING_LOST, 0)
+				  .u64(AMUPMU_NL_A_SESSION_ID, 5)
+				  .u32(AMUPMU_NL_A_CPU, 2)
+				  .u64(AMUPMU_NL_A_LOST, 16)
+				  .bytes();
+	CHECK_THAT(bad([&] { (void)parse_monitor_throttle(lost); }),
+		   Catch::Contains("RING_LOST event: not a THROTTLE event"));
+	// THROTTLED is a u64
+	const auto narrow = header(AMUPMU_NL_CMD_THROTTLE, 7)
+				    .u64(AMUPMU_NL_A_SESSION_ID, 9)
+				    .u32(AMUPMU_NL_A_CPU, 1)
+				    .u32(AMUPMU_NL_A_THROTTLED, 1)
+				    .bytes();
+	CHECK_THAT(bad([&] { (void)parse_monitor_throttle(narrow); }), Catch::Contains("THROTTLE event: "));
+}
+
+TEST_CASE("monitor: throttle events as amupmu monitor prints them", "[host][monitor]")
+{
+	say_host();
+	const ThrottleEvent t{.seq = 7, .time_ns = 1500000000, .session_id = 9, .cpu = 1, .throttled = 4};
+	CHECK(report::format_monitor_text(t) == "1.500000000 buffer#7 throttle session=9 cpu=1 throttled=4");
+	CHECK(report::format_monitor_json(t) == R"({"event":"throttle","group":"buffer","seq":7,"time_ns":1500000000,)"
+						R"("session":9,"cpu":1,"throttled":4})");
 }
 
 TEST_CASE("monitor: a newer driver's attributes are ignored", "[host][monitor]")

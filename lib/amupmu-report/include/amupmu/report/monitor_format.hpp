@@ -21,6 +21,11 @@ namespace amupmu::report {
 /// newline: "event", "group", "seq", "time_ns" and the event's fields.
 [[nodiscard]] std::string format_monitor_json(const MonitorRecord& r);
 
+/// A THROTTLE event (Monitor::on_throttle()) as a text line
+/// ("... buffer#7 throttle session=9 cpu=1 throttled=4") or a JSON object.
+[[nodiscard]] std::string format_monitor_text(const ThrottleEvent& e);
+[[nodiscard]] std::string format_monitor_json(const ThrottleEvent& e);
+
 } // namespace amupmu::report
 
 #endif
