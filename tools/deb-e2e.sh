@@ -281,6 +281,7 @@ prepare() {
 	ROOTFS=$ECACHE/$SUITE-$key
 	if [ -f "$ROOTFS/.complete" ]; then
 		log "prepare: cached $ROOTFS ($(cat "$ROOTFS/.complete"))"
+		[ "$STEP" != prepare ] || result PASS rootfs "cached: $(cat "$ROOTFS/.complete")"
 		return
 	fi
 	mkdir -p "$ECACHE"
@@ -288,6 +289,7 @@ prepare() {
 	flock 8
 	if [ -f "$ROOTFS/.complete" ]; then
 		log "prepare: cached $ROOTFS (made by another run meanwhile)"
+		[ "$STEP" != prepare ] || result PASS rootfs "made by another run meanwhile"
 		exec 8>&-
 		return
 	fi
@@ -313,6 +315,7 @@ prepare() {
 	mv -T "$ECACHE/.tmp-$key" "$ROOTFS"
 	exec 8>&-
 	log "prepare: $ROOTFS in $(($(date +%s) - t0)) s: $(cat "$ROOTFS/.complete")"
+	[ "$STEP" != prepare ] || result PASS rootfs "made in $(($(date +%s) - t0)) s: $(cat "$ROOTFS/.complete")"
 	du -sh "$ROOTFS" | sed 's/^/e2e: prepare: size /'
 }
 
