@@ -97,10 +97,14 @@ STEP=none
 # the packages of the root filesystem: a bookworm board's system with the
 # kernel and headers (DKMS builds against them), DKMS, a compiler and
 # pkg-config (a user's program against libamupmu-dev), man, udev, systemd;
-# lz4 (the initrd's compressor, below); libamupmu-dev's dependencies
-# (debian/control), so that installing the packages downloads nothing
+# lz4 (the initrd's compressor, below); the packages' own dependencies
+# (libamupmu-dev's in debian/control, and the libraries dpkg-shlibdeps
+# finds: libpfm4, prometheus-cpp's for the exporter), so that installing
+# the packages downloads nothing (install falls back to apt-get update
+# and says so when one is missing)
 E2E_PKGS=(linux-image-arm64 linux-headers-arm64 dkms build-essential pkg-config man-db kmod
-	udev systemd-sysv initramfs-tools lz4 libnl-3-dev libnl-genl-3-dev libdw-dev)
+	udev systemd-sysv initramfs-tools lz4 libnl-3-dev libnl-genl-3-dev libdw-dev libpfm4-dev
+	libprometheus-cpp-pull1.0)
 
 log() { printf 'e2e: %s\n' "$*"; }
 die() { printf 'e2e: error: %s\n' "$*" >&2; exit 1; }
@@ -681,8 +685,8 @@ main() {
 		echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s ($cpu s of CPU)$([ "$rc" = 0 ] || echo ", stopped: status $rc")" |
 			tee -a "$W/transcript-$STEP.txt"
 		[ "${f:-0}" = 0 ] || failed=1
-		for s in "${STEPS_ALL[@]}"; do cat "$W/transcript-$s.txt" 2>/dev/null; done >"$TRANSCRIPT"
-		for s in "${STEPS_ALL[@]}"; do cat "$W/timings-$s.txt" 2>/dev/null; done >"$W/timings.txt"
+		for s in "${STEPS_ALL[@]}"; do cat "$W/transcript-$s.txt" 2>/dev/null || true; done >"$TRANSCRIPT"
+		for s in "${STEPS_ALL[@]}"; do cat "$W/timings-$s.txt" 2>/dev/null || true; done >"$W/timings.txt"
 		# a step that stopped leaves nothing for the next ones
 		[ "$rc" = 0 ] || break
 	done
