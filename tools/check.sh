@@ -53,6 +53,23 @@ tap() {
 	[ "$f" = 0 ] || grep -E '^not ok' "$log" | head -20 | sed 's/^/#   /'
 }
 
+# e2e_report STEP WHAT OUT: an end-to-end step's results (build/e2e/
+# results-STEP.txt, "PASS|FAIL|SKIP NAME" a line) count one by one; a step
+# without results failed
+e2e_report() {
+	local st=$1 what=$2 out=$3 r=build/e2e/results-$1.txt p f s
+	if [ ! -s "$r" ]; then
+		FAILED=$((FAILED + 1)); note "not ok - e2e $st: $what: no results (log $out)"
+		tail -15 "$out" | sed 's/^/#   /'
+		return
+	fi
+	p=$(grep -c '^PASS ' "$r"); f=$(grep -c '^FAIL ' "$r"); s=$(grep -c '^SKIP ' "$r")
+	PASSED=$((PASSED + p)); FAILED=$((FAILED + f)); SKIPPED=$((SKIPPED + s))
+	note "$([ "$f" = 0 ] && echo ok || echo 'not ok') - e2e $st: $what: $p passed, $f failed, $s skipped ($(cut -d' ' -f2 "build/e2e/timings-$st.txt" 2>/dev/null || echo '?') s)"
+	grep '^FAIL ' "$r" | head -20 | sed 's/^/#   /'
+	[ "$f" = 0 ] || grep -E '^E2E: FAIL ' "$out" | head -20 | cut -c1-300 | sed 's/^/#   /'
+}
+
 # board_log PAYLOAD K MACHINE DT VARIANT [flags]: where that boot's output goes
 board_log() {
 	local p=$1 k=$2 m=$3 dt=$4 v=$5
@@ -124,6 +141,17 @@ board_report() {
 
 step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can run"; exit 1; }
 
+# The packages' end-to-end test (tools/deb-e2e.sh; amupmu-testing.rst, "The
+# packages, end to end") runs beside everything else, at the lowest
+# priority: its root file system from here (cached in /var/cache/amupmu:
+# the cold step), the packages' installation and the kernel upgrade in
+# chroots once the packages are built (below), its two boots at the end
+# (the results of an earlier run go; its disks are replaced by install)
+mkdir -p build/e2e
+rm -f build/e2e/results-*.txt build/e2e/timings*.txt build/e2e/transcript*.txt
+nice -n 19 ./tools/deb-e2e.sh prepare >"$LOGS/e2e-prepare.out" 2>&1 &
+e2e_prepare_pid=$!
+
 step "host build (cmake, -Wall -Wextra -Werror)" make -s host-build
 tap "host tests (Catch2, x86-64)" make -s host-test
 step "host CLI and workload tests (ctest, x86-64)" \
@@ -167,10 +195,22 @@ tap "board harness self-test (WARN, timeout and machine detection)" ./tools/boar
 # threads preempt it when they wake
 nice -n 19 ./tools/static-check.sh >"$LOGS/static.tap" 2>&1 &
 static_pid=$!
-# The Debian packages beside it, likewise (about 8 min of CPU): cross-built
+# The Debian packages beside it, at nice 10 (about 8 min of CPU; before the
+# static check, because the end-to-end test's boots wait for it): cross-built
 # for arm64 with dpkg-buildpackage, the symbols file, dkms.conf's MAKE line
 # against the 6.1 headers, lintian (tools/deb-build.sh)
-nice -n 19 ./tools/deb-build.sh >"$LOGS/deb.log" 2>&1 &
+# then, in the same chain, the end-to-end test's steps that need no board:
+# the packages installed into the root file system (DKMS builds amupmu for
+# 6.1 under qemu-user) and, on a copy of that disk, the kernel upgrade to
+# 6.12 (DKMS builds it again); deb-e2e.sh's install waits for the prepare
+# above (flock)
+(
+	nice -n 10 ./tools/deb-build.sh >"$LOGS/deb.log" 2>&1
+	rc=$?
+	echo "$rc" >"$LOGS/deb.rc"
+	[ "$rc" = 0 ] || exit "$rc"
+	nice -n 10 ./tools/deb-e2e.sh install upgrade >"$LOGS/e2e-install.out" 2>&1
+) &
 deb_pid=$!
 
 # The boards (Documentation/dev-tools/amupmu-testing.rst, "The boards"): the EL1/GICv2 board (-M virt)
@@ -300,9 +340,25 @@ for b in "${icount_boards[@]}"; do
 	board_report "${args[@]}"
 done
 wait "$deb_pid"
-deb_rc=$?
+deb_rc=$(cat "$LOGS/deb.rc" 2>/dev/null || echo 1)
 step "Debian packages for arm64 (dpkg-buildpackage, symbols, dkms MAKE, lintian)" \
 	sh -c 'cat "$1"; exit "$2"' sh "$LOGS/deb.log" "$deb_rc"
+# the end-to-end test: its steps so far, then its two boots at once (the
+# installed system on 6.1 and the upgraded one on 6.12, each on its own disk)
+wait "$e2e_prepare_pid"
+e2e_report prepare "the end-to-end test's root file system (mmdebstrap, arm64 bookworm)" "$LOGS/e2e-prepare.out"
+if [ "$deb_rc" = 0 ]; then
+	e2e_report install "the packages installed in it (apt, DKMS for 6.1, pkg-config program)" "$LOGS/e2e-install.out"
+	e2e_report upgrade "the kernel upgrade to bookworm-backports' 6.12 (apt, DKMS's kernel hook)" "$LOGS/e2e-install.out"
+	./tools/deb-e2e.sh check >"$LOGS/e2e-check.out" 2>&1 &
+	e2e_check_pid=$!
+	./tools/deb-e2e.sh upgraded >"$LOGS/e2e-upgraded.out" 2>&1
+	wait "$e2e_check_pid"
+	e2e_report check "the installed system booted on 6.1 (el1): module at boot, /dev/amupmu, doctor, info, stat, man, program, kselftests" "$LOGS/e2e-check.out"
+	e2e_report upgraded "the upgraded system booted on 6.12, then the packages purged: nothing left" "$LOGS/e2e-upgraded.out"
+else
+	FAILED=$((FAILED + 1)); note "not ok - the packages end to end: not run, the packages did not build"
+fi
 wait "$static_pid"
 static_rc=$?
 tap "clang-tidy and cppcheck (lib/, tools/)" sh -c 'cat "$1"; exit "$2"' sh "$LOGS/static.tap" "$static_rc"

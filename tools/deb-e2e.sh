@@ -18,14 +18,16 @@
 #             that tree and loop-mounted; in a chroot (qemu-user): apt-get
 #             install of the .debs, so DKMS builds amupmu.ko for the 6.1
 #             kernel there; a C++ program built with pkg-config against
-#             libamupmu-dev; the test's unit (tools/e2e/e2e.service)
+#             libamupmu-dev; the test's unit (tools/e2e/e2e.service); then
+#             the disk is copied to build/e2e/upgrade.img, the disk of the
+#             two last steps (check and upgrade may then run at once)
 #   check     boots the disk's 6.1 vmlinuz and initrd.img (root=LABEL=
 #             amupmu-e2e); e2e.service runs tools/e2e/guest.sh from a second
 #             small disk (LABEL e2e-payload): the module loaded at boot,
 #             /dev/amupmu as packaged, amupmu doctor/info/stat, man, the
 #             program, the kselftests of amupmu-tests (run_kselftest.sh);
 #             then the guest powers off
-#   upgrade   in the chroot, as a bookworm user upgrades the kernel:
+#   upgrade   in upgrade.img's chroot, as a bookworm user upgrades the kernel:
 #             apt-get update; apt-get -t bookworm-backports install
 #             linux-image-arm64 linux-headers-arm64; DKMS's kernel hook
 #             builds amupmu.ko for 6.12
@@ -45,7 +47,9 @@
 # (machines.sh's BOARD_SPLATS) or a timeout. The transcript (every command,
 # a summary of its output, the boots' results) is build/e2e/transcript.txt,
 # each step's full log build/e2e/STEP.log, the consoles build/e2e/*-console.log,
-# the steps' seconds build/e2e/timings.txt.
+# the steps' seconds build/e2e/timings.txt (each step also writes its own
+# transcript-STEP.txt, timings-STEP.txt and results-STEP.txt: two steps may
+# run at once, in two processes, as make check runs check and upgraded).
 #
 # The root filesystem is cached in ${AMUPMU_KCACHE:-/var/cache/amupmu}/e2e/
 # bookworm-KEY, KEY a hash of the package list and of this script's recipe
@@ -68,7 +72,12 @@ TOP=$(cd "$(dirname "$0")/.." && pwd)
 W=${AMUPMU_E2E_OUT:-$TOP/build/e2e}
 DEBS=${AMUPMU_E2E_DEBS:-$TOP/build/deb/1}
 ECACHE=${AMUPMU_KCACHE:-/var/cache/amupmu}/e2e
-IMG=$W/disk.img
+# the installed system's disk (install, check) and its copy made at the
+# end of install (upgrade, upgraded): the first boot and the upgrade can
+# run at once (make check does); each step mounts at its own MNT
+DISK=$W/disk.img
+UDISK=$W/upgrade.img
+IMG=$DISK
 IMG_SIZE=6G
 MNT=$W/mnt
 LABEL=amupmu-e2e
@@ -79,18 +88,23 @@ SMP=2
 ICOUNT=0
 # the boots' limits: the check runs the kselftests (about 10 min of it on
 # a quiet host)
-CHECK_TIMEOUT=${AMUPMU_E2E_CHECK_TIMEOUT:-2700}
+CHECK_TIMEOUT=${AMUPMU_E2E_CHECK_TIMEOUT:-1500}
 UPGRADED_TIMEOUT=${AMUPMU_E2E_UPGRADED_TIMEOUT:-1200}
 TRANSCRIPT=$W/transcript.txt
+STEPS_ALL=(prepare install check upgrade upgraded)
 STEP=none
 
 # the packages of the root filesystem: a bookworm board's system with the
 # kernel and headers (DKMS builds against them), DKMS, a compiler and
 # pkg-config (a user's program against libamupmu-dev), man, udev, systemd;
-# lz4 (the initrd's compressor, below); libamupmu-dev's dependencies
-# (debian/control), so that installing the packages downloads nothing
+# lz4 (the initrd's compressor, below); the packages' own dependencies
+# (libamupmu-dev's in debian/control, and the libraries dpkg-shlibdeps
+# finds: libpfm4, prometheus-cpp's for the exporter), so that installing
+# the packages downloads nothing (install falls back to apt-get update
+# and says so when one is missing)
 E2E_PKGS=(linux-image-arm64 linux-headers-arm64 dkms build-essential pkg-config man-db kmod
-	udev systemd-sysv initramfs-tools lz4 libnl-3-dev libnl-genl-3-dev libdw-dev)
+	udev systemd-sysv initramfs-tools lz4 libnl-3-dev libnl-genl-3-dev libdw-dev libpfm4-dev
+	libprometheus-cpp-pull1.0)
 
 log() { printf 'e2e: %s\n' "$*"; }
 die() { printf 'e2e: error: %s\n' "$*" >&2; exit 1; }
@@ -271,6 +285,7 @@ prepare() {
 	ROOTFS=$ECACHE/$SUITE-$key
 	if [ -f "$ROOTFS/.complete" ]; then
 		log "prepare: cached $ROOTFS ($(cat "$ROOTFS/.complete"))"
+		[ "$STEP" != prepare ] || result PASS rootfs "cached: $(cat "$ROOTFS/.complete")"
 		return
 	fi
 	mkdir -p "$ECACHE"
@@ -278,6 +293,7 @@ prepare() {
 	flock 8
 	if [ -f "$ROOTFS/.complete" ]; then
 		log "prepare: cached $ROOTFS (made by another run meanwhile)"
+		[ "$STEP" != prepare ] || result PASS rootfs "made by another run meanwhile"
 		exec 8>&-
 		return
 	fi
@@ -303,6 +319,7 @@ prepare() {
 	mv -T "$ECACHE/.tmp-$key" "$ROOTFS"
 	exec 8>&-
 	log "prepare: $ROOTFS in $(($(date +%s) - t0)) s: $(cat "$ROOTFS/.complete")"
+	[ "$STEP" != prepare ] || result PASS rootfs "made in $(($(date +%s) - t0)) s: $(cat "$ROOTFS/.complete")"
 	du -sh "$ROOTFS" | sed 's/^/e2e: prepare: size /'
 }
 
@@ -338,7 +355,7 @@ install_step() {
 	prepare
 	binfmt
 	t0=$(date +%s)
-	rm -f "$IMG"
+	rm -f "$IMG" "$UDISK" "$UDISK.installed" "$UDISK.upgraded"
 	mke2fs -q -F -t ext4 -L "$LABEL" -d "$ROOTFS" "$IMG" "$IMG_SIZE"
 	rm -f "$IMG.installed"
 	log "install: $IMG (ext4, $IMG_SIZE sparse) from the cached tree in $(($(date +%s) - t0)) s"
@@ -353,7 +370,9 @@ install_step() {
 	# unless they changed (then the lists are fetched first)
 	if ! run apt-install '^(Get:|Setting up)|DKMS|Building|Installing|depmod|[Ee]rror|newly installed' \
 		apt-get install -y "${inchroot[@]}"; then
-		log "install: retrying after apt-get update (a new dependency to download?)"
+		# not a failure yet: a user's apt would fetch the lists too
+		sed -i '/^FAIL apt-install$/d' "$W/results-$STEP.txt"
+		log "install: retrying after apt-get update (a new dependency to download? the root file system's package list, E2E_PKGS, lacks one)"
 		run apt-update 'Err|Hit|Get' apt-get update || die "apt-get update failed"
 		run apt-install '^(Get:|Setting up)|DKMS|Building|Installing|depmod|[Ee]rror|newly installed' \
 			apt-get install -y "${inchroot[@]}" || die "apt-get install of the packages failed"
@@ -377,7 +396,10 @@ install_step() {
 	test_unit
 	printf '%s\n' "${names[@]}" >"$W/packages"
 	cleanup
-	touch "$IMG.installed"
+	# the upgrade's disk: the installed system, copied (holes kept)
+	rm -f "$UDISK" "$UDISK.installed" "$UDISK.upgraded"
+	cp --sparse=always "$IMG" "$UDISK"
+	touch "$IMG.installed" "$UDISK.installed"
 }
 
 # ---------------------------------------------------------------- boots
@@ -594,7 +616,7 @@ main() {
 	while getopts i o; do
 		case $o in
 		i) ICOUNT=1 ;;
-		*) sed -n '3,56p' "$0"; exit 2 ;;
+		*) sed -n '3,63p' "$0"; exit 2 ;;
 		esac
 	done
 	shift $((OPTIND - 1))
@@ -611,19 +633,21 @@ main() {
 	[ "$(id -u)" = 0 ] || die "run as root (mmdebstrap, loop devices, chroot)"
 	steps=("$@")
 	[ ${#steps[@]} -gt 0 ] || steps=(all)
-	[ "${steps[*]}" = all ] && steps=(prepare install check upgrade upgraded)
+	[ "${steps[*]}" = all ] && steps=("${STEPS_ALL[@]}")
 	for s in "${steps[@]}"; do
 		case $s in prepare | install | check | upgrade | upgraded) ;; *) die "unknown step $s (prepare|install|check|upgrade|upgraded|all)" ;; esac
 	done
 	mkdir -p "$W"
-	[ "${steps[0]}" = prepare ] && [ ${#steps[@]} -gt 1 ] && rm -f "$TRANSCRIPT" "$W/timings.txt" "$W"/results-*.txt
-	exec > >(tee -a "$TRANSCRIPT") 2>&1
 
 	failed=0
 	for STEP in "${steps[@]}"; do
-		rm -f "$W/results-$STEP.txt" "$W/$STEP.log"
+		# each step: its own transcript, timing line and results (the
+		# whole transcript.txt and timings.txt are put together from
+		# them after every step: steps may run in two processes at once)
+		rm -f "$W/results-$STEP.txt" "$W/$STEP.log" "$W/transcript-$STEP.txt" "$W/timings-$STEP.txt"
+		case $STEP in upgrade | upgraded) IMG=$UDISK ;; *) IMG=$DISK ;; esac
+		MNT=$W/mnt-$STEP
 		load=$(cut -d' ' -f1-3 /proc/loadavg)
-		echo "== e2e $STEP ($(date -u '+%Y-%m-%d %H:%M:%S UTC'), load $load)"
 		# what a step finds cached: prepare the tree, upgrade apt's downloads
 		cache=""
 		case $STEP in
@@ -633,29 +657,47 @@ main() {
 		t0=$(date +%s)
 		cpu_seconds
 		c0=$CPU
-		case $STEP in
-		prepare) prepare ;;
-		install) install_step ;;
-		check) check_step ;;
-		upgrade) upgrade_step ;;
-		upgraded) upgraded_step ;;
-		esac
+		set +e
+		(
+			set -e
+			trap cleanup EXIT
+			echo "== e2e $STEP ($(date -u '+%Y-%m-%d %H:%M:%S UTC'), load $load)"
+			case $STEP in
+			prepare) prepare ;;
+			install) install_step ;;
+			check) check_step ;;
+			upgrade) upgrade_step ;;
+			upgraded) upgraded_step ;;
+			esac
+		) 2>&1 | tee "$W/transcript-$STEP.txt"
+		rc=${PIPESTATUS[0]}
+		set -e
 		secs=$(($(date +%s) - t0))
 		cpu_seconds
 		cpu=$((CPU - c0))
 		p=$(grep -c '^PASS ' "$W/results-$STEP.txt" 2>/dev/null || true)
 		f=$(grep -c '^FAIL ' "$W/results-$STEP.txt" 2>/dev/null || true)
 		s=$(grep -c '^SKIP ' "$W/results-$STEP.txt" 2>/dev/null || true)
-		echo "$STEP $secs s${cache:+ ($cache)}, $cpu s of CPU, load before $load: ${p:-0} passed ${f:-0} failed ${s:-0} skipped" >>"$W/timings.txt"
-		echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s ($cpu s of CPU)"
+		if [ "$rc" != 0 ]; then
+			# the step stopped (die): that is a failure of its own
+			echo "FAIL $STEP-step" >>"$W/results-$STEP.txt"
+			f=$((${f:-0} + 1))
+		fi
+		echo "$STEP $secs s${cache:+ ($cache)}, $cpu s of CPU, load before $load: ${p:-0} passed ${f:-0} failed ${s:-0} skipped" >"$W/timings-$STEP.txt"
+		echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s ($cpu s of CPU)$([ "$rc" = 0 ] || echo ", stopped: status $rc")" |
+			tee -a "$W/transcript-$STEP.txt"
 		[ "${f:-0}" = 0 ] || failed=1
+		for s in "${STEPS_ALL[@]}"; do cat "$W/transcript-$s.txt" 2>/dev/null || true; done >"$TRANSCRIPT"
+		for s in "${STEPS_ALL[@]}"; do cat "$W/timings-$s.txt" 2>/dev/null || true; done >"$W/timings.txt"
+		# a step that stopped leaves nothing for the next ones
+		[ "$rc" = 0 ] || break
 	done
 	P=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^PASS ' || true)
 	F=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^FAIL ' || true)
 	S=$(cat "$W"/results-*.txt 2>/dev/null | grep -c '^SKIP ' || true)
 	echo "e2e: timings (build/e2e/timings.txt):"
 	sed 's/^/e2e:   /' "$W/timings.txt"
-	echo "e2e: ${P:-0} passed, ${F:-0} failed, ${S:-0} skipped"
+	echo "e2e: ${P:-0} passed, ${F:-0} failed, ${S:-0} skipped (all steps run so far)"
 	[ "$failed" = 0 ] && [ "${F:-0}" = 0 ]
 }
 
