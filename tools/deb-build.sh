@@ -60,7 +60,9 @@ SRC=amupmu-$VERSION
 NODEPCHECK=()
 if [ "$ARCH" != "$(dpkg --print-architecture)" ]; then
 	unmet=$(cd "$TOP" && dpkg-checkbuilddeps -a"$ARCH" -P"$PROFILES" 2>&1 | sed -n 's/.*Unmet build dependencies: //p' || true)
-	if [ "$(echo "$unmet" | sed 's/ *([^)]*)//g; s/:[a-z0-9]*//g' | xargs)" = prometheus-cpp-dev ] &&
+	# (and civetweb's -dev, which the exporter links too: the same reason)
+	if [ -n "$unmet" ] && [ -z "$(echo "$unmet" | sed 's/ *([^)]*)//g; s/:[a-z0-9]*//g' | xargs -n1 |
+		grep -vx -e prometheus-cpp-dev -e libcivetweb-dev)" ] &&
 	   [ -f "$TOP/build/cache/prometheus-cpp-$ARCH/.complete" ]; then
 		NODEPCHECK=(-d)
 		export AMUPMU_PROMETHEUS_CPP_ROOT=$TOP/build/cache/prometheus-cpp-$ARCH

@@ -99,12 +99,12 @@ STEP=none
 # pkg-config (a user's program against libamupmu-dev), man, udev, systemd;
 # lz4 (the initrd's compressor, below); the packages' own dependencies
 # (libamupmu-dev's in debian/control, and the libraries dpkg-shlibdeps
-# finds: libpfm4, prometheus-cpp's for the exporter), so that installing
+# finds: libpfm4, prometheus-cpp's core and civetweb for the exporter), so that installing
 # the packages downloads nothing (install falls back to apt-get update
 # and says so when one is missing)
 E2E_PKGS=(linux-image-arm64 linux-headers-arm64 dkms build-essential pkg-config man-db kmod
 	udev systemd-sysv initramfs-tools lz4 libnl-3-dev libnl-genl-3-dev libdw-dev libpfm4-dev
-	libprometheus-cpp-pull1.0)
+	libprometheus-cpp-core1.0 libcivetweb1)
 
 log() { printf 'e2e: %s\n' "$*"; }
 die() { printf 'e2e: error: %s\n' "$*" >&2; exit 1; }

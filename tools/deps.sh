@@ -31,7 +31,7 @@ HOST_PKGS=(
 	locales abigail-tools libdw-dev
 	debhelper dh-dkms lintian python3-docutils man-db crossbuild-essential-arm64
 	pkgconf:arm64 libdw-dev:arm64 libstdc++-12-dev:arm64
-	prometheus-cpp-dev libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64 libcivetweb1:arm64
+	prometheus-cpp-dev libprometheus-cpp-core1.0:arm64 libprometheus-cpp-pull1.0:arm64 libcivetweb1:arm64 zlib1g-dev:arm64
 )
 
 # ---------------------------------------------------------------- host
