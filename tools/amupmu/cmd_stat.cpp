@@ -278,6 +278,14 @@ std::string lowercase(std::string_view s)
 	return out;
 }
 
+std::string uppercase(std::string_view s)
+{
+	std::string out{s};
+	std::ranges::transform(out, out.begin(),
+			       [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
+	return out;
+}
+
 // Whether AMU group 0 counts event on every CPU of cpus (enabled at
 // discovery), and the driver reads the AMU.
 bool amu_counts(const Info& info, std::span<const unsigned> cpus, std::uint16_t event)
@@ -296,31 +304,26 @@ bool amu_counts(const Info& info, std::span<const unsigned> cpus, std::uint16_t 
 	return true;
 }
 
-// --topdown whose PMU events (pmu) are more than the counters: the groups
-// of plan_topdown_groups() (the AMU's events beside every group), of the
-// metrics computable here, each a plan of its own run of the command, so
-// that no formula takes counts of two runs (two windows). The driver's
-// shared-mode multiplexing schedules each event on its own, not a group
-// together, so it cannot keep a metric's events in the same windows.
-void plan_topdown_runs(Plan& p, const std::vector<EventSpec>& pmu, std::size_t counters)
+// --topdown whose PMU events (pmu) are more than the room (counters event
+// counters and the cycle counter): the groups of plan_topdown() (see
+// there), each a plan of its own run of the command.
+void plan_topdown_runs(Plan& p, const std::vector<EventSpec>& pmu, std::size_t counters, std::size_t room)
 {
 	const MetricSet& set = *p.topdown.set;
 	std::vector<std::string> outside;
 	for (const std::uint16_t n : p.amu_events)
-		outside.emplace_back(amu_event_name(n));
-	std::ranges::transform(outside, outside.begin(), [](std::string s) {
-		std::ranges::transform(s, s.begin(),
-				       [](char c) { return static_cast<char>(std::toupper(static_cast<unsigned char>(c))); });
-		return s;
-	});
+		outside.push_back(uppercase(amu_event_name(n)));
 	const auto on_pmu = [&](const std::string& name) {
 		const std::optional<std::uint16_t> n = event_number(name, p.midr);
 		return n && std::ranges::any_of(pmu, [&](const EventSpec& e) { return e.number == *n; });
 	};
 	if (!p.events.empty())
 		throw UsageError{"--topdown=" + std::to_string(p.topdown.level) + " needs " + std::to_string(pmu.size()) +
-				 " PMU events, more than the " + std::to_string(counters) +
-				 " counters: its groups are counted one run each, without -e or -M events"};
+				 " PMU events and -e/-M " + std::to_string(p.events.size()) + " more, " +
+				 std::to_string(pmu.size() + p.events.size()) + " in all, more than the room for " +
+				 std::to_string(room) + " (" + std::to_string(counters) + " event counters" +
+				 (room > counters ? " and the cycle counter" : "") +
+				 "): the level's groups are counted one run each, without -e or -M events"};
 	std::string text = "topdown: ";
 	text.append(set.title).append(", level ").append(std::to_string(p.topdown.level));
 	text.append(" (").append(set.id).append(": ").append(set.source).append("); slots ");
@@ -463,14 +466,19 @@ void plan_topdown(Plan& p, unsigned asked, const Info& info)
 			pmu.push_back(parse_event("cpu_cycles", p.midr));
 	}
 	p.amu_events = amu;
-	// more events than counters: groups, each counted over its own run
+	// more events than counters: the groups of plan_topdown_groups() (the
+	// AMU's events beside every group) of the metrics computable here,
+	// each counted over its own run of the command, so that no formula
+	// takes counts of two runs (two windows). The driver's shared-mode
+	// multiplexing schedules each event on its own, not a group together,
+	// so it cannot keep a metric's events in the same windows.
 	const std::size_t counters = first.pmu_num_counters;
 	const auto cycles = [](const EventSpec& e) { return e.number == ev::cpu_cycles; };
 	// the cycle counter holds CPU_CYCLES beside the event counters
 	const std::size_t room =
 		counters + (std::ranges::any_of(pmu, cycles) || std::ranges::any_of(p.events, cycles) ? 1 : 0);
 	if (counters && computable && p.events.size() + pmu.size() > room) {
-		plan_topdown_runs(p, pmu, counters);
+		plan_topdown_runs(p, pmu, counters, room);
 		return;
 	}
 	for (EventSpec& e : pmu)
@@ -788,8 +796,17 @@ int run_groups(const Options& o, const Info& info, Device dev, const Plan& p)
 		first.reset();
 		StatCount count{o, info, std::move(d), p.group_plans[g]};
 		std::optional<StatReport> r = count.runs(std::cerr, nullptr);
-		if (!r)
-			return 127;	// the command could not run
+		if (!r) {
+			if (g == 0)
+				return 127;	// the command could not run
+			// the earlier runs' rows stand; this run's metrics say
+			// they never ran
+			all.notes.push_back("topdown: run " + std::to_string(g + 1) +
+					    " could not start the command: the later runs not made");
+			if (!status || *status == 0)
+				status = 127;
+			break;
+		}
 		if (g == 0) {
 			all = *r;
 			all.rows.clear();
@@ -805,8 +822,17 @@ int run_groups(const Options& o, const Info& info, Device dev, const Plan& p)
 		all.seconds += r->seconds;
 		if (r->exit_status && (!status || *status == 0))
 			status = r->exit_status;
+		// the command killed by a signal (Ctrl-C: 130): no more runs, as
+		// perf stops
+		if (r->exit_status && *r->exit_status > 128 && g + 1 < p.group_plans.size()) {
+			all.notes.push_back("topdown: run " + std::to_string(g + 1) + "'s command ended by signal " +
+					    std::to_string(*r->exit_status - 128) + ": the later runs not made");
+			break;
+		}
 	}
-	begin.push_back(all.rows.size());
+	// runs not made: no rows, their metrics never ran
+	while (begin.size() <= p.group_plans.size())
+		begin.push_back(all.rows.size());
 	all.exit_status = status;
 	derive_topdown_groups(all, p.topdown, p.topdown_groups, begin);
 	ReportOutput output{o.output};

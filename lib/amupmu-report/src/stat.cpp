@@ -261,10 +261,10 @@ void derive_topdown(StatReport& report, const TopdownRequest& request)
 				const std::string said = "topdown: " + std::string{name} + " not computed";
 				if (std::ranges::any_of(report.notes, [&](const std::string& n) { return n.starts_with(said); }))
 					continue;
-				std::string what;
+				std::string why = v.reason;
 				for (const std::string& m : v.missing)
-					what += (what.empty() ? "" : ", ") + m;
-				report.notes.push_back("topdown: " + std::string{name} + " not computed: missing " + what);
+					why.append(why.empty() ? "missing " : ", ").append(m);
+				report.notes.push_back("topdown: " + std::string{name} + " not computed: " + why);
 				continue;
 			}
 			const std::vector<std::string> events = metric_events(*request.set, *v.metric);
@@ -278,8 +278,12 @@ void derive_topdown(StatReport& report, const TopdownRequest& request)
 void derive_topdown_groups(StatReport& report, const TopdownRequest& request, std::span<const TopdownGroup> groups,
 			   std::span<const std::size_t> begin)
 {
-	if (!request.set || begin.size() != groups.size() + 1)
+	if (!request.set)
 		return;
+	if (begin.size() != groups.size() + 1)
+		throw InvalidArgument{"derive_topdown_groups: " + std::to_string(begin.size()) + " run beginnings for " +
+					      std::to_string(groups.size()) + " groups (groups + 1 needed)",
+				      EINVAL};
 	const MetricSet& set = *request.set;
 	StatReport& all = report;
 	std::vector<int> cpus;
@@ -307,12 +311,29 @@ void derive_topdown_groups(StatReport& report, const TopdownRequest& request, st
 				return i ? std::optional<double>{all.rows[*i].value} : std::nullopt;
 			};
 			// the run's times: its PMU rows' (the AMU rows have none)
-			for (std::size_t i = begin[g]; i < begin[g + 1] && i < all.rows.size(); ++i)
-				if (all.rows[i].cpu == cpu && all.rows[i].time_enabled) {
-					c.time_enabled = all.rows[i].time_enabled;
-					c.time_running = all.rows[i].time_running;
-					break;
+			for (std::size_t i = begin[g]; i < begin[g + 1] && i < all.rows.size(); ++i) {
+				const StatRow& r = all.rows[i];
+				if (r.cpu != cpu || !r.time_enabled)
+					continue;
+				c.time_enabled = r.time_enabled;
+				c.time_running = r.time_running;
+				if (cpu == -1 && !r.multiplexed) {
+					// a group that fits its counters counts whenever its
+					// CPUs are online: the sums are the counts, not
+					// estimates, and time_running is the smallest over
+					// the CPUs (0: one was offline all the run). The run
+					// counted if one CPU ran it (a count, or time).
+					const bool ran = std::ranges::any_of(
+						all.rows.begin() + static_cast<std::ptrdiff_t>(begin[g]),
+						all.rows.begin() + static_cast<std::ptrdiff_t>(std::min(begin[g + 1], all.rows.size())),
+						[&](const StatRow& x) {
+							return x.cpu == cpu && x.time_enabled && x.counted &&
+							       (x.time_running || x.value != 0);
+						});
+					c.time_running = ran ? r.time_enabled : 0;
 				}
+				break;
+			}
 			counts.push_back(std::move(c));
 		}
 		for (const MetricValue& v : evaluate_topdown_groups(set, groups, counts, request.slots)) {

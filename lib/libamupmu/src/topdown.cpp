@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 
 namespace amupmu {
@@ -39,9 +40,8 @@ constexpr MetricFormula sbsa_metrics[] = {
 // Specification, PMU events, metrics and methodology, one JSON per core:
 // data/pmu/cpu/neoverse/<core>.json of Arm's telemetry-solution, Apache-2.0,
 // their "topdown_methodology"; read at the repository's commit 917257c7,
-// document sha1 6687b727 of 8 Aug 2025). Linux perf's metrics.json of
-// these cores are generated from the same files (Linux 6.6 and later,
-// tools/perf/pmu-events/arch/arm64/arm/neoverse-*/), so both say the same.
+// document sha1 6687b727 of 8 Aug 2025); compared with perf's
+// neoverse-v1 (918e37d5) and neoverse-n2-v2 (0df82189) metrics.
 // Stage 1 is Topdown_L1 (perf's TopdownL1): level 1 with the cost of a
 // branch misprediction moved to bad speculation (4 slots per BR_MIS_PRED
 // cycle), taken from the frontend and backend stall slots in a share that
@@ -125,8 +125,8 @@ constexpr std::string_view sbsa_source =
 	"Linux perf's tools/perf/pmu-events/arch/arm64/sbsa.json (Linux 6.2+)";
 #define AMUPMU_NEOVERSE_SOURCE(core, file)                                                                 \
 	"Arm Neoverse " core " Telemetry Specification, topdown_methodology (telemetry-solution "          \
-	"data/pmu/cpu/neoverse/" file "): Topdown_L1, and Cycle_Accounting as level 2; the formulas of " \
-	"Linux perf's metrics.json for the core (Linux 6.6+), with #slots for the core's slot count"
+	"data/pmu/cpu/neoverse/" file ", 917257c7): Topdown_L1, and Cycle_Accounting as level 2, "          \
+	"with #slots for the core's slot count"
 
 constexpr MetricSet sets[] = {
 	{"sbsa", "Arm top-down level 1 (SBSA)", sbsa_source, 0, {}, 0x00, 0xff, sbsa_metrics, 1},
@@ -428,8 +428,18 @@ std::vector<MetricValue> evaluate_topdown(const MetricSet& set, unsigned level,
 				v.missing.push_back(e);
 		if (needs_slots(set, *m, 0) && slots == 0)
 			v.missing.emplace_back(slots_name);
-		if (v.missing.empty())
+		if (v.missing.empty()) {
 			v.value = metric_value(set, *m, count, slots, 0);
+			if (v.value && !std::isfinite(*v.value)) {
+				// a ratio over a count of 0: no share to give
+				v.value.reset();
+				std::string zero;
+				for (const std::string& e : metric_events(set, *m))
+					if (count(e) == 0.0)
+						zero += (zero.empty() ? "" : ", ") + e;
+				v.reason = zero.empty() ? "not finite" : zero + " counted 0";
+			}
+		}
 		out.push_back(std::move(v));
 	}
 	return out;
@@ -444,26 +454,37 @@ std::vector<TopdownGroup> plan_topdown_groups(const MetricSet& set, unsigned lev
 {
 	if (counters == 0)
 		throw InvalidArgument{"top-down groups: no counter to count on", EINVAL};
+	// CPU_CYCLES has the PMU's cycle counter, beside the event counters
+	const auto on_event_counter = [](const std::string& e) { return e != "CPU_CYCLES"; };
 	std::vector<TopdownGroup> groups;
 	for (const MetricFormula* m : topdown_metrics(set, level)) {
 		std::vector<std::string> need;
 		for (std::string& e : metric_events(set, *m))
 			if (std::ranges::find(outside, e) == outside.end())
 				need.push_back(std::move(e));
-		if (need.size() > counters)
+		const auto load = [&](std::span<const std::string> events) {
+			return static_cast<std::size_t>(std::ranges::count_if(events, on_event_counter));
+		};
+		if (load(need) > counters)
 			throw InvalidArgument{"top-down metric '" + std::string{m->name} + "' needs " +
-						      std::to_string(need.size()) + " events counted together, more than " +
-						      std::to_string(counters) + " counters",
+						      std::to_string(load(need)) +
+						      " events counted together beside the cycles, more than " +
+						      std::to_string(counters) + " event counters",
 					      E2BIG};
 		// the first group that holds its events already, or has room
 		const auto missing_from = [&](const TopdownGroup& g) {
-			return static_cast<std::size_t>(std::ranges::count_if(
-				need, [&](const std::string& e) { return std::ranges::find(g.events, e) == g.events.end(); }));
+			return static_cast<std::size_t>(std::ranges::count_if(need, [&](const std::string& e) {
+				return on_event_counter(e) && std::ranges::find(g.events, e) == g.events.end();
+			}));
 		};
-		auto it = std::ranges::find_if(groups, [&](const TopdownGroup& g) { return missing_from(g) == 0; });
+		const auto holds = [&](const TopdownGroup& g) {
+			return std::ranges::all_of(
+				need, [&](const std::string& e) { return std::ranges::find(g.events, e) != g.events.end(); });
+		};
+		auto it = std::ranges::find_if(groups, holds);
 		if (it == groups.end())
 			it = std::ranges::find_if(
-				groups, [&](const TopdownGroup& g) { return g.events.size() + missing_from(g) <= counters; });
+				groups, [&](const TopdownGroup& g) { return load(g.events) + missing_from(g) <= counters; });
 		if (it == groups.end())
 			it = groups.insert(groups.end(), TopdownGroup{});
 		for (std::string& e : need)
@@ -487,7 +508,7 @@ std::vector<MetricValue> evaluate_topdown_groups(const MetricSet& set, std::span
 		const TopdownGroupCounts* c = gi < counts.size() ? &counts[gi] : nullptr;
 		if (!c || !c->count || c->time_running == 0) {
 			MetricValue v{.metric = &m, .group = gi};
-			v.reason = "group " + std::to_string(gi) + " never ran (time running 0 of " +
+			v.reason = "run " + std::to_string(gi + 1) + " never ran (time running 0 of " +
 				   std::to_string(c ? c->time_enabled : 0) + " ns)";
 			out.push_back(std::move(v));
 			continue;
@@ -496,10 +517,14 @@ std::vector<MetricValue> evaluate_topdown_groups(const MetricSet& set, std::span
 		const double scale = c->time_enabled > c->time_running ? static_cast<double>(c->time_enabled) /
 										static_cast<double>(c->time_running)
 								       : 1.0;
+		// only the group's own (PMU) counts: an outside count (the AMU's
+		// CPU_CYCLES) ran over the whole run already
 		const std::function<std::optional<double>(std::string_view)> scaled =
 			[&](std::string_view name) -> std::optional<double> {
 			const std::optional<double> v = c->count(name);
-			return v ? std::optional<double>{*v * scale} : std::nullopt;
+			if (!v)
+				return std::nullopt;
+			return std::ranges::find(g->events, name) != g->events.end() ? *v * scale : *v;
 		};
 		for (MetricValue& v : evaluate_topdown(set, m.level, scaled, slots))
 			if (v.metric == &m) {

@@ -18,8 +18,9 @@
 //                level 1 as each core's Arm telemetry specification
 //                corrects it for branch mispredictions (and N2 r0p0-r0p2
 //                for their STALL_SLOT overcount), and level 2, the
-//                specification's cycle accounting; Linux perf's
-//                metrics.json of these cores carry the same formulas
+//                specification's cycle accounting
+// Checked against: perf's sbsa.json (602bf183), neoverse-v1 (918e37d5) and
+// neoverse-n2-v2 (0df82189) metrics, Arm's telemetry-solution (917257c7).
 //
 // A level needs more events than a PMU has counters (level 2: nine, six
 // counters on most cores): plan_topdown_groups() splits the metrics into
@@ -119,8 +120,9 @@ struct MetricValue {
 	/// evaluate_topdown_groups(): the index of the group its counts
 	/// come from; nullopt otherwise
 	std::optional<std::size_t> group{};
-	/// Why it has no value when that is not a missing input: "group 1
-	/// never ran (time running 0 of 2000000 ns)"; "" otherwise
+	/// Why it has no value when that is not a missing input: "run 2
+	/// never ran (time running 0 of 2000000 ns)", "CPU_CYCLES counted
+	/// 0" (a result that is not finite); "" otherwise
 	std::string reason{};
 };
 
@@ -144,14 +146,16 @@ struct TopdownGroup {
 };
 
 /// Splits the metrics of set up to level into groups of at most counters
-/// events each: every metric's events (metric_events()) in one group, less
+/// events each (the PMU's event counters: CPU_CYCLES, on the cycle
+/// counter, is in every group that needs it and does not take one of
+/// them): every metric's events (metric_events()) in one group, less
 /// those in outside (counted beside every group, such as the AMU's
 /// CPU_CYCLES, which the caller then counts over each group's windows),
 /// and a metric whose events are all in a group already goes to that
 /// group. Metrics go first-fit in the set's order, so level 1 comes
 /// first. One group when everything fits. Throws InvalidArgument when
-/// counters is 0 or a metric alone needs more than counters events (naming
-/// it), or a formula of the set does not parse.
+/// counters is 0 or a metric alone needs more than counters events besides
+/// CPU_CYCLES (naming it), or a formula of the set does not parse.
 [[nodiscard]] std::vector<TopdownGroup> plan_topdown_groups(const MetricSet& set, unsigned level,
 							    std::size_t counters,
 							    std::span<const std::string> outside = {});
@@ -167,7 +171,8 @@ struct TopdownGroupCounts {
 };
 
 /// Evaluates every metric of groups (plan_topdown_groups()) from its own
-/// group's counts (counts[i] for groups[i]), each count scaled by the
+/// group's counts (counts[i] for groups[i]), each count of the group's
+/// events (not an outside one, counted over the whole run) scaled by the
 /// group's time_enabled / time_running as perf scales a multiplexed count
 /// (scale_count(); a ratio of counts of one group does not change). A
 /// metric with a missing input names it; a metric whose group never ran

@@ -258,27 +258,31 @@ TEST_CASE("groups: each metric's events in one group of at most the counters the
 	CHECK(l2[0].events.size() == 6);
 	CHECK(l2[1].events == Names{"STALL_FRONTEND", "STALL_BACKEND"});
 	CHECK(names(l2[1]) == std::vector<std::string_view>{"frontend_stalled_cycles", "backend_stalled_cycles"});
-	// without the AMU, 9 events: bad_speculation's 5 do not fit beside the
-	// frontend's and backend's; retiring's are all in its group then
+	// without the AMU, 9 events, CPU_CYCLES on the cycle counter: level 1's
+	// 6 others fit the 6 event counters, one group; the stall cycles of
+	// level 2 a second one, with CPU_CYCLES again
+	const std::vector<TopdownGroup> pmu1 = plan_topdown_groups(v2, 1, 6);
+	REQUIRE(pmu1.size() == 1);
+	CHECK(pmu1[0].events == Names{"STALL_SLOT_FRONTEND", "CPU_CYCLES", "BR_MIS_PRED", "STALL_SLOT_BACKEND",
+				      "OP_RETIRED", "OP_SPEC", "STALL_SLOT"});
 	const std::vector<TopdownGroup> pmu = plan_topdown_groups(v2, 2, 6);
 	REQUIRE(pmu.size() == 2);
-	CHECK(pmu[0].events == Names{"STALL_SLOT_FRONTEND", "CPU_CYCLES", "BR_MIS_PRED", "STALL_SLOT_BACKEND",
-				     "STALL_FRONTEND", "STALL_BACKEND"});
-	CHECK(names(pmu[0]) == std::vector<std::string_view>{"frontend_bound", "backend_bound", "frontend_stalled_cycles",
-							      "backend_stalled_cycles"});
-	CHECK(pmu[1].events == Names{"OP_RETIRED", "OP_SPEC", "STALL_SLOT", "CPU_CYCLES", "BR_MIS_PRED"});
-	CHECK(names(pmu[1]) == std::vector<std::string_view>{"bad_speculation", "retiring"});
-	for (const std::vector<TopdownGroup>* plan : {&l1, &l2, &pmu})
+	CHECK(pmu[0].events == pmu1[0].events);
+	CHECK(names(pmu[0]) == std::vector<std::string_view>{"frontend_bound", "backend_bound", "bad_speculation",
+							      "retiring"});
+	CHECK(pmu[1].events == Names{"STALL_FRONTEND", "CPU_CYCLES", "STALL_BACKEND"});
+	CHECK(names(pmu[1]) == std::vector<std::string_view>{"frontend_stalled_cycles", "backend_stalled_cycles"});
+	for (const std::vector<TopdownGroup>* plan : {&l1, &l2, &pmu1, &pmu})
 		for (const TopdownGroup& g : *plan)
-			CHECK(g.events.size() <= 6);
+			CHECK(std::ranges::count_if(g.events, [](const std::string& e) { return e != "CPU_CYCLES"; }) <= 6);
 	// enough counters: one group
 	CHECK(plan_topdown_groups(v2, 2, 9).size() == 1);
 	// a metric that needs more than there are is refused, by name
 	try {
-		(void)plan_topdown_groups(v2, 1, 4);
-		FAIL("bad_speculation's 5 events were planned on 4 counters");
+		(void)plan_topdown_groups(v2, 1, 3);
+		FAIL("bad_speculation's 4 events and the cycles were planned on 3 event counters");
 	} catch (const InvalidArgument& e) {
-		CHECK(std::string{e.what()}.find("'bad_speculation' needs 5 events") != std::string::npos);
+		CHECK(std::string{e.what()}.find("'bad_speculation' needs 4 events") != std::string::npos);
 	}
 	CHECK_THROWS_AS(plan_topdown_groups(v2, 1, 0), InvalidArgument);
 }
@@ -290,11 +294,9 @@ TEST_CASE("groups: each metric from its own group's counts, scaled by enabled/ru
 	const MetricSet& v2 = set("neoverse-v2");
 	const std::vector<TopdownGroup> plan = plan_topdown_groups(v2, 2, 6);
 	REQUIRE(plan.size() == 2);
-	// group 0 held the counters a quarter of the time: raw counts a
-	// quarter of golden()'s; the estimate (x 4) gives golden()'s figures
-	Counts quarter = golden();
-	for (auto& [name, value] : quarter)
-		value /= 4;
+	// group 0 held the counters a quarter of the time: its metrics are
+	// ratios of its own counts, which one scale does not change
+	const Counts quarter = golden();
 	// group 1 counted other windows, with other cycles: its CPU_CYCLES is
 	// its own, never group 0's
 	const Counts other = golden({{"CPU_CYCLES", 2000}});
@@ -303,16 +305,15 @@ TEST_CASE("groups: each metric from its own group's counts, scaled by enabled/ru
 	for (const MetricValue& m : evaluate_topdown_groups(v2, plan, counts, 5)) {
 		INFO(m.metric->name);
 		REQUIRE(m.value);
-		CHECK(m.group == (m.metric->name == "bad_speculation" || m.metric->name == "retiring" ? 1u : 0u));
+		CHECK(m.group == (m.metric->level == 2 ? 1u : 0u));
 		v[std::string{m.metric->name}] = *m.value;
 	}
 	REQUIRE(v.size() == 6);
 	CHECK(v.at("frontend_bound") == Approx(0.19));	// group 0: as golden()
-	CHECK(v.at("backend_stalled_cycles") == Approx(0.45));
-	// group 1: 2000 cycles, 10000 slots: 1 - 2500 / 10000 = 0.75 used;
-	// 10 mispredictions in 2000 cycles
-	CHECK(v.at("bad_speculation") == Approx(0.25 * 0.75 + 4 * 0.005));
-	CHECK(v.at("retiring") == Approx(0.75 * 0.75));
+	CHECK(v.at("retiring") == Approx(0.375));
+	// group 1: its own 2000 cycles, never group 0's 1000
+	CHECK(v.at("frontend_stalled_cycles") == Approx(0.15));
+	CHECK(v.at("backend_stalled_cycles") == Approx(0.225));
 
 	// a count is scaled by its group's enabled / running, as perf's
 	constexpr MetricFormula absolute[] = {{"a_count", "TopdownL1", 1, "A", "", "", ""}};
@@ -332,7 +333,7 @@ TEST_CASE("groups: each metric from its own group's counts, scaled by enabled/ru
 		INFO(m.metric->name);
 		if (m.group == 1u) {
 			CHECK_FALSE(m.value);
-			CHECK(m.reason == "group 1 never ran (time running 0 of 4000000 ns)");
+			CHECK(m.reason == "run 2 never ran (time running 0 of 4000000 ns)");
 		} else {
 			CHECK(m.value);
 			CHECK(m.reason.empty());
@@ -340,13 +341,63 @@ TEST_CASE("groups: each metric from its own group's counts, scaled by enabled/ru
 	}
 	// no counts for a group at all: the same
 	counts.pop_back();
-	CHECK_FALSE(evaluate_topdown_groups(v2, plan, counts, 5).at(2).value);
+	CHECK_FALSE(evaluate_topdown_groups(v2, plan, counts, 5).at(4).value);
 	// a group's missing event is named as evaluate_topdown() names it
 	const Counts no_stall = golden({}, {"STALL_BACKEND"});
 	const std::vector<TopdownGroupCounts> one_group{{lookup(no_stall), 1000, 1000}};
 	const std::vector<TopdownGroup> single = plan_topdown_groups(v2, 2, 9);
 	const std::vector<MetricValue> m = evaluate_topdown_groups(v2, single, one_group, 5);
 	CHECK(m.back().missing == std::vector<std::string>{"STALL_BACKEND"});
+}
+
+TEST_CASE("groups: an outside count (the AMU's cycles) is never scaled by a group's enabled/running",
+	  "[topdown][groups][golden]")
+{
+	const MetricSet& v2 = set("neoverse-v2");
+	const std::vector<std::string> amu{"CPU_CYCLES"};
+	const std::vector<TopdownGroup> plan = plan_topdown_groups(v2, 2, 6, amu);
+	REQUIRE(plan.size() == 2);
+	REQUIRE(plan[1].events == std::vector<std::string>{"STALL_FRONTEND", "STALL_BACKEND"});
+	// run 2 held the counters 3500 of 7000 ns: its STALL_FRONTEND, raw
+	// 300, estimates 600 over the run's 2000 AMU cycles, which the AMU
+	// counted all the time: 30 % (15 % if the cycles were scaled too)
+	const Counts first = golden();
+	const Counts second{{"STALL_FRONTEND", 300}, {"STALL_BACKEND", 450}, {"CPU_CYCLES", 2000}};
+	const std::vector<TopdownGroupCounts> counts{{lookup(first), 7000, 7000}, {lookup(second), 7000, 3500}};
+	std::map<std::string, double> v;
+	for (const MetricValue& m : evaluate_topdown_groups(v2, plan, counts, 5))
+		if (m.value)
+			v[std::string{m.metric->name}] = *m.value;
+	REQUIRE(v.size() == 6);
+	CHECK(v.at("frontend_stalled_cycles") == Approx(0.30));
+	CHECK(v.at("backend_stalled_cycles") == Approx(0.45));
+}
+
+TEST_CASE("a result that is not finite (a count of 0 to divide by) has no value and says why", "[topdown]")
+{
+	for (const MetricValue& m : evaluate_topdown(set("sbsa"), 1, lookup(golden({{"CPU_CYCLES", 0}})), 5)) {
+		// every level 1 formula divides by the cycles
+		INFO(m.metric->name);
+		CHECK_FALSE(m.value);
+		CHECK(m.missing.empty());
+		CHECK(m.reason == "CPU_CYCLES counted 0");
+	}
+	const std::vector<MetricValue> spec = evaluate_topdown(set("sbsa"), 1, lookup(golden({{"OP_SPEC", 0}})), 5);
+	REQUIRE(spec.size() == 4);
+	CHECK(spec[0].value);	// frontend_bound does not need OP_SPEC
+	CHECK_FALSE(spec[3].value);	// retiring divides by it
+	CHECK(spec[3].reason == "OP_SPEC counted 0");
+	// stat prints a note, never a nan
+	StatReport r;
+	r.rows.push_back({.name = "stall_slot_frontend", .number = 0x3E, .value = 1000});
+	r.rows.push_back({.name = "stall_slot_backend", .number = 0x3D, .value = 1500});
+	r.rows.push_back({.name = "cpu_cycles", .number = 0x11, .value = 0});
+	derive_topdown(r, TopdownRequest{.set = find_metric_set("sbsa"), .level = 1, .slots = 5, .midr = 0x414fd0c1});
+	CHECK(r.metrics.empty());
+	REQUIRE_FALSE(r.notes.empty());
+	CHECK(r.notes[0] == "topdown: frontend_bound not computed: CPU_CYCLES counted 0");
+	CHECK(format_stat_text(r).find("nan") == std::string::npos);
+	CHECK(format_stat_json(r).find("nan") == std::string::npos);
 }
 
 TEST_CASE("stat: derive_topdown computes each CPU's metrics from its rows, on its first event's line",
@@ -430,14 +481,30 @@ TEST_CASE("stat: derive_topdown_groups computes each metric from its own run's r
 	CHECK(v.at("backend_stalled_cycles").first == Approx(45.0));
 	CHECK(all.notes.empty());
 
-	// run 1 never held its counters: its metrics say so, run 0's stand
+	// one CPU of several offline all run 1: the summed rows' time running
+	// (the smallest over the CPUs) is 0, but the others counted; the sums
+	// are counts of a group that fits its counters, not estimates
+	StatReport offline = r;
+	offline.rows[7].time_running = 0;
+	offline.rows[8].time_running = 0;
+	derive_topdown_groups(offline, req, groups, begin);
+	CHECK(offline.notes.empty());
+	REQUIRE(offline.metrics.size() == 6);
+	CHECK(offline.metrics[4].name == "frontend_stalled_cycles");
+	CHECK(offline.metrics[4].value == Approx(30.0));
+
+	// run 1 (the second) never held its counters (multiplexed, never on
+	// a counter): its metrics say so, the first run's stand
 	StatReport none = r;
-	none.rows[7].time_running = 0;
-	none.rows[8].time_running = 0;
+	for (const std::size_t i : {7, 8}) {
+		none.rows[i].multiplexed = true;
+		none.rows[i].counted = false;
+		none.rows[i].time_running = 0;
+	}
 	derive_topdown_groups(none, req, groups, begin);
 	CHECK(none.metrics.size() == 4);
 	REQUIRE(none.notes.size() == 2);
-	CHECK(none.notes[0] == "topdown: frontend_stalled_cycles not computed: group 1 never ran (time running 0 of 7000 ns)");
+	CHECK(none.notes[0] == "topdown: frontend_stalled_cycles not computed: run 2 never ran (time running 0 of 7000 ns)");
 
 	// an event run 1 did not count is named, never taken from run 0
 	StatReport lack = r;
@@ -446,6 +513,32 @@ TEST_CASE("stat: derive_topdown_groups computes each metric from its own run's r
 	CHECK(lack.metrics.size() == 4);
 	REQUIRE_FALSE(lack.notes.empty());
 	CHECK(lack.notes[0] == "topdown: frontend_stalled_cycles not computed: missing CPU_CYCLES");
+
+	// -A: each CPU from its own rows and times; CPU 1 offline all run 1
+	StatReport per_cpu;
+	for (const int cpu : {0, 1})
+		for (std::size_t i = 0; i < r.rows.size(); ++i) {
+			StatRow x = r.rows[i];
+			x.cpu = cpu;
+			if (cpu == 1 && (i == 7 || i == 8)) {
+				x.time_running = 0;
+				x.value = 0;
+			}
+			per_cpu.rows.push_back(x);
+		}
+	// rows of run g on both CPUs: begin doubles
+	std::vector<StatRow> ordered;
+	for (std::size_t g = 0; g + 1 < begin.size(); ++g)
+		for (const int cpu : {0, 1})
+			for (std::size_t i = begin[g]; i < begin[g + 1]; ++i)
+				ordered.push_back(per_cpu.rows[static_cast<std::size_t>(cpu) * r.rows.size() + i]);
+	per_cpu.rows = ordered;
+	derive_topdown_groups(per_cpu, req, groups, std::vector<std::size_t>{0, 14, 20});
+	CHECK(per_cpu.metrics.size() == 6 + 4);	// CPU 1 without level 2
+	REQUIRE(per_cpu.notes.size() == 2);
+	CHECK(per_cpu.notes[0] == "topdown: frontend_stalled_cycles not computed: run 2 never ran (time running 0 of "
+				  "7000 ns)");
+	CHECK_THROWS_AS(derive_topdown_groups(per_cpu, req, groups, std::vector<std::size_t>{0, 14}), InvalidArgument);
 }
 
 TEST_CASE("stat: the AMU's counts as rows of their own", "[topdown][stat][amu]")

@@ -148,7 +148,8 @@ struct TopdownRequest {
 /// numbers that were counted; a metric is a share printed in % (value x
 /// 100), on the line of its first event's row. A metric some of whose
 /// inputs no row has gets no value and a note naming them ("topdown:
-/// frontend_bound not computed: missing STALL_SLOT_FRONTEND, #slots"),
+/// frontend_bound not computed: missing STALL_SLOT_FRONTEND, #slots"), or
+/// why it has none ("... not computed: CPU_CYCLES counted 0"),
 /// once per metric. Call after derive_report_metrics(), which clears the
 /// metrics. Throws InvalidArgument if a formula of the set does not parse.
 void derive_topdown(StatReport& report, const TopdownRequest& request);
@@ -162,7 +163,7 @@ void derive_topdown(StatReport& report, const TopdownRequest& request);
 /// time running: those of its first row of that CPU that has them), of
 /// each CPU (-A) or of the summed rows as derive_topdown(), on the line of
 /// its first event in that run; a metric without a value gets a note, once,
-/// naming what it lacks or why ("topdown: retiring not computed: group 1
+/// naming what it lacks or why ("topdown: retiring not computed: run 2
 /// never ran (time running 0 of 5000 ns)"). Throws InvalidArgument if a
 /// formula of the set does not parse.
 void derive_topdown_groups(StatReport& report, const TopdownRequest& request, std::span<const TopdownGroup> groups,
