@@ -119,7 +119,11 @@ if [ "$MODE" = check ]; then
 		AMUPMU_LOAD_CYCLES=10
 	echo "E2E-OUT: \$ $* $k/run_kselftest.sh ($n tests)"
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	env "$@" "$k/run_kselftest.sh" >/tmp/ksft.out 2>&1
+	# appended to: kselftest's runner writes the tests' own output through
+	# a second descriptor it opens on /dev/stdout with >> (O_APPEND); a
+	# plain > here would let its result lines overwrite that output
+	: >/tmp/ksft.out
+	env "$@" "$k/run_kselftest.sh" >>/tmp/ksft.out 2>&1
 	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	# the runner's own lines and the tests' skip reasons; the whole TAP
