@@ -142,13 +142,15 @@ board_report() {
 step "make deps" ./tools/deps.sh || { note "check: deps failed, nothing else can run"; exit 1; }
 
 # The packages' end-to-end test (tools/deb-e2e.sh; amupmu-testing.rst, "The
-# packages, end to end") runs beside everything else, at the lowest
-# priority: its root file system from here (cached in /var/cache/amupmu:
-# the cold step), the packages' installation and the kernel upgrade in
-# chroots once the packages are built (below), its two boots at the end
-# (the results of an earlier run go; its disks are replaced by install)
+# packages, end to end") runs beside everything else: its root file system
+# from here at the lowest priority (cached in /var/cache/amupmu: the cold
+# step), the packages' installation and the kernel upgrade in chroots once
+# the packages are built (below, nice 10), its two boots at the end (the
+# results and disks of an earlier run go first)
+unset AMUPMU_E2E_OUT AMUPMU_E2E_DEBS
 mkdir -p build/e2e
-rm -f build/e2e/results-*.txt build/e2e/timings*.txt build/e2e/transcript*.txt
+rm -f build/e2e/results-*.txt build/e2e/timings*.txt build/e2e/transcript*.txt build/e2e/*.img.installed \
+	build/e2e/*.img.upgraded
 nice -n 19 ./tools/deb-e2e.sh prepare >"$LOGS/e2e-prepare.out" 2>&1 &
 e2e_prepare_pid=$!
 
@@ -350,9 +352,11 @@ e2e_report prepare "the end-to-end test's root file system (mmdebstrap, arm64 bo
 if [ "$deb_rc" = 0 ]; then
 	e2e_report install "the packages installed in it (apt, DKMS for 6.1, pkg-config program)" "$LOGS/e2e-install.out"
 	e2e_report upgrade "the kernel upgrade to bookworm-backports' 6.12 (apt, DKMS's kernel hook)" "$LOGS/e2e-install.out"
+	# (each boot needs its disk: install's, the upgrade's; deb-e2e.sh
+	# refuses a missing one, which counts as that step's failure)
 	./tools/deb-e2e.sh check >"$LOGS/e2e-check.out" 2>&1 &
 	e2e_check_pid=$!
-	./tools/deb-e2e.sh upgraded >"$LOGS/e2e-upgraded.out" 2>&1
+	./tools/deb-e2e.sh upgraded >"$LOGS/e2e-upgraded.out" 2>&1 </dev/null
 	wait "$e2e_check_pid"
 	e2e_report check "the installed system booted on 6.1 (el1): module at boot, /dev/amupmu, doctor, info, stat, man, program, kselftests" "$LOGS/e2e-check.out"
 	e2e_report upgraded "the upgraded system booted on 6.12, then the packages purged: nothing left" "$LOGS/e2e-upgraded.out"

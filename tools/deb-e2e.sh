@@ -90,6 +90,10 @@ ICOUNT=0
 # a quiet host)
 CHECK_TIMEOUT=${AMUPMU_E2E_CHECK_TIMEOUT:-1500}
 UPGRADED_TIMEOUT=${AMUPMU_E2E_UPGRADED_TIMEOUT:-1200}
+# any one command in the chroot, and mmdebstrap (the cold root file system
+# took 377 s on a quiet host, an apt-get install with DKMS 1669 s at nice 19
+# beside load 12), and the wait for another run's root file system
+CMD_TIMEOUT=${AMUPMU_E2E_CMD_TIMEOUT:-2700}
 TRANSCRIPT=$W/transcript.txt
 STEPS_ALL=(prepare install check upgrade upgraded)
 STEP=none
@@ -182,10 +186,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# in_chroot CMD...: CMD in the mounted image, with a user's environment
+# in_chroot CMD...: CMD in the mounted image, with a user's environment,
+# no terminal, and a time limit (CMD_TIMEOUT: a stalled mirror or a hung
+# qemu-user process fails the step instead of hanging make check)
 in_chroot() {
-	chroot "$MNT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive TERM=dumb "$@"
+	timeout -k 30 "$CMD_TIMEOUT" chroot "$MNT" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+		HOME=/root LC_ALL=C.UTF-8 DEBIAN_FRONTEND=noninteractive TERM=dumb "$@" </dev/null
 }
 
 # run NAME PATTERN CMD...: CMD in the chroot, its output into STEP.log, the
@@ -269,7 +275,7 @@ recipe_key() {
 make_tree() {
 	local d=$1 src=()
 	mapfile -t src < <(sources)
-	mmdebstrap --mode=root --variant=minbase --arch=arm64 --format=directory \
+	timeout -k 30 "$CMD_TIMEOUT" mmdebstrap --mode=root --variant=minbase --arch=arm64 --format=directory \
 		--include="$(IFS=,; echo "${E2E_PKGS[*]}")" \
 		--aptopt='Acquire::Retries "3"' \
 		--essential-hook="\"$TOP/tools/deb-e2e.sh\" _hook essential \"\$1\"" \
@@ -290,7 +296,7 @@ prepare() {
 	fi
 	mkdir -p "$ECACHE"
 	exec 8>"$ECACHE/.lock"
-	flock 8
+	flock -w "$CMD_TIMEOUT" 8 || die "another run held $ECACHE/.lock for $CMD_TIMEOUT s"
 	if [ -f "$ROOTFS/.complete" ]; then
 		log "prepare: cached $ROOTFS (made by another run meanwhile)"
 		[ "$STEP" != prepare ] || result PASS rootfs "made by another run meanwhile"
@@ -348,6 +354,8 @@ debs() {
 
 install_step() {
 	local debs=() names=() d kver t0
+	# nothing of an earlier run's disks is used if this step stops early
+	rm -f "$DISK.installed" "$UDISK" "$UDISK.installed" "$UDISK.upgraded"
 	mapfile -t debs < <(debs)
 	[ ${#debs[@]} -gt 0 ] || die "no .deb in $DEBS (make deb)"
 	for d in "${debs[@]}"; do names+=("$(dpkg-deb -f "$d" Package)"); done
@@ -603,10 +611,10 @@ upgraded_step() {
 # script has run and waited for (the times builtin, in this shell: a
 # subshell's children are its own)
 cpu_seconds() {
-	times >"$W/.times"
+	times >"$W/.times-$STEP"
 	CPU=$(awk 'NR == 2 { n = split($0, t, " "); s = 0
 		for (i = 1; i <= n; i++) { split(t[i], ms, "m"); s += ms[1] * 60 + ms[2] }
-		printf "%d", s }' "$W/.times")
+		printf "%d", s }' "$W/.times-$STEP")
 }
 
 # ---------------------------------------------------------------- main
@@ -687,8 +695,11 @@ main() {
 		echo "== e2e $STEP: ${p:-0} passed, ${f:-0} failed, ${s:-0} skipped in $secs s ($cpu s of CPU)$([ "$rc" = 0 ] || echo ", stopped: status $rc")" |
 			tee -a "$W/transcript-$STEP.txt"
 		[ "${f:-0}" = 0 ] || failed=1
-		for s in "${STEPS_ALL[@]}"; do cat "$W/transcript-$s.txt" 2>/dev/null || true; done >"$TRANSCRIPT"
-		for s in "${STEPS_ALL[@]}"; do cat "$W/timings-$s.txt" 2>/dev/null || true; done >"$W/timings.txt"
+		# (each process writes its own file, then renames it into place)
+		for s in "${STEPS_ALL[@]}"; do cat "$W/transcript-$s.txt" 2>/dev/null || true; done >"$TRANSCRIPT.$$"
+		mv -f "$TRANSCRIPT.$$" "$TRANSCRIPT"
+		for s in "${STEPS_ALL[@]}"; do cat "$W/timings-$s.txt" 2>/dev/null || true; done >"$W/timings.txt.$$"
+		mv -f "$W/timings.txt.$$" "$W/timings.txt"
 		# a step that stopped leaves nothing for the next ones
 		[ "$rc" = 0 ] || break
 	done
