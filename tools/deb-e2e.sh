@@ -54,8 +54,9 @@
 # The root filesystem is cached in ${AMUPMU_KCACHE:-/var/cache/amupmu}/e2e/
 # bookworm-KEY, KEY a hash of the package list and of this script's recipe
 # (the functions that make the tree), made under flock in a temporary
-# directory (/dev/shm) and renamed into place: a build that fails leaves
-# nothing. A cached tree is never changed (install copies it into the
+# directory (/dev/shm/amupmu-e2e-HASH-*, HASH of the cache's path) and
+# renamed into place: a build that fails leaves nothing (the next prepare
+# of the same cache removes it). A cached tree is never changed (install copies it into the
 # image); apt's downloads of the upgrade are kept in .../e2e/apt-archives.
 #
 # Needs root, mmdebstrap, qemu-user-static, binfmt-support, qemu-system-arm,
@@ -286,7 +287,7 @@ make_tree() {
 # rootfs: print the cached tree's path (prepare it when missing)
 ROOTFS=""
 prepare() {
-	local key t0 tmp
+	local key t0 tmp shm
 	key=$(recipe_key)
 	ROOTFS=$ECACHE/$SUITE-$key
 	if [ -f "$ROOTFS/.complete" ]; then
@@ -305,11 +306,13 @@ prepare() {
 	fi
 	binfmt
 	# what a build that died left (we hold the lock)
-	for tmp in "$ECACHE"/.tmp-* /dev/shm/amupmu-e2e-*; do
+	# (only this cache's: another AMUPMU_KCACHE has its own lock and trees)
+	shm=/dev/shm/amupmu-e2e-$(printf '%s' "$ECACHE" | sha256sum | cut -c1-8)
+	for tmp in "$ECACHE"/.tmp-* "$shm"-*; do
 		[ -e "$tmp" ] && { log "prepare: removing the unfinished $tmp"; rm_tree "$tmp"; }
 	done
 	t0=$(date +%s)
-	TMPTREE=$(mktemp -d /dev/shm/amupmu-e2e-XXXXXX)
+	TMPTREE=$(mktemp -d "$shm-XXXXXX")
 	log "prepare: mmdebstrap $SUITE arm64 (${E2E_PKGS[*]}) into $TMPTREE (log $W/prepare.log)"
 	if ! make_tree "$TMPTREE/root" >>"$W/prepare.log" 2>&1; then
 		tail -30 "$W/prepare.log" >&2
@@ -624,7 +627,7 @@ main() {
 	while getopts i o; do
 		case $o in
 		i) ICOUNT=1 ;;
-		*) sed -n '3,63p' "$0"; exit 2 ;;
+		*) sed -n '3,64p' "$0"; exit 2 ;;
 		esac
 	done
 	shift $((OPTIND - 1))
