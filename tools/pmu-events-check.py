@@ -155,7 +155,7 @@ def main():
         return both, bad
 
     # the architected tables, with any core's amupmu names (MIDR 0: none of its own)
-    _, ours, _ = amupmu_events(args.amupmu, emulator, 0)
+    _, ours = amupmu_events(args.amupmu, emulator, 0)
     both, bad = compare("common", std, ours)
     line = f"common: {len(both)} names both know agree" if not bad else \
         f"common: DISAGREE on {len(bad)} of {len(both)}: {'; '.join(bad)}"
