@@ -2,6 +2,7 @@
 #include "exporter.hpp"
 
 #include "cli.hpp"
+#include "exposition.hpp"
 
 #include <amupmu/cpu.hpp>
 #include <amupmu/device.hpp>
@@ -21,15 +22,6 @@ namespace amupmu::cli {
 namespace {
 
 // ---------------------------------------------------------------- config
-
-std::string_view trim(std::string_view s)
-{
-	constexpr std::string_view space = " \t\r";
-	const auto b = s.find_first_not_of(space);
-	if (b == std::string_view::npos)
-		return {};
-	return s.substr(b, s.find_last_not_of(space) - b + 1);
-}
 
 bool yes_no(std::string_view v, const std::string& where)
 {

@@ -25,16 +25,16 @@ namespace amupmu::cli {
 
 // ---------------------------------------------------------------- negotiation
 
-namespace {
-
-std::string_view trim(std::string_view s)
+std::string_view trim(std::string_view s) noexcept
 {
-	constexpr std::string_view space = " \t";
+	constexpr std::string_view space = " \t\r";
 	const auto b = s.find_first_not_of(space);
 	if (b == std::string_view::npos)
 		return {};
 	return s.substr(b, s.find_last_not_of(space) - b + 1);
 }
+
+namespace {
 
 bool iequal(std::string_view a, std::string_view b)
 {

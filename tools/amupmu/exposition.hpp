@@ -24,6 +24,10 @@ class CivetServer;
 
 namespace amupmu::cli {
 
+/// s without its leading and trailing blanks (spaces, tabs, CRs): an
+/// HTTP header's parameters, the exporter's configuration lines.
+[[nodiscard]] std::string_view trim(std::string_view s) noexcept;
+
 /// The formats /metrics serves.
 enum class Exposition {
 	text,		///< Prometheus's text format 0.0.4
