@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <iostream>
 #include <iterator>
+#include <limits>
 #include <utility>
 #include <variant>
 
@@ -276,6 +277,47 @@ void buffer_families(const Info& info, const BufferTotals& b, Families& f)
 	      {}, static_cast<double>(b.missed));
 }
 
+void spe_families(const Info& info, const SpeTotals& t, Families& f)
+{
+	if (t.interval != 0)
+		f.add(gauge, "amupmu_spe_interval_operations",
+		      "Operations between two samples of the exporter's SPE session (PMSIRR_EL1.INTERVAL): a "
+		      "histogram's count times it estimates the operations of its type",
+		      {{"kernel", t.kernel ? "yes" : "no"}}, t.interval);
+	for (const auto& [cpu, c] : t.cpus) {
+		if (cpu >= info.cpus.size() || !info.cpus[cpu].online())
+			continue;
+		for (std::size_t k = 0; k < spe_op_kinds.size(); ++k) {
+			const SpeLatencyHistogram& h = c.ops[k];
+			ClientMetric m;
+			m.label = {cpu_label(cpu), {"op", std::string{spe_op_kinds[k]}}};
+			m.histogram.sample_count = h.count;
+			m.histogram.sample_sum = static_cast<double>(h.sum);
+			std::uint64_t below = 0;
+			for (std::size_t i = 0; i < h.buckets.size(); ++i) {
+				below += h.buckets[i];
+				m.histogram.bucket.push_back(
+					{.cumulative_count = below,
+					 .upper_bound = i < spe_latency_bounds.size()
+								? spe_latency_bounds[i]
+								: std::numeric_limits<double>::infinity()});
+			}
+			f.family("amupmu_spe_latency_cycles", MetricType::Histogram,
+				 "Total latency of the operations SPE sampled on the CPU (cycles from dispatch to "
+				 "completion), by operation type: load, store, branch, other")
+				.metric.push_back(std::move(m));
+		}
+		f.add(counter, "amupmu_spe_records_total",
+		      "SPE records of the exporter's session decoded on the CPU (those without a total latency "
+		      "are in no histogram)",
+		      {cpu_label(cpu)}, static_cast<double>(c.records));
+		f.add(counter, "amupmu_spe_lost_bytes_total",
+		      "Bytes of SPE records the exporter's session lost on the CPU (its buffer full: the driver's "
+		      "discard area); 64 bytes a record on most CPUs",
+		      {cpu_label(cpu)}, static_cast<double>(c.lost_bytes));
+	}
+}
+
 void health_families(const ExporterScrape& s, Families& f)
 {
 	if (s.status) {
@@ -343,13 +385,40 @@ ExporterConfig parse_exporter_config(std::string_view text, std::string_view fil
 				throw UsageError{where + ": threads is a number from 1 to 64, not '" + std::string{value} + "'"};
 			c.threads = n;
 		} else if (key == "spe") {
-			if (yes_no(value, where))
-				throw UsageError{where + ": SPE histograms are not served yet (spe = off)"};
+			c.spe = yes_no(value, where);
+		} else if (key == "spe_kernel") {
+			c.spe_kernel = yes_no(value, where);
+		} else if (key == "spe_interval" || key == "spe_buffer_pages") {
+			std::uint32_t n = 0;
+			const auto r = std::from_chars(value.data(), value.data() + value.size(), n);
+			if (r.ec != std::errc{} || r.ptr != value.data() + value.size())
+				throw UsageError{where + ": " + std::string{key} + " is a number, not '" + std::string{value} +
+						 "'"};
+			ExporterConfig t = c;
+			(key == "spe_interval" ? t.spe_interval : t.spe_buffer_pages) = n;
+			try {
+				(void)spe_driver_config(exporter_spe_config(t, {}));
+			} catch (const InvalidArgument& e) {
+				throw UsageError{where + ": " + e.what()};
+			}
+			c = std::move(t);
 		} else {
 			throw UsageError{where + ": unknown key '" + std::string{key} +
-					 "' (listen, device, events, multiplex, compensate, netlink, threads, spe)"};
+					 "' (listen, device, events, multiplex, compensate, netlink, threads, spe, "
+					 "spe_interval, spe_kernel, spe_buffer_pages)"};
 		}
 	}
+	return c;
+}
+
+SpeConfig exporter_spe_config(const ExporterConfig& config, std::vector<unsigned> cpus)
+{
+	SpeConfig c;
+	c.user = true;
+	c.kernel = config.spe_kernel;
+	c.interval = config.spe_interval;
+	c.buf_pages = config.spe_buffer_pages;
+	c.cpus = std::move(cpus);
 	return c;
 }
 
@@ -387,6 +456,8 @@ std::vector<MetricFamily> exporter_families(const ExporterScrape& s, const Expor
 			pmu_families(*s.info, *s.pmu, compensation, f);
 		if (s.buffer)
 			buffer_families(*s.info, *s.buffer, f);
+		if (s.spe)
+			spe_families(*s.info, *s.spe, f);
 	}
 	health_families(s, f);
 	for (const auto& [source, n] : self.errors)
@@ -542,9 +613,51 @@ ExporterScrape DriverSource::read(ExporterSelf& self)
 	}
 	if (!config_.events.empty())
 		read_pmu(*out.info, out, self);
+	if (config_.spe)
+		read_spe(*out.info, out);
 	if (config_.netlink)
 		read_netlink(out);
 	return out;
+}
+
+void DriverSource::read_spe(const Info& info, ExporterScrape& out)
+{
+	std::vector<unsigned> online;
+	for (const CpuInfo& c : info.cpus)
+		if (c.online() && c.has_spe())
+			online.push_back(c.cpu);
+	// a CPU that came online since the session was configured: configure
+	// again, for every CPU with SPE online now (the counts go on)
+	if (spe_ && !std::ranges::includes(spe_->cpus(), online))
+		spe_.reset();
+	try {
+		if (!spe_ && !online.empty())
+			spe_ = std::make_unique<SpeSampler>(exporter_spe_config(config_, std::move(online)), config_.device,
+							    spe_totals_, spe_mutex_);
+		std::string stopped;
+		{
+			const std::lock_guard lock{spe_mutex_};
+			if (spe_)
+				stopped = spe_->drain_locked();
+			out.spe = spe_totals_;
+		}
+		if (!stopped.empty()) {
+			// configured again at the next scrape (after a fault, the
+			// way profiling starts again)
+			spe_.reset();
+			out.errors.emplace_back("spe");
+			note("spe", stopped);
+			return;
+		}
+		if (!spe_)
+			note("spe", "no online CPU has SPE: no SPE histograms");
+		else
+			last_message_.erase("spe");
+	} catch (const std::exception& e) {
+		spe_.reset();
+		out.errors.emplace_back("spe");
+		note("spe", e.what());
+	}
 }
 
 void DriverSource::read_netlink(ExporterScrape& out)

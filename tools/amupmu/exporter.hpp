@@ -24,6 +24,8 @@
 #include <amupmu/monitor.hpp>
 #include <amupmu/session.hpp>
 
+#include "exporter_spe.hpp"
+
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
@@ -46,6 +48,9 @@ namespace amupmu::cli {
 inline constexpr unsigned default_exporter_port = 10140;
 /// Where the exporter listens by default: every address, that port.
 inline constexpr std::string_view default_exporter_listen = ":10140";
+/// The SPE session's interval: one sample per 2^20 operations (a CPU
+/// retiring 4e9 operations a second gives about 3800 records a second).
+inline constexpr std::uint32_t default_exporter_spe_interval = 1U << 20;
 
 /// The configuration file (--config) and the command line.
 struct ExporterConfig {
@@ -63,6 +68,15 @@ struct ExporterConfig {
 	bool netlink = true;
 	/// HTTP worker threads (civetweb's num_threads)
 	unsigned threads = 2;
+	/// SPE latency histograms: a session of the exporter's on every online
+	/// CPU with SPE (exporter_spe.hpp)
+	bool spe = false;
+	/// operations between SPE samples (a multiple of 256)
+	std::uint32_t spe_interval = default_exporter_spe_interval;
+	/// the kernel's operations too (user space only by default)
+	bool spe_kernel = false;
+	/// each CPU's SPE buffer, pages (a power of 2, 2 to 1024)
+	std::uint32_t spe_buffer_pages = 16;
 
 	friend bool operator==(const ExporterConfig&, const ExporterConfig&) = default;
 };
@@ -70,10 +84,16 @@ struct ExporterConfig {
 /// Parses a configuration file's text: "KEY = VALUE" lines ('#' starts a
 /// comment; blank lines are skipped), keys listen, device, events (a
 /// comma-separated list), multiplex, compensate, netlink (yes or no),
-/// threads (1 to 64), spe (off: SPE histograms are not served yet).
-/// Starts from base. Throws UsageError naming file and line.
+/// threads (1 to 64), spe, spe_kernel (yes or no), spe_interval,
+/// spe_buffer_pages (as SpeConfig checks them). Starts from base. Throws
+/// UsageError naming file and line.
 [[nodiscard]] ExporterConfig parse_exporter_config(std::string_view text, std::string_view file,
 						   ExporterConfig base = {});
+
+/// The SPE session of a configuration on cpus: user space (and the
+/// kernel with spe_kernel), every operation type, spe_interval,
+/// spe_buffer_pages.
+[[nodiscard]] SpeConfig exporter_spe_config(const ExporterConfig& config, std::vector<unsigned> cpus);
 
 /// civetweb's listening_ports for a --listen value (":10140" ->
 /// "10140", "127.0.0.1:10140" as it is, "[::1]:10140" as it is; port 0:
@@ -147,16 +167,18 @@ struct ExporterScrape {
 	std::optional<std::vector<MonitorSession>> sessions{};
 	/// the buffer group's events; nullopt while not subscribed
 	std::optional<BufferTotals> buffer{};
-	/// what failed in this scrape, by source (device, amu, pmu, netlink)
+	/// the SPE latency histograms; nullopt with spe = off
+	std::optional<SpeTotals> spe{};
+	/// what failed in this scrape, by source (device, amu, pmu, netlink, spe)
 	std::vector<std::string> errors{};
 };
 
 /// What the exporter counts about itself.
 struct ExporterSelf {
 	std::uint64_t scrapes = 0;
-	/// scrape errors by source: device, amu, pmu, netlink
+	/// scrape errors by source: device, amu, pmu, netlink, spe
 	std::map<std::string, std::uint64_t, std::less<>> errors{
-		{"amu", 0}, {"device", 0}, {"netlink", 0}, {"pmu", 0}};
+		{"amu", 0}, {"device", 0}, {"netlink", 0}, {"pmu", 0}, {"spe", 0}};
 	/// PMU sessions opened (again after a failure, or for CPUs that came)
 	std::uint64_t pmu_session_opens = 0;
 };
@@ -185,9 +207,9 @@ public:
 
 /// The driver: the device opened for each scrape (so that a running
 /// exporter does not keep the module loaded while it counts no PMU
-/// events), the PMU session held from the first scrape that can open it
-/// (it keeps the module loaded, as any open session does), the netlink
-/// family asked each scrape.
+/// events), the PMU session and the SPE session held from the first
+/// scrape that can open them (they keep the module loaded, as any open
+/// session does), the netlink family asked each scrape.
 class DriverSource final : public ExporterSource {
 public:
 	explicit DriverSource(ExporterConfig config);
@@ -203,6 +225,7 @@ private:
 	void note(std::string_view source, const std::string& message);
 
 	void read_netlink(ExporterScrape& out);
+	void read_spe(const Info& info, ExporterScrape& out);
 
 	ExporterConfig config_;
 	std::optional<Session> session_{};
@@ -214,6 +237,10 @@ private:
 	std::vector<unsigned> session_cpus_{};	///< CPUs online when the session was opened
 	GroupReading reading_{};
 	std::map<std::string, std::string, std::less<>> last_message_{};
+	/// the SPE histograms, which spe_'s thread adds to under spe_mutex_
+	SpeTotals spe_totals_{};
+	std::mutex spe_mutex_{};
+	std::unique_ptr<SpeSampler> spe_{};	///< last: destroyed first
 };
 
 /// The prometheus::Collectable the Exposer serves: one source read per

@@ -168,8 +168,13 @@ void sample(std::ostream& out, std::string_view name, std::string_view suffix, c
 			sep = ",";
 		}
 		if (!extra.empty()) {
+			// OpenMetrics' canonical number for le and quantile: a
+			// float, so an integer bound is 16.0 (as client_golang and
+			// client_python write it)
 			out << sep << extra << "=\"";
 			number(out, extra_value);
+			if (std::isfinite(extra_value) && extra_value == std::trunc(extra_value))
+				out << ".0";
 			out << '"';
 		}
 		out << '}';

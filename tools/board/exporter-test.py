@@ -200,8 +200,8 @@ class Test:
         raise SystemExit("exporter-test: Prometheus did not start (see prometheus.log)")
 
     # ---------------------------------------------------------------- the steps
-    def exporter_up(self, events):
-        conf = f"listen = :{EXPORTER_PORT}\\n" + (f"events = {events}\\n" if events else "")
+    def exporter_up(self, events, extra=""):
+        conf = f"listen = :{EXPORTER_PORT}\\n" + (f"events = {events}\\n" if events else "") + extra
         self.control(f"printf '{conf}' >/tmp/exporter.conf && cat /tmp/exporter.conf")
         # on CPU 0: the workloads run on CPU 1
         self.control("taskset 1 /tests/amupmu-dyn exporter --config /tmp/exporter.conf >/tmp/exporter.log 2>&1 &")
@@ -337,6 +337,66 @@ class Test:
                     and spike is not None and spike < 100 * model_rate,
                     "after the reload the series resume at the model's rate, no wrap-sized jump",
                     f"rate {after}/s, largest 3 s rate across the reload {spike}/s, resets() {resets}")
+
+    @staticmethod
+    def busy(seconds):
+        """A shell command: CPU 1 busy at EL0 for that long."""
+        return (f"taskset 2 amupmu-workload loop 1000000000000 2>/dev/null & p=$!; sleep {seconds}; "
+                "kill $p; wait $p; true")
+
+    def run_spe(self):
+        """spe = on (the mock SPE model): CPU 1's stream set to a latency
+        of 100 cycles (the model's branches then take 50-150 cycles, its
+        loads and stores at least 51), a workload on CPU 1, and
+        Prometheus's view of the histograms against the model and the
+        exporter's own record count; CPU 1 offline and online."""
+        lat, interval, ops_per_s = 100, 1 << 18, 1e9	# the model's ops_per_us default 1000
+        self.control("insmod /amupmu.ko && echo '1 lat=%d' >/sys/kernel/debug/amupmu/spe_stream" % lat)
+        self.exporter_up("", f"spe = on\\nspe_interval = {interval}\\n")
+        self.wait_for('amupmu_sessions{kind="spe"}', 1, 30)
+        t0 = time.time()
+        rc, _ = self.control(self.busy(8))
+        t1 = time.time()
+        time.sleep(3)
+        self.result(rc == 0, "a workload on CPU 1 under the exporter's SPE session", f"{t1 - t0:.1f} s")
+        at = t1 - 0.5
+        w = f"{max(int(t1 - t0) - 2, 3)}s"
+        c1 = 'cpu="1"'
+        count = self.scalar(f'sum(amupmu_spe_latency_cycles_count{{{c1}}})', at)
+        records = self.scalar(f'amupmu_spe_records_total{{{c1}}}', at)
+        self.result(count is not None and count > 0 and count == records,
+                    "the histograms count every record the exporter decoded on CPU 1 (the model's have a latency)",
+                    f"histograms {count}, amupmu_spe_records_total {records}")
+        rate = self.scalar(f'rate(amupmu_spe_records_total{{{c1}}}[{w}]) * on() group_left() '
+                           'amupmu_spe_interval_operations', at)
+        self.result(rate is not None and abs(rate / ops_per_s - 1) < 0.15,
+                    "records a second times the interval: the model's operations a second within 15 %",
+                    f"{rate} operations/s, model {ops_per_s:.0f} (busy at EL0)")
+        low = self.scalar(f'sum(amupmu_spe_latency_cycles_bucket{{{c1},op=~"branch|load|store",le="32.0"}})', at)
+        br = self.scalar(f'amupmu_spe_latency_cycles_count{{{c1},op="branch"}}', at)
+        br_in = self.scalar(f'amupmu_spe_latency_cycles_bucket{{{c1},op="branch",le="256.0"}}', at)
+        self.result(low == 0 and br and br == br_in,
+                    f"latencies as the model's at lat={lat}: no branch, load or store at 32 cycles or below, "
+                    "every branch at 256 or below",
+                    f"le 32: {low}, branches {br}, of them le 256: {br_in}")
+        med = self.scalar(f'histogram_quantile(0.5, rate(amupmu_spe_latency_cycles_bucket{{{c1},op="branch"}}[{w}]))',
+                          at)
+        self.result(med is not None and 64 <= med <= 128,
+                    "histogram_quantile(0.5) of the branches: in the model's median's bucket (64, 128]",
+                    f"{med} cycles (the model: uniform over 50-150)")
+        share = self.scalar(f'sum(rate(amupmu_spe_latency_cycles_count{{{c1},op="branch"}}[{w}])) / '
+                            f'sum(rate(amupmu_spe_latency_cycles_count{{{c1}}}[{w}]))', at)
+        self.result(share is not None and abs(share - 0.15) < 0.03,
+                    "the branches' share of the samples: the model's 150 in 1000 within 0.03", f"{share}")
+        lost = self.scalar(f'amupmu_spe_lost_bytes_total{{{c1}}}', at)
+        self.result(lost == 0, "no SPE record lost at this interval", f"amupmu_spe_lost_bytes_total {lost}")
+        self.offline_online(f'amupmu_spe_records_total{{{c1}}}')
+        before = self.scalar(f'amupmu_spe_records_total{{{c1}}}')
+        rc, _ = self.control(self.busy(3))
+        time.sleep(3)
+        after = self.scalar(f'amupmu_spe_records_total{{{c1}}}')
+        self.result(rc == 0 and before is not None and after is not None and after > before,
+                    "CPU 1 profiled again after it came back", f"records {before} -> {after}")
 
     def run_prod(self):
         self.control("insmod /amupmu.ko")
@@ -541,6 +601,8 @@ class Test:
             elif self.args.v == "mock":
                 self.run_mock()
                 self.figures()
+                self.stop_exporter()
+                self.run_spe()
             else:
                 self.run_prod()
                 self.figures()

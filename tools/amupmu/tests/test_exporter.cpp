@@ -19,6 +19,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <limits>
 #include <map>
@@ -138,6 +139,30 @@ TEST_CASE("exporter configuration file", "[exporter]")
 	CHECK_FALSE(c.netlink);
 	CHECK(c.threads == 4);
 	CHECK(c.device == "/dev/amupmu-test");
+	CHECK_FALSE(c.spe);
+
+	SECTION("SPE: on, its interval, buffer and the kernel")
+	{
+		const ExporterConfig d = parse_exporter_config(
+			"spe = on\nspe_interval = 65536\nspe_buffer_pages = 8\nspe_kernel = yes\n", "spe.conf");
+		CHECK(d.spe);
+		CHECK(d.spe_interval == 65536);
+		CHECK(d.spe_buffer_pages == 8);
+		CHECK(d.spe_kernel);
+		const SpeConfig sc = exporter_spe_config(d, {3, 1});
+		CHECK(sc.user);
+		CHECK(sc.kernel);
+		CHECK(sc.interval == 65536);
+		CHECK(sc.buf_pages == 8);
+		CHECK(sc.types_any == 0);	// every operation type
+		CHECK(sc.cpus == std::vector<unsigned>{3, 1});
+		// the defaults: user space, one in 2^20 operations, 16 pages
+		const SpeConfig def = exporter_spe_config(ExporterConfig{}, {});
+		CHECK_FALSE(def.kernel);
+		CHECK(def.interval == 1048576);
+		CHECK(def.buf_pages == 16);
+		CHECK_NOTHROW((void)spe_driver_config(def));
+	}
 
 	SECTION("defaults: every address, no PMU session")
 	{
@@ -162,11 +187,150 @@ TEST_CASE("exporter configuration file", "[exporter]")
 		CHECK_THROWS_WITH(parse_exporter_config("events =\n", "a.conf"), "a.conf:1: events has no value");
 		CHECK_THROWS_WITH(parse_exporter_config("threads = 0\n", "a.conf"),
 				  "a.conf:1: threads is a number from 1 to 64, not '0'");
-		CHECK_THROWS_WITH(parse_exporter_config("spe = on\n", "a.conf"),
-				  "a.conf:1: SPE histograms are not served yet (spe = off)");
+		CHECK_THROWS_WITH(parse_exporter_config("spe_interval = 1000\n", "a.conf"),
+				  Catch::StartsWith("a.conf:1: ") && Catch::Contains("256"));
+		CHECK_THROWS_WITH(parse_exporter_config("spe_interval = 0\n", "a.conf"),
+				  Catch::StartsWith("a.conf:1: "));
+		CHECK_THROWS_WITH(parse_exporter_config("spe_interval = 1M\n", "a.conf"),
+				  "a.conf:1: spe_interval is a number, not '1M'");
+		CHECK_THROWS_WITH(parse_exporter_config("spe_buffer_pages = 3\n", "a.conf"),
+				  Catch::StartsWith("a.conf:1: ") && Catch::Contains("power of two"));
+		CHECK_THROWS_WITH(parse_exporter_config("spe_buffer_pages = 2048\n", "a.conf"),
+				  Catch::StartsWith("a.conf:1: "));
+		CHECK_THROWS_WITH(parse_exporter_config("spe_kernel = perhaps\n", "a.conf"),
+				  "a.conf:1: 'perhaps' is not yes or no");
 		CHECK_THROWS_WITH(parse_exporter_config("listen = 10140\n", "a.conf"),
 				  "--listen: '10140' is not ADDR:PORT (or :PORT)");
 		CHECK_THROWS_AS(parse_exporter_config("x\n", "a.conf"), UsageError);
+	}
+}
+
+namespace {
+
+// SPE records as the driver writes them: an Operation Type packet (header
+// 0x48 | class, one byte), the total latency Counter packet (0x98, two
+// bytes little-endian), END (0x01); padding (0x00) between them
+void spe_record(std::vector<std::byte>& out, unsigned cls, std::uint8_t subclass, std::optional<std::uint16_t> lat)
+{
+	const auto b = [&](unsigned v) { out.push_back(static_cast<std::byte>(v)); };
+	b(0x48 | cls);
+	b(subclass);
+	if (lat) {
+		b(0x98);
+		b(*lat & 0xFF);
+		b(*lat >> 8);
+	}
+	b(0x01);
+}
+
+std::vector<std::byte> spe_records()
+{
+	std::vector<std::byte> v;
+	spe_record(v, 1, 0x00, 10);	// load (GP), 10 cycles: le 16
+	spe_record(v, 1, 0x00, 16);	// load, 16: le 16 (bounds are inclusive)
+	spe_record(v, 1, 0x01, 100);	// store: le 128
+	spe_record(v, 2, 0x01, 5);	// conditional branch: le 8
+	spe_record(v, 0, 0x00, 20000);	// other: above every bound
+	v.insert(v.end(), 7, std::byte{0});	// padding
+	spe_record(v, 1, 0x00, std::nullopt);	// a load without a total latency
+	spe_record(v, 0, 0x00, 0);	// other, 0 cycles: le 4
+	return v;
+}
+
+} // namespace
+
+TEST_CASE("exporter SPE latency histograms from records", "[exporter]")
+{
+	SpeTotals t;
+	const std::vector<std::byte> bytes = spe_records();
+	add_spe_records(t, 1, bytes);
+	REQUIRE(t.cpus.contains(1));
+	const SpeCpuTotals& c = t.cpus.at(1);
+	CHECK(c.records == 7);
+	CHECK(c.without_latency == 1);
+	CHECK(t.skipped_bytes == 0);
+	const auto& load = c.ops[static_cast<std::size_t>(SpeOpKind::load)];
+	CHECK(load.count == 2);
+	CHECK(load.sum == 26);
+	CHECK(load.buckets[2] == 2);	// le 16
+	const auto& store = c.ops[static_cast<std::size_t>(SpeOpKind::store)];
+	CHECK(store.count == 1);
+	CHECK(store.buckets[5] == 1);	// le 128
+	const auto& branch = c.ops[static_cast<std::size_t>(SpeOpKind::branch)];
+	CHECK(branch.count == 1);
+	CHECK(branch.buckets[1] == 1);	// le 8
+	const auto& other = c.ops[static_cast<std::size_t>(SpeOpKind::other)];
+	CHECK(other.count == 2);
+	CHECK(other.sum == 20000);
+	CHECK(other.buckets.front() == 1);	// le 4
+	CHECK(other.buckets.back() == 1);	// +Inf only
+	// the same bytes in two spans (as a wrapped buffer hands them): the same counts
+	SpeTotals split;
+	const std::size_t half = 12;	// after the first two records (6 bytes each)
+	add_spe_records(split, 1, std::span{bytes}.first(half));
+	add_spe_records(split, 1, std::span{bytes}.subspan(half));
+	CHECK(split == t);
+
+	SECTION("kinds of operation")
+	{
+		CHECK(spe_op_kind(std::nullopt) == SpeOpKind::other);
+		CHECK(spe_op_kind(spe::op_type(1, 0x00)) == SpeOpKind::load);
+		CHECK(spe_op_kind(spe::op_type(1, 0x01)) == SpeOpKind::store);
+		CHECK(spe_op_kind(spe::op_type(2, 0x00)) == SpeOpKind::branch);
+		CHECK(spe_op_kind(spe::op_type(0, 0x02)) == SpeOpKind::other);	// FP
+	}
+	SECTION("as Prometheus histograms, per online CPU and operation type")
+	{
+		ExporterScrape s = mock_scrape();
+		t.interval = 1048576;
+		t.cpus[0];		// online, nothing sampled yet: zero series
+		t.cpus[2] = c;		// offline: no series
+		t.cpus.at(2).records = 99;
+		s.spe = t;
+		const auto f = families(s);
+		const MetricFamily* h = family(f, "amupmu_spe_latency_cycles");
+		REQUIRE(h != nullptr);
+		CHECK(h->type == MetricType::Histogram);
+		CHECK(h->metric.size() == 8);	// CPUs 0 and 1, four kinds each
+		const auto it = std::ranges::find_if(h->metric, [](const prometheus::ClientMetric& m) {
+			return m.label.size() == 2 && m.label[0].value == "1" && m.label[1].value == "load";
+		});
+		REQUIRE(it != h->metric.end());
+		CHECK(it->label[0].name == "cpu");
+		CHECK(it->label[1].name == "op");
+		CHECK(it->histogram.sample_count == 2);
+		CHECK(it->histogram.sample_sum == 26);
+		REQUIRE(it->histogram.bucket.size() == spe_latency_bounds.size() + 1);
+		CHECK(it->histogram.bucket[1].cumulative_count == 0);	// le 8
+		CHECK(it->histogram.bucket[2].upper_bound == 16);
+		CHECK(it->histogram.bucket[2].cumulative_count == 2);	// le 16
+		CHECK(std::isinf(it->histogram.bucket.back().upper_bound));
+		CHECK(it->histogram.bucket.back().cumulative_count == 2);
+		CHECK(value_of(f, "amupmu_spe_records_total", {{"cpu", "1"}}) == 7);
+		CHECK(value_of(f, "amupmu_spe_records_total", {{"cpu", "0"}}) == 0);
+		CHECK_FALSE(value_of(f, "amupmu_spe_records_total", {{"cpu", "2"}}));
+		CHECK(value_of(f, "amupmu_spe_lost_bytes_total", {{"cpu", "1"}}) == 0);
+		CHECK(value_of(f, "amupmu_spe_interval_operations", {{"kernel", "no"}}) == 1048576);
+
+		const std::string text = prometheus::TextSerializer{}.Serialize(f);
+		CHECK_THAT(text, Catch::Contains("# TYPE amupmu_spe_latency_cycles histogram"));
+		CHECK_THAT(text, Catch::Contains("amupmu_spe_latency_cycles_bucket{cpu=\"1\",op=\"other\",le=\"+Inf\"} 2"));
+		CHECK_THAT(text, Catch::Contains("amupmu_spe_latency_cycles_count{cpu=\"1\",op=\"store\"} 1"));
+		CHECK_THAT(text, Catch::Contains("amupmu_spe_latency_cycles_bucket{cpu=\"1\",op=\"load\",le=\"16\"} 2"));
+		const std::string om = OpenMetricsSerializer{}.Serialize(f);
+		CHECK_THAT(om, Catch::Contains("# TYPE amupmu_spe_latency_cycles histogram"));
+		CHECK_THAT(om, Catch::Contains("amupmu_spe_latency_cycles_bucket{cpu=\"1\",op=\"other\",le=\"+Inf\"} 2"));
+		CHECK_THAT(om, Catch::Contains("amupmu_spe_latency_cycles_sum{cpu=\"1\",op=\"other\"} 20000"));
+		CHECK_THAT(om, Catch::Contains("amupmu_spe_latency_cycles_bucket{cpu=\"1\",op=\"load\",le=\"16.0\"} 2"));
+	}
+	SECTION("spe = off, or no CPU with SPE: no SPE series")
+	{
+		CHECK(family(families(mock_scrape()), "amupmu_spe_latency_cycles") == nullptr);
+		ExporterScrape s = mock_scrape();
+		s.spe = SpeTotals{};
+		const auto f = families(s);
+		CHECK(family(f, "amupmu_spe_latency_cycles") == nullptr);
+		CHECK(family(f, "amupmu_spe_interval_operations") == nullptr);
 	}
 }
 
@@ -498,7 +662,7 @@ TEST_CASE("exporter OpenMetrics serialization", "[exporter]")
 				      "exposer_request_latencies_sum 1.5\n"
 				      "exposer_request_latencies_count 3\n"));
 	CHECK_THAT(t, Catch::Contains("# TYPE amupmu_spe_latency_cycles histogram\n"
-				      "amupmu_spe_latency_cycles_bucket{op=\"load\\nstore\",le=\"8\"} 1 1.5\n"
+				      "amupmu_spe_latency_cycles_bucket{op=\"load\\nstore\",le=\"8.0\"} 1 1.5\n"
 				      "amupmu_spe_latency_cycles_bucket{op=\"load\\nstore\",le=\"+Inf\"} 4 1.5\n"
 				      "amupmu_spe_latency_cycles_sum{op=\"load\\nstore\"} 100 1.5\n"
 				      "amupmu_spe_latency_cycles_count{op=\"load\\nstore\"} 4 1.5\n"));
