@@ -41,14 +41,16 @@ family's status. Runs until SIGINT or SIGTERM.
   amupmu_pmu_events_total{cpu,event}    the configured PMU events (raw),
     with _compensated_total where an erratum of the CPU applies and
     amupmu_pmu_{enabled,running}_seconds_total
+  amupmu_spe_latency_cycles{cpu,op}     with spe = on: histograms of the
+    sampled operations' total latency (load, store, branch, other)
   amupmu_netlink_events_{dropped,undelivered}_total, amupmu_sessions,
     amupmu_exporter_scrape_{duration_seconds,errors_total}, amupmu_up
 
 A CPU's series stop while it is offline and resume when it is back; all
 but amupmu_up stop while the module is not loaded. The device is opened
 for each scrape, so the module can be unloaded under a running exporter
-that counts no PMU events; a PMU session keeps it loaded, as any open
-session does. Reading the counters needs CAP_PERFMON (the systemd unit
+that counts no PMU events and serves no SPE histograms; its PMU or SPE
+session keeps it loaded, as any open session does. Reading the counters needs CAP_PERFMON (the systemd unit
 amupmu-exporter.service gives its user only that).
 
 Options:
@@ -65,7 +67,11 @@ Options:
                         compensate = yes   (the erratum-compensated values)
                         netlink = yes      (the driver's health)
                         threads = 2        (HTTP worker threads)
-                        spe = off          (SPE histograms: not served yet)
+                        spe = off          (SPE latency histograms: on
+                                 starts an SPE session on every CPU)
+                        spe_interval = 1048576  (operations a sample)
+                        spe_kernel = no    (the kernel's operations too)
+                        spe_buffer_pages = 16   (per CPU)
                       --listen overrides the file's listen
   -h, --help          show this help
 )";
