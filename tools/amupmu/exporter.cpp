@@ -638,7 +638,7 @@ void DriverSource::read_spe(const Info& info, ExporterScrape& out)
 		{
 			const std::lock_guard lock{spe_mutex_};
 			if (spe_)
-				stopped = spe_->drain_locked();
+				stopped = spe_->flush_locked();
 			out.spe = spe_totals_;
 		}
 		if (!stopped.empty()) {

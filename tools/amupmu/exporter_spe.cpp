@@ -4,8 +4,10 @@
 #include <amupmu/error.hpp>
 
 
+#include <poll.h>
+
 #include <algorithm>
-#include <chrono>
+#include <cerrno>
 #include <exception>
 #include <iterator>
 #include <utility>
@@ -74,31 +76,35 @@ SpeSampler::~SpeSampler()
 	if (thread_.joinable())
 		thread_.join();
 	try {
-		session_.disable();
 		const std::lock_guard lock{mutex_};
-		(void)drain_locked();
+		session_.disable();	// publishes the last records
+		drain_buffers_locked();
+		(void)add_status_locked();
 	} catch (const std::exception&) {
 		// the session closes anyway; what it held is lost with it
 	}
 }
 
-std::string SpeSampler::drain_locked()
+void SpeSampler::drain_buffers_locked()
 {
 	for (SpeBuffer& b : buffers_) {
 		const unsigned cpu = b.cpu();
 		try {
-			drained_ += b.consume([&](std::span<const std::byte> s) { add_spe_records(totals_, cpu, s); });
+			(void)b.consume([&](std::span<const std::byte> s) { add_spe_records(totals_, cpu, s); });
 		} catch (const Error&) {
 			// more than the buffer unread: the header is not what the
 			// driver wrote; what is there cannot be trusted
 			totals_.skipped_bytes += b.resync();
 		}
 	}
-	std::string why = failed_;
+}
+
+std::string SpeSampler::add_status_locked()
+{
+	std::string why;
 	for (const SpeCpuStatus& s : session_.read()) {
 		SpeCpuStatus& last = last_[s.cpu];
-		SpeCpuTotals& c = totals_.cpus[s.cpu];
-		c.lost_bytes += s.lost_bytes - last.lost_bytes;
+		totals_.cpus[s.cpu].lost_bytes += s.lost_bytes - last.lost_bytes;
 		last = s;
 		if ((s.state & spe_state::fault) != 0 && why.empty())
 			why = "a fault stopped profiling on CPU " + std::to_string(s.cpu) + " (PMBSR_EL1 " +
@@ -107,28 +113,44 @@ std::string SpeSampler::drain_locked()
 	return why;
 }
 
+std::string SpeSampler::flush_locked()
+{
+	if (!failed_.empty())
+		return failed_;
+	// the driver publishes a CPU's records at its buffer events and when
+	// profiling stops: stopped for the drain, so that the scrape has
+	// every record written before it
+	session_.disable();
+	drain_buffers_locked();
+	std::string why = add_status_locked();
+	if (why.empty())
+		session_.enable();
+	return why;
+}
+
 void SpeSampler::run(const std::stop_token& stop)
 {
-	using namespace std::chrono_literals;
-	std::unique_lock lock{mutex_, std::defer_lock};
 	try {
 		while (!stop.stop_requested()) {
-			// the driver wakes the file at a buffer's watermark (half of
-			// it); a second at most, to see the stop
-			const bool ready = SpeBuffer::wait(session_.fd(), 1000);
-			lock.lock();
-			const std::uint64_t before = drained_;
-			(void)drain_locked();
-			// readable but nothing to read: the device gone (EPOLLHUP)
-			// until the next scrape configures again; no spinning
-			// meanwhile
-			if (ready && drained_ == before)
-				(void)idle_.wait_for(lock, stop, 1s, [] { return false; });
-			lock.unlock();
+			// the driver wakes the file when a buffer holds its
+			// watermark (half of it); a second at most, to see the stop
+			pollfd p{.fd = session_.fd(), .events = POLLIN, .revents = 0};
+			const int r = ::poll(&p, 1, 1000);
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0)
+				throw_error("poll of the SPE session", errno);
+			const std::lock_guard lock{mutex_};
+			if ((p.revents & (POLLHUP | POLLERR | POLLNVAL)) != 0) {
+				// the SPE device is gone: configured again by a scrape
+				failed_ = "the SPE session's device is gone (POLLHUP)";
+				return;
+			}
+			if (r > 0)
+				drain_buffers_locked();
 		}
 	} catch (const std::exception& e) {
-		if (!lock.owns_lock())
-			lock.lock();
+		const std::lock_guard lock{mutex_};
 		failed_ = std::string{"the drain thread stopped: "} + e.what();
 	}
 }

@@ -3,7 +3,9 @@
 // amupmu exporter's SPE latency histograms (spe = on): a low-rate SPE
 // session of the exporter's on every online CPU with SPE, its records
 // decoded as they come (a thread woken at each buffer's watermark, and
-// every scrape) and counted per CPU and operation type by total latency
+// every scrape, which stops profiling for a moment so that the driver
+// publishes the last records) and counted per CPU and operation type by
+// total latency
 // (the Counter packet's cycles from dispatch to completion). The counts
 // are the exporter's own, kept across the sessions it opens (again after a
 // fault, or for a CPU that came online), so they only reset when the
@@ -17,7 +19,6 @@
 #include <amupmu/spe_session.hpp>
 
 #include <array>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -88,6 +89,11 @@ void add_spe_records(SpeTotals& t, unsigned cpu, std::span<const std::byte> byte
 /// buffers mapped, a thread draining them into the totals it was given
 /// (under their mutex) whenever one holds its watermark. Destruction stops
 /// the thread, drains the rest and closes the session.
+///
+/// Locking: mutex_ guards totals_, the buffers' consumption, last_ and
+/// failed_; the thread takes it after poll() returns, scrapes in
+/// flush_locked(). No other lock is taken under it; the ioctls under it
+/// (SPE_CTL, SPE_READ) take only the driver's own locks.
 class SpeSampler {
 public:
 	/// Throws what SpeSession::open() throws.
@@ -98,15 +104,20 @@ public:
 	SpeSampler(SpeSampler&&) = delete;
 	SpeSampler& operator=(SpeSampler&&) = delete;
 
-	/// Drains every buffer and adds the driver's counts; the caller holds
-	/// the totals' mutex. Empty, or why the session must be configured
-	/// again (a fault stopped profiling on a CPU, the drain thread failed).
-	[[nodiscard]] std::string drain_locked();
+	/// Stops profiling (which publishes every CPU's last records), drains
+	/// every buffer, adds the driver's counts and starts it again; the
+	/// caller holds the totals' mutex. Empty, or why the session must be
+	/// configured again (a fault stopped profiling on a CPU, the device
+	/// is gone, the drain thread failed), profiling then left stopped.
+	[[nodiscard]] std::string flush_locked();
 	/// The CPU set, ascending.
 	[[nodiscard]] std::span<const unsigned> cpus() const noexcept { return session_.cpus(); }
 
 private:
 	void run(const std::stop_token& stop);
+	void drain_buffers_locked();
+	/// Adds what the driver's counts grew by; why profiling stopped, if it did.
+	std::string add_status_locked();
 
 	SpeSession session_;
 	std::vector<SpeBuffer> buffers_{};
@@ -114,9 +125,7 @@ private:
 	std::map<unsigned, SpeCpuStatus> last_{};
 	SpeTotals& totals_;
 	std::mutex& mutex_;
-	std::uint64_t drained_ = 0;		///< bytes consumed; under mutex_
 	std::string failed_{};			///< under mutex_
-	std::condition_variable_any idle_{};	///< the thread's pause (stop wakes it)
 	std::jthread thread_{};			///< last: started when the rest is made
 };
 

@@ -114,6 +114,11 @@ for n in $SMPS; do
 	exporter="$exporter$sep\"smp$n\": $(sed -n 's/^BENCH-JSON //p' "$elog" | head -1)"
 	sep=", "
 done
+# the SPE histograms' cost: 2 vCPUs, CPU 1 busy, one record in 2^18 operations
+elog=$OUT/exporter-spe.log
+./tools/board/exporter-test.py --bench --spe -k "$K" -v mock -s 2 >"$elog" 2>&1 ||
+	{ cat "$elog" >&2; exit 1; }
+exporter="$exporter, \"spe_smp2\": $(sed -n 's/^BENCH-JSON //p' "$elog" | head -1)"
 cat >"$OUT/results.json" <<JSON
 {
   "kernel": "$(cat build/cache/kernels/$K/abi)",
@@ -128,7 +133,7 @@ cat >"$OUT/results.json" <<JSON
     "pmu_sample": "guest ns per overflow interrupt: CPU_CYCLES at EL0 on CPU 0 sampled every 100003 cycles over 20M instructions, (median sampled - median plain run) / samples, 11 runs",
     "amu_read": "median guest ns of one AMUPMU_AMU_READ of CPU 0 (4 group 0 + 2 group 1 counters and the time, read on the CPU) against one AMUPMU_PMU_READ of 4 PMU counters on CPU 0, 10000 reads each, same boot of the mock build (amupmu devicetree): QEMU hides the AMU, so the mock model computes each AMU register in a function call where hardware runs an mrs; the figure is the ioctl path around the reads, not the hardware's register cost; amu_read_model_min_ns: the same read with the model at its cheapest (active fixed, counters disabled: no idle-time lookup, no 128-bit divisions), what the read costs with little model arithmetic; amu_read_driver_path_ns: the same read with CPU 0's model frozen (amu_model frozen=1: each counter read a plain load of a held value), the driver's path around the eight register reads, which is what hardware would add its eight mrs to",
     "spe_report": "records per second through \`amupmu spe report -i FILE\` on CPU 0 (exec, reading the file, decoding every record, symbols, aggregation; median of 5 runs, guest time) of a recording of a pointer chase on CPU 0 (interval 1024, timestamps) made in the same boot by the mock SPE model (QEMU has no SPE): the records are the model's, the decoding and the report are the real code",
-    "exporter": "amupmu exporter in the guest (amupmu-dyn, the mock build: AMU, PMU events inst_retired and cpu_cycles on every CPU, the netlink dumps) scraped every second by Debian's Prometheus on the host for 30 s: cpu_ms_per_scrape, the exporter's utime + stime (10 ms ticks) over the scrapes; cpu_share_at_15s, that per 15 s; scrape_ms_median, its own amupmu_exporter_scrape_duration_seconds (reading the driver and building the metrics, not the HTTP and gzip); samples_per_scrape, what Prometheus stored per scrape; guest time under -icount",
+    "exporter": "amupmu exporter in the guest (amupmu-dyn, the mock build: AMU, PMU events inst_retired and cpu_cycles on every CPU, the netlink dumps) scraped every second by Debian's Prometheus on the host for 30 s: cpu_ms_per_scrape, the exporter's utime + stime (10 ms ticks) over the scrapes; cpu_share_at_15s, that per 15 s; scrape_ms_median, its own amupmu_exporter_scrape_duration_seconds (reading the driver and building the metrics, not the HTTP and gzip); samples_per_scrape, what Prometheus stored per scrape; guest time under -icount; spe_smp2: the same with spe = on (spe_interval 2^18) and CPU 1 busy at EL0 (the mock SPE model: 1e9 operations a second), spe_records_per_s decoded, cpu_ms_per_s and us_per_record the exporter's CPU time (its drain thread and scrapes) per second and per record",
     "spe_irq": "guest ns of the longest call of the SPE buffer interrupt handler (interrupts off all along) in a run with the largest buffer (4 MiB) and its watermark at 4 MiB, so that each buffer event ends a 4 MiB region; best of 3 runs (selftest amupmu_spe_buffer_test irq_o1, the mock model timing each call): the handler is O(1), the region's records are walked in process context"
   },
 $machines,
