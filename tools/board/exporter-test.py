@@ -417,9 +417,16 @@ class Test:
 
     def run_prod(self):
         self.control("insmod /amupmu.ko")
-        self.exporter_up("inst_retired:u,cpu_cycles:u")
+        # spe = on where QEMU has no SPE: said once, everything else served
+        self.exporter_up("inst_retired:u,cpu_cycles:u", "spe = on\\n")
         metric = 'amupmu_pmu_events_total{cpu="1",event="inst_retired:u"}'
         time.sleep(2)
+        rc, out = self.control("grep -c 'spe: no online CPU has SPE' /tmp/exporter.log")
+        spe_err = self.scalar('amupmu_exporter_scrape_errors_total{source="spe"}')
+        hist = self.query('amupmu_spe_latency_cycles_count')
+        self.result(out.strip().endswith("1") and spe_err == 0 and not hist,
+                    "spe = on without SPE (QEMU): the log says so once, no SPE series, no scrape error",
+                    f"log lines {out.strip()}, scrape errors (spe) {spe_err}, histograms {hist}")
         t0 = time.time()
         rc, out = self.control("amupmu stat -C 1 -e inst_retired:u -x , -- taskset 2 amupmu-workload loop 100000000")
         time.sleep(3)
