@@ -17,7 +17,11 @@
  * later parts of a dump run in whoever reads the socket, and use what the
  * start decided. The CPU group (hotplug, ownership) and the per-CPU session
  * counts of CPU_GET are open to every user, as AMUPMU_INFO's free counters
- * are: they name no process, event or filter.
+ * are: they name no process, event or filter. CPU_GET's LOST_TOTAL and
+ * THROTTLED_TOTAL (every session's lost samples and throttles on the CPU)
+ * describe what other users' sessions sample: they are in the reply only
+ * for a caller with CAP_PERFMON, decided in the same way (a do in its
+ * context, a dump in its start callback).
  *
  * Events: the driver's files call the amupmu_nl_*() emitters from any
  * context; an emitter only copies the event into a fixed queue
@@ -596,6 +600,16 @@ static int amupmu_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
+/*
+ * CAP_PERFMON (or CAP_SYS_ADMIN) of the request's socket opener and of
+ * the sending process, in the initial user namespace (perfmon_capable()).
+ * In the sender's context: a doit, or a dump's start callback.
+ */
+static bool amupmu_nl_perfmon(const struct sk_buff *skb)
+{
+	return netlink_capable(skb, CAP_PERFMON) || netlink_capable(skb, CAP_SYS_ADMIN);
+}
+
 /* Sessions of each kind whose CPU set has @cpu. */
 static void amupmu_nl_cpu_sessions(unsigned int cpu, u32 *pmu, u32 *spe)
 {
@@ -615,12 +629,17 @@ static void amupmu_nl_cpu_sessions(unsigned int cpu, u32 *pmu, u32 *spe)
 	mutex_unlock(&amupmu_nl_sess_lock);
 }
 
+/*
+ * One CPU_GET reply; @perfmon: the caller has CAP_PERFMON (amupmu_nl_perfmon())
+ * and gets the CPU's totals of every session too.
+ */
 static int amupmu_nl_fill_cpu(struct sk_buff *skb, u32 portid, u32 seq, int flags,
-			      unsigned int cpu, struct netlink_callback *cb)
+			      unsigned int cpu, struct netlink_callback *cb, bool perfmon)
 {
 	u64 features = amupmu_features();
 	struct amupmu_cpu_info ci;
 	u32 pmu_sess, spe_sess;
+	u64 lost, throttled;
 	void *hdr;
 
 	hdr = genlmsg_put(skb, portid, seq, &amupmu_nl_family, flags, AMUPMU_NL_CMD_CPU_GET);
@@ -645,12 +664,21 @@ static int amupmu_nl_fill_cpu(struct sk_buff *skb, u32 portid, u32 seq, int flag
 	    nla_put_u32(skb, AMUPMU_NL_A_PMU_OWNER, amupmu_pmu_owner(features)) ||
 	    nla_put_u32(skb, AMUPMU_NL_A_SPE_OWNER, amupmu_spe_owner()) ||
 	    nla_put_u32(skb, AMUPMU_NL_A_PMU_SESSIONS, pmu_sess) ||
-	    nla_put_u32(skb, AMUPMU_NL_A_SPE_SESSIONS, spe_sess)) {
-		genlmsg_cancel(skb, hdr);
-		return -EMSGSIZE;
+	    nla_put_u32(skb, AMUPMU_NL_A_SPE_SESSIONS, spe_sess))
+		goto cancel;
+	if (perfmon) {
+		amupmu_pmu_totals(cpu, &lost, &throttled);
+		if (nla_put_u64_64bit(skb, AMUPMU_NL_A_LOST_TOTAL, lost, AMUPMU_NL_A_PAD) ||
+		    nla_put_u64_64bit(skb, AMUPMU_NL_A_THROTTLED_TOTAL, throttled,
+				      AMUPMU_NL_A_PAD))
+			goto cancel;
 	}
 	genlmsg_end(skb, hdr);
 	return 0;
+
+cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
 }
 
 static int amupmu_nl_cpu_get(struct sk_buff *skb, struct genl_info *info)
@@ -670,7 +698,8 @@ static int amupmu_nl_cpu_get(struct sk_buff *skb, struct genl_info *info)
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	ret = amupmu_nl_fill_cpu(msg, info->snd_portid, info->snd_seq, 0, cpu, NULL);
+	ret = amupmu_nl_fill_cpu(msg, info->snd_portid, info->snd_seq, 0, cpu, NULL,
+				 amupmu_nl_perfmon(skb));
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -678,7 +707,17 @@ static int amupmu_nl_cpu_get(struct sk_buff *skb, struct genl_info *info)
 	return genlmsg_reply(msg, info);
 }
 
-/* cb->args[0]: the next CPU number */
+/*
+ * The CPU_GET dump's start, in the sender's context: cb->args[1] says
+ * whether it gets the totals (CAP_PERFMON), decided once.
+ */
+static int amupmu_nl_cpu_dump_start(struct netlink_callback *cb)
+{
+	cb->args[1] = amupmu_nl_perfmon(cb->skb);
+	return 0;
+}
+
+/* cb->args[0]: the next CPU number; args[1]: see amupmu_nl_cpu_dump_start() */
 static int amupmu_nl_cpu_dump(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	unsigned int cpu;
@@ -688,7 +727,7 @@ static int amupmu_nl_cpu_dump(struct sk_buff *skb, struct netlink_callback *cb)
 		if (!cpu_possible(cpu))
 			continue;
 		if (amupmu_nl_fill_cpu(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-				       NLM_F_MULTI, cpu, cb))
+				       NLM_F_MULTI, cpu, cb, cb->args[1]))
 			break;
 	}
 	cb->args[0] = cpu;
@@ -736,16 +775,6 @@ static int amupmu_nl_fill_session(struct sk_buff *skb, struct netlink_callback *
 cancel:
 	genlmsg_cancel(skb, hdr);
 	return -EMSGSIZE;
-}
-
-/*
- * CAP_PERFMON (or CAP_SYS_ADMIN) of the request's socket opener and of
- * the sending process, in the initial user namespace (perfmon_capable()).
- * In the sender's context: a doit, or a dump's start callback.
- */
-static bool amupmu_nl_perfmon(const struct sk_buff *skb)
-{
-	return netlink_capable(skb, CAP_PERFMON) || netlink_capable(skb, CAP_SYS_ADMIN);
 }
 
 /* SESSION_GET dump, cb->args[1]: what the caller may see */
@@ -881,6 +910,7 @@ static const struct genl_ops amupmu_nl_ops[] = {
 	{
 		.cmd = AMUPMU_NL_CMD_CPU_GET,
 		.doit = amupmu_nl_cpu_get,
+		.start = amupmu_nl_cpu_dump_start,
 		.dumpit = amupmu_nl_cpu_dump,
 		.policy = amupmu_nl_cpu_policy,
 		.maxattr = ARRAY_SIZE(amupmu_nl_cpu_policy) - 1,

@@ -232,12 +232,8 @@ static void amupmu_perf_overflow(struct perf_event *ev, struct perf_sample_data 
 
 	if (in_nmi() || !pc->counting)
 		return;
-	if (READ_ONCE(ev->hw.interrupts) == AMUPMU_PERF_THROTTLED) {
-		struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
-
-		sc->throttled++;
-		amupmu_nl_throttle(s->nl.id, pc->cpu, sc->throttled);
-	}
+	if (READ_ONCE(ev->hw.interrupts) == AMUPMU_PERF_THROTTLED)
+		amupmu_sess_throttled(s, pc->cpu);
 	for (e = 0; e < s->nr_events && pc->ev[e] != ev; e++)
 		;
 	if (e == s->nr_events)

@@ -355,8 +355,44 @@ void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int
 			irq_work_queue(&s->wake);
 	} else {
 		sc->lost++;
+		local64_inc(&amupmu_pc(cpu)->lost_total);
 		amupmu_nl_ring_lost(s->nl.id, cpu, sc->lost);
 	}
+}
+
+/**
+ * amupmu_sess_throttled() - count a throttle of the session's sample interrupts
+ * @s: the session
+ * @cpu: this CPU
+ *
+ * The session's count on @cpu (READ's throttled), the CPU's total over
+ * every session, and a THROTTLE netlink event. In the sample interrupt of
+ * either mode, on @cpu, with the session's state of that CPU locked as for
+ * amupmu_sess_sample().
+ */
+void amupmu_sess_throttled(struct amupmu_session *s, unsigned int cpu)
+{
+	struct amupmu_sess_cpu *sc = amupmu_sc(s, cpu);
+
+	sc->throttled++;
+	local64_inc(&amupmu_pc(cpu)->throttled_total);
+	amupmu_nl_throttle(s->nl.id, cpu, sc->throttled);
+}
+
+/**
+ * amupmu_pmu_totals() - a CPU's lost samples and throttles since load
+ * @cpu: a possible CPU
+ * @lost: out: sample records lost on @cpu by every session's ring
+ * @throttled: out: throttles of every session's sample interrupts on @cpu
+ *
+ * Any context; takes no lock (amupmu_pmu_cpu.lost_total has the rule).
+ */
+void amupmu_pmu_totals(unsigned int cpu, u64 *lost, u64 *throttled)
+{
+	struct amupmu_pmu_cpu *pc = amupmu_pc(cpu);
+
+	*lost = local64_read(&pc->lost_total);
+	*throttled = local64_read(&pc->throttled_total);
 }
 
 /*
@@ -405,8 +441,7 @@ static void amupmu_pmu_throttle(struct amupmu_pmu_cpu *pc)
 		if (sc->throttle_seq == pc->throttle_seq)
 			continue;
 		sc->throttle_seq = pc->throttle_seq;
-		sc->throttled++;
-		amupmu_nl_throttle(s->nl.id, pc->cpu, sc->throttled);
+		amupmu_sess_throttled(s, pc->cpu);
 	}
 	/*
 	 * A tick from the first throttle, not from the last: restarting a

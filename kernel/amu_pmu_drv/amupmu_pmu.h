@@ -49,6 +49,10 @@ u32 amupmu_pmu_cpu_counters(unsigned int cpu, struct amupmu_pmu_counter_view *cn
 /* amupmu_pmu.c: a sample of event @ev on this CPU with the group's @values (IRQ context) */
 void amupmu_sess_sample(struct amupmu_session *s, unsigned int cpu, unsigned int ev,
 			struct pt_regs *regs, const u64 *values);
+/* amupmu_pmu.c: the session's sample interrupts on this CPU were throttled (IRQ context) */
+void amupmu_sess_throttled(struct amupmu_session *s, unsigned int cpu);
+/* amupmu_pmu.c: @cpu's lost samples and throttles over every session since load */
+void amupmu_pmu_totals(unsigned int cpu, u64 *lost, u64 *throttled);
 
 /* amupmu_perf.c: shared mode (counting through perf core) */
 extern const struct amupmu_unit_ops amupmu_perf_unit;

@@ -3,7 +3,9 @@
  * amupmu: PMUv3 exclusive mode's per-CPU state, private to the PMU unit:
  * amupmu_pmu.c (the PMU's registers, interrupt and power management) keeps
  * it, amupmu_pmu_cmd.c (the PMU commands of a session) allocates counters
- * in it and reads them. What both use on the read and interrupt paths is
+ * in it and reads them. It also holds the CPU's totals of lost samples and
+ * throttles of both modes (amupmu_sess_lost(), amupmu_sess_throttled(),
+ * amupmu_pmu_totals()). What both use on the read and interrupt paths is
  * here as inline functions, so that those paths keep no calls.
  *
  * Locking, outermost first:
@@ -40,6 +42,7 @@
 #include <linux/percpu.h>
 #include <linux/rwsem.h>
 #include <linux/spinlock.h>
+#include <asm/local64.h>
 #include <asm/sysreg.h>
 
 #include "amupmu.h"
@@ -107,7 +110,20 @@ static_assert((sizeof(struct amupmu_pmu_counter) & (sizeof(struct amupmu_pmu_cou
  *	@throttled counters (runs in hard interrupt context, on the CPU
  *	unless it went offline meanwhile)
  * @nr_counters: PMCR_EL0.N
+ * @lost_total: sample records lost on the CPU because a session's ring
+ *	was full, over every session of either mode since the module loaded
+ *	(each amupmu_sess_cpu.lost increment adds one)
+ * @throttled_total: throttles of a session's sample interrupts on the
+ *	CPU, idem (each amupmu_sess_cpu.throttled increment adds one)
  * @cnt: the counters
+ *
+ * @lost_total and @throttled_total are not under @lock (shared mode does
+ * not take it): only their CPU adds to them, in its sample interrupt
+ * (exclusive mode's handler, or perf core's overflow handler in shared
+ * mode; a hard interrupt, never an NMI: the shared handler returns at once
+ * in one), with local64_inc(); any CPU reads them with local64_read().
+ * Nothing resets them: not hotplug, CPU PM, amupmu_pmu_release() or a
+ * session's RESET; they start at 0 when the module loads (alloc_percpu()).
  */
 struct amupmu_pmu_cpu {
 	raw_spinlock_t lock;
@@ -123,6 +139,8 @@ struct amupmu_pmu_cpu {
 	u64 throttle_seq;
 	struct hrtimer unthrottle;
 	unsigned int nr_counters;
+	local64_t lost_total;
+	local64_t throttled_total;
 	struct amupmu_pmu_counter cnt[AMUPMU_PMU_MAX_EVENTS];
 };
 

@@ -5,7 +5,8 @@
  * CPU and session requests against AMUPMU_INFO, strict validation with
  * extended ACKs, subscriptions and their privilege, hotplug events in
  * order without sequence gaps, a listener that never reads (ENOBUFS, the
- * kernel counts it), and the module unloaded under a subscriber.
+ * kernel counts it), and the module unloaded under a subscriber; who gets
+ * CPU_GET's totals of every session (CAP_PERFMON only).
  */
 #define _GNU_SOURCE
 #include <poll.h>
@@ -914,6 +915,117 @@ TEST_F(nl, privilege)
 		EXPECT_EQ(rows[i].want, ret) {
 			TH_LOG("%s, groups 0x%x: %s, want %s", rows[i].who, rows[i].groups,
 			       amupmu_errstr(ret), amupmu_errstr(rows[i].want));
+		}
+	}
+}
+
+/*
+ * CPU_GET's LOST_TOTAL and THROTTLED_TOTAL (ABI 2.5) describe every user's
+ * sampling: only a caller with CAP_PERFMON (or CAP_SYS_ADMIN) of both the
+ * socket's opener and the sender gets them (netlink_capable()). Every other
+ * reply is root's without the two attributes, byte for byte, in a do and
+ * in a dump (whose start decides). The totals' values:
+ * amupmu_totals_test.
+ */
+struct totals_arg {
+	bool dump;
+	int inherited_fd;		/* >= 0: a socket root opened, used after the drop */
+	__u16 family;
+	const struct nl_cpu_reply *ref;	/* root's reply */
+};
+
+/*
+ * In a child with fewer privileges: CPU_GET of CPU 0 (do or dump). 0 when
+ * the reply has neither total and its other attributes are root's, byte
+ * for byte; -EPERM when a total is there; -EBADMSG when the rest differs.
+ */
+static int totals_cpu_get(void *arg)
+{
+	const struct totals_arg *a = arg;
+	struct nl_cpu_reply r;
+	struct nl nl;
+	int ret;
+
+	if (a->inherited_fd >= 0) {
+		memset(&nl, 0, sizeof(nl));
+		nl.fd = a->inherited_fd;
+		nl.family = a->family;
+		nl.seq = 1000;
+	} else {
+		ret = nl_ready(&nl);
+		if (ret)
+			return ret;
+	}
+	ret = nl_cpu_get(&nl, 0, a->dump, &r);
+	if (a->inherited_fd < 0)
+		close(nl.fd);
+	if (ret)
+		return ret == -EPERM || ret == -EBADMSG ? -EIO : ret;
+	if (r.has_lost || r.has_throttled)
+		return -EPERM;
+	if (r.alen != a->ref->alen || memcmp(r.attrs, a->ref->attrs, r.alen))
+		return -EBADMSG;
+	return 0;
+}
+
+struct totals_row {
+	const char *who;
+	uid_t uid;
+	__u64 caps;
+	bool inherited;		/* the fixture's socket (root's), used after the drop */
+	int want;		/* 0: root's reply without the totals; -EPERM: the totals */
+};
+
+TEST_F(nl, cpu_totals_privilege)
+{
+	const __u64 perfmon = 1ULL << CAP_PERFMON, sysadmin = 1ULL << CAP_SYS_ADMIN;
+	const struct totals_row rows[] = {
+		{ "nobody", AMUPMU_NOBODY, 0, false, 0 },
+		{ "root without capabilities", 0, 0, false, 0 },
+		{ "nobody with CAP_NET_ADMIN", AMUPMU_NOBODY, 1ULL << CAP_NET_ADMIN, false, 0 },
+		{ "root's socket used by nobody", AMUPMU_NOBODY, 0, true, 0 },
+		{ "root's socket used by nobody with CAP_PERFMON", AMUPMU_NOBODY, perfmon, true,
+		  -EPERM },
+		{ "nobody with CAP_PERFMON", AMUPMU_NOBODY, perfmon, false, -EPERM },
+		{ "nobody with CAP_SYS_ADMIN", AMUPMU_NOBODY, sysadmin, false, -EPERM },
+	};
+	struct nl_cpu_reply ref;
+	unsigned int i, d;
+	int ret;
+
+	AMUPMU_SKIPPED_IN_SETUP(self->fd);
+	if (geteuid())
+		SKIP(return, "not root: cannot drop to the rows' credentials");
+	for (d = 0; d < 2; d++) {
+		/* root's reply: the totals there, what comes before them the reference */
+		ret = nl_cpu_get(&self->nl, 0, d, &ref);
+		ASSERT_EQ(0, ret) {
+			TH_LOG("CPU_GET %s of CPU 0 as root: %s", d ? "dump" : "do",
+			       amupmu_errstr(ret));
+		}
+		ASSERT_TRUE(ref.has_lost && ref.has_throttled) {
+			TH_LOG("CPU_GET %s of CPU 0 as root: LOST_TOTAL %s, THROTTLED_TOTAL %s",
+			       d ? "dump" : "do", ref.has_lost ? "there" : "missing",
+			       ref.has_throttled ? "there" : "missing");
+		}
+		for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+			struct totals_arg a = {
+				.dump = d,
+				.inherited_fd = rows[i].inherited ? self->nl.fd : -1,
+				.family = self->nl.family,
+				.ref = &ref,
+			};
+
+			ret = amupmu_run_as(rows[i].uid, AMUPMU_NOBODY, rows[i].caps,
+					    totals_cpu_get, &a);
+			EXPECT_EQ(rows[i].want, ret) {
+				TH_LOG("CPU_GET %s as %s: %s, want %s", d ? "dump" : "do",
+				       rows[i].who,
+				       ret == -EPERM ? "the totals are in the reply" :
+				       ret == -EBADMSG ? "the reply differs from root's" :
+				       amupmu_errstr(ret),
+				       rows[i].want ? "the totals" : "root's reply without them");
+			}
 		}
 	}
 }

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -323,6 +324,92 @@ static inline int nl_event(struct nl *nl, struct nl_msg *m, char *buf, size_t si
 		return -EBADMSG;
 	parse_attrs(m, (struct nlmsghdr *)buf);
 	return 0;
+}
+
+/* What one CPU_GET reply carries: its attributes' bytes, the totals. */
+struct nl_cpu_reply {
+	unsigned int n;		/* replies seen for the CPU */
+	__u32 cpu;
+	char attrs[2048];	/* the attributes before the totals, as sent */
+	size_t alen;
+	bool has_lost, has_throttled;
+	__u64 lost, throttled;
+	bool bad;		/* a total not a u64 */
+};
+
+static inline void nl_cpu_reply_cb(const struct nlmsghdr *h, void *arg)
+{
+	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN;
+	const char *end = (const char *)h + h->nlmsg_len;
+	struct nl_cpu_reply *r = arg;
+	const char *first_total = NULL;
+	struct nl_msg m;
+
+	parse_attrs(&m, h);
+	if (m.cmd != AMUPMU_NL_CMD_CPU_GET || !m.a[AMUPMU_NL_A_CPU] ||
+	    attr_u32(m.a[AMUPMU_NL_A_CPU]) != r->cpu)
+		return;
+	r->n++;
+	r->has_lost = m.a[AMUPMU_NL_A_LOST_TOTAL];
+	r->has_throttled = m.a[AMUPMU_NL_A_THROTTLED_TOTAL];
+	if (r->has_lost) {
+		r->bad |= m.a[AMUPMU_NL_A_LOST_TOTAL]->nla_len != NLA_HDRLEN + 8;
+		r->lost = attr_u64(m.a[AMUPMU_NL_A_LOST_TOTAL]);
+		first_total = (const char *)m.a[AMUPMU_NL_A_LOST_TOTAL];
+	}
+	if (r->has_throttled) {
+		r->bad |= m.a[AMUPMU_NL_A_THROTTLED_TOTAL]->nla_len != NLA_HDRLEN + 8;
+		r->throttled = attr_u64(m.a[AMUPMU_NL_A_THROTTLED_TOTAL]);
+		if (!first_total || (const char *)m.a[AMUPMU_NL_A_THROTTLED_TOTAL] < first_total)
+			first_total = (const char *)m.a[AMUPMU_NL_A_THROTTLED_TOTAL];
+	}
+	/* the attributes before the totals (no PAD on arm64: 64-bit aligned is not needed) */
+	if (first_total)
+		end = first_total;
+	r->alen = end - p;
+	if (r->alen > sizeof(r->attrs)) {
+		r->bad = true;
+		r->alen = 0;
+	}
+	memcpy(r->attrs, p, r->alen);
+}
+
+/*
+ * CPU_GET of @cpu on @nl: a do, or with @dump the dump's message of @cpu.
+ * -ENOMSG without one, -EBADMSG when a total is not a u64.
+ */
+static inline int nl_cpu_get(struct nl *nl, __u32 cpu, bool dump, struct nl_cpu_reply *r)
+{
+	char attrs[16];
+	char *end = put_attr(attrs, AMUPMU_NL_A_CPU, &cpu, sizeof(cpu));
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	r->cpu = cpu;
+	if (dump)
+		ret = nl_request(nl, AMUPMU_NL_CMD_CPU_GET, NLM_F_DUMP, NULL, 0, NULL,
+				 nl_cpu_reply_cb, r);
+	else
+		ret = nl_request(nl, AMUPMU_NL_CMD_CPU_GET, 0, attrs, end - attrs, NULL,
+				 nl_cpu_reply_cb, r);
+	if (!ret && r->n != 1)
+		ret = -ENOMSG;
+	if (!ret && r->bad)
+		ret = -EBADMSG;
+	return ret;
+}
+
+/* A socket of its own on @nl, the family resolved. */
+static inline int nl_ready(struct nl *nl)
+{
+	int ret = nl_open(nl);
+
+	if (ret)
+		return ret;
+	ret = nl_resolve(nl);
+	if (ret)
+		close(nl->fd);
+	return ret;
 }
 
 #endif /* AMUPMU_NL_H */

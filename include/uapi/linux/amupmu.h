@@ -49,9 +49,10 @@
  * 2.1: the AMU (AMUPMU_AMU_READ, the AMU fields of INFO); 2.2: SPE sessions, spe_owner;
  * 2.3: PMU shared mode (AMUPMU_FEAT_PMU_SHARED, AMUPMU_READ_SHARED/EVICTED,
  * AMUPMU_PMU_CONFIG_MULTIPLEX, AMUPMU_PMU_READ_TIMES);
- * 2.4: sample interrupts throttled in both modes, amupmu_pmu_read.throttled
+ * 2.4: sample interrupts throttled in both modes, amupmu_pmu_read.throttled;
+ * 2.5: netlink CPU_GET's AMUPMU_NL_A_LOST_TOTAL and AMUPMU_NL_A_THROTTLED_TOTAL
  */
-#define AMUPMU_ABI_MINOR	4
+#define AMUPMU_ABI_MINOR	5
 
 /* Largest struct size any command accepts (larger: E2BIG). */
 #define AMUPMU_SIZE_MAX		4096

@@ -138,6 +138,15 @@ enum amupmu_nl_spe_event {
  * @AMUPMU_NL_A_PMSIRR: u64, PMSIRR_EL1 of an SPE session
  * @AMUPMU_NL_A_THROTTLED: u64, times the session's sample interrupts were
  *	throttled on the CPU so far (as amupmu_pmu_read.throttled)
+ * @AMUPMU_NL_A_LOST_TOTAL: u64, sample records lost on the CPU because a
+ *	session's ring was full, summed over every session of every user
+ *	since the module loaded (each session's amupmu_pmu_read.lost on the
+ *	CPU adds to it, a RESET of the session does not take it back);
+ *	unchanged by CPU hotplug (ABI 2.5). CPU_GET, CAP_PERFMON only.
+ * @AMUPMU_NL_A_THROTTLED_TOTAL: u64, throttles of a session's sample
+ *	interrupts on the CPU, idem (each session's
+ *	amupmu_pmu_read.throttled on the CPU adds to it; ABI 2.5). CPU_GET,
+ *	CAP_PERFMON only.
  */
 enum amupmu_nl_attrs {
 	AMUPMU_NL_A_UNSPEC,
@@ -182,6 +191,8 @@ enum amupmu_nl_attrs {
 	AMUPMU_NL_A_PMSFCR,
 	AMUPMU_NL_A_PMSIRR,
 	AMUPMU_NL_A_THROTTLED,
+	AMUPMU_NL_A_LOST_TOTAL,
+	AMUPMU_NL_A_THROTTLED_TOTAL,
 
 	/* private: */
 	__AMUPMU_NL_A_MAX,
@@ -212,7 +223,11 @@ enum amupmu_nl_event_attrs {
  *	SUBSCRIBERS). Takes no attribute. Open to every user.
  * @AMUPMU_NL_CMD_CPU_GET: do (AMUPMU_NL_A_CPU required) or dump (every
  *	possible CPU): the CPU's INFO entry summary, owners and session
- *	counts. Open to every user. ENODEV for a CPU number that is not
+ *	counts. Open to every user. A caller with CAP_PERFMON (or
+ *	CAP_SYS_ADMIN; checked as for SESSION_GET, a dump when it starts)
+ *	also gets LOST_TOTAL and THROTTLED_TOTAL, every session's lost
+ *	samples and throttles on the CPU; any other caller does not (they
+ *	describe other users' sampling). ENODEV for a CPU number that is not
  *	possible.
  * @AMUPMU_NL_CMD_SESSION_GET: dump: the sessions (SESSION_ID,
  *	SESSION_KIND, PID, CPUS, then EVENT nests or PMSFCR/PMSIRR); pids are

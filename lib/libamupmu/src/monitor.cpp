@@ -215,9 +215,9 @@ constexpr std::array<const char*, __AMUPMU_NL_A_MAX> attr_names = {
 	"PMU_OWNER", "SPE_OWNER", "PMU_SESSIONS", "SPE_SESSIONS", "FEATURES", "NR_CPUS", "GENERATION",
 	"EVENTS_DROPPED", "EVENTS_UNDELIVERED", "SUBSCRIBERS", "GROUPS", "SESSION_ID", "SESSION_KIND",
 	"PID", "CPUS", "EVENT", "UNIT", "OWNER", "KNOB", "OLD", "NEW", "LOST", "SPE_EVENT", "PMBSR",
-	"PMSFCR", "PMSIRR", "THROTTLED",
+	"PMSFCR", "PMSIRR", "THROTTLED", "LOST_TOTAL", "THROTTLED_TOTAL",
 };
-static_assert(attr_names[AMUPMU_NL_A_THROTTLED] == std::string_view{"THROTTLED"});
+static_assert(attr_names[AMUPMU_NL_A_THROTTLED_TOTAL] == std::string_view{"THROTTLED_TOTAL"});
 static_assert(attr_names.back() != nullptr, "every attribute has its name");
 
 constexpr std::array<const char*, __AMUPMU_NL_CMD_MAX> cmd_names = {
@@ -265,6 +265,8 @@ constexpr int attr_size(int type)
 	case AMUPMU_NL_A_PMSFCR:
 	case AMUPMU_NL_A_PMSIRR:
 	case AMUPMU_NL_A_THROTTLED:
+	case AMUPMU_NL_A_LOST_TOTAL:
+	case AMUPMU_NL_A_THROTTLED_TOTAL:
 		return 8;
 	case AMUPMU_NL_A_KNOB:
 		return size_string;
@@ -382,6 +384,11 @@ public:
 	{
 		const nlattr* a = find(type);
 		return a ? nla_get_u64(a) : def;
+	}
+	[[nodiscard]] std::optional<std::uint64_t> u64_opt(int type) const
+	{
+		const nlattr* a = find(type);
+		return a ? std::optional<std::uint64_t>{nla_get_u64(a)} : std::nullopt;
 	}
 
 	/// Every attribute of the message, in order (the multi-attribute EVENT).
@@ -537,10 +544,10 @@ MonitorStatus parse_monitor_status(std::span<const std::byte> message)
 	};
 }
 
-MonitorCpu parse_monitor_cpu(std::span<const std::byte> message)
+namespace {
+
+MonitorCpu cpu_of(const Parsed& p)
 {
-	Parsed p{message};
-	expect_cmd(p, AMUPMU_NL_CMD_CPU_GET);
 	return MonitorCpu{
 		.cpu = p.u32(AMUPMU_NL_A_CPU),
 		.flags = p.u32(AMUPMU_NL_A_CPU_FLAGS),
@@ -557,6 +564,26 @@ MonitorCpu parse_monitor_cpu(std::span<const std::byte> message)
 		.spe_owner = static_cast<SpeOwner>(p.u32(AMUPMU_NL_A_SPE_OWNER)),
 		.pmu_sessions = p.u32(AMUPMU_NL_A_PMU_SESSIONS),
 		.spe_sessions = p.u32(AMUPMU_NL_A_SPE_SESSIONS),
+	};
+}
+
+} // namespace
+
+MonitorCpu parse_monitor_cpu(std::span<const std::byte> message)
+{
+	Parsed p{message};
+	expect_cmd(p, AMUPMU_NL_CMD_CPU_GET);
+	return cpu_of(p);
+}
+
+MonitorCpuTotals parse_monitor_cpu_totals(std::span<const std::byte> message)
+{
+	Parsed p{message};
+	expect_cmd(p, AMUPMU_NL_CMD_CPU_GET);
+	return MonitorCpuTotals{
+		.info = cpu_of(p),
+		.lost_total = p.u64_opt(AMUPMU_NL_A_LOST_TOTAL),
+		.throttled_total = p.u64_opt(AMUPMU_NL_A_THROTTLED_TOTAL),
 	};
 }
 
@@ -1120,12 +1147,22 @@ MonitorStatus Monitor::status()
 
 MonitorCpu Monitor::cpu(std::uint32_t cpu)
 {
-	std::optional<MonitorCpu> out;
+	return cpu_totals(cpu).info;
+}
+
+std::vector<MonitorCpu> Monitor::cpus()
+{
+	return impl_->dump<MonitorCpu>(AMUPMU_NL_CMD_CPU_GET, parse_monitor_cpu);
+}
+
+MonitorCpuTotals Monitor::cpu_totals(std::uint32_t cpu)
+{
+	std::optional<MonitorCpuTotals> out;
 	impl_->transact(
 		AMUPMU_NL_CMD_CPU_GET, NLM_F_ACK,
 		[&](nl_msg* msg) {
 			const nlmsghdr* h = nlmsg_hdr(msg);
-			out = parse_monitor_cpu(
+			out = parse_monitor_cpu_totals(
 				{reinterpret_cast<const std::byte*>(h), static_cast<std::size_t>(h->nlmsg_len)});
 		},
 		[&](nl_msg* m) {
@@ -1137,9 +1174,9 @@ MonitorCpu Monitor::cpu(std::uint32_t cpu)
 	return *out;
 }
 
-std::vector<MonitorCpu> Monitor::cpus()
+std::vector<MonitorCpuTotals> Monitor::cpus_totals()
 {
-	return impl_->dump<MonitorCpu>(AMUPMU_NL_CMD_CPU_GET, parse_monitor_cpu);
+	return impl_->dump<MonitorCpuTotals>(AMUPMU_NL_CMD_CPU_GET, parse_monitor_cpu_totals);
 }
 
 std::vector<MonitorSession> Monitor::sessions()

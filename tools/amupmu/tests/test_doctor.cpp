@@ -51,7 +51,7 @@ public:
 		put(at("sys/module/amupmu/version"), "0.1.0\n");
 		put(at("sys/module/amupmu/parameters/pmu_shared"), "Y\n");
 		put(at("sys/module/amupmu/parameters/amu"), "Y\n");
-		put(drv("abi_version"), "2.4\n");
+		put(drv("abi_version"), "2.5\n");
 		put(drv("features"), "pmu pmu_shared\n");
 		put(drv("pmu_owner"), "kernel\n");
 		put(drv("backend"), "hardware\n");

@@ -375,7 +375,7 @@ TEST_CASE("exporter AMU counters per CPU, info and driver metrics", "[exporter]"
 			{"amu_version", "2"},
 			{"pmu_version", "6"},
 			{"errata", "AMUPMU-X2-EXC_UNDEF,AMUPMU-X2-MCQ"}}) == 1);
-	CHECK(value_of(f, "amupmu_driver_info", {{"backend", "mock"}, {"abi_version", "2.4"}}) == 1);
+	CHECK(value_of(f, "amupmu_driver_info", {{"backend", "mock"}, {"abi_version", "2.5"}}) == 1);
 	// no PMU events configured, no netlink read: no such series
 	CHECK_FALSE(family(f, "amupmu_pmu_events_total"));
 	CHECK_FALSE(family(f, "amupmu_sessions"));

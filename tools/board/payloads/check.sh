@@ -22,12 +22,15 @@ board_backend
 # mock model on mock builds, EOPNOTSUPP on production builds); the generic
 # netlink family (issue 15: dumps, validation, hotplug events, privilege,
 # unload with a subscriber attached); shared mode's multiplexed groups and
-# per-event times (issue 16; skipped in exclusive mode but the refusals)
+# per-event times (issue 16; skipped in exclusive mode but the refusals);
+# netlink CPU_GET's per-CPU totals of lost samples and throttles (ABI 2.5:
+# exact, across hotplug, CAP_PERFMON only)
 for t in amupmu_info_test amupmu_caps_test amupmu_abi_test amupmu_sysfs_test amupmu_priv_test \
 	amupmu_unbind_test amupmu_cpupm_test amupmu_amu_info_test amupmu_amu_abi_test \
 	amupmu_amu_model_test amupmu_amu_hotplug_test amupmu_spe_test \
 	amupmu_spe_record_test amupmu_spe_buffer_test amupmu_spe_hotplug_test amupmu_spe_abi_test \
-	amupmu_spe_lifetime_test amupmu_netlink_test amupmu_mux_test amupmu_memlock_test; do
+	amupmu_spe_lifetime_test amupmu_netlink_test amupmu_mux_test amupmu_memlock_test \
+	amupmu_totals_test; do
 	if [ -x "/selftests/$t" ]; then
 		run_test "$t" "/selftests/$t"
 	else

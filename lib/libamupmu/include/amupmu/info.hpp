@@ -19,7 +19,7 @@ namespace amupmu {
 
 /// The ABI this library speaks (AMUPMU_ABI_MAJOR / AMUPMU_ABI_MINOR).
 inline constexpr std::uint32_t abi_major = 2;
-inline constexpr std::uint32_t abi_minor = 4;
+inline constexpr std::uint32_t abi_minor = 5;
 
 /// The device node the constructors open by default.
 inline constexpr std::string_view default_device_path = "/dev/amupmu";

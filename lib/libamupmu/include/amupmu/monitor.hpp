@@ -264,6 +264,24 @@ struct MonitorCpu {
 	friend bool operator==(const MonitorCpu&, const MonitorCpu&) = default;
 };
 
+/// CPU_GET with the CPU's totals over every session (ABI 2.5): samples
+/// lost and sample interrupts throttled on the CPU, summed over every
+/// session of every user and both PMU modes since the module loaded (a
+/// session's RESET or end and CPU hotplug take nothing back). Each
+/// session's Counters::lost and ::throttled on the CPU add to them one for
+/// one; exact where RingLostEvent and ThrottleEvent (sent at 1, 2, 4, ...)
+/// are lower bounds. A type beside MonitorCpu rather than two more
+/// members of it: MonitorCpu's layout is part of libamupmu.so.2's ABI.
+struct MonitorCpuTotals {
+	MonitorCpu info;	///< the reply's MonitorCpu, as cpu() returns it
+	/// LOST_TOTAL; nullopt when the reply has none: the caller lacks
+	/// CAP_PERFMON (and CAP_SYS_ADMIN), or the module is older than ABI 2.5
+	std::optional<std::uint64_t> lost_total;
+	/// THROTTLED_TOTAL; nullopt as lost_total
+	std::optional<std::uint64_t> throttled_total;
+	friend bool operator==(const MonitorCpuTotals&, const MonitorCpuTotals&) = default;
+};
+
 /// SESSION_GET: one session.
 struct MonitorSession {
 	struct Counter {
@@ -306,6 +324,9 @@ struct MonitorSession {
 [[nodiscard]] MonitorStatus parse_monitor_status(std::span<const std::byte> message);
 /// Decodes a CPU_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorCpu parse_monitor_cpu(std::span<const std::byte> message);
+/// Decodes a CPU_GET reply with its totals (nullopt where it has none).
+/// Throws Error (EBADMSG) when malformed.
+[[nodiscard]] MonitorCpuTotals parse_monitor_cpu_totals(std::span<const std::byte> message);
 /// Decodes a SESSION_GET reply. Throws Error (EBADMSG) when malformed.
 [[nodiscard]] MonitorSession parse_monitor_session(std::span<const std::byte> message);
 
@@ -388,6 +409,11 @@ public:
 	/// times) while the kernel marks it interrupted (NLM_F_DUMP_INTR, a
 	/// hotplug or session change under it); Error with EAGAIN after that.
 	[[nodiscard]] std::vector<MonitorCpu> cpus();
+	/// CPU_GET of one CPU with its totals (MonitorCpuTotals); as cpu().
+	[[nodiscard]] MonitorCpuTotals cpu_totals(std::uint32_t cpu);
+	/// CPU_GET dump with each CPU's totals; as cpus(). One dump: the
+	/// totals of every possible CPU, ascending.
+	[[nodiscard]] std::vector<MonitorCpuTotals> cpus_totals();
 	/// SESSION_GET dump, ascending ids; retried as cpus() is.
 	[[nodiscard]] std::vector<MonitorSession> sessions();
 

@@ -56,7 +56,7 @@ TEST_CASE("AbiMismatch", "[host][error]")
 {
 	const AbiMismatch e{"AMUPMU_INFO", 1, 1};
 	CHECK(std::string_view{e.what()} ==
-	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.4 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.5 (EPROTO)");
 	CHECK(e.errnum() == EPROTO);
 	CHECK(e.driver_major() == 1);
 	CHECK(e.driver_minor() == 1);
@@ -160,7 +160,7 @@ TEST_CASE("Error is a std::system_error with the errno in the generic category",
 	const AbiMismatch abi{"AMUPMU_INFO", 1, 1};
 	CHECK(abi.code() == std::errc::protocol_error);
 	CHECK(std::string_view{abi.what()} ==
-	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.4 (EPROTO)");
+	      "AMUPMU_INFO: driver ABI 1.1 is incompatible with libamupmu's ABI 2.5 (EPROTO)");
 	const OwnedByKernel owned{"AMUPMU_SPE_CONFIG", ENXIO, "SPE owned by the kernel's arm_spe_pmu"};
 	CHECK(owned.code() == std::errc::no_such_device_or_address);
 	CHECK(std::string_view{owned.what()} == "AMUPMU_SPE_CONFIG: SPE owned by the kernel's arm_spe_pmu (ENXIO)");

@@ -161,7 +161,7 @@ TEST_CASE("text report", "[host][format]")
 	SECTION("QEMU virt, kernel owns the PMU")
 	{
 		const std::string text = format_info_text(test::qemu_info());
-		CHECK_THAT(text, Contains("amupmu driver ABI 2.4"));
+		CHECK_THAT(text, Contains("amupmu driver ABI 2.5"));
 		CHECK_THAT(text, Contains("spe owner:      none (no CPU has SPE that the kernel may program)\n"));
 		CHECK_THAT(text, Contains("features:       pmu\n"));
 		CHECK_THAT(text, Contains("ioctls:         AMUPMU_INFO\n"));

@@ -359,6 +359,91 @@ TEST_CASE("monitor: status, CPU and session replies", "[host][monitor]")
 	CHECK(sp.counters.empty());
 }
 
+namespace {
+
+// A CPU_GET reply of CPU 1 as the kernel builds it, the totals last when
+// they are there (a CAP_PERFMON caller of an ABI 2.5 module)
+Builder cpu_reply(std::optional<std::uint64_t> lost, std::optional<std::uint64_t> throttled)
+{
+	Builder c{AMUPMU_NL_CMD_CPU_GET};
+	c.u32(AMUPMU_NL_A_CPU, 1)
+		.u32(AMUPMU_NL_A_CPU_FLAGS, AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU)
+		.u64(AMUPMU_NL_A_MIDR, 0x410FD083)
+		.u64(AMUPMU_NL_A_REVIDR, 0)
+		.u32(AMUPMU_NL_A_PMU_VERSION, 6)
+		.u32(AMUPMU_NL_A_PMU_COUNTERS, 6)
+		.u32(AMUPMU_NL_A_PMU_COUNTERS_FREE, 0x8000003e)
+		.u32(AMUPMU_NL_A_AMU_VERSION, 0)
+		.u32(AMUPMU_NL_A_SPE_VERSION, 0)
+		.u64(AMUPMU_NL_A_PMSIDR, 0)
+		.u64(AMUPMU_NL_A_AMCFGR, 0)
+		.u32(AMUPMU_NL_A_PMU_OWNER, AMUPMU_PMU_OWNER_AMUPMU)
+		.u32(AMUPMU_NL_A_SPE_OWNER, 0)
+		.u32(AMUPMU_NL_A_PMU_SESSIONS, 2)
+		.u32(AMUPMU_NL_A_SPE_SESSIONS, 0);
+	if (lost)
+		c.u64(AMUPMU_NL_A_LOST_TOTAL, *lost);
+	if (throttled)
+		c.u64(AMUPMU_NL_A_THROTTLED_TOTAL, *throttled);
+	return c;
+}
+
+} // namespace
+
+TEST_CASE("monitor: CPU_GET totals (ABI 2.5)", "[host][monitor]")
+{
+	say_host();
+	SECTION("a CAP_PERFMON caller: both totals, the 64-bit values whole")
+	{
+		const auto b = cpu_reply(0x1'0000'0003ULL, 0xffff'ffff'ffff'fffeULL).bytes();
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(b);
+		CHECK(t.info == parse_monitor_cpu(b));
+		CHECK(t.info.cpu == 1);
+		CHECK(t.info.pmu_sessions == 2);
+		CHECK(t.info.pmu_counters_free == 0x8000003e);
+		REQUIRE(t.lost_total);
+		CHECK(*t.lost_total == 0x1'0000'0003ULL);
+		REQUIRE(t.throttled_total);
+		CHECK(*t.throttled_total == 0xffff'ffff'ffff'fffeULL);
+	}
+	SECTION("zero is a value, not an absence")
+	{
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(0, 0).bytes());
+		CHECK(t.lost_total == std::optional<std::uint64_t>{0});
+		CHECK(t.throttled_total == std::optional<std::uint64_t>{0});
+	}
+	SECTION("an unprivileged caller or an older module: neither, the rest the same")
+	{
+		const auto b = cpu_reply(std::nullopt, std::nullopt).bytes();
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(b);
+		CHECK_FALSE(t.lost_total);
+		CHECK_FALSE(t.throttled_total);
+		CHECK(t.info == parse_monitor_cpu(cpu_reply(7, 8).bytes()));
+	}
+	SECTION("one without the other (a future kernel's choice) is taken as sent")
+	{
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(5, std::nullopt).bytes());
+		CHECK(t.lost_total == std::optional<std::uint64_t>{5});
+		CHECK_FALSE(t.throttled_total);
+	}
+	SECTION("a total that is not a u64 is refused, named")
+	{
+		Builder c = cpu_reply(std::nullopt, 1);
+		c.u32(AMUPMU_NL_A_LOST_TOTAL, 3);
+		CHECK_THAT(bad([&] { (void)parse_monitor_cpu_totals(c.bytes()); }),
+			   Catch::Contains("LOST_TOTAL (42) has 4 bytes, not 8"));
+		// MonitorCpu's parser checks the attributes the same way
+		CHECK_THAT(bad([&] { (void)parse_monitor_cpu(c.bytes()); }), Catch::Contains("LOST_TOTAL"));
+	}
+	SECTION("another reply is not a CPU_GET reply")
+	{
+		Builder st{AMUPMU_NL_CMD_STATUS_GET};
+		st.u32(AMUPMU_NL_A_NR_CPUS, 2);
+		CHECK_THAT(bad([&] { (void)parse_monitor_cpu_totals(st.bytes()); }),
+			   Catch::Contains("STATUS_GET: not a CPU_GET reply"));
+	}
+}
+
 TEST_CASE("monitor: malformed messages are refused with a clear error", "[host][monitor]")
 {
 	say_host();
