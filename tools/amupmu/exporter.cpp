@@ -240,28 +240,48 @@ void pmu_families(const Info& info, const PmuScrape& pmu, const CompensationOpti
 	}
 }
 
-void buffer_families(const Info& info, const BufferTotals& b, Families& f)
+void buffer_families(const Info& info, const std::optional<BufferTotals>& buffer,
+		     const std::optional<std::map<unsigned, DriverCpuTotals>>& exact, Families& f)
 {
 	const auto at = [](const auto& map, const auto& key) {
 		const auto it = map.find(key);
 		return it == map.end() ? 0.0 : static_cast<double>(it->second);
 	};
+	static const BufferTotals none{};
+	const BufferTotals& b = buffer ? *buffer : none;
 	// every online CPU from 0 (increase() sees the first loss), and any
 	// CPU that has counts (offline now)
-	std::vector<unsigned> cpus;
-	for (const CpuInfo& c : info.cpus)
-		if (c.online() || b.samples_lost.contains(c.cpu) || b.throttles.contains(c.cpu))
-			cpus.push_back(c.cpu);
-	for (const unsigned cpu : cpus) {
+	const auto counted = [&](unsigned cpu) {
+		if (exact) {
+			const auto it = exact->find(cpu);
+			return it != exact->end() && (it->second.samples_lost != 0 || it->second.throttles != 0);
+		}
+		return b.samples_lost.contains(cpu) || b.throttles.contains(cpu);
+	};
+	for (const CpuInfo& c : info.cpus) {
+		if (!c.online() && !counted(c.cpu))
+			continue;
+		DriverCpuTotals t{.samples_lost = static_cast<std::uint64_t>(at(b.samples_lost, c.cpu)),
+				  .throttles = static_cast<std::uint64_t>(at(b.throttles, c.cpu))};
+		if (exact) {
+			const auto it = exact->find(c.cpu);
+			t = it == exact->end() ? DriverCpuTotals{} : it->second;
+		}
 		f.add(counter, "amupmu_pmu_samples_lost_total",
-		      "PMU sample records the CPU's part of a session's ring dropped because it was full, summed "
-		      "over every session since the exporter subscribed (RING_LOST events: a lower bound)",
-		      {cpu_label(cpu)}, at(b.samples_lost, cpu));
+		      exact ? "PMU sample records the CPU's part of a session's ring dropped because it was full, over "
+			      "every session since the module was loaded (the driver's CPU_GET total)"
+			    : "PMU sample records the CPU's part of a session's ring dropped because it was full, summed "
+			      "over every session since the exporter subscribed (RING_LOST events: a lower bound)",
+		      {cpu_label(c.cpu)}, static_cast<double>(t.samples_lost));
 		f.add(counter, "amupmu_pmu_sample_throttles_total",
-		      "Times a session's sample interrupts on the CPU were throttled until the next tick, summed "
-		      "over every session since the exporter subscribed (THROTTLE events: a lower bound)",
-		      {cpu_label(cpu)}, at(b.throttles, cpu));
+		      exact ? "Times a session's sample interrupts on the CPU were throttled until the next tick, over "
+			      "every session since the module was loaded (the driver's CPU_GET total)"
+			    : "Times a session's sample interrupts on the CPU were throttled until the next tick, summed "
+			      "over every session since the exporter subscribed (THROTTLE events: a lower bound)",
+		      {cpu_label(c.cpu)}, static_cast<double>(t.throttles));
 	}
+	if (!buffer)
+		return;
 	for (const CpuInfo& c : info.cpus) {
 		if (!c.online() || !c.has_spe())
 			continue;
@@ -454,8 +474,8 @@ std::vector<MetricFamily> exporter_families(const ExporterScrape& s, const Expor
 			amu_families(*s.info, *s.amu, f);
 		if (s.pmu)
 			pmu_families(*s.info, *s.pmu, compensation, f);
-		if (s.buffer)
-			buffer_families(*s.info, *s.buffer, f);
+		if (s.buffer || s.cpu_totals)
+			buffer_families(*s.info, s.buffer, s.cpu_totals, f);
 		if (s.spe)
 			spe_families(*s.info, *s.spe, f);
 	}
@@ -696,6 +716,20 @@ void DriverSource::read_netlink(ExporterScrape& out)
 	try {
 		out.status = m->status();
 		out.sessions = m->sessions();
+		// the exact totals where the driver gives them (ABI 2.5 and
+		// CAP_PERFMON: every CPU's reply has them or none does)
+		if (out.info && (out.info->abi_major > 2 || (out.info->abi_major == 2 && out.info->abi_minor >= 5))) {
+			std::map<unsigned, DriverCpuTotals> exact;
+			for (const MonitorCpuTotals& c : m->cpus_totals()) {
+				if (!c.lost_total || !c.throttled_total) {
+					exact.clear();
+					break;
+				}
+				exact[c.info.cpu] = {.samples_lost = *c.lost_total, .throttles = *c.throttled_total};
+			}
+			if (!exact.empty())
+				out.cpu_totals = std::move(exact);
+		}
 		if (buffer_monitor_) {
 			buffer_.sessions(*out.sessions);
 			out.buffer = buffer_.totals();

@@ -154,6 +154,15 @@ private:
 	BufferTotals totals_{};
 };
 
+/// One CPU's totals over every session since the module was loaded, from
+/// the netlink family's CPU_GET (ABI 2.5, CAP_PERFMON): exact, where the
+/// buffer events' sums are lower bounds.
+struct DriverCpuTotals {
+	std::uint64_t samples_lost = 0;
+	std::uint64_t throttles = 0;
+	friend bool operator==(const DriverCpuTotals&, const DriverCpuTotals&) = default;
+};
+
 /// Everything one scrape read: the input of exporter_families().
 struct ExporterScrape {
 	/// AMUPMU_INFO; nullopt when the device did not answer (not loaded)
@@ -167,6 +176,10 @@ struct ExporterScrape {
 	std::optional<std::vector<MonitorSession>> sessions{};
 	/// the buffer group's events; nullopt while not subscribed
 	std::optional<BufferTotals> buffer{};
+	/// CPU_GET's totals by CPU; nullopt from a module older than ABI 2.5
+	/// (or without CAP_PERFMON): the lost samples and throttles are then
+	/// the buffer events' sums
+	std::optional<std::map<unsigned, DriverCpuTotals>> cpu_totals{};
 	/// the SPE latency histograms; nullopt with spe = off
 	std::optional<SpeTotals> spe{};
 	/// what failed in this scrape, by source (device, amu, pmu, netlink, spe)

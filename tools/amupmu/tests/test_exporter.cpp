@@ -556,6 +556,30 @@ TEST_CASE("exporter lost samples and throttles from the buffer group's events", 
 	CHECK(value_of(f, "amupmu_exporter_events_missed_total") == 3);
 	// not subscribed: no series
 	CHECK_FALSE(value_of(families(mock_scrape()), "amupmu_pmu_samples_lost_total", {{"cpu", "0"}}));
+
+	SECTION("the driver's exact totals (CPU_GET, ABI 2.5) before the events' sums")
+	{
+		ExporterScrape e = mock_scrape();
+		e.buffer = b.totals();
+		// CPU 2 is offline with counts: its series stays
+		e.cpu_totals = std::map<unsigned, DriverCpuTotals>{
+			{0, {.samples_lost = 191, .throttles = 55}}, {1, {}}, {2, {.samples_lost = 3, .throttles = 0}}};
+		const auto g = families(e);
+		CHECK(value_of(g, "amupmu_pmu_samples_lost_total", {{"cpu", "0"}}) == 191);
+		CHECK(value_of(g, "amupmu_pmu_sample_throttles_total", {{"cpu", "0"}}) == 55);
+		CHECK(value_of(g, "amupmu_pmu_samples_lost_total", {{"cpu", "1"}}) == 0);
+		CHECK(value_of(g, "amupmu_pmu_samples_lost_total", {{"cpu", "2"}}) == 3);
+		CHECK_THAT(family(g, "amupmu_pmu_samples_lost_total")->help, Catch::Contains("CPU_GET"));
+		// the SPE buffer events and the missed ones still from the subscription
+		CHECK(value_of(g, "amupmu_spe_buffer_events_total", {{"cpu", "1"}, {"event", "collision"}}) == 1);
+		CHECK(value_of(g, "amupmu_exporter_events_missed_total") == 3);
+		// without the subscription: the totals, no buffer event series
+		e.buffer.reset();
+		const auto h = families(e);
+		CHECK(value_of(h, "amupmu_pmu_sample_throttles_total", {{"cpu", "0"}}) == 55);
+		CHECK_FALSE(value_of(h, "amupmu_exporter_events_missed_total"));
+		CHECK_FALSE(value_of(h, "amupmu_spe_buffer_events_total", {{"cpu", "1"}, {"event", "collision"}}));
+	}
 }
 
 TEST_CASE("exporter collector across a module reload, in prometheus-cpp's text", "[exporter]")
