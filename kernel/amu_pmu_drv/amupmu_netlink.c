@@ -13,16 +13,15 @@
  * amupmu_nl_perfmon() (netlink_capable() and the opener's file as well, also
  * for a request sent with an explicit address): a socket opened without it
  * and handed to a privileged process (a setuid program's stdout) cannot be
- * made to ask for it. A dump
- * decides in its start callback, which runs in the sender's context; the
- * later parts of a dump run in whoever reads the socket, and use what the
- * start decided. The CPU group (hotplug, ownership) and the per-CPU session
- * counts of CPU_GET are open to every user, as AMUPMU_INFO's free counters
- * are: they name no process, event or filter. CPU_GET's LOST_TOTAL and
- * THROTTLED_TOTAL (every session's lost samples and throttles on the CPU)
- * describe what other users' sessions sample: they are in the reply only
- * for a caller with CAP_PERFMON, decided in the same way (a do in its
- * context, a dump in its start callback).
+ * made to ask for it. A dump decides in its start callback, which runs in
+ * the sender's context; the later parts of a dump run in whoever reads the
+ * socket, and use what the start decided. The CPU group (hotplug, ownership)
+ * and the per-CPU session counts of CPU_GET are open to every user, as
+ * AMUPMU_INFO's free counters are: they name no process, event or filter.
+ * CPU_GET's LOST_TOTAL and THROTTLED_TOTAL (every session's lost samples and
+ * throttles on the CPU) describe what other users' sessions sample: they are
+ * in the reply only for a caller with CAP_PERFMON, decided in the same way
+ * (a do in its context, a dump in its start callback).
  *
  * Events: the driver's files call the amupmu_nl_*() emitters from any
  * context; an emitter only copies the event into a fixed queue
