@@ -9,19 +9,19 @@
  * Privilege: what shows other users' sessions (the SESSION_GET dump beyond
  * the caller's own sessions, the session and buffer event groups) needs
  * CAP_PERFMON or CAP_SYS_ADMIN (perfmon_capable()'s pair) of both the
- * socket's opener and the process that sends the request, as
- * netlink_capable() checks them (and GENL_ADMIN_PERM does for
- * CAP_NET_ADMIN): a socket opened without it and handed to a privileged
- * process (a setuid program's stdout) cannot be made to ask for it. A dump
- * decides in its start callback, which runs in the sender's context; the
- * later parts of a dump run in whoever reads the socket, and use what the
- * start decided. The CPU group (hotplug, ownership) and the per-CPU session
- * counts of CPU_GET are open to every user, as AMUPMU_INFO's free counters
- * are: they name no process, event or filter. CPU_GET's LOST_TOTAL and
- * THROTTLED_TOTAL (every session's lost samples and throttles on the CPU)
- * describe what other users' sessions sample: they are in the reply only
- * for a caller with CAP_PERFMON, decided in the same way (a do in its
- * context, a dump in its start callback).
+ * socket's opener and the process that sends the request, checked by
+ * amupmu_nl_perfmon() (netlink_capable() and the opener's file as well, also
+ * for a request sent with an explicit address): a socket opened without it
+ * and handed to a privileged process (a setuid program's stdout) cannot be
+ * made to ask for it. A dump decides in its start callback, which runs in
+ * the sender's context; the later parts of a dump run in whoever reads the
+ * socket, and use what the start decided. The CPU group (hotplug, ownership)
+ * and the per-CPU session counts of CPU_GET are open to every user, as
+ * AMUPMU_INFO's free counters are: they name no process, event or filter.
+ * CPU_GET's LOST_TOTAL and THROTTLED_TOTAL (every session's lost samples and
+ * throttles on the CPU) describe what other users' sessions sample: they are
+ * in the reply only for a caller with CAP_PERFMON, decided in the same way
+ * (a do in its context, a dump in its start callback).
  *
  * Events: the driver's files call the amupmu_nl_*() emitters from any
  * context; an emitter only copies the event into a fixed queue
@@ -601,13 +601,29 @@ static int amupmu_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
+ * @cap of the request's socket opener and of the sending process, in the
+ * initial user namespace. netlink_capable() alone is not enough: it skips
+ * the opener's check when the request was sent to an explicit address
+ * (NETLINK_SKB_DST: sendto(), or sendmsg() with msg_name, as libnl always
+ * does), so it checks the opener here too; a socket without a file (a
+ * kernel socket) is denied.
+ */
+static bool amupmu_nl_capable(const struct sk_buff *skb, int cap)
+{
+	const struct sock *sk = NETLINK_CB(skb).sk;
+	const struct file *f = sk && sk->sk_socket ? sk->sk_socket->file : NULL;
+
+	return f && file_ns_capable(f, &init_user_ns, cap) && netlink_capable(skb, cap);
+}
+
+/*
  * CAP_PERFMON (or CAP_SYS_ADMIN) of the request's socket opener and of
  * the sending process, in the initial user namespace (perfmon_capable()).
  * In the sender's context: a doit, or a dump's start callback.
  */
 static bool amupmu_nl_perfmon(const struct sk_buff *skb)
 {
-	return netlink_capable(skb, CAP_PERFMON) || netlink_capable(skb, CAP_SYS_ADMIN);
+	return amupmu_nl_capable(skb, CAP_PERFMON) || amupmu_nl_capable(skb, CAP_SYS_ADMIN);
 }
 
 /* Sessions of each kind whose CPU set has @cpu. */

@@ -4,9 +4,10 @@
  * amupmu_pmu.c (the PMU's registers, interrupt and power management) keeps
  * it, amupmu_pmu_cmd.c (the PMU commands of a session) allocates counters
  * in it and reads them. It also holds the CPU's totals of lost samples and
- * throttles of both modes (amupmu_sess_lost(), amupmu_sess_throttled(),
- * amupmu_pmu_totals()). What both use on the read and interrupt paths is
- * here as inline functions, so that those paths keep no calls.
+ * throttles of both modes (counted by amupmu_sess_sample() and
+ * amupmu_sess_throttled(), read by amupmu_pmu_totals()). What both use on
+ * the read and interrupt paths is here as inline functions, so that those
+ * paths keep no calls.
  *
  * Locking, outermost first:
  *  - cpus_read_lock(): every session command that touches a CPU's PMU holds

@@ -578,8 +578,9 @@ static int vis_root_nocaps(void *arg)
  * of Documentation/admin-guide/amupmu-privileges.rst). A netlink socket the child
  * opened and passed to root (SCM_RIGHTS) shows root nothing and cannot
  * subscribe to the session group: the opener's credentials count as
- * well as the sender's (netlink_capable()), so an unprivileged opener
- * cannot have a privileged process ask for it.
+ * well as the sender's, also for requests sent to the kernel's address
+ * (sendto(), as libnl sends), so an unprivileged opener cannot have a
+ * privileged process ask for it.
  */
 TEST_F(nl, session_dump_visibility)
 {
@@ -648,6 +649,13 @@ TEST_F(nl, session_dump_visibility)
 	memset(&err, 0, sizeof(err));
 	EXPECT_EQ(-EACCES, nl_subscribe(&passed, 1U << AMUPMU_NL_GROUP_SESSION, &err));
 	EXPECT_EQ(0, nl_subscribe(&passed, 1U << AMUPMU_NL_GROUP_CPU, &err));
+	/* the same by sendto() to the kernel's address */
+	passed.sendto = true;
+	ASSERT_EQ(0, vis_dump(&passed, &d));
+	EXPECT_EQ(0U, d.n) {
+		TH_LOG("root on the child's socket by sendto() saw %u sessions", d.n);
+	}
+	EXPECT_EQ(-EACCES, nl_subscribe(&passed, 1U << AMUPMU_NL_GROUP_SESSION, &err));
 	close(passed.fd);
 
 	c = 'g';
@@ -922,14 +930,17 @@ TEST_F(nl, privilege)
 /*
  * CPU_GET's LOST_TOTAL and THROTTLED_TOTAL (ABI 2.5) describe every user's
  * sampling: only a caller with CAP_PERFMON (or CAP_SYS_ADMIN) of both the
- * socket's opener and the sender gets them (netlink_capable()). Every other
- * reply is root's without the two attributes, byte for byte, in a do and
- * in a dump (whose start decides). The totals' values:
- * amupmu_totals_test.
+ * socket's opener and the sender, in the initial user namespace, gets them.
+ * Every other reply is root's without the two attributes, byte for byte,
+ * in a do and in a dump (whose start decides). The opener counts also for
+ * a request sent to the kernel's address (sendto(), as libnl sends), for
+ * which netlink_capable() alone checks only the sender; so it does for
+ * SUBSCRIBE's CAP_PERFMON groups. The totals' values: amupmu_totals_test.
  */
 struct totals_arg {
 	bool dump;
-	int inherited_fd;		/* >= 0: a socket root opened, used after the drop */
+	int inherited_fd;		/* >= 0: a socket opened before, used here */
+	bool sendto;			/* requests by sendto() to the kernel's address */
 	__u16 family;
 	const struct nl_cpu_reply *ref;	/* root's reply */
 };
@@ -956,6 +967,7 @@ static int totals_cpu_get(void *arg)
 		if (ret)
 			return ret;
 	}
+	nl.sendto = a->sendto;
 	ret = nl_cpu_get(&nl, 0, a->dump, &r);
 	if (a->inherited_fd < 0)
 		close(nl.fd);
@@ -966,6 +978,39 @@ static int totals_cpu_get(void *arg)
 	if (r.alen != a->ref->alen || memcmp(r.attrs, a->ref->attrs, r.alen))
 		return -EBADMSG;
 	return 0;
+}
+
+/*
+ * totals_cpu_get() as root in a user namespace of its own (uid 0 mapped to
+ * 0, every capability there, none in the initial one), on a socket opened
+ * there: -ECHILD when the namespace could not be made.
+ */
+static int totals_userns(struct totals_arg *a)
+{
+	int status, fd;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (!pid) {
+		if (unshare(CLONE_NEWUSER))
+			_exit(255);
+		fd = open("/proc/self/uid_map", O_WRONLY | O_CLOEXEC);
+		if (fd < 0 || write(fd, "0 0 1", 5) != 5)
+			_exit(255);
+		close(fd);
+		_exit((unsigned char)-totals_cpu_get(a));
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) == 255)
+		return -ECHILD;
+	return -WEXITSTATUS(status);
+}
+
+static const char *totals_what(int ret)
+{
+	return ret == -EPERM ? "the totals are in the reply" :
+	       ret == -EBADMSG ? "the reply differs from root's" :
+	       ret == -ECHILD ? "no user namespace (unshare, uid_map)" : amupmu_errstr(ret);
 }
 
 struct totals_row {
@@ -990,14 +1035,21 @@ TEST_F(nl, cpu_totals_privilege)
 		{ "nobody with CAP_SYS_ADMIN", AMUPMU_NOBODY, sysadmin, false, -EPERM },
 	};
 	struct nl_cpu_reply ref;
-	unsigned int i, d;
+	unsigned int i, d, to;
+	struct nl nobody;
 	int ret;
 
 	AMUPMU_SKIPPED_IN_SETUP(self->fd);
 	if (geteuid())
 		SKIP(return, "not root: cannot drop to the rows' credentials");
+	/* a socket opened at euid 65534 (no capability in effect), used by root */
+	ASSERT_EQ(0, seteuid(AMUPMU_NOBODY));
+	ret = nl_open(&nobody);
+	ASSERT_EQ(0, seteuid(0));
+	ASSERT_EQ(0, ret);
+	nobody.family = self->nl.family;
 	for (d = 0; d < 2; d++) {
-		/* root's reply: the totals there, what comes before them the reference */
+		/* root's reply: the totals there, the other attributes the reference */
 		ret = nl_cpu_get(&self->nl, 0, d, &ref);
 		ASSERT_EQ(0, ret) {
 			TH_LOG("CPU_GET %s of CPU 0 as root: %s", d ? "dump" : "do",
@@ -1020,14 +1072,58 @@ TEST_F(nl, cpu_totals_privilege)
 					    totals_cpu_get, &a);
 			EXPECT_EQ(rows[i].want, ret) {
 				TH_LOG("CPU_GET %s as %s: %s, want %s", d ? "dump" : "do",
-				       rows[i].who,
-				       ret == -EPERM ? "the totals are in the reply" :
-				       ret == -EBADMSG ? "the reply differs from root's" :
-				       amupmu_errstr(ret),
+				       rows[i].who, totals_what(ret),
 				       rows[i].want ? "the totals" : "root's reply without them");
 			}
 		}
+		for (to = 0; to < 2; to++) {
+			struct totals_arg a = {
+				.dump = d, .sendto = to, .family = self->nl.family, .ref = &ref,
+			};
+
+			/* root's own socket: the totals, by send() and by sendto() */
+			a.inherited_fd = self->nl.fd;
+			ret = totals_cpu_get(&a);
+			EXPECT_EQ(-EPERM, ret) {
+				TH_LOG("CPU_GET %s by %s as root: %s, want the totals",
+				       d ? "dump" : "do", to ? "sendto()" : "send()",
+				       totals_what(ret));
+			}
+			/* the socket nobody opened: none, by send() and by sendto() */
+			a.inherited_fd = nobody.fd;
+			ret = totals_cpu_get(&a);
+			EXPECT_EQ(0, ret) {
+				TH_LOG("CPU_GET %s by %s as root on nobody's socket: %s, want "
+				       "root's reply without the totals", d ? "dump" : "do",
+				       to ? "sendto()" : "send()", totals_what(ret));
+			}
+		}
+		/* root in a user namespace of its own: none */
+		{
+			struct totals_arg a = {
+				.dump = d, .inherited_fd = -1, .family = self->nl.family,
+				.ref = &ref,
+			};
+
+			ret = totals_userns(&a);
+			EXPECT_EQ(0, ret) {
+				TH_LOG("CPU_GET %s as root in a new user namespace: %s, want "
+				       "root's reply without the totals", d ? "dump" : "do",
+				       totals_what(ret));
+			}
+		}
 	}
+	/* SUBSCRIBE to the session group on nobody's socket: refused, also by sendto() */
+	for (to = 0; to < 2; to++) {
+		nobody.sendto = to;
+		ret = nl_subscribe(&nobody, 1U << AMUPMU_NL_GROUP_SESSION, NULL);
+		EXPECT_EQ(-EACCES, ret) {
+			TH_LOG("SUBSCRIBE to the session group by %s as root on nobody's "
+			       "socket: %s, want EACCES", to ? "sendto()" : "send()",
+			       amupmu_errstr(ret));
+		}
+	}
+	close(nobody.fd);
 }
 
 /* ---------------------------------------------------------------- knobs, rings */

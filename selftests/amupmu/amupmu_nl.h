@@ -31,6 +31,7 @@ struct nl {
 	__u16 family;
 	__u32 seq;
 	__u32 version;
+	bool sendto;	/* requests to the kernel's address (sendto(), as libnl sends) */
 };
 
 /* a parsed message: the attributes by type (the last of each), EVENT count */
@@ -113,6 +114,14 @@ static inline int nl_send(struct nl *nl, __u16 type, __u8 cmd, __u8 version, __u
 	g->cmd = cmd;
 	g->version = version;
 	memcpy(buf + NLMSG_LENGTH(GENL_HDRLEN), attrs, alen);
+	if (nl->sendto) {
+		struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+
+		if (sendto(nl->fd, buf, h->nlmsg_len, 0, (struct sockaddr *)&kernel,
+			   sizeof(kernel)) != (ssize_t)h->nlmsg_len)
+			return -errno;
+		return 0;
+	}
 	if (send(nl->fd, buf, h->nlmsg_len, 0) != (ssize_t)h->nlmsg_len)
 		return -errno;
 	return 0;
@@ -330,11 +339,11 @@ static inline int nl_event(struct nl *nl, struct nl_msg *m, char *buf, size_t si
 struct nl_cpu_reply {
 	unsigned int n;		/* replies seen for the CPU */
 	__u32 cpu;
-	char attrs[2048];	/* the attributes before the totals, as sent */
+	char attrs[2048];	/* the attributes but the totals, as sent, in order */
 	size_t alen;
 	bool has_lost, has_throttled;
 	__u64 lost, throttled;
-	bool bad;		/* a total not a u64 */
+	bool bad;		/* a total not a u64, or attributes beyond attrs[] */
 };
 
 static inline void nl_cpu_reply_cb(const struct nlmsghdr *h, void *arg)
@@ -342,7 +351,6 @@ static inline void nl_cpu_reply_cb(const struct nlmsghdr *h, void *arg)
 	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN;
 	const char *end = (const char *)h + h->nlmsg_len;
 	struct nl_cpu_reply *r = arg;
-	const char *first_total = NULL;
 	struct nl_msg m;
 
 	parse_attrs(&m, h);
@@ -355,23 +363,33 @@ static inline void nl_cpu_reply_cb(const struct nlmsghdr *h, void *arg)
 	if (r->has_lost) {
 		r->bad |= m.a[AMUPMU_NL_A_LOST_TOTAL]->nla_len != NLA_HDRLEN + 8;
 		r->lost = attr_u64(m.a[AMUPMU_NL_A_LOST_TOTAL]);
-		first_total = (const char *)m.a[AMUPMU_NL_A_LOST_TOTAL];
 	}
 	if (r->has_throttled) {
 		r->bad |= m.a[AMUPMU_NL_A_THROTTLED_TOTAL]->nla_len != NLA_HDRLEN + 8;
 		r->throttled = attr_u64(m.a[AMUPMU_NL_A_THROTTLED_TOTAL]);
-		if (!first_total || (const char *)m.a[AMUPMU_NL_A_THROTTLED_TOTAL] < first_total)
-			first_total = (const char *)m.a[AMUPMU_NL_A_THROTTLED_TOTAL];
 	}
-	/* the attributes before the totals (no PAD on arm64: 64-bit aligned is not needed) */
-	if (first_total)
-		end = first_total;
-	r->alen = end - p;
-	if (r->alen > sizeof(r->attrs)) {
-		r->bad = true;
-		r->alen = 0;
+	/* every attribute but the totals (no PAD on arm64: 64-bit aligned is not needed) */
+	r->alen = 0;
+	while (p + NLA_HDRLEN <= end) {
+		const struct nlattr *a = (const struct nlattr *)p;
+		__u16 t = a->nla_type & NLA_TYPE_MASK;
+		size_t len = NLA_ALIGN(a->nla_len);
+
+		if (a->nla_len < NLA_HDRLEN || p + a->nla_len > end)
+			break;
+		if (len > (size_t)(end - p))
+			len = end - p;
+		if (t != AMUPMU_NL_A_LOST_TOTAL && t != AMUPMU_NL_A_THROTTLED_TOTAL) {
+			if (r->alen + len > sizeof(r->attrs)) {
+				r->bad = true;
+				r->alen = 0;
+				return;
+			}
+			memcpy(r->attrs + r->alen, p, len);
+			r->alen += len;
+		}
+		p += NLA_ALIGN(a->nla_len);
 	}
-	memcpy(r->attrs, p, r->alen);
 }
 
 /*

@@ -19,7 +19,8 @@
  *    amupmu_nl_group); the kernel then sends each event of those groups to
  *    that socket until it subscribes again or closes. Groups that name
  *    processes or describe counters need CAP_PERFMON (EACCES otherwise),
- *    checked on the socket's opener and on the sender (netlink_capable()).
+ *    checked on the socket's opener and on the sender, also for a request
+ *    sent to an explicit address.
  *  - Every event carries AMUPMU_NL_A_SEQ, a 64-bit sequence number of its
  *    group: consecutive events of a group have consecutive numbers, so a
  *    listener sees what it missed (a full receive buffer, ENOBUFS, or the
@@ -233,9 +234,9 @@ enum amupmu_nl_event_attrs {
  *	SESSION_KIND, PID, CPUS, then EVENT nests or PMSFCR/PMSIRR); pids are
  *	translated. Every session for a caller with CAP_PERFMON (or
  *	CAP_SYS_ADMIN), checked on both the socket's opener and the process
- *	that starts the dump, as netlink_capable() does; any other caller gets
- *	only the sessions configured by its own effective uid (when the
- *	socket's opener has that uid too; else none).
+ *	that starts the dump (also for a request sent to an explicit address);
+ *	any other caller gets only the sessions configured by its own
+ *	effective uid (when the socket's opener has that uid too; else none).
  * @AMUPMU_NL_CMD_SUBSCRIBE: do: AMUPMU_NL_A_GROUPS (required) replaces the
  *	sending socket's subscription; 0 ends it. EACCES for a group that
  *	needs CAP_PERFMON without it; EBUSY when AMUPMU_NL_SUBSCRIBERS_MAX
