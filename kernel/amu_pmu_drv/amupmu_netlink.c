@@ -9,9 +9,9 @@
  * Privilege: what shows other users' sessions (the SESSION_GET dump beyond
  * the caller's own sessions, the session and buffer event groups) needs
  * CAP_PERFMON or CAP_SYS_ADMIN (perfmon_capable()'s pair) of both the
- * socket's opener and the process that sends the request, checked by
- * amupmu_nl_perfmon() (netlink_capable() and the opener's file as well, also
- * for a request sent with an explicit address): a socket opened without it
+ * socket's opener and the process that sends the request, each having
+ * either, checked by amupmu_nl_perfmon() (the opener on the socket's file,
+ * also for a request sent to an explicit address): a socket opened without it
  * and handed to a privileged process (a setuid program's stdout) cannot be
  * made to ask for it. A dump decides in its start callback, which runs in
  * the sender's context; the later parts of a dump run in whoever reads the
@@ -21,7 +21,9 @@
  * CPU_GET's LOST_TOTAL and THROTTLED_TOTAL (every session's lost samples and
  * throttles on the CPU) describe what other users' sessions sample: they are
  * in the reply only for a caller with CAP_PERFMON, decided in the same way
- * (a do in its context, a dump in its start callback).
+ * (a do in its context, a dump in its start callback). For these polled
+ * requests a sender with neither capability is answered without the
+ * audited checks (amupmu_nl_perfmon_quiet()); SUBSCRIBE audits them all.
  *
  * Events: the driver's files call the amupmu_nl_*() emitters from any
  * context; an emitter only copies the event into a fixed queue
@@ -601,29 +603,40 @@ static int amupmu_nl_status_get(struct sk_buff *skb, struct genl_info *info)
 }
 
 /*
- * @cap of the request's socket opener and of the sending process, in the
- * initial user namespace. netlink_capable() alone is not enough: it skips
- * the opener's check when the request was sent to an explicit address
+ * CAP_PERFMON or CAP_SYS_ADMIN of the request's socket opener, and either
+ * of the two of the sending process, each in the initial user namespace
+ * (perfmon_capable()'s pair for each). The opener is checked on the
+ * socket's file for every request, also one sent to an explicit address
  * (NETLINK_SKB_DST: sendto(), or sendmsg() with msg_name, as libnl always
- * does), so it checks the opener here too; a socket without a file (a
- * kernel socket) is denied.
- */
-static bool amupmu_nl_capable(const struct sk_buff *skb, int cap)
-{
-	const struct sock *sk = NETLINK_CB(skb).sk;
-	const struct file *f = sk && sk->sk_socket ? sk->sk_socket->file : NULL;
-
-	return f && file_ns_capable(f, &init_user_ns, cap) && netlink_capable(skb, cap);
-}
-
-/*
- * CAP_PERFMON (or CAP_SYS_ADMIN) of the request's socket opener and of
- * the sending process, in the initial user namespace (perfmon_capable()).
- * In the sender's context: a doit, or a dump's start callback.
+ * does), for which netlink_capable() would skip it; a socket without a
+ * file (a kernel socket) is denied. Valid only in the sender's context (a
+ * doit, or a dump's start callback): the sender is current.
  */
 static bool amupmu_nl_perfmon(const struct sk_buff *skb)
 {
-	return amupmu_nl_capable(skb, CAP_PERFMON) || amupmu_nl_capable(skb, CAP_SYS_ADMIN);
+	const struct sock *sk = NETLINK_CB(skb).sk;
+	const struct socket *sock = sk ? sk->sk_socket : NULL;
+	const struct file *f = sock ? sock->file : NULL;
+
+	return f &&
+	       (file_ns_capable(f, &init_user_ns, CAP_PERFMON) ||
+		file_ns_capable(f, &init_user_ns, CAP_SYS_ADMIN)) &&
+	       (ns_capable(&init_user_ns, CAP_PERFMON) ||
+		ns_capable(&init_user_ns, CAP_SYS_ADMIN));
+}
+
+/*
+ * amupmu_nl_perfmon() for the polled requests (CPU_GET, the SESSION_GET
+ * dump), whose privileged part is an optional extra: a sender with
+ * neither capability is answered without it before any audited check, so
+ * that it leaves no capability denial records in the audit log. In the
+ * sender's context, as amupmu_nl_perfmon().
+ */
+static bool amupmu_nl_perfmon_quiet(const struct sk_buff *skb)
+{
+	return (ns_capable_noaudit(&init_user_ns, CAP_PERFMON) ||
+		ns_capable_noaudit(&init_user_ns, CAP_SYS_ADMIN)) &&
+	       amupmu_nl_perfmon(skb);
 }
 
 /* Sessions of each kind whose CPU set has @cpu. */
@@ -715,7 +728,7 @@ static int amupmu_nl_cpu_get(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	ret = amupmu_nl_fill_cpu(msg, info->snd_portid, info->snd_seq, 0, cpu, NULL,
-				 amupmu_nl_perfmon(skb));
+				 amupmu_nl_perfmon_quiet(skb));
 	if (ret) {
 		nlmsg_free(msg);
 		return ret;
@@ -729,7 +742,7 @@ static int amupmu_nl_cpu_get(struct sk_buff *skb, struct genl_info *info)
  */
 static int amupmu_nl_cpu_dump_start(struct netlink_callback *cb)
 {
-	cb->args[1] = amupmu_nl_perfmon(cb->skb);
+	cb->args[1] = amupmu_nl_perfmon_quiet(cb->skb);
 	return 0;
 }
 
@@ -810,7 +823,7 @@ static int amupmu_nl_session_dump_start(struct netlink_callback *cb)
 	const struct file *f = sk && sk->sk_socket ? sk->sk_socket->file : NULL;
 	kuid_t uid = current_euid();
 
-	if (amupmu_nl_perfmon(cb->skb)) {
+	if (amupmu_nl_perfmon_quiet(cb->skb)) {
 		cb->args[1] = AMUPMU_NL_SEE_ALL;
 	} else if (f && uid_eq(f->f_cred->euid, uid)) {
 		cb->args[1] = AMUPMU_NL_SEE_OWN;
