@@ -16,9 +16,15 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <linux/capability.h>
 #include <linux/genetlink.h>
 #include <linux/netlink.h>
 #include <linux/amupmu_netlink.h>
+
+#ifndef CAP_PERFMON
+#define CAP_PERFMON	38
+#endif
 
 #ifndef NETLINK_EXT_ACK
 #define NETLINK_EXT_ACK	11
@@ -65,6 +71,45 @@ static inline __u32 attr_u32(const struct nlattr *a)
 
 	memcpy(&v, (const char *)a + NLA_HDRLEN, sizeof(v));
 	return v;
+}
+
+/* This process's effective capability set (capget), or -errno. */
+static inline int caps_effective(__u64 *eff)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct caps[2];
+
+	if (syscall(SYS_capget, &hdr, caps))
+		return -errno;
+	*eff = caps[0].effective | (__u64)caps[1].effective << 32;
+	return 0;
+}
+
+/*
+ * NULL when this process passes netlink's CAP_PERFMON checks (CPU_GET's
+ * totals, every session in a SESSION_GET dump): CAP_PERFMON or
+ * CAP_SYS_ADMIN in its effective set, in the initial user namespace (whose
+ * uid_map is the identity of every uid); else why not.
+ */
+static inline const char *totals_not_privileged(void)
+{
+	unsigned long long inside = 0, outside = 0, count = 4294967295ULL;
+	__u64 eff = 0;
+	FILE *f;
+
+	if (caps_effective(&eff))
+		return "capget failed";
+	if (!(eff & (1ULL << CAP_PERFMON | 1ULL << CAP_SYS_ADMIN)))
+		return "neither CAP_PERFMON nor CAP_SYS_ADMIN in effect";
+	f = fopen("/proc/self/uid_map", "re");
+	if (f) {
+		if (fscanf(f, "%llu %llu %llu", &inside, &outside, &count) != 3)
+			count = 0;
+		fclose(f);
+	}
+	if (inside || outside || count != 4294967295ULL)
+		return "not in the initial user namespace: its capabilities do not count";
+	return NULL;
 }
 
 static inline int nl_open(struct nl *nl)
