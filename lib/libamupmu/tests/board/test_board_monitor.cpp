@@ -195,11 +195,13 @@ TEST_CASE("board: Monitor reports an overrun and the gaps it left", "[board][mon
 	// event may itself have met a full buffer (the work item still
 	// sending the first cycles' events), a gap only a later event shows
 	unsigned extra = 0;
-	while (extra < 4 && (extra == 0 || events + missed < 2 * (cycles + extra))) {
+	// the events of that many offline-online cycles
+	const auto want = [&] { return std::uint64_t{2} * (cycles + extra); };
+	while (extra < 4 && (extra == 0 || events + missed < want())) {
 		++extra;
 		set_cpu1(false);
 		set_cpu1(true);
-		while (events + missed < 2 * (cycles + extra)) {
+		while (events + missed < want()) {
 			const auto r = m.next_event(std::chrono::seconds(extra == 1 ? 60 : 20));
 			if (!r)
 				break;
@@ -211,7 +213,7 @@ TEST_CASE("board: Monitor reports an overrun and the gaps it left", "[board][mon
 		  << " overruns, " << extra << " cycles after the first read" << std::endl;
 	CHECK(overruns >= 1);
 	CHECK(st.overruns == overruns);
-	CHECK(events + missed == 2 * (cycles + extra));
+	CHECK(events + missed == want());
 	CHECK(missed > 0);
 	CHECK(m.status().events_undelivered - undelivered0 >= missed);
 }
