@@ -117,6 +117,36 @@ std::string bad(F&& parse)
 	return {};
 }
 
+// A CPU_GET reply as the kernel builds it (an online Neoverse N1 with 6
+// counters, amupmu's PMU), the totals last when they are there (a
+// CAP_PERFMON caller of an ABI 2.5 module)
+Builder cpu_reply(std::uint32_t cpu, std::uint32_t pmu_sessions, std::uint32_t counters_free,
+		  std::optional<std::uint64_t> lost = std::nullopt,
+		  std::optional<std::uint64_t> throttled = std::nullopt)
+{
+	Builder c{AMUPMU_NL_CMD_CPU_GET};
+	c.u32(AMUPMU_NL_A_CPU, cpu)
+		.u32(AMUPMU_NL_A_CPU_FLAGS, AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU)
+		.u64(AMUPMU_NL_A_MIDR, 0x410FD083)
+		.u64(AMUPMU_NL_A_REVIDR, 0)
+		.u32(AMUPMU_NL_A_PMU_VERSION, 6)
+		.u32(AMUPMU_NL_A_PMU_COUNTERS, 6)
+		.u32(AMUPMU_NL_A_PMU_COUNTERS_FREE, counters_free)
+		.u32(AMUPMU_NL_A_AMU_VERSION, 0)
+		.u32(AMUPMU_NL_A_SPE_VERSION, 0)
+		.u64(AMUPMU_NL_A_PMSIDR, 0)
+		.u64(AMUPMU_NL_A_AMCFGR, 0)
+		.u32(AMUPMU_NL_A_PMU_OWNER, AMUPMU_PMU_OWNER_AMUPMU)
+		.u32(AMUPMU_NL_A_SPE_OWNER, 0)
+		.u32(AMUPMU_NL_A_PMU_SESSIONS, pmu_sessions)
+		.u32(AMUPMU_NL_A_SPE_SESSIONS, 0);
+	if (lost)
+		c.u64(AMUPMU_NL_A_LOST_TOTAL, *lost);
+	if (throttled)
+		c.u64(AMUPMU_NL_A_THROTTLED_TOTAL, *throttled);
+	return c;
+}
+
 } // namespace
 
 TEST_CASE("monitor: CPU online and offline events", "[host][monitor]")
@@ -289,25 +319,8 @@ TEST_CASE("monitor: status, CPU and session replies", "[host][monitor]")
 				      .subscribers = 1});
 
 	std::vector<MonitorCpu> cpus;
-	for (std::uint32_t n = 0; n < 2; ++n) {
-		Builder c{AMUPMU_NL_CMD_CPU_GET};
-		c.u32(AMUPMU_NL_A_CPU, n)
-			.u32(AMUPMU_NL_A_CPU_FLAGS, AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU)
-			.u64(AMUPMU_NL_A_MIDR, 0x410FD083)
-			.u64(AMUPMU_NL_A_REVIDR, 0)
-			.u32(AMUPMU_NL_A_PMU_VERSION, 6)
-			.u32(AMUPMU_NL_A_PMU_COUNTERS, 6)
-			.u32(AMUPMU_NL_A_PMU_COUNTERS_FREE, 0x8000003f)
-			.u32(AMUPMU_NL_A_AMU_VERSION, 0)
-			.u32(AMUPMU_NL_A_SPE_VERSION, 0)
-			.u64(AMUPMU_NL_A_PMSIDR, 0)
-			.u64(AMUPMU_NL_A_AMCFGR, 0)
-			.u32(AMUPMU_NL_A_PMU_OWNER, AMUPMU_PMU_OWNER_AMUPMU)
-			.u32(AMUPMU_NL_A_SPE_OWNER, 0)
-			.u32(AMUPMU_NL_A_PMU_SESSIONS, n)
-			.u32(AMUPMU_NL_A_SPE_SESSIONS, 0);
-		cpus.push_back(parse_monitor_cpu(c.bytes()));
-	}
+	for (std::uint32_t n = 0; n < 2; ++n)
+		cpus.push_back(parse_monitor_cpu(cpu_reply(n, n, 0x8000003f).bytes()));
 	CHECK(cpus[1].cpu == 1);
 	CHECK(cpus[1].pmu_sessions == 1);
 	CHECK(cpus[0].pmu_counters_free == 0x8000003f);
@@ -359,43 +372,12 @@ TEST_CASE("monitor: status, CPU and session replies", "[host][monitor]")
 	CHECK(sp.counters.empty());
 }
 
-namespace {
-
-// A CPU_GET reply of CPU 1 as the kernel builds it, the totals last when
-// they are there (a CAP_PERFMON caller of an ABI 2.5 module)
-Builder cpu_reply(std::optional<std::uint64_t> lost, std::optional<std::uint64_t> throttled)
-{
-	Builder c{AMUPMU_NL_CMD_CPU_GET};
-	c.u32(AMUPMU_NL_A_CPU, 1)
-		.u32(AMUPMU_NL_A_CPU_FLAGS, AMUPMU_CPU_POSSIBLE | AMUPMU_CPU_ONLINE | AMUPMU_CPU_DISCOVERED | AMUPMU_CPU_PMU)
-		.u64(AMUPMU_NL_A_MIDR, 0x410FD083)
-		.u64(AMUPMU_NL_A_REVIDR, 0)
-		.u32(AMUPMU_NL_A_PMU_VERSION, 6)
-		.u32(AMUPMU_NL_A_PMU_COUNTERS, 6)
-		.u32(AMUPMU_NL_A_PMU_COUNTERS_FREE, 0x8000003e)
-		.u32(AMUPMU_NL_A_AMU_VERSION, 0)
-		.u32(AMUPMU_NL_A_SPE_VERSION, 0)
-		.u64(AMUPMU_NL_A_PMSIDR, 0)
-		.u64(AMUPMU_NL_A_AMCFGR, 0)
-		.u32(AMUPMU_NL_A_PMU_OWNER, AMUPMU_PMU_OWNER_AMUPMU)
-		.u32(AMUPMU_NL_A_SPE_OWNER, 0)
-		.u32(AMUPMU_NL_A_PMU_SESSIONS, 2)
-		.u32(AMUPMU_NL_A_SPE_SESSIONS, 0);
-	if (lost)
-		c.u64(AMUPMU_NL_A_LOST_TOTAL, *lost);
-	if (throttled)
-		c.u64(AMUPMU_NL_A_THROTTLED_TOTAL, *throttled);
-	return c;
-}
-
-} // namespace
-
 TEST_CASE("monitor: CPU_GET totals (ABI 2.5)", "[host][monitor]")
 {
 	say_host();
 	SECTION("a CAP_PERFMON caller: both totals, the 64-bit values whole")
 	{
-		const auto b = cpu_reply(0x1'0000'0003ULL, 0xffff'ffff'ffff'fffeULL).bytes();
+		const auto b = cpu_reply(1, 2, 0x8000003e, 0x1'0000'0003ULL, 0xffff'ffff'ffff'fffeULL).bytes();
 		const MonitorCpuTotals t = parse_monitor_cpu_totals(b);
 		CHECK(t.info == parse_monitor_cpu(b));
 		CHECK(t.info.cpu == 1);
@@ -408,27 +390,27 @@ TEST_CASE("monitor: CPU_GET totals (ABI 2.5)", "[host][monitor]")
 	}
 	SECTION("zero is a value, not an absence")
 	{
-		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(0, 0).bytes());
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(1, 2, 0x8000003e, 0, 0).bytes());
 		CHECK(t.lost_total == std::optional<std::uint64_t>{0});
 		CHECK(t.throttled_total == std::optional<std::uint64_t>{0});
 	}
 	SECTION("an unprivileged caller or an older module: neither, the rest the same")
 	{
-		const auto b = cpu_reply(std::nullopt, std::nullopt).bytes();
+		const auto b = cpu_reply(1, 2, 0x8000003e).bytes();
 		const MonitorCpuTotals t = parse_monitor_cpu_totals(b);
 		CHECK_FALSE(t.lost_total);
 		CHECK_FALSE(t.throttled_total);
-		CHECK(t.info == parse_monitor_cpu(cpu_reply(7, 8).bytes()));
+		CHECK(t.info == parse_monitor_cpu(cpu_reply(1, 2, 0x8000003e, 7, 8).bytes()));
 	}
 	SECTION("one without the other (a future kernel's choice) is taken as sent")
 	{
-		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(5, std::nullopt).bytes());
+		const MonitorCpuTotals t = parse_monitor_cpu_totals(cpu_reply(1, 2, 0x8000003e, 5).bytes());
 		CHECK(t.lost_total == std::optional<std::uint64_t>{5});
 		CHECK_FALSE(t.throttled_total);
 	}
 	SECTION("a total that is not a u64 is refused, named")
 	{
-		Builder c = cpu_reply(std::nullopt, 1);
+		Builder c = cpu_reply(1, 2, 0x8000003e, std::nullopt, 1);
 		c.u32(AMUPMU_NL_A_LOST_TOTAL, 3);
 		CHECK_THAT(bad([&] { (void)parse_monitor_cpu_totals(c.bytes()); }),
 			   Catch::Contains("LOST_TOTAL (42) has 4 bytes, not 8"));
