@@ -249,24 +249,23 @@ void buffer_families(const Info& info, const std::optional<BufferTotals>& buffer
 	};
 	static const BufferTotals none{};
 	const BufferTotals& b = buffer ? *buffer : none;
+	// the driver's exact totals, else the buffer events' sums
+	std::map<unsigned, DriverCpuTotals> totals;
+	if (exact) {
+		totals = *exact;
+	} else {
+		for (const auto& [cpu, n] : b.samples_lost)
+			totals[cpu].samples_lost = n;
+		for (const auto& [cpu, n] : b.throttles)
+			totals[cpu].throttles = n;
+	}
 	// every online CPU from 0 (increase() sees the first loss), and any
 	// CPU that has counts (offline now)
-	const auto counted = [&](unsigned cpu) {
-		if (exact) {
-			const auto it = exact->find(cpu);
-			return it != exact->end() && (it->second.samples_lost != 0 || it->second.throttles != 0);
-		}
-		return b.samples_lost.contains(cpu) || b.throttles.contains(cpu);
-	};
 	for (const CpuInfo& c : info.cpus) {
-		if (!c.online() && !counted(c.cpu))
+		const auto it = totals.find(c.cpu);
+		const DriverCpuTotals t = it == totals.end() ? DriverCpuTotals{} : it->second;
+		if (!c.online() && t == DriverCpuTotals{})
 			continue;
-		DriverCpuTotals t{.samples_lost = static_cast<std::uint64_t>(at(b.samples_lost, c.cpu)),
-				  .throttles = static_cast<std::uint64_t>(at(b.throttles, c.cpu))};
-		if (exact) {
-			const auto it = exact->find(c.cpu);
-			t = it == exact->end() ? DriverCpuTotals{} : it->second;
-		}
 		f.add(counter, "amupmu_pmu_samples_lost_total",
 		      exact ? "PMU sample records the CPU's part of a session's ring dropped because it was full, over "
 			      "every session since the module was loaded (the driver's CPU_GET total)"
@@ -717,19 +716,17 @@ void DriverSource::read_netlink(ExporterScrape& out)
 		out.status = m->status();
 		out.sessions = m->sessions();
 		// the exact totals where the driver gives them (ABI 2.5 and
-		// CAP_PERFMON: every CPU's reply has them or none does)
-		if (out.info && (out.info->abi_major > 2 || (out.info->abi_major == 2 && out.info->abi_minor >= 5))) {
-			std::map<unsigned, DriverCpuTotals> exact;
-			for (const MonitorCpuTotals& c : m->cpus_totals()) {
-				if (!c.lost_total || !c.throttled_total) {
-					exact.clear();
-					break;
-				}
-				exact[c.info.cpu] = {.samples_lost = *c.lost_total, .throttles = *c.throttled_total};
+		// CAP_PERFMON: every CPU's reply has them, or none does)
+		std::map<unsigned, DriverCpuTotals> exact;
+		for (const MonitorCpuTotals& c : m->cpus_totals()) {
+			if (!c.lost_total || !c.throttled_total) {
+				exact.clear();
+				break;
 			}
-			if (!exact.empty())
-				out.cpu_totals = std::move(exact);
+			exact[c.info.cpu] = {.samples_lost = *c.lost_total, .throttles = *c.throttled_total};
 		}
+		if (!exact.empty())
+			out.cpu_totals = std::move(exact);
 		if (buffer_monitor_) {
 			buffer_.sessions(*out.sessions);
 			out.buffer = buffer_.totals();

@@ -57,8 +57,6 @@ SpeSampler::SpeSampler(const SpeConfig& config, std::string_view device, SpeTota
 {
 	for (const unsigned cpu : session_.cpus())
 		buffers_.push_back(session_.map(cpu));
-	for (const SpeCpuStatus& s : session_.read())
-		last_[s.cpu] = s;	// a new session's: zero
 	{
 		const std::lock_guard lock{mutex_};
 		totals_.interval = session_.driver_config().interval;

@@ -121,7 +121,8 @@ private:
 
 	SpeSession session_;
 	std::vector<SpeBuffer> buffers_{};
-	/// the driver's counts of this session as last added, by CPU
+	/// the driver's counts of this session as last added, by CPU (none
+	/// yet: a new session's counts start at 0)
 	std::map<unsigned, SpeCpuStatus> last_{};
 	SpeTotals& totals_;
 	std::mutex& mutex_;
