@@ -222,13 +222,13 @@ static __always_inline void amupmu_counter_fold(struct amupmu_pmu_counter *c, un
 	c->prev = now;
 }
 
-/* Stop a counter and clear it in hardware; its total is kept. */
-static void amupmu_hw_counter_stop(unsigned int idx)
+/* Stop the counters of @mask and clear their overflows; their totals are kept. */
+static void amupmu_hw_counters_stop(unsigned long mask)
 {
-	write_sysreg(BIT(idx), pmcntenclr_el0);
-	write_sysreg(BIT(idx), pmintenclr_el1);
+	write_sysreg(mask, pmcntenclr_el0);
+	write_sysreg(mask, pmintenclr_el1);
 	isb();
-	write_sysreg(BIT(idx), pmovsclr_el0);
+	write_sysreg(mask, pmovsclr_el0);
 }
 
 /*
@@ -246,21 +246,19 @@ static void amupmu_counter_init(struct amupmu_pmu_cpu *pc, unsigned int idx)
 
 /*
  * Program counter @idx with its saved value @prev (what it had when it was
- * saved, or its start value), interrupt enabled, counting when its bit in
- * pc->running is set. On the CPU, under pc->lock.
+ * saved, or its start value), interrupt enabled, stopped: the caller starts
+ * the running ones of a group with one write (amupmu_op_enable() has why).
+ * On the CPU, under pc->lock.
  */
 static void amupmu_hw_counter_program(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 
 	pc->throttled &= ~BIT(idx);	/* its interrupt is enabled below */
-	amupmu_hw_counter_stop(idx);
+	amupmu_hw_counters_stop(BIT(idx));
 	amupmu_hw_write_type(idx, c->evtyper);
 	amupmu_hw_write_counter(idx, c->prev);
 	write_sysreg(BIT(idx), pmintenset_el1);
-	if (pc->running & BIT(idx))
-		write_sysreg(BIT(idx), pmcntenset_el0);
-	isb();
 }
 
 /*
@@ -587,6 +585,8 @@ static void amupmu_pmu_hw_setup(struct amupmu_pmu_cpu *pc, unsigned int pmuver)
 		}
 		amupmu_hw_counter_program(pc, idx);
 	}
+	write_sysreg(used & pc->running, pmcntenset_el0);
+	isb();
 	if (throttled) {
 		write_sysreg(throttled, pmintenclr_el1);
 		isb();
@@ -619,10 +619,9 @@ static void amupmu_pmu_hw_save(struct amupmu_pmu_cpu *pc)
 	write_sysreg(used, pmcntenclr_el0);
 	isb();
 	pc->ovs_saved |= read_sysreg(pmovsclr_el0) & used;
-	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS) {
+	for_each_set_bit(idx, &used, AMUPMU_PMU_MAX_EVENTS)
 		amupmu_counter_fold(&pc->cnt[idx], idx);
-		amupmu_hw_counter_stop(idx);
-	}
+	amupmu_hw_counters_stop(used);
 	raw_spin_unlock_irqrestore(&pc->lock, flags);
 }
 
@@ -905,12 +904,12 @@ u64 amupmu_pmu_period_max(const struct amupmu_cpu_info *ci)
 /* ------------------------------------------------------------ a group's counters */
 
 /*
- * What a session command does to one of its counters on one CPU: on that
- * CPU (@hw: its PMU may be touched) or, for a CPU that is not live, from
- * anywhere (@hw false). Under pc->lock.
+ * What a session command does to its counters on one CPU (@mask: their
+ * indexes there): on that CPU (@hw: its PMU may be touched) or, for a CPU
+ * that is not live, from anywhere (@hw false). Under pc->lock.
  */
 typedef void (*amupmu_counter_op_t)(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-				    unsigned int idx, bool hw);
+				    unsigned long mask, bool hw);
 
 struct amupmu_sess_ipi {
 	struct amupmu_session *s;
@@ -921,10 +920,12 @@ static void amupmu_sess_cpu_op(struct amupmu_session *s, struct amupmu_pmu_cpu *
 			       amupmu_counter_op_t op, bool hw)
 {
 	const u8 *idx = amupmu_sess_idx(s, pc->cpu);
+	unsigned long mask = 0;
 	unsigned int e;
 
 	for (e = 0; e < s->nr_events; e++)
-		op(s, pc, idx[e], hw);
+		mask |= BIT(idx[e]);
+	op(s, pc, mask, hw);
 	if (hw)
 		isb();
 }
@@ -964,27 +965,36 @@ static void amupmu_sess_each_cpu(struct amupmu_session *s, amupmu_counter_op_t o
 	}
 }
 
+/*
+ * A group starts and stops as one: its counters by one write of
+ * PMCNTENSET_EL0 or PMCNTENCLR_EL0, so that they count over the same
+ * instructions and a sample's values (an overflow taken after the stop
+ * included) are of one moment.
+ */
 static void amupmu_op_enable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			     unsigned int idx, bool hw)
+			     unsigned long mask, bool hw)
 {
-	pc->running |= BIT(idx);
+	pc->running |= mask;
 	if (hw)
-		write_sysreg(BIT(idx), pmcntenset_el0);
+		write_sysreg(mask, pmcntenset_el0);
 }
 
 static void amupmu_op_disable(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			      unsigned int idx, bool hw)
+			      unsigned long mask, bool hw)
 {
-	pc->running &= ~BIT(idx);
-	if (hw) {
-		write_sysreg(BIT(idx), pmcntenclr_el0);
-		isb();
+	unsigned int idx;
+
+	pc->running &= ~mask;
+	if (!hw)
+		return;
+	write_sysreg(mask, pmcntenclr_el0);
+	isb();
+	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS)
 		amupmu_counter_fold(&pc->cnt[idx], idx);
-	}
 }
 
-static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			    unsigned int idx, bool hw)
+static void amupmu_counter_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+				 unsigned int idx, bool hw)
 {
 	struct amupmu_pmu_counter *c = &pc->cnt[idx];
 	struct amupmu_sess_cpu *sc = amupmu_sc(s, pc->cpu);
@@ -1016,27 +1026,45 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 	}
 }
 
-static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			      unsigned int idx, bool hw)
+static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			    unsigned long mask, bool hw)
 {
-	amupmu_counter_init(pc, idx);
-	pc->ovs_saved &= ~BIT(idx);
-	if (hw)
-		amupmu_hw_counter_program(pc, idx);
-	else
-		pc->cnt[idx].mask = 0;
+	unsigned int idx;
+
+	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS)
+		amupmu_counter_reset(s, pc, idx, hw);
 }
 
-/* The counter leaves the group: stopped, freed (under amupmu_pmu_alloc_lock too). */
-static void amupmu_op_release(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
-			      unsigned int idx, bool hw)
+static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			      unsigned long mask, bool hw)
 {
+	unsigned int idx;
+
+	pc->ovs_saved &= ~mask;
+	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS) {
+		amupmu_counter_init(pc, idx);
+		if (hw)
+			amupmu_hw_counter_program(pc, idx);
+		else
+			pc->cnt[idx].mask = 0;
+	}
 	if (hw)
-		amupmu_hw_counter_stop(idx);
-	pc->used &= ~BIT(idx);
-	pc->running &= ~BIT(idx);
-	pc->throttled &= ~BIT(idx);
-	pc->cnt[idx].owner = NULL;
+		write_sysreg(mask & pc->running, pmcntenset_el0);
+}
+
+/* The counters leave the group: stopped, freed (under amupmu_pmu_alloc_lock too). */
+static void amupmu_op_release(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
+			      unsigned long mask, bool hw)
+{
+	unsigned int idx;
+
+	if (hw)
+		amupmu_hw_counters_stop(mask);
+	pc->used &= ~mask;
+	pc->running &= ~mask;
+	pc->throttled &= ~mask;
+	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS)
+		pc->cnt[idx].owner = NULL;
 }
 
 /* The group's counters on its CPUs, for the PMU commands (amupmu_pmu_excl.h). */
