@@ -1002,15 +1002,12 @@ static void amupmu_counter_reset(struct amupmu_session *s, struct amupmu_pmu_cpu
 	/*
 	 * Start it over: one span from its overflow, so that a counter
 	 * re-armed every span keeps its margin and a sampling one its
-	 * period. Then drop an overflow it had before (its interrupt would
-	 * re-arm nothing and count one for the new total). A CPU that is not
-	 * live takes the start value when it is programmed.
+	 * period (amupmu_op_reset() then drops an overflow it had before).
+	 * A CPU that is not live takes the start value when it is programmed.
 	 */
 	if (hw) {
 		amupmu_counter_init(pc, idx);
 		amupmu_hw_write_counter(idx, c->prev);
-		isb();
-		write_sysreg(BIT(idx), pmovsclr_el0);
 	} else {
 		c->mask = 0;
 		pc->ovs_saved &= ~BIT(idx);
@@ -1026,13 +1023,29 @@ static void amupmu_counter_reset(struct amupmu_session *s, struct amupmu_pmu_cpu
 	}
 }
 
+/*
+ * A running group is stopped while its counters start over and started
+ * again with one write each way, so that they count from the same
+ * instruction; an overflow they had before is dropped (its interrupt
+ * would re-arm nothing and count one for the new total).
+ */
 static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 			    unsigned long mask, bool hw)
 {
+	unsigned long run = mask & pc->running;
 	unsigned int idx;
 
+	if (hw) {
+		write_sysreg(run, pmcntenclr_el0);
+		isb();
+	}
 	for_each_set_bit(idx, &mask, AMUPMU_PMU_MAX_EVENTS)
 		amupmu_counter_reset(s, pc, idx, hw);
+	if (hw) {
+		isb();
+		write_sysreg(mask, pmovsclr_el0);
+		write_sysreg(run, pmcntenset_el0);
+	}
 }
 
 static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
