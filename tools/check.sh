@@ -358,8 +358,8 @@ if [ "$deb_rc" = 0 ]; then
 	e2e_check_pid=$!
 	./tools/deb-e2e.sh upgraded >"$LOGS/e2e-upgraded.out" 2>&1 </dev/null
 	wait "$e2e_check_pid"
-	e2e_report check "the installed system booted on 6.1 (el1): module at boot, /dev/amupmu, doctor, info, stat, man, program, kselftests" "$LOGS/e2e-check.out"
-	e2e_report upgraded "the upgraded system booted on 6.12, then the packages purged: nothing left" "$LOGS/e2e-upgraded.out"
+	e2e_report check "the installed system booted on 6.1 (el1): module at boot, /dev/amupmu, doctor, info, stat, exporter unit, man, program, kselftests" "$LOGS/e2e-check.out"
+	e2e_report upgraded "the upgraded system booted on 6.12 (module, doctor, info, stat, exporter unit), then the packages purged: nothing left" "$LOGS/e2e-upgraded.out"
 else
 	FAILED=$((FAILED + 1)); note "not ok - the packages end to end: not run, the packages did not build"
 fi

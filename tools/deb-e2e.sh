@@ -24,7 +24,8 @@
 #   check     boots the disk's 6.1 vmlinuz and initrd.img (root=LABEL=
 #             amupmu-e2e); e2e.service runs tools/e2e/guest.sh from a second
 #             small disk (LABEL e2e-payload): the module loaded at boot,
-#             /dev/amupmu as packaged, amupmu doctor/info/stat, man, the
+#             /dev/amupmu as packaged, amupmu doctor/info/stat, the
+#             exporter's systemd unit (a scrape as its dynamic user), man, the
 #             program, the kselftests of amupmu-tests (run_kselftest.sh);
 #             then the guest powers off
 #   upgrade   in upgrade.img's chroot, as a bookworm user upgrades the kernel:
@@ -481,8 +482,8 @@ boot() {
 	# the guest's results, the kernel's log, the end
 	local want
 	case $name in
-	check) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat man help-stat program-libamupmu program-runs kselftest-module-file kselftests units" ;;
-	*) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat units" ;;
+	check) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat exporter man help-stat program-libamupmu program-runs kselftest-module-file kselftests units" ;;
+	*) want="kernel module-at-boot modprobe device-node doctor info info-unprivileged stat exporter units" ;;
 	esac
 	awk -v want="$want" -v splats="$BOARD_SPLATS" -v qrc="$qrc" -v timeout="$timeout" '
 		BEGIN { nsplat = split(splats, splat, "|"); n = split(want, w, " ") }

@@ -99,6 +99,55 @@ expect info 'amupmu' amupmu info
 expect info-unprivileged 'amupmu' setpriv --reuid=nobody --regid=nogroup --clear-groups amupmu info
 expect stat 'cycles' amupmu stat -- true
 
+# the packaged exporter unit (installed, not enabled): started as systemd
+# starts it (a dynamic user, CAP_PERFMON alone, the package's config), it
+# answers a scrape with amupmu_up 1 and the driver's exact per-CPU totals
+# (netlink CPU_GET, CAP_PERFMON's); then stopped. perl-base's
+# IO::Socket::INET fetches: minbase has no HTTP client.
+scrape() {
+	perl -MIO::Socket::INET -e '
+		my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:10140", Timeout => 5) or exit 3;
+		print $s "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
+		print while <$s>;'
+}
+exporter_check() {
+	echo "E2E-OUT: \$ systemctl start amupmu-exporter; GET http://127.0.0.1:10140/metrics"
+	if ! systemctl start amupmu-exporter >/tmp/e2e.out 2>&1; then
+		out </tmp/e2e.out
+		journalctl -b -u amupmu-exporter --no-pager 2>&1 | tail -20 | out
+		say "FAIL exporter: systemctl start amupmu-exporter failed"
+		return
+	fi
+	i=0
+	: >/tmp/metrics
+	while [ $i -lt 30 ] && ! grep -q '^amupmu_up 1' /tmp/metrics; do
+		sleep 1
+		scrape >/tmp/metrics 2>&1
+		i=$((i + 1))
+	done
+	pid=$(systemctl show -p MainPID --value amupmu-exporter)
+	ids=$(awk '/^Uid:/ { u = $2 } /^CapEff:/ { c = $2 } END { print u, c }' "/proc/$pid/status" 2>&1)
+	grep -E '^(HTTP|amupmu_up|amupmu_sessions|amupmu_driver_info)|^# HELP amupmu_pmu_samples_lost_total' \
+		/tmp/metrics | out
+	echo "E2E-OUT: pid $pid: uid, CapEff: $ids"
+	journalctl -b -u amupmu-exporter --no-pager 2>&1 | tail -5 | out
+	systemctl stop amupmu-exporter
+	st=$(systemctl show -p Result --value amupmu-exporter)
+	# CAP_PERFMON (38) alone: CapEff 0000004000000000
+	if ! grep -q '^amupmu_up 1' /tmp/metrics; then
+		say "FAIL exporter: no 'amupmu_up 1' in $i s"
+	elif ! grep -q "^# HELP amupmu_pmu_samples_lost_total.*the driver's CPU_GET total" /tmp/metrics; then
+		say "FAIL exporter: the driver's exact totals not served (CAP_PERFMON not effective?)"
+	elif [ "$ids" != "${ids#0 }" ] || [ "${ids#* }" != 0000004000000000 ]; then
+		say "FAIL exporter: uid and CapEff '$ids', expected a dynamic user with CAP_PERFMON alone"
+	elif [ "$st" != success ]; then
+		say "FAIL exporter: stopped with result $st"
+	else
+		say "PASS exporter: amupmu_up 1 after $i s, uid ${ids% *}, CapEff ${ids#* }, stopped: $st"
+	fi
+}
+exporter_check
+
 if [ "$MODE" = check ]; then
 	expect man 'amupmu-stat' man -P cat amupmu-stat
 	expect help-stat 'amupmu-stat' env MANPAGER=cat PAGER=cat amupmu help stat
