@@ -246,9 +246,9 @@ static void amupmu_counter_init(struct amupmu_pmu_cpu *pc, unsigned int idx)
 
 /*
  * Program counter @idx with its saved value @prev (what it had when it was
- * saved, or its start value), interrupt enabled, stopped: the caller starts
- * the running ones of a group with one write (amupmu_op_enable() has why).
- * On the CPU, under pc->lock.
+ * saved, or its start value), interrupt enabled, stopped: ENABLE, or
+ * amupmu_pmu_hw_setup() for the running ones, starts a group with one
+ * write (amupmu_op_enable() has why). On the CPU, under pc->lock.
  */
 static void amupmu_hw_counter_program(struct amupmu_pmu_cpu *pc, unsigned int idx)
 {
@@ -1048,6 +1048,7 @@ static void amupmu_op_reset(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 	}
 }
 
+/* A new group, stopped: CONFIG cleared its bits in pc->running, ENABLE starts it. */
 static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *pc,
 			      unsigned long mask, bool hw)
 {
@@ -1061,8 +1062,6 @@ static void amupmu_op_program(struct amupmu_session *s, struct amupmu_pmu_cpu *p
 		else
 			pc->cnt[idx].mask = 0;
 	}
-	if (hw)
-		write_sysreg(mask & pc->running, pmcntenset_el0);
 }
 
 /* The counters leave the group: stopped, freed (under amupmu_pmu_alloc_lock too). */

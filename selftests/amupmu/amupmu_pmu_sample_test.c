@@ -385,6 +385,17 @@ static void one_moment_scan(struct __test_metadata *_metadata, struct ring *r, _
 	}
 }
 
+#define ONE_MOMENT_P		10007ULL	/* prime, just above sample_period_min's default */
+
+/*
+ * The length of round @i's loop: 2 instructions an iteration, 0.2 to 1.2
+ * periods of ONE_MOMENT_P, a different phase each round.
+ */
+static __u64 one_moment_len(unsigned int i)
+{
+	return 1000 + (i * 7919ULL) % 5000;
+}
+
 /* CPU_CYCLES twice, sampled every @period on the first (the cycle counter), a ring of @pages. */
 static void one_moment_config(struct __test_metadata *_metadata, FIXTURE_DATA(pmu) *self,
 			      __u64 period, __u32 pages, struct ring *r)
@@ -402,6 +413,14 @@ static void one_moment_config(struct __test_metadata *_metadata, FIXTURE_DATA(pm
 	}
 	ASSERT_EQ(0, ring_map(self->fd, pages, r));
 }
+
+/* The one-moment tests' start: exclusive mode, -icount, the group configured in @r. */
+#define ONE_MOMENT_BEGIN(period, pages, r) do {					\
+	PMU_BEGIN();								\
+	NEED_EXCLUSIVE("perf core's arm_pmu stops its PMU in its own interrupt handler"); \
+	NEED_ICOUNT_LOOP();							\
+	one_moment_config(_metadata, self, period, pages, r);			\
+} while (0)
 
 /*
  * One sample's values are of one moment (issue 24, defect 7): exclusive
@@ -426,10 +445,7 @@ TEST_F(pmu, sample_values_one_moment)
 	struct one_moment m;
 	struct ring r;
 
-	PMU_BEGIN();
-	NEED_EXCLUSIVE("perf core's arm_pmu stops its PMU in its own interrupt handler");
-	NEED_ICOUNT_LOOP();
-	one_moment_config(_metadata, self, SAMPLE_P, 16, &r);
+	ONE_MOMENT_BEGIN(SAMPLE_P, 16, &r);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	sample_loop(LOOP_N);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
@@ -460,7 +476,6 @@ TEST_F(pmu, sample_values_one_moment)
  * counters one by one (KVM's PMCNTENSET trap does).
  */
 #define ONE_MOMENT_ROUNDS	400U
-#define ONE_MOMENT_P		10007ULL	/* prime, just above sample_period_min's default */
 
 TEST_F(pmu, sample_values_one_moment_stops)
 {
@@ -468,14 +483,10 @@ TEST_F(pmu, sample_values_one_moment_stops)
 	struct ring r;
 	unsigned int i;
 
-	PMU_BEGIN();
-	NEED_EXCLUSIVE("perf core's arm_pmu stops its PMU in its own interrupt handler");
-	NEED_ICOUNT_LOOP();
-	one_moment_config(_metadata, self, ONE_MOMENT_P, 32, &r);
+	ONE_MOMENT_BEGIN(ONE_MOMENT_P, 32, &r);
 	for (i = 0; i < ONE_MOMENT_ROUNDS; i++) {
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
-		/* 2 instructions an iteration: 0.2 to 1.2 periods a round */
-		sample_loop(1000 + (i * 7919ULL) % 5000);
+		sample_loop(one_moment_len(i));
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	}
 	one_moment_scan(_metadata, &r, ONE_MOMENT_P, false, &m);
@@ -508,15 +519,12 @@ TEST_F(pmu, sample_values_one_moment_resets)
 	struct ring r;
 	unsigned int i;
 
-	PMU_BEGIN();
-	NEED_EXCLUSIVE("perf core's arm_pmu stops its PMU in its own interrupt handler");
-	NEED_ICOUNT_LOOP();
-	one_moment_config(_metadata, self, ONE_MOMENT_P, 16, &r);
+	ONE_MOMENT_BEGIN(ONE_MOMENT_P, 16, &r);
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_ENABLE));
 	sample_loop(3 * ONE_MOMENT_P / 2);
 	for (i = 0; i < ONE_MOMENT_RESETS; i++) {
 		ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_RESET));
-		sample_loop(1000 + (i * 7919ULL) % 5000);
+		sample_loop(one_moment_len(i));
 	}
 	ASSERT_EQ(0, amupmu_pmu_ctl(self->fd, AMUPMU_PMU_CTL_DISABLE));
 	one_moment_scan(_metadata, &r, ONE_MOMENT_P, true, &m);
