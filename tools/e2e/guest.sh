@@ -106,12 +106,16 @@ expect stat 'cycles' amupmu stat -- true
 # IO::Socket::INET fetches: minbase has no HTTP client.
 scrape() {
 	perl -MIO::Socket::INET -e '
-		my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:10140", Timeout => 5) or exit 3;
+		my $s = IO::Socket::INET->new(PeerAddr => "127.0.0.1:$ARGV[0]", Timeout => 5) or exit 3;
 		print $s "GET /metrics HTTP/1.0\r\nHost: localhost\r\n\r\n";
-		print while <$s>;'
+		print while <$s>;' "$1"
 }
 exporter_check() {
-	echo "E2E-OUT: \$ systemctl start amupmu-exporter; GET http://127.0.0.1:10140/metrics"
+	# the port of the package's configuration (listen = [ADDR]:PORT), else
+	# the exporter's default
+	port=$(sed -n 's/^listen *= *.*:\([0-9][0-9]*\) *$/\1/p' /etc/amupmu/exporter.conf)
+	port=${port:-10140}
+	echo "E2E-OUT: \$ systemctl start amupmu-exporter; GET http://127.0.0.1:$port/metrics"
 	if ! systemctl start amupmu-exporter >/tmp/e2e.out 2>&1; then
 		out </tmp/e2e.out
 		journalctl -b -u amupmu-exporter --no-pager 2>&1 | tail -20 | out
@@ -122,7 +126,7 @@ exporter_check() {
 	: >/tmp/metrics
 	while [ $i -lt 30 ] && ! grep -q '^amupmu_up 1' /tmp/metrics; do
 		sleep 1
-		scrape >/tmp/metrics 2>&1
+		scrape "$port" >/tmp/metrics 2>&1
 		i=$((i + 1))
 	done
 	pid=$(systemctl show -p MainPID --value amupmu-exporter)
